@@ -1,0 +1,1 @@
+"""The ``allure`` command line: one module per command, each a thin wrapper over a library function."""

@@ -1,0 +1,58 @@
+"""One error hierarchy for allure.
+
+Every error says what was wrong, where (file, line, field) and how to fix it.
+The CLI turns any :class:`AllureError` into a message on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+
+class AllureError(Exception):
+    """Base class of every error allure raises on purpose."""
+
+    def __init__(self, message: str, *, where: str | None = None, fix: str | None = None) -> None:
+        self.message = message
+        self.where = where
+        self.fix = fix
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        parts = []
+        if self.where:
+            parts.append(f"{self.where}: ")
+        parts.append(self.message)
+        if self.fix:
+            parts.append(f"\n  fix: {self.fix}")
+        return "".join(parts)
+
+
+class SpecError(AllureError):
+    """The audit spec (TOML) or a setting is invalid."""
+
+
+class DatasetError(AllureError):
+    """A dataset file is missing, malformed or does not match the column mapping."""
+
+
+class GoldCheckError(AllureError):
+    """The gold check is misconfigured (e.g. a regex that does not compile)."""
+
+
+class EvaluatorError(AllureError):
+    """The evaluator cannot be built or reached."""
+
+
+class ModelFilesError(EvaluatorError):
+    """The embedded model's files are missing or corrupt."""
+
+
+class MemoryStoreError(AllureError):
+    """The episodic memory is missing, corrupt or was given bad input."""
+
+
+class StoreError(AllureError):
+    """The run store (SQLite) is missing, corrupt or does not know a run."""
+
+
+class ReviewError(AllureError):
+    """A review decision is invalid or refers to an unknown candidate."""

@@ -1,0 +1,192 @@
+"""Records that cross layers or reach disk.
+
+Graph state never holds these objects: it holds ids and summaries; the records
+live in the run store (``allure.store``) and the memory (``allure.memory``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+FailureMode = Literal[
+    "partial_correctness",
+    "keywords",
+    "lengthy_argument",
+    "gibberish",
+    "parroting",
+    "other",
+]
+"""ALLURE's five failure modes of an evaluator (seed 003, Section 4.1), plus ``other``.
+
+- ``partial_correctness``: the response holds part of the expected answer but is incomplete or wrong.
+- ``keywords``: the response uses keywords of the task, and that alone swayed the evaluator.
+- ``lengthy_argument``: a long, tangential response that may not answer explicitly.
+- ``gibberish``: unintelligible to a human auditor.
+- ``parroting``: repeats the task or prompt without a novel continuation.
+- ``other``: none of the rules fired.
+"""
+
+FAILURE_MODES: tuple[FailureMode, ...] = (
+    "partial_correctness",
+    "keywords",
+    "lengthy_argument",
+    "gibberish",
+    "parroting",
+    "other",
+)
+
+VerdictStatus = Literal["ok", "unparsed", "error"]
+"""``ok``: a label was parsed; ``unparsed``: the output held no label (never coerced);
+``error``: the call failed after all retries (the error is recorded)."""
+
+ReviewDecisionKind = Literal["approve", "reject"]
+"""What an auditor decided about a candidate ICL example. Editing the label or the
+failure mode is an ``approve`` with ``label``/``failure_mode`` set."""
+
+Split = Literal["audit", "heldout"]
+"""``audit``: ICL examples are mined from it; ``heldout``: never enters memory, measures gain."""
+
+
+def utcnow() -> str:
+    """The current UTC time as an ISO-8601 string (seconds)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def stable_hash(*parts: Any, length: int = 16) -> str:
+    """A short, stable sha256 hex digest of JSON-serialised ``parts``."""
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:length]
+
+
+class Item(BaseModel):
+    """One generator response to be labelled by the evaluator."""
+
+    id: str
+    """Unique id of the item within its dataset."""
+    task: str
+    """The task (question) the generator answered."""
+    response: str
+    """The generator's response, untrusted text."""
+    gold_answers: list[str] = Field(default_factory=list)
+    """Accepted correct answers; the gold check matches the response against them."""
+    gold_label: int | None = None
+    """A reference label given directly by the dataset; when set, it wins over the regex check."""
+    recorded_label: int | None = None
+    """A label recorded for this item by an earlier evaluator (replay mode uses it)."""
+    recorded_output: str | None = None
+    """The raw output recorded with ``recorded_label``, if any."""
+    problem_type: str = ""
+    """The kind of task (CogEval: ``task``, e.g. ``1stepPath``); used for stratification."""
+    group: str = ""
+    """A grouping of items sharing context (CogEval: ``graph/domain``)."""
+    generator: str = ""
+    """The model that wrote the response."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Anything else from the source row."""
+
+
+class Verdict(BaseModel):
+    """The evaluator's label for one item under one prompt; one row per evaluator call."""
+
+    item_id: str
+    """The item labelled."""
+    label: int | None
+    """Parsed label; ``None`` when ``status`` is ``unparsed`` or ``error``."""
+    status: VerdictStatus = "ok"
+    """Outcome of the call."""
+    raw_output: str = ""
+    """The evaluator's text exactly as returned."""
+    prob_positive: float | None = None
+    """P(label == positive) from logprobs, when the server returns them."""
+    error: str | None = None
+    """What failed, when ``status`` is ``error``."""
+    prompt_hash: str = ""
+    """Hash of the rendered messages plus model and parameters (the cache key)."""
+    model: str = ""
+    """The evaluator model name."""
+    icl_ids: list[str] = Field(default_factory=list)
+    """Ids of the memory examples in the prompt, in prompt order."""
+    latency_s: float = 0.0
+    """Wall time of the call (0 for a cache hit)."""
+    prompt_tokens: int = 0
+    """Prompt tokens reported by the server."""
+    completion_tokens: int = 0
+    """Completion tokens reported by the server."""
+    cached_tokens: int = 0
+    """Prompt tokens the server served from its prompt cache."""
+    cache_hit: bool = False
+    """True when the verdict came from the run store instead of a new call."""
+
+
+class IclExample(BaseModel):
+    """A candidate or approved in-context-learning example (ALLURE Fig. 2).
+
+    The user turn repeats the response together with the expected correct answer;
+    the assistant turn assigns the correct label.
+    """
+
+    id: str
+    """Stable id: the same item and correct label always give the same id (idempotent commits)."""
+    item_id: str
+    """The item it was mined from."""
+    run_id: str = ""
+    """The run that proposed it."""
+    task: str = ""
+    """The item's task."""
+    response: str
+    """The generator's response."""
+    gold_answers: list[str] = Field(default_factory=list)
+    """The correct answer(s)."""
+    correct_label: int
+    """The label the assistant turn assigns (the reference label, or the reviewer's edit)."""
+    wrong_label: int | None = None
+    """The evaluator's label that was wrong (``None`` if it did not parse)."""
+    evaluator_output: str = ""
+    """The evaluator's raw output that was wrong."""
+    problem_type: str = ""
+    """The item's problem type."""
+    group: str = ""
+    """The item's group."""
+    generator: str = ""
+    """The item's generator."""
+    failure_mode: FailureMode = "other"
+    """Which failure mode this example corrects."""
+    failure_reason: str = ""
+    """Why the rules (or the reviewer) chose ``failure_mode``."""
+    decision: ReviewDecisionKind | None = None
+    """``None`` while pending."""
+    reviewer: str = ""
+    """Who decided."""
+    comment: str = ""
+    """The reviewer's comment."""
+    decided_at: str = ""
+    """When it was decided (ISO-8601 UTC)."""
+
+    @staticmethod
+    def make_id(item_id: str, correct_label: int) -> str:
+        """The stable id of the example for ``item_id`` with ``correct_label``."""
+        return "icl-" + stable_hash(item_id, int(correct_label), length=20)
+
+
+class ReviewDecision(BaseModel):
+    """An auditor's decision about one candidate, as stored and as read from a decisions JSONL file."""
+
+    candidate_id: str
+    """The :attr:`IclExample.id` decided."""
+    decision: ReviewDecisionKind
+    """Approve or reject."""
+    label: int | None = None
+    """A corrected label (approve only); ``None`` keeps the proposed label."""
+    failure_mode: FailureMode | None = None
+    """A corrected failure mode; ``None`` keeps the proposed one."""
+    comment: str = ""
+    """Free text."""
+    reviewer: str = ""
+    """Who decided."""
+    decided_at: str = Field(default_factory=utcnow)
+    """When (ISO-8601 UTC)."""
