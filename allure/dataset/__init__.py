@@ -1,0 +1,28 @@
+"""Datasets: read generator responses into :class:`~allure.models.Item` records.
+
+``load_items(spec)`` reads JSONL (plain or gzip), CSV and CogEval files as a
+:class:`DatasetSpec` (the ``[dataset]`` table of an audit spec) says; ``demo_spec()``
+points at the CogEval sample shipped with allure.
+"""
+
+from allure.dataset._cogeval import COGEVAL_COLUMNS, cogeval_label, is_cogeval_row, item_from_cogeval_row
+from allure.dataset._load import load_items
+from allure.dataset._sample import allocate, stratified_sample
+from allure.dataset._spec import ColumnMap, DatasetFormat, DatasetSpec
+from allure.dataset.demo import DEMO_FILE, demo_dataset_path, demo_spec
+
+__all__ = [
+    "COGEVAL_COLUMNS",
+    "DEMO_FILE",
+    "ColumnMap",
+    "DatasetFormat",
+    "DatasetSpec",
+    "allocate",
+    "cogeval_label",
+    "demo_dataset_path",
+    "demo_spec",
+    "is_cogeval_row",
+    "item_from_cogeval_row",
+    "load_items",
+    "stratified_sample",
+]

@@ -1,0 +1,167 @@
+"""Load a dataset file into items, as its :class:`DatasetSpec` says."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from allure.dataset._cogeval import is_cogeval_row, item_from_cogeval_row
+from allure.dataset._rows import FileKind, csv_header, iter_csv, iter_jsonl, kind_from_name
+from allure.dataset._sample import stratified_sample
+from allure.dataset._spec import ColumnMap, DatasetSpec
+from allure.dataset._values import as_text, is_empty, parse_gold, parse_label, small_metadata
+from allure.errors import DatasetError
+from allure.models import Item
+
+
+def load_items(
+    spec: DatasetSpec, *, base_dir: Path | None = None, label_set: Sequence[int] = (0, 1)
+) -> list[Item]:
+    """Read the dataset ``spec`` names and return its items.
+
+    Steps: read every row (JSONL, gzip JSONL, CSV or CogEval), map it to an :class:`Item`,
+    check ids are unique, drop responses longer than ``max_response_chars``, then keep a
+    seeded sample of ``limit`` items stratified by problem type. The result keeps file order.
+
+    Args:
+        spec: The ``[dataset]`` table.
+        base_dir: Folder that a relative ``spec.path`` resolves against (the spec file's folder).
+        label_set: Labels allowed in the gold and recorded label columns.
+
+    Raises:
+        DatasetError: the file is missing or malformed, a mapped column is missing, a label is
+            outside ``label_set``, two rows share an id, or no rows are left. Nothing is returned
+            in that case; the message names the file, the line and the field, and the fix.
+    """
+    path = spec.resolve_path(base_dir)
+    if not path.is_file():
+        raise DatasetError(
+            "dataset file not found" + (" (it is a folder)" if path.is_dir() else ""),
+            where=f"{path}, field 'path'",
+            fix="set [dataset] path to an existing .jsonl, .jsonl.gz or .csv file "
+            "(a relative path is read from the spec file's folder)",
+        )
+    explicit: dict[str, FileKind] = {"csv": "csv", "jsonl": "jsonl", "cogeval": "jsonl"}
+    kind = explicit[spec.format] if spec.format in explicit else kind_from_name(path)
+    rows = iter_csv(path) if kind == "csv" else iter_jsonl(path)
+    if kind == "csv":
+        _check_csv_header(path, spec.columns)
+
+    items: list[Item] = []
+    lines: list[int] = []
+    first: dict[str, int] = {}
+    cogeval = spec.format == "cogeval"
+    for lineno, row in rows:
+        where = f"{path}:{lineno}"
+        if not items and spec.format == "auto" and kind == "jsonl":
+            cogeval = is_cogeval_row(row)
+        if cogeval:
+            item = item_from_cogeval_row(
+                row, where=where, label_set=label_set, gold_separator=spec.gold_separator
+            )
+        else:
+            item = _item_from_row(row, lineno, where=where, spec=spec, label_set=label_set)
+        if item.id in first:
+            raise DatasetError(
+                f"duplicate id {item.id!r} (first on line {first[item.id]})",
+                where=f"{path}:{lineno}, field 'id'",
+                fix="make ids unique, or unmap [dataset.columns] id to use line numbers as ids",
+            )
+        first[item.id] = lineno
+        items.append(item)
+        lines.append(lineno)
+    if not items:
+        raise DatasetError(
+            "the dataset has no rows",
+            where=str(path),
+            fix="point [dataset] path at a file with at least one row (CSV: a header and one data row)",
+        )
+    if spec.max_response_chars is not None:
+        shortest = min(len(i.response) for i in items)
+        items = [i for i in items if len(i.response) <= spec.max_response_chars]
+        if not items:
+            raise DatasetError(
+                f"no rows left after max_response_chars = {spec.max_response_chars} "
+                f"(the shortest response has {shortest} characters)",
+                where=f"{path}, field 'max_response_chars'",
+                fix="raise [dataset] max_response_chars or remove it",
+            )
+    if spec.limit is not None:
+        items = stratified_sample(items, spec.limit, seed=spec.seed)
+    return items
+
+
+def _check_csv_header(path: Path, columns: ColumnMap) -> None:
+    header = csv_header(path)
+    if not header:
+        raise DatasetError(
+            "the dataset has no rows (not even a header)",
+            where=str(path),
+            fix="write a header row naming the columns, then one row per item",
+        )
+    _check_columns(set(header), columns, where=f"{path}:1")
+
+
+def _check_columns(present: set[str], columns: ColumnMap, *, where: str) -> None:
+    wanted = [(field, col) for field, col in columns.mapped().items()]
+    wanted += [("group", col) for col in columns.group_columns()]
+    for field, col in wanted:
+        if col not in present:
+            have = ", ".join(sorted(present)) or "(none)"
+            raise DatasetError(
+                f"mapped column '{col}' is missing (columns present: {have})",
+                where=f"{where}, field '{col}'",
+                fix=f'set [dataset.columns] {field} = "<one of the columns present>"'
+                + ("" if field == "response" else f" or remove {field} from [dataset.columns]"),
+            )
+
+
+def _item_from_row(
+    row: dict[str, Any], lineno: int, *, where: str, spec: DatasetSpec, label_set: Sequence[int]
+) -> Item:
+    cols = spec.columns
+    _check_columns(set(row), cols, where=where)
+
+    def at(field: str) -> str:
+        return f"{where}, field '{getattr(cols, field)}'"
+
+    if cols.id is None:
+        item_id = f"line-{lineno}"
+    else:
+        if is_empty(row[cols.id]):
+            raise DatasetError(
+                "the id is empty", where=at("id"), fix="give every row an id, or unmap [dataset.columns] id"
+            )
+        item_id = as_text(row[cols.id]).strip()
+    group = "/".join(as_text(row[c]) for c in cols.group_columns())
+    used = set(cols.mapped().values()) | set(cols.group_columns())
+    return Item(
+        id=item_id,
+        task=as_text(row[cols.task]) if cols.task else "",
+        response=as_text(row[cols.response]),
+        gold_answers=(
+            parse_gold(row[cols.gold_answers], where=at("gold_answers"), separator=spec.gold_separator)
+            if cols.gold_answers
+            else []
+        ),
+        gold_label=(
+            parse_label(row[cols.gold_label], where=at("gold_label"), label_set=label_set)
+            if cols.gold_label
+            else None
+        ),
+        recorded_label=(
+            parse_label(row[cols.recorded_label], where=at("recorded_label"), label_set=label_set)
+            if cols.recorded_label
+            else None
+        ),
+        recorded_output=(
+            None
+            if not cols.recorded_output or row[cols.recorded_output] is None
+            else as_text(row[cols.recorded_output])
+        ),
+        problem_type=as_text(row[cols.problem_type]) if cols.problem_type else "",
+        group=group,
+        generator=as_text(row[cols.generator]) if cols.generator else "",
+        metadata=small_metadata(row, used),
+    )

@@ -1,0 +1,62 @@
+"""A seeded sample of items, stratified by problem type."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+
+from allure.models import Item
+
+
+def allocate(sizes: dict[str, int], total: int) -> dict[str, int]:
+    """Split ``total`` draws over strata in proportion to their ``sizes`` (largest remainder).
+
+    Every stratum gets at least one draw when ``total`` is at least the number of strata,
+    and no stratum gets more than its size. Ties are broken by stratum name, so the result
+    depends on nothing but the arguments.
+
+    Example: sizes ``{a: 6, b: 3, c: 1}``, total 5: quotas 3.0, 1.5, 0.5; floors 3, 1, 0
+    (sum 4); the largest remainders are b and c (0.5 each), by name b: ``{a: 3, b: 2, c: 0}``,
+    then c is raised to its minimum of 1 by taking one from the largest share: ``{a: 2, b: 2, c: 1}``.
+    """
+    n = sum(sizes.values())
+    if total >= n:
+        return dict(sizes)
+    names = sorted(sizes)
+    quotas = {k: sizes[k] * total / n for k in names}
+    alloc = {k: int(quotas[k]) for k in names}
+    rest = total - sum(alloc.values())
+    for k in sorted(names, key=lambda k: (-(quotas[k] - alloc[k]), k))[:rest]:
+        alloc[k] += 1
+    if total >= len(names):
+        for k in names:
+            while alloc[k] < 1 <= sizes[k]:
+                donor = max(names, key=lambda d: (alloc[d], d))
+                alloc[donor] -= 1
+                alloc[k] += 1
+    return alloc
+
+
+def stratified_sample(items: Sequence[Item], limit: int, *, seed: int = 0) -> list[Item]:
+    """At most ``limit`` items, drawn per problem type in proportion to its share.
+
+    The draw within each stratum is ``random.Random(seed)``-driven, so the same items,
+    limit and seed always give the same sample. The sample keeps the input order.
+
+    Args:
+        items: The items to sample from.
+        limit: How many to keep (all are kept when there are no more than this).
+        seed: Random seed.
+    """
+    if len(items) <= limit:
+        return list(items)
+    strata: dict[str, list[int]] = defaultdict(list)
+    for idx, item in enumerate(items):
+        strata[item.problem_type].append(idx)
+    alloc = allocate({k: len(v) for k, v in strata.items()}, limit)
+    rng = random.Random(seed)
+    chosen: list[int] = []
+    for name in sorted(strata):
+        chosen.extend(rng.sample(strata[name], alloc[name]))
+    return [items[i] for i in sorted(chosen)]

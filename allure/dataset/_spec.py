@@ -1,0 +1,132 @@
+"""The ``[dataset]`` table of an audit spec: where the items are and how to read them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+DatasetFormat = Literal["auto", "jsonl", "csv", "cogeval"]
+"""How a dataset file is read.
+
+- ``auto``: by extension (``.jsonl``, ``.jsonl.gz``, ``.csv``); a JSONL file whose first
+  row has ``test_question`` and ``expected_answer`` is read as ``cogeval``.
+- ``jsonl``: one JSON object per line (gzip when the name ends in ``.gz``), mapped by ``columns``.
+- ``csv``: a header row, then one row per item (stdlib ``csv``), mapped by ``columns``.
+- ``cogeval``: the CogEval cognitive-map conversations with the fixed CogEval mapping
+  (``columns`` is ignored); see :mod:`allure.dataset._cogeval`.
+"""
+
+
+class ColumnMap(BaseModel):
+    """Which source column fills each :class:`~allure.models.Item` field.
+
+    Every value names a column (a JSON key or a CSV header). Only ``response`` is
+    always mapped; an unmapped field keeps the ``Item`` default.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = None
+    """Column with a unique id per row; unmapped: ids are ``line-N`` (N = the line in the file)."""
+    task: str | None = None
+    """Column with the task (question) the generator answered; unmapped: empty."""
+    response: str = "response"
+    """Column with the generator's response (required in every row)."""
+    gold_answers: str | None = None
+    """Column with the accepted correct answer(s): a JSON list, or a string split on ``gold_separator``."""
+    gold_label: str | None = None
+    """Column with a reference label (an integer in the label set; empty = none)."""
+    recorded_label: str | None = None
+    """Column with a label recorded by an earlier evaluator (replay mode; empty = none)."""
+    recorded_output: str | None = None
+    """Column with the raw evaluator output that went with ``recorded_label``."""
+    problem_type: str | None = None
+    """Column with the kind of task; ``limit`` stratifies on it."""
+    group: str | list[str] | None = None
+    """Column, or list of columns joined with ``/``, that groups items sharing context."""
+    generator: str | None = None
+    """Column with the name of the model that wrote the response."""
+
+    @field_validator(
+        "id",
+        "task",
+        "response",
+        "gold_answers",
+        "gold_label",
+        "recorded_label",
+        "recorded_output",
+        "problem_type",
+        "generator",
+    )
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("a column name must not be empty; leave the field out to unmap it")
+        return value
+
+    @field_validator("group")
+    @classmethod
+    def _group_columns(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list) and (not value or any(not c.strip() for c in value)):
+            raise ValueError(
+                'group must be a column name or a non-empty list of names, e.g. ["graph", "domain"]'
+            )
+        return value
+
+    def group_columns(self) -> list[str]:
+        """The ``group`` column(s) as a list (empty when unmapped)."""
+        if self.group is None:
+            return []
+        return [self.group] if isinstance(self.group, str) else list(self.group)
+
+    def mapped(self) -> dict[str, str]:
+        """``{item field: column}`` for every mapped single-column field (``group`` excluded)."""
+        fields = (
+            "id",
+            "task",
+            "response",
+            "gold_answers",
+            "gold_label",
+            "recorded_label",
+            "recorded_output",
+            "problem_type",
+            "generator",
+        )
+        return {f: col for f in fields if (col := getattr(self, f)) is not None}
+
+
+class DatasetSpec(BaseModel):
+    """Where a dataset is and how to turn its rows into items (the ``[dataset]`` table)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    """The dataset file; a relative path resolves against the spec file's folder."""
+    format: DatasetFormat = "auto"
+    """How to read the file (see :data:`DatasetFormat`)."""
+    columns: ColumnMap = Field(default_factory=ColumnMap)
+    """Column mapping for ``jsonl`` and ``csv`` (ignored for ``cogeval``)."""
+    gold_separator: str = "||"
+    """Separator that splits a string of gold answers (CSV cells, JSON strings) into a list."""
+    limit: int | None = Field(default=None, ge=1)
+    """Keep at most this many items: a seeded sample stratified by problem type."""
+    max_response_chars: int | None = Field(default=None, ge=1)
+    """Drop rows whose response is longer than this many characters (before sampling)."""
+    seed: int = 0
+    """Seed of the ``limit`` sample."""
+
+    @field_validator("gold_separator")
+    @classmethod
+    def _separator_not_empty(cls, value: str) -> str:
+        if not value:
+            raise ValueError('gold_separator must not be empty (default "||")')
+        return value
+
+    def resolve_path(self, base_dir: Path | None = None) -> Path:
+        """The dataset path, a relative one joined to ``base_dir`` (the spec file's folder)."""
+        p = Path(self.path).expanduser()
+        if not p.is_absolute() and base_dir is not None:
+            p = Path(base_dir) / p
+        return p

@@ -1,0 +1,102 @@
+"""Cell values to item fields: labels, gold answers, text.
+
+Every parser takes ``where`` (``"file:line, field 'x'"``) so that a bad value is
+reported at its place, with the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from allure.errors import DatasetError
+
+
+def is_empty(value: Any) -> bool:
+    """True for a missing cell: JSON ``null``, or a string that is blank."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def parse_label(value: Any, *, where: str, label_set: Sequence[int]) -> int | None:
+    """An integer label from a cell, or ``None`` for an empty one.
+
+    Accepts ints, integral floats (``1.0``) and their string forms (``"1"``, ``"1.0"``).
+
+    Raises:
+        DatasetError: the value is not an integer, or not in ``label_set``.
+    """
+    if is_empty(value):
+        return None
+    allowed = ", ".join(str(x) for x in label_set)
+    label: int | None = None
+    if isinstance(value, bool):
+        label = int(value)
+    elif isinstance(value, int):
+        label = value
+    elif isinstance(value, float) and value.is_integer():
+        label = int(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            label = int(text)
+        except ValueError:
+            try:
+                number = float(text)
+            except ValueError:
+                number = float("nan")
+            if number.is_integer():
+                label = int(number)
+    if label is None:
+        raise DatasetError(
+            f"label {value!r} is not an integer",
+            where=where,
+            fix=f"use one of {{{allowed}}} (or leave the cell empty for no label)",
+        )
+    if label not in label_set:
+        raise DatasetError(
+            f"label {label} is outside the label set {{{allowed}}}",
+            where=where,
+            fix=f"correct the value, or set the evaluator's label set to include {label}",
+        )
+    return label
+
+
+def parse_gold(value: Any, *, where: str, separator: str) -> list[str]:
+    """Gold answers from a cell: a JSON list, or a string split on ``separator``.
+
+    Blank answers are dropped; an empty cell gives ``[]``.
+
+    Raises:
+        DatasetError: the value is an object or a list holding non-scalars.
+    """
+    if is_empty(value):
+        return []
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(separator) if part.strip()]
+    if isinstance(value, bool | int | float):
+        return [str(value)]
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return [str(v).strip() for v in value if str(v).strip()]
+    raise DatasetError(
+        f"gold answers must be a string or a list of strings, got {type(value).__name__}",
+        where=where,
+        fix=f'write e.g. ["Answer: 1, 3"] or "Answer: 1, 3{separator}Answer: 1,3"',
+    )
+
+
+def as_text(value: Any) -> str:
+    """A cell as text: ``None`` becomes ``""``, other scalars ``str(value)``."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def small_metadata(row: dict[str, Any], skip: set[str]) -> dict[str, Any]:
+    """The row's other fields that are scalars or lists of scalars (nested objects are dropped)."""
+    return {key: value for key, value in row.items() if key not in skip and _is_small(value)}
+
+
+def _is_small(value: Any) -> bool:
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    return isinstance(value, list) and all(isinstance(v, str | int | float | bool) for v in value)
