@@ -1,0 +1,48 @@
+"""The episodic memory of approved ICL examples (Chroma), clustered by failure mode.
+
+- :class:`EpisodicMemory`: open a directory or a Chroma server URL; add, get, delete,
+  version, retrieve by :class:`RetrievalPolicy`, similar.
+- :func:`embed`: all-MiniLM-L6-v2 embeddings from its PyPI package (loaded lazily).
+- :func:`cluster_memory`, :func:`tsne_map`: KMeans clusters vs failure modes; the t-SNE map.
+- :func:`export_jsonl`, :func:`import_jsonl`: JSONL round trip.
+- :class:`ChromaServer`: start a shared Chroma server process.
+"""
+
+from allure.memory._clusters import (
+    ClusterReport,
+    cluster_embeddings,
+    cluster_memory,
+    tsne_map,
+    tsne_perplexity,
+)
+from allure.memory._embed import MiniLMEmbeddingFunction, embed
+from allure.memory._jsonl import export_jsonl, import_jsonl, read_examples_jsonl
+from allure.memory._policy import RetrievalKind, RetrievalPolicy, select_examples, stable_order
+from allure.memory._server import ChromaServer, free_port
+from allure.memory._stats import MemoryStats, memory_stats
+from allure.memory._store import DEFAULT_COLLECTION, EpisodicMemory, MemoryVersion, content_hash
+
+__all__ = [
+    "DEFAULT_COLLECTION",
+    "ChromaServer",
+    "ClusterReport",
+    "EpisodicMemory",
+    "MemoryStats",
+    "MemoryVersion",
+    "MiniLMEmbeddingFunction",
+    "RetrievalKind",
+    "RetrievalPolicy",
+    "cluster_embeddings",
+    "cluster_memory",
+    "content_hash",
+    "embed",
+    "export_jsonl",
+    "free_port",
+    "import_jsonl",
+    "memory_stats",
+    "read_examples_jsonl",
+    "select_examples",
+    "stable_order",
+    "tsne_map",
+    "tsne_perplexity",
+]

@@ -1,0 +1,104 @@
+"""Open a Chroma client from a memory location: a directory or an ``http://host:port`` URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from allure.errors import MemoryStoreError
+
+CHROMA_DB_FILE = "chroma.sqlite3"
+"""The file that marks a directory as an embedded Chroma store."""
+
+
+def is_url(location: str) -> bool:
+    """True when ``location`` names a Chroma server rather than a directory."""
+    return location.startswith(("http://", "https://"))
+
+
+def _settings() -> Any:
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False, allow_reset=False)
+
+
+def open_client(location: str, *, create: bool) -> Any:
+    """A Chroma client for ``location``.
+
+    Args:
+        location: A directory (embedded ``PersistentClient``) or ``http://host:port`` (``HttpClient``).
+        create: Create a missing directory; otherwise a missing store is an error.
+
+    Raises:
+        MemoryStoreError: The directory is missing (and ``create`` is false), is not a
+            Chroma store, or the server does not answer.
+    """
+    import chromadb
+
+    if is_url(location):
+        return _http_client(chromadb, location)
+    path = Path(location)
+    db_file = path / CHROMA_DB_FILE
+    if path.exists() and not path.is_dir():
+        raise MemoryStoreError(
+            "the memory location is a file, not a directory",
+            where=str(path),
+            fix="pass a directory (or an http://host:port Chroma server) with --memory",
+        )
+    if not db_file.exists():
+        if not create:
+            raise MemoryStoreError(
+                "no episodic memory here",
+                where=str(path),
+                fix="check --memory / ALLURE_MEMORY, or create one with `allure audit` or `allure memory import FILE`",
+            )
+        if path.exists() and any(path.iterdir()):
+            raise MemoryStoreError(
+                f"the directory is not empty and holds no {CHROMA_DB_FILE}: it is not a Chroma store",
+                where=str(path),
+                fix="pass an empty or new directory for a new memory",
+            )
+    elif not _looks_like_sqlite(db_file):
+        raise MemoryStoreError(
+            f"{CHROMA_DB_FILE} is not a SQLite database: the memory is corrupt",
+            where=str(db_file),
+            fix="restore the memory from an export (`allure memory import FILE`) into a new directory",
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        return chromadb.PersistentClient(path=str(path), settings=_settings())
+    except Exception as exc:  # chromadb raises many types (sqlite, rust bindings) for a bad store
+        raise MemoryStoreError(
+            f"cannot open the Chroma store ({type(exc).__name__}: {exc})",
+            where=str(path),
+            fix="the directory is not a valid Chroma store; restore from an export into a new directory",
+        ) from exc
+
+
+def _looks_like_sqlite(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
+
+
+def _http_client(chromadb: Any, location: str) -> Any:
+    url = urlparse(location)
+    if not url.hostname:
+        raise MemoryStoreError(
+            "the memory URL has no host",
+            where=location,
+            fix="use http://HOST:PORT, e.g. http://127.0.0.1:8000",
+        )
+    port = url.port or (443 if url.scheme == "https" else 8000)
+    try:
+        client = chromadb.HttpClient(
+            host=url.hostname, port=port, ssl=url.scheme == "https", settings=_settings()
+        )
+        client.heartbeat()
+    except Exception as exc:  # connection errors surface as several httpx/chromadb types
+        raise MemoryStoreError(
+            f"the Chroma server does not answer ({type(exc).__name__}: {exc})",
+            where=location,
+            fix="start it with `chroma run --path DIR --host HOST --port PORT`, or check the URL",
+        ) from exc
+    return client

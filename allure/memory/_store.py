@@ -1,0 +1,272 @@
+"""The episodic memory: approved ICL examples in a persistent Chroma collection.
+
+Each record holds the example's response as its document (the embedded text),
+the full example JSON in the ``example_json`` metadata field, and flat metadata
+fields for filtering (failure mode, problem type, group, source run, reviewer...).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from allure.errors import MemoryStoreError
+from allure.memory._client import is_url, open_client
+from allure.memory._embed import MiniLMEmbeddingFunction, embed
+from allure.memory._policy import RetrievalPolicy, cap, select_examples, stable_order
+from allure.models import IclExample, Item
+
+DEFAULT_COLLECTION = "icl_examples"
+"""The collection name allure uses unless told otherwise."""
+
+_BATCH = 5000  # Chroma refuses batches above 5,461
+
+
+class MemoryVersion(BaseModel):
+    """What a report records to name the memory it used."""
+
+    ids: list[str]
+    """Example ids, sorted."""
+    content_hash: str
+    """sha256 (hex, 16) over the sorted ids and each example's JSON; changes with any content change."""
+    size: int
+    """Number of examples."""
+
+
+def example_metadata(ex: IclExample) -> dict[str, str | int]:
+    """The flat Chroma metadata of an example (Chroma has no ``None``: -1 and "" stand in)."""
+    return {
+        "example_json": ex.model_dump_json(),
+        "problem_type": ex.problem_type,
+        "group": ex.group,
+        "generator": ex.generator,
+        "failure_mode": ex.failure_mode,
+        "failure_reason": ex.failure_reason,
+        "correct_label": int(ex.correct_label),
+        "wrong_label": -1 if ex.wrong_label is None else int(ex.wrong_label),
+        "run_id": ex.run_id,
+        "item_id": ex.item_id,
+        "decision": ex.decision or "",
+        "reviewer": ex.reviewer,
+        "decided_at": ex.decided_at,
+    }
+
+
+def content_hash(examples: Iterable[IclExample]) -> str:
+    """The content hash of a set of examples (order-independent)."""
+    h = hashlib.sha256()
+    for ex in sorted(examples, key=lambda e: e.id):
+        h.update(ex.id.encode())
+        h.update(b"\x00")
+        h.update(ex.model_dump_json().encode())
+        h.update(b"\x01")
+    return h.hexdigest()[:16]
+
+
+class EpisodicMemory:
+    """A handle on one memory collection. Open with :meth:`EpisodicMemory.open`.
+
+    Reads for the non-similarity policies use a snapshot of the whole memory held
+    in the object, so retrieving for many items does not query Chroma per item. The
+    snapshot is dropped by this object's writes and reloaded by :meth:`version` and
+    :meth:`refresh` (call one of them when another process may have written).
+    """
+
+    def __init__(self, client: Any, collection: Any, location: str) -> None:
+        self._client = client
+        self._col = collection
+        self.location = location
+        self._snapshot: list[IclExample] | None = None
+        self._by_id: dict[str, IclExample] = {}
+
+    @classmethod
+    def open(
+        cls, location: str, *, collection: str = DEFAULT_COLLECTION, create: bool = True
+    ) -> EpisodicMemory:
+        """Open (or create) the memory at ``location``.
+
+        Args:
+            location: A directory (embedded Chroma) or ``http://host:port`` (a Chroma server).
+            collection: The collection name (3-512 characters).
+            create: Create the store and collection when missing; else a missing one is an error.
+
+        Raises:
+            MemoryStoreError: The location is missing, corrupt or unreachable, or the collection is absent.
+        """
+        client = open_client(str(location), create=create)
+        ef = MiniLMEmbeddingFunction()
+        try:
+            if create:
+                col = client.get_or_create_collection(
+                    collection, embedding_function=ef, configuration={"hnsw": {"space": "cosine"}}
+                )
+            else:
+                col = client.get_collection(collection, embedding_function=ef)
+        except Exception as exc:  # chromadb raises NotFoundError/ValueError/InternalError variants
+            raise MemoryStoreError(
+                f"cannot open collection {collection!r} ({type(exc).__name__}: {exc})",
+                where=str(location),
+                fix="check the collection name, or create the memory first",
+            ) from exc
+        return cls(client, col, str(location))
+
+    @property
+    def is_remote(self) -> bool:
+        """True for a memory on a Chroma server."""
+        return is_url(self.location)
+
+    # -- writes -----------------------------------------------------------------------------------
+    def add(self, examples: Iterable[IclExample]) -> int:
+        """Upsert approved examples by id; unchanged ones are skipped (not re-embedded).
+
+        Returns:
+            How many ids were new to the memory.
+
+        Raises:
+            MemoryStoreError: An example is not approved (nothing is written).
+        """
+        batch = list({ex.id: ex for ex in examples}.values())
+        for ex in batch:
+            if ex.decision != "approve":
+                raise MemoryStoreError(
+                    f"example {ex.id} is not approved (decision={ex.decision!r}); only approved examples enter memory",
+                    where=f"example {ex.id}, field 'decision'",
+                    fix="approve it in `allure review` first",
+                )
+        if not batch:
+            return 0
+        existing = self._fetch_json([ex.id for ex in batch])
+        changed = [ex for ex in batch if existing.get(ex.id) != ex.model_dump_json()]
+        for start in range(0, len(changed), _BATCH):
+            chunk = changed[start : start + _BATCH]
+            self._col.upsert(
+                ids=[ex.id for ex in chunk],
+                documents=[ex.response for ex in chunk],
+                embeddings=embed([ex.response for ex in chunk]),
+                metadatas=[example_metadata(ex) for ex in chunk],
+            )
+        if changed:
+            self._snapshot = None
+        return sum(1 for ex in batch if ex.id not in existing)
+
+    def delete(self, ids: Iterable[str]) -> int:
+        """Delete examples by id; returns how many existed."""
+        wanted = list(dict.fromkeys(ids))
+        present = list(self._fetch_json(wanted))
+        for start in range(0, len(present), _BATCH):
+            self._col.delete(ids=present[start : start + _BATCH])
+        if present:
+            self._snapshot = None
+        return len(present)
+
+    # -- reads ------------------------------------------------------------------------------------
+    def _fetch_json(self, ids: list[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), _BATCH):
+            res = self._col.get(ids=ids[start : start + _BATCH], include=["metadatas"])
+            for rid, meta in zip(res["ids"], res["metadatas"] or [], strict=False):
+                out[rid] = str((meta or {}).get("example_json", ""))
+        return out
+
+    @staticmethod
+    def _parse(rid: str, meta: Any) -> IclExample:
+        try:
+            return IclExample.model_validate_json(str((meta or {})["example_json"]))
+        except (KeyError, ValidationError) as exc:
+            raise MemoryStoreError(
+                f"record {rid} holds no valid example ({exc})",
+                where=f"record {rid}, field 'example_json'",
+                fix="the collection was not written by allure; delete the record or use another collection",
+            ) from exc
+
+    def refresh(self) -> list[IclExample]:
+        """Reload the snapshot from Chroma and return it (sorted by id)."""
+        res = self._col.get(include=["metadatas"])
+        examples = [
+            self._parse(rid, meta) for rid, meta in zip(res["ids"], res["metadatas"] or [], strict=False)
+        ]
+        examples.sort(key=lambda ex: ex.id)
+        self._snapshot = examples
+        self._by_id = {ex.id: ex for ex in examples}
+        return examples
+
+    def all(self) -> list[IclExample]:
+        """Every example, sorted by id (from the snapshot)."""
+        return list(self._snapshot if self._snapshot is not None else self.refresh())
+
+    def count(self) -> int:
+        """Number of examples (asks Chroma)."""
+        return int(self._col.count())
+
+    def get(self, example_id: str) -> IclExample:
+        """One example by id.
+
+        Raises:
+            MemoryStoreError: No such id.
+        """
+        res = self._col.get(ids=[example_id], include=["metadatas"])
+        if not res["ids"]:
+            raise MemoryStoreError(
+                f"no example {example_id!r} in memory",
+                where=self.location,
+                fix="`allure memory list` shows the ids",
+            )
+        return self._parse(example_id, (res["metadatas"] or [None])[0])
+
+    def version(self) -> MemoryVersion:
+        """The current version (reloads the snapshot)."""
+        examples = self.refresh()
+        return MemoryVersion(
+            ids=[ex.id for ex in examples], content_hash=content_hash(examples), size=len(examples)
+        )
+
+    def embeddings(self) -> tuple[list[IclExample], np.ndarray]:
+        """Every example (sorted by id) with its stored embedding, one row each."""
+        res = self._col.get(include=["metadatas", "embeddings"])
+        rows = sorted(
+            zip(res["ids"], res["metadatas"] or [], res["embeddings"], strict=False), key=lambda r: r[0]
+        )
+        examples = [self._parse(rid, meta) for rid, meta, _ in rows]
+        matrix = np.asarray([emb for _, _, emb in rows], dtype=np.float32).reshape(len(rows), -1)
+        return examples, matrix
+
+    # -- retrieval --------------------------------------------------------------------------------
+    def retrieve(self, item: Item, policy: RetrievalPolicy) -> list[IclExample]:
+        """The examples ``policy`` puts in ``item``'s prompt, in stable (problem type, id) order."""
+        if policy.kind != "top_k":
+            return select_examples(self.all(), item, policy)
+        if policy.k == 0 or not policy.allowed_modes():
+            return []
+        hits = self._query(embed([item.response]), policy.k, policy.chroma_where())
+        return cap(stable_order([ex for ex, _ in hits[0]]), policy)
+
+    def similar(self, text: str, k: int = 5) -> list[tuple[IclExample, float]]:
+        """The ``k`` examples nearest to ``text``, nearest first, with cosine similarity."""
+        if k <= 0:
+            return []
+        return self._query(embed([text]), k, None)[0]
+
+    def _query(
+        self, query: np.ndarray, k: int, where: dict[str, Any] | None
+    ) -> list[list[tuple[IclExample, float]]]:
+        res = self._col.query(
+            query_embeddings=query,
+            n_results=k,
+            where=where,
+            include=["metadatas", "distances"],
+        )
+        out = []
+        for ids, metas, dists in zip(
+            res["ids"], res["metadatas"] or [], res["distances"] or [], strict=False
+        ):
+            out.append(
+                [(self._parse(rid, m), 1.0 - float(d)) for rid, m, d in zip(ids, metas, dists, strict=False)]
+            )
+        return out
+
+    def __repr__(self) -> str:
+        return f"EpisodicMemory({self.location!r}, collection={self._col.name!r})"
