@@ -1,0 +1,227 @@
+"""The audit spec (TOML) and process-wide settings.
+
+One source of truth: a run is fully described by its :class:`AuditSpec`, stored with the run.
+Settings that belong to the machine rather than the audit (project folder, reviewer) come
+from :class:`Settings` (environment variables with the ``ALLURE_`` prefix).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from allure.dataset import DatasetSpec
+from allure.errors import SpecError
+from allure.gold_check import GoldCheckConfig
+from allure.memory import RetrievalPolicy
+
+EvaluatorKind = Literal["local", "openai", "replay"]
+"""``local``: the embedded llama.cpp server with a bundled model (default); ``openai``: any
+OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama) by ``base_url``; ``replay``: the
+labels recorded in the dataset (no model)."""
+
+
+class LocalSpec(BaseModel):
+    """Settings of the embedded llama.cpp server (``kind = "local"``)."""
+
+    ctx_size: int = 8192
+    """Context size in tokens."""
+    threads: int | None = None
+    """CPU threads (default: all cores)."""
+    parallel: int = 1
+    """Parallel server slots."""
+    cache_prompt: bool = True
+    """Re-use the server's prompt cache for shared prefixes (the ICL block)."""
+    deterministic: bool = False
+    """Prompt caching off, fixed seed, temperature 0: bit-for-bit repeatable labels."""
+
+
+class EvaluatorSpec(BaseModel):
+    """Which evaluator labels the items and how it is called."""
+
+    kind: EvaluatorKind = "local"
+    """The evaluator kind."""
+    model: str = "qwen2.5-coder-1.5b"
+    """Model name; for ``local`` a built-in model name or a path to a GGUF file."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint (``openai`` kind), e.g. ``http://127.0.0.1:8000/v1``."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable that holds the API key (the key itself is never stored)."""
+    prompt: str = "grader"
+    """Prompt set: a name in ``allure/prompts/`` or a folder with the same four files."""
+    label_pattern: str = r"score:\s*([01])\b"
+    """Regex with one group that captures the label in the evaluator's output (the last match wins)."""
+    temperature: float = 0.0
+    """Sampling temperature."""
+    max_tokens: int = 12
+    """Completion token limit."""
+    seed: int | None = 0
+    """Sampling seed sent to the server."""
+    logprobs: bool = True
+    """Ask for token logprobs (label probabilities for AUC)."""
+    concurrency: int = 4
+    """Calls in flight at once."""
+    timeout_s: float = 120.0
+    """Per-call timeout."""
+    max_retries: int = 3
+    """Retries after a failed call (timeouts, HTTP 5xx, connection errors, no label is NOT retried)."""
+    retry_backoff_s: float = 0.5
+    """First backoff; doubles with each retry."""
+    local: LocalSpec = Field(default_factory=LocalSpec)
+    """Embedded server settings."""
+
+    @field_validator("label_pattern")
+    @classmethod
+    def _compiles(cls, v: str) -> str:
+        try:
+            rx = re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"regex does not compile: {exc}") from exc
+        if rx.groups < 1:
+            raise ValueError("regex needs one capturing group around the label, e.g. 'score:\\s*([01])'")
+        return v
+
+    def params(self) -> dict[str, Any]:
+        """The parameters that change the model's output (part of the cache key)."""
+        return {
+            "kind": self.kind,
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "logprobs": self.logprobs,
+        }
+
+
+class MemorySpec(BaseModel):
+    """Where the episodic memory lives and which examples go into a prompt."""
+
+    location: str = ".allure/memory"
+    """A folder (embedded Chroma, relative to the project) or ``http://host:port`` (a Chroma server)."""
+    collection: str = "icl_examples"
+    """Chroma collection name."""
+    retrieval: RetrievalPolicy = Field(default_factory=lambda: RetrievalPolicy(kind="same_problem_type"))
+    """Which examples an item's prompt carries."""
+
+
+class LoopSpec(BaseModel):
+    """The ALLURE loop's control."""
+
+    max_iterations: int = Field(3, ge=1)
+    """Evaluation passes at most (the first is zero-shot if the memory is empty)."""
+    heldout_fraction: float = Field(0.3, gt=0.0, lt=1.0)
+    """Share of items held out (never mined for examples; improvement is measured there)."""
+    seed: int = 0
+    """Seed of the split and of any sampling."""
+    stop_when_no_gain: bool = True
+    """Stop when held-out accuracy did not rise over the previous iteration."""
+    max_candidates: int | None = None
+    """Propose at most this many candidates per iteration (seeded sample, stratified by problem type)."""
+
+
+class AuditSpec(BaseModel):
+    """A whole audit, as written in ``audit.toml``."""
+
+    name: str = "audit"
+    """A name for reports."""
+    label_set: list[int] = Field(default_factory=lambda: [0, 1])
+    """Labels the evaluator may assign; the first is negative, the last positive."""
+    dataset: DatasetSpec
+    """The items."""
+    gold_check: GoldCheckConfig = Field(default_factory=GoldCheckConfig)
+    """How reference labels are derived from gold answers."""
+    evaluator: EvaluatorSpec = Field(default_factory=EvaluatorSpec)
+    """The evaluator."""
+    memory: MemorySpec = Field(default_factory=MemorySpec)
+    """The episodic memory."""
+    loop: LoopSpec = Field(default_factory=LoopSpec)
+    """Loop control."""
+    auto_approve: bool = False
+    """Accept every candidate as the reference labels say (no human review)."""
+    base_dir: str = ""
+    """Folder the spec was read from (relative paths resolve against it); set by the loader."""
+
+    @model_validator(mode="after")
+    def _labels(self) -> AuditSpec:
+        if len(self.label_set) < 2 or len(set(self.label_set)) != len(self.label_set):
+            raise ValueError("label_set needs at least two distinct labels")
+        return self
+
+    @property
+    def positive_label(self) -> int:
+        """The label that means 'correct'."""
+        return self.label_set[-1]
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(x) for x in loc) or "(top level)"
+
+
+def parse_spec(data: dict[str, Any], *, source: str = "<spec>", base_dir: Path | None = None) -> AuditSpec:
+    """Validate a spec dict; errors name the source and the field.
+
+    Raises:
+        SpecError: the spec is invalid.
+    """
+    try:
+        spec = AuditSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise SpecError(
+            err["msg"],
+            where=f"{source}, field '{_where(err['loc'])}'",
+            fix="correct that field (see README 'Audit spec')",
+        ) from exc
+    except SpecError:
+        raise
+    except Exception as exc:  # sub-configs raise their own AllureErrors (e.g. a bad regex)
+        from allure.errors import AllureError
+
+        if isinstance(exc, AllureError):
+            raise SpecError(
+                exc.message, where=f"{source}, {exc.where or ''}".rstrip(", "), fix=exc.fix
+            ) from exc
+        raise
+    if base_dir is not None:
+        spec.base_dir = str(base_dir.resolve())
+    return spec
+
+
+def load_spec(path: str | Path) -> AuditSpec:
+    """Read and validate an audit spec TOML file.
+
+    Raises:
+        SpecError: missing file, TOML syntax error (with line), or an invalid field.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(
+            "audit spec not found",
+            where=str(p),
+            fix="pass an existing TOML file, or run `allure audit --demo`",
+        )
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(
+            f"TOML syntax error: {exc}", where=str(p), fix="correct the TOML at that line"
+        ) from exc
+    return parse_spec(data, source=str(p), base_dir=p.parent)
+
+
+class Settings(BaseSettings):
+    """Process-wide settings from the environment (``ALLURE_`` prefix)."""
+
+    model_config = SettingsConfigDict(env_prefix="ALLURE_", extra="ignore")
+
+    project: str = "."
+    """Project folder holding ``.allure/`` (run store, checkpoints, memory, runs)."""
+    reviewer: str = ""
+    """Reviewer name recorded with decisions (default: the OS user)."""
+    memory: str = ""
+    """Override of the memory location."""

@@ -1,0 +1,87 @@
+"""Open the evaluator an audit spec names (starting and stopping the embedded server when needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from allure.evaluator._chat import ReplayChatModel, build_openai_model
+from allure.evaluator._runner import Evaluator
+from allure.models import Item
+from allure.prompts import load_prompt_set
+from allure.store import RunStore
+
+if TYPE_CHECKING:
+    from allure.config import AuditSpec
+
+
+def _recorded_outputs(items: list[Item], positive: int) -> dict[str, str]:
+    out = {}
+    for it in items:
+        if it.recorded_output is not None:
+            out[it.id] = it.recorded_output
+        elif it.recorded_label is not None:
+            out[it.id] = f"score: {it.recorded_label}"
+    return out
+
+
+@contextmanager
+def open_evaluator(spec: AuditSpec, store: RunStore, items: list[Item]) -> Iterator[Evaluator]:
+    """Yield an :class:`Evaluator` for ``spec``; the embedded server (``kind = "local"``) lives as long as the block."""
+    ev = spec.evaluator
+    prompts = load_prompt_set(ev.prompt)
+    common = dict(
+        prompts=prompts,
+        store=store,
+        label_set=spec.label_set,
+        label_pattern=ev.label_pattern,
+        concurrency=ev.concurrency,
+        timeout_s=ev.timeout_s,
+        max_retries=ev.max_retries,
+        retry_backoff_s=ev.retry_backoff_s,
+    )
+    if ev.kind == "replay":
+        model = ReplayChatModel(recorded=_recorded_outputs(items, spec.positive_label))
+        yield Evaluator(chat_model=model, model_name="replay", params=ev.params(), replay=True, **common)  # type: ignore[arg-type]
+        return
+    if ev.kind == "openai":
+        chat = build_openai_model(
+            model=ev.model,
+            base_url=ev.base_url,
+            api_key_env=ev.api_key_env,
+            temperature=ev.temperature,
+            max_tokens=ev.max_tokens,
+            seed=ev.seed,
+            logprobs=ev.logprobs,
+            timeout_s=ev.timeout_s,
+        )
+        yield Evaluator(chat_model=chat, model_name=ev.model, params=ev.params(), **common)  # type: ignore[arg-type]
+        return
+    from allure.evaluator.local import LocalServer, LocalServerSettings
+
+    settings = LocalServerSettings(
+        model=ev.model,
+        ctx_size=ev.local.ctx_size,
+        threads=ev.local.threads,
+        parallel=ev.local.parallel,
+        cache_prompt=ev.local.cache_prompt,
+        deterministic=ev.local.deterministic,
+        seed=ev.seed or 0,
+    )
+    with LocalServer(settings) as server:
+        deterministic = ev.local.deterministic
+        chat = build_openai_model(
+            model=server.model_name,
+            base_url=server.base_url,
+            api_key_env=ev.api_key_env,
+            api_key="local",
+            temperature=0.0 if deterministic else ev.temperature,
+            max_tokens=ev.max_tokens,
+            seed=ev.seed if ev.seed is not None else 0,
+            logprobs=ev.logprobs,
+            timeout_s=ev.timeout_s,
+            extra_body=server.extra_body(),
+        )
+        params = {**ev.params(), "model": server.model_name, "deterministic": deterministic}
+        yield Evaluator(chat_model=chat, model_name=server.model_name, params=params, **common)  # type: ignore[arg-type]

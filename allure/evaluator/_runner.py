@@ -1,0 +1,286 @@
+"""Label items with the evaluator: cached, ordered for prefix caching, bounded, retried, stored at once.
+
+Every call is written to the run store as soon as it returns; an identical prompt with the
+same model and parameters is answered from the store and never sent twice. Items whose
+prompts share an ICL block are sent one after another, so a server with prefix caching
+(llama.cpp, vLLM, OpenAI) re-uses the shared block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+from allure.evaluator._parse import LabelParser, prob_positive
+from allure.models import IclExample, Item, Verdict, stable_hash
+from allure.prompts import PromptSet
+from allure.store import RunStore
+
+ProgressFn = Callable[[int, int], None]
+"""Called with (done, total) as items are labelled."""
+
+ExamplesFor = Callable[[Item], list[IclExample]]
+"""The ICL examples (stable order) that go into an item's prompt."""
+
+_RETRYABLE = (
+    openai.APIConnectionError,
+    openai.APITimeoutError,
+    openai.InternalServerError,
+    openai.RateLimitError,
+)
+
+
+@dataclass
+class EvalStats:
+    """What one evaluation pass cost."""
+
+    items: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+    unparsed: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    icl_total: int = 0
+    wall_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class EvalResult:
+    """Verdicts by item id, and the pass's cost."""
+
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    stats: EvalStats = field(default_factory=EvalStats)
+
+
+@dataclass
+class _Job:
+    item: Item
+    messages: list[BaseMessage]
+    icl_ids: list[str]
+    prompt_hash: str
+    seq: int
+
+
+def _usage(msg: Any) -> tuple[int, int, int]:
+    um = getattr(msg, "usage_metadata", None) or {}
+    pt = int(um.get("input_tokens") or 0)
+    ct = int(um.get("output_tokens") or 0)
+    cached = int((um.get("input_token_details") or {}).get("cache_read") or 0)
+    meta = getattr(msg, "response_metadata", {}) or {}
+    timings = meta.get("timings") or {}
+    if not cached and timings.get("cache_n") is not None:
+        cached = int(timings["cache_n"])
+    return pt, ct, cached
+
+
+class Evaluator:
+    """Labels items with a chat model, using the run store as log and cache."""
+
+    def __init__(
+        self,
+        *,
+        chat_model: BaseChatModel,
+        model_name: str,
+        params: dict[str, Any],
+        prompts: PromptSet,
+        store: RunStore,
+        label_set: Sequence[int],
+        label_pattern: str,
+        concurrency: int = 4,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        retry_backoff_s: float = 0.5,
+        retry_unparsed: int = 1,
+        replay: bool = False,
+    ) -> None:
+        self.chat_model = chat_model
+        self.model_name = model_name
+        self.params = params
+        self.prompts = prompts
+        self.store = store
+        self.label_set = [int(x) for x in label_set]
+        self.parser = LabelParser(label_pattern, self.label_set)
+        self.concurrency = max(1, concurrency)
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.retry_backoff_s = retry_backoff_s
+        self.retry_unparsed = retry_unparsed
+        self.replay = replay
+
+    # -- prompts ----------------------------------------------------------------------------------
+    def prompt_hash(self, messages: list[BaseMessage]) -> str:
+        """Cache key: the rendered messages plus the model and its parameters."""
+        return stable_hash([(m.type, m.content) for m in messages], self.model_name, self.params, length=32)
+
+    def _jobs(self, items: list[Item], examples_for: ExamplesFor) -> list[_Job]:
+        jobs = []
+        for seq, item in enumerate(items):
+            examples = examples_for(item)
+            messages = self.prompts.render(item, examples)
+            jobs.append(_Job(item, messages, [e.id for e in examples], self.prompt_hash(messages), seq))
+        return jobs
+
+    # -- one call -------------------------------------------------------------------------------
+    def _verdict(self, job: _Job, msg: Any, latency: float) -> Verdict:
+        text = msg.content if isinstance(msg.content, str) else str(msg.content)
+        label = self.parser.parse(text)
+        pt, ct, cached = _usage(msg)
+        logprobs = (getattr(msg, "response_metadata", {}) or {}).get("logprobs")
+        return Verdict(
+            item_id=job.item.id,
+            label=label,
+            status="ok" if label is not None else "unparsed",
+            raw_output=text,
+            prob_positive=prob_positive(logprobs, label, self.label_set[-1], self.label_set[0]),
+            prompt_hash=job.prompt_hash,
+            model=self.model_name,
+            icl_ids=job.icl_ids,
+            latency_s=latency,
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            cached_tokens=cached,
+        )
+
+    def _error_verdict(self, job: _Job, error: str, latency: float) -> Verdict:
+        return Verdict(
+            item_id=job.item.id,
+            label=None,
+            status="error",
+            error=error[:2000],
+            prompt_hash=job.prompt_hash,
+            model=self.model_name,
+            icl_ids=job.icl_ids,
+            latency_s=latency,
+        )
+
+    async def _call(self, job: _Job, stats: EvalStats) -> Verdict:
+        attempt = 0
+        unparsed_left = self.retry_unparsed
+        while True:
+            t0 = time.perf_counter()
+            try:
+                msg = await asyncio.wait_for(
+                    self.chat_model.ainvoke(job.messages), timeout=self.timeout_s + 5
+                )
+            except (*_RETRYABLE, TimeoutError) as exc:
+                latency = time.perf_counter() - t0
+                if attempt >= self.max_retries:
+                    return self._error_verdict(
+                        job, f"{type(exc).__name__}: {exc} (after {attempt + 1} attempts)", latency
+                    )
+                stats.retries += 1
+                await asyncio.sleep(self.retry_backoff_s * (2**attempt))
+                attempt += 1
+                continue
+            except openai.APIError as exc:  # 4xx and other non-transient API errors: not retried
+                return self._error_verdict(job, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+            except Exception as exc:  # an unexpected reply must not crash the run: record it, go on
+                return self._error_verdict(job, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+            verdict = self._verdict(job, msg, time.perf_counter() - t0)
+            if verdict.status == "unparsed" and unparsed_left > 0:
+                unparsed_left -= 1
+                stats.retries += 1
+                continue
+            return verdict
+
+    # -- a pass -----------------------------------------------------------------------------------
+    def evaluate(
+        self,
+        run_id: str,
+        iteration: int,
+        items: list[Item],
+        examples_for: ExamplesFor,
+        *,
+        progress: ProgressFn | None = None,
+    ) -> EvalResult:
+        """Label ``items`` for ``run_id``'s ``iteration``; stored calls are re-used, new ones stored at once."""
+        t0 = time.perf_counter()
+        result = EvalResult()
+        stats = result.stats
+        stats.items = len(items)
+        jobs = self._jobs(items, examples_for)
+        stats.icl_total = sum(len(j.icl_ids) for j in jobs)
+        cached = self.store.lookup_calls(j.prompt_hash for j in jobs)
+        hits, misses = [], []
+        for job in jobs:
+            (hits if job.prompt_hash in cached else misses).append(job)
+        links = []
+        for job in hits:
+            call_id, v = cached[job.prompt_hash]
+            v = v.model_copy(update={"item_id": job.item.id, "cache_hit": True, "icl_ids": job.icl_ids})
+            result.verdicts[job.item.id] = v
+            links.append((call_id, job.item.id, True))
+        self.store.record_verdicts(run_id, iteration, links)
+        stats.cache_hits = len(hits)
+        done = len(hits)
+        if progress:
+            progress(done, len(jobs))
+        # Items sharing an ICL block go one after another (prefix cache), in dataset order inside a block.
+        misses.sort(key=lambda j: (tuple(j.icl_ids), j.seq))
+        if self.replay:
+            for job in misses:
+                t1 = time.perf_counter()
+                msg = self.chat_model.invoke(job.messages, item_id=job.item.id)
+                self._store(run_id, iteration, self._verdict(job, msg, time.perf_counter() - t1), result)
+                done += 1
+                if progress and (done % 500 == 0 or done == len(jobs)):
+                    progress(done, len(jobs))
+        elif misses:
+            done = asyncio.run(self._run_async(run_id, iteration, misses, result, done, len(jobs), progress))
+        for v in result.verdicts.values():
+            stats.unparsed += v.status == "unparsed"
+            stats.errors += v.status == "error"
+        stats.wall_s = time.perf_counter() - t0
+        return result
+
+    def _store(self, run_id: str, iteration: int, verdict: Verdict, result: EvalResult) -> None:
+        call_id = self.store.record_call(verdict, self.params)
+        self.store.record_verdict(run_id, iteration, call_id, verdict.item_id, cache_hit=False)
+        result.verdicts[verdict.item_id] = verdict
+        s = result.stats
+        s.calls += 1
+        s.prompt_tokens += verdict.prompt_tokens
+        s.completion_tokens += verdict.completion_tokens
+        s.cached_tokens += verdict.cached_tokens
+
+    async def _run_async(
+        self,
+        run_id: str,
+        iteration: int,
+        jobs: list[_Job],
+        result: EvalResult,
+        done: int,
+        total: int,
+        progress: ProgressFn | None,
+    ) -> int:
+        sem = asyncio.Semaphore(self.concurrency)
+        counter = {"done": done}
+
+        async def one(job: _Job) -> None:
+            async with sem:
+                verdict = await self._call(job, result.stats)
+            self._store(run_id, iteration, verdict, result)
+            counter["done"] += 1
+            if progress:
+                progress(counter["done"], total)
+
+        tasks = []
+        for job in jobs:  # start in prefix order; the semaphore keeps that order for the server
+            tasks.append(asyncio.create_task(one(job)))
+            await asyncio.sleep(0)
+        await asyncio.gather(*tasks)
+        return counter["done"]

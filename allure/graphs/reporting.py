@@ -1,0 +1,111 @@
+"""Assemble a run's :class:`~allure.report.ReportData` from the run store and write the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from allure.graphs.state import AuditContext
+from allure.models import utcnow
+
+
+def _write_candidates(ctx: AuditContext, run_id: str) -> Path:
+    path = ctx.run_dir / "candidates.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        for ex in ctx.store.candidates(run_id):
+            fh.write(ex.model_dump_json() + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def _helped(ctx: AuditContext, run_id: str, first: int, last: int) -> dict[str, Any] | None:
+    from allure.metrics import paired_difference
+
+    if last <= first:
+        return None
+    held = [it.id for it in ctx.store.items(run_id, split="heldout")]
+    refs = ctx.store.reference_labels(run_id)
+    a, b = ctx.store.verdicts(run_id, first), ctx.store.verdicts(run_id, last)
+    keep = [i for i in held if refs.get(i) is not None]
+    y = [refs[i] for i in keep]
+    pa = [a[i].label if i in a else None for i in keep]
+    pb = [b[i].label if i in b else None for i in keep]
+    return {
+        metric: paired_difference(y, pa, pb, metric=metric, random_state=ctx.spec.loop.seed)
+        for metric in ("accuracy", "f1")
+    }
+
+
+def write_run_report(
+    ctx: AuditContext, run_id: str, history: list[dict[str, Any]], stop_reason: str
+) -> dict[str, Path]:
+    """Write report.json, report.md, metrics.png and candidates.jsonl into the run's folder."""
+    from allure.report import IterationReport, ReportData, write_report
+
+    store, spec = ctx.store, ctx.spec
+    run = store.get_run(run_id)
+    metrics: dict[int, dict[str, Any]] = {}
+    for row in store.metrics(run_id):
+        metrics.setdefault(row["iteration"], {})[row["split"]] = row["metrics"]
+    iterations = []
+    for h in history:
+        it = h["iteration"]
+        stats = h.get("stats", {})
+        counts = store.candidate_counts(run_id, iteration=it)
+        iterations.append(
+            IterationReport(
+                iteration=it,
+                memory_size=h.get("memory_size", 0),
+                memory_version=h.get("memory_version", ""),
+                icl_per_prompt=(stats.get("icl_total", 0) / stats["items"]) if stats.get("items") else 0.0,
+                splits=metrics.get(it, {}),
+                calls=stats.get("calls", 0),
+                cache_hits=stats.get("cache_hits", 0),
+                prompt_tokens=stats.get("prompt_tokens", 0),
+                completion_tokens=stats.get("completion_tokens", 0),
+                cached_tokens=stats.get("cached_tokens", 0),
+                wall_s=stats.get("wall_s", 0.0),
+                candidates={"proposed": sum(counts.values()), **counts},
+            )
+        )
+    its = [h["iteration"] for h in history]
+    replay = None
+    if spec.evaluator.kind == "replay" and its:
+        allm = metrics.get(its[-1], {}).get("all", {})
+        replay = {
+            "agreement": allm.get("accuracy"),
+            "n_scored": allm.get("n_scored"),
+            "n_unparsed": allm.get("n_unparsed"),
+            "by_problem_type": allm.get("errors_by_problem_type"),
+            "by_generator": allm.get("errors_by_generator"),
+        }
+    data = ReportData(
+        run_id=run_id,
+        created_at=run.created_at,
+        finished_at=utcnow(),
+        status="done",
+        stop_reason=stop_reason,
+        evaluator={
+            "kind": spec.evaluator.kind,
+            "model": spec.evaluator.model,
+            "params": spec.evaluator.params(),
+        },
+        dataset={
+            "path": spec.dataset.path,
+            "n_items": len(store.splits(run_id)),
+            "n_audit": sum(s == "audit" for s in store.splits(run_id).values()),
+            "n_heldout": sum(s == "heldout" for s in store.splits(run_id).values()),
+            "gold_check": json.loads(spec.gold_check.model_dump_json()),
+        },
+        reference_source=str(run.info.get("reference_source", "regex")),
+        iterations=iterations,
+        helped=_helped(ctx, run_id, its[0], its[-1]) if its else None,
+        candidates_file=str(_write_candidates(ctx, run_id)),
+        replay_agreement=replay,
+    )
+    return write_report(ctx.run_dir, data)

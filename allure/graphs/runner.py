@@ -1,0 +1,183 @@
+"""Start and resume audit runs: the loop graph compiled with a SQLite checkpointer.
+
+Everything that can be wrong with the input (spec, dataset, gold check, evaluator settings)
+is checked before the first write, so a bad input leaves the store and the memory untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph.types import Command
+
+from allure.config import AuditSpec, parse_spec
+from allure.errors import EvaluatorError, StoreError
+from allure.graphs.graph import build_graph
+from allure.graphs.nodes import split_items
+from allure.graphs.state import AuditContext
+from allure.store import RunStore, project_db_path
+
+CHECKPOINTS = Path(".allure") / "checkpoints.db"
+
+
+@dataclass
+class RunOutcome:
+    """Where a run stands after :func:`start_run` or :func:`resume_run` returns."""
+
+    run_id: str
+    status: str
+    """``paused`` (waiting at review) or ``done``."""
+    run_dir: Path
+    n_pending: int = 0
+    stop_reason: str = ""
+    report: dict[str, str] = field(default_factory=dict)
+    """Paths of report.md, report.json, metrics.png once done."""
+    interrupt: dict[str, Any] | None = None
+    """The review payload when paused."""
+
+
+@contextmanager
+def _compiled(project_dir: Path) -> Iterator[Any]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = project_dir / CHECKPOINTS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        yield build_graph().compile(checkpointer=SqliteSaver(conn))
+    finally:
+        conn.close()
+
+
+def _preflight(spec: AuditSpec, project_dir: Path) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
+    """Load and check everything before the first write; returns items, references, splits."""
+    from allure.dataset import load_items
+    from allure.gold_check import GoldCheck
+
+    ev = spec.evaluator
+    if ev.kind == "openai" and not ev.base_url and not os.environ.get(ev.api_key_env):
+        raise EvaluatorError(
+            f"environment variable {ev.api_key_env} is not set",
+            where="evaluator.api_key_env",
+            fix=f"export {ev.api_key_env}=... or set [evaluator] base_url for a local server",
+        )
+    check = GoldCheck(spec.gold_check)
+    base = Path(spec.base_dir) if spec.base_dir else project_dir
+    items = load_items(spec.dataset, base_dir=base, label_set=spec.label_set)
+    refs = {it.id: check.reference_label(it) for it in items}
+    splits = split_items(items, spec.loop.heldout_fraction, spec.loop.seed)
+    return items, refs, splits
+
+
+def _drive(graph: Any, inp: Any, run_id: str, ctx: AuditContext) -> RunOutcome:
+    config = {"configurable": {"thread_id": run_id}}
+    store = ctx.store
+    store.update_run(run_id, status="running")
+    try:
+        result = graph.invoke(inp, config, context=ctx)
+    except BaseException as exc:
+        store.update_run(run_id, status="failed", info={"error": f"{type(exc).__name__}: {exc}"})
+        raise
+    interrupts = result.get("__interrupt__") if isinstance(result, dict) else None
+    if interrupts:
+        payload = interrupts[0].value
+        store.update_run(run_id, status="paused", run_dir=str(ctx.run_dir))
+        return RunOutcome(
+            run_id, "paused", ctx.run_dir, n_pending=int(payload.get("n_pending", 0)), interrupt=payload
+        )
+    run = store.get_run(run_id)
+    report = {
+        k: str(ctx.run_dir / f)
+        for k, f in (("md", "report.md"), ("json", "report.json"), ("png", "metrics.png"))
+    }
+    return RunOutcome(
+        run_id, run.status, ctx.run_dir, stop_reason=str(run.info.get("stop_reason", "")), report=report
+    )
+
+
+def _context(
+    spec: AuditSpec, store: RunStore, project_dir: Path, run_id: str, progress: Any, eval_progress: Any
+) -> AuditContext:
+    run_dir = project_dir / ".allure" / "runs" / run_id
+    return AuditContext(
+        spec=spec,
+        store=store,
+        project_dir=project_dir,
+        run_dir=run_dir,
+        progress=progress,
+        eval_progress=eval_progress,
+    )
+
+
+def start_run(
+    spec: AuditSpec,
+    project_dir: str | Path = ".",
+    *,
+    progress: Callable[[str], None] | None = None,
+    eval_progress: Callable[[int, int], None] | None = None,
+) -> RunOutcome:
+    """Run the ALLURE loop on ``spec`` until it stops or pauses for review."""
+    project = Path(project_dir).resolve()
+    items, refs, splits = _preflight(spec, project)
+    store = RunStore(project_db_path(project))
+    try:
+        run_id = store.create_run(spec.model_dump(mode="json"))
+        store.add_items(run_id, items, splits, refs)
+        n_gold = sum(it.gold_label is not None for it in items)
+        source = "gold_label" if n_gold == len(items) else ("regex" if n_gold == 0 else "mixed")
+        store.update_run(run_id, info={"reference_source": source, "n_items": len(items)})
+        if progress:
+            progress(
+                f"run {run_id}: {len(items)} items, {sum(s == 'heldout' for s in splits.values())} held out"
+            )
+        ctx = _context(spec, store, project, run_id, progress, eval_progress)
+        with _compiled(project) as graph:
+            return _drive(graph, {"run_id": run_id, "iteration": 0, "history": []}, run_id, ctx)
+    finally:
+        store.close()
+
+
+def resume_run(
+    project_dir: str | Path,
+    run_id: str,
+    *,
+    decisions_file: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
+    eval_progress: Callable[[int, int], None] | None = None,
+) -> RunOutcome:
+    """Continue a run: one paused at review (with decisions from the store and ``decisions_file``),
+    or one that was killed or failed (from its last checkpoint; stored calls are not sent again)."""
+    from allure.decisions import import_decisions
+
+    project = Path(project_dir).resolve()
+    db = project_db_path(project)
+    store = RunStore(db, create=False)
+    try:
+        run = store.get_run(run_id)
+        if run.status == "done":
+            raise StoreError(
+                f"run {run_id} is already done", where=str(db), fix="start a new run with `allure audit`"
+            )
+        spec = parse_spec(run.spec, source=f"run {run_id} spec")
+        if decisions_file is not None:
+            n = import_decisions(store, run_id, decisions_file)
+            if progress:
+                progress(f"imported {n} decisions from {decisions_file}")
+        ctx = _context(spec, store, project, run_id, progress, eval_progress)
+        with _compiled(project) as graph:
+            snapshot = graph.get_state({"configurable": {"thread_id": run_id}})
+            if snapshot.interrupts:
+                inp: Any = Command(resume={"decisions": []})
+            elif snapshot.next:
+                inp = None
+            else:  # killed before the first checkpoint
+                inp = {"run_id": run_id, "iteration": 0, "history": []}
+            return _drive(graph, inp, run_id, ctx)
+    finally:
+        store.close()

@@ -1,0 +1,106 @@
+"""Load a prompt set and render an item's messages with its ICL examples (ALLURE Fig. 2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder, PromptTemplate
+
+from allure.errors import SpecError
+from allure.models import IclExample, Item
+
+_FILES = ("system.txt", "user.txt", "assistant.txt")
+
+
+def format_gold(answers: list[str]) -> str:
+    """Gold answers as one line (alternatives joined by `` OR ``)."""
+    return " OR ".join(a.strip() for a in answers) if answers else "(none given)"
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The three templates of a prompt set."""
+
+    name: str
+    system: str
+    user: str
+    assistant: str
+
+    def chat_template(self) -> ChatPromptTemplate:
+        """System turn, then the ICL pairs, then the item's user turn."""
+        return ChatPromptTemplate.from_messages(
+            [("system", self.system), MessagesPlaceholder("examples"), ("human", self.user)]
+        )
+
+    def example_messages(self, examples: list[IclExample]) -> list[BaseMessage]:
+        """ICL examples as user/assistant pairs, in the given (stable) order."""
+        user = PromptTemplate.from_template(self.user)
+        assistant = PromptTemplate.from_template(self.assistant)
+        out: list[BaseMessage] = []
+        for ex in examples:
+            out.append(
+                HumanMessage(
+                    user.format(task=ex.task, gold_answers=format_gold(ex.gold_answers), response=ex.response)
+                )
+            )
+            out.append(AIMessage(assistant.format(label=ex.correct_label)))
+        return out
+
+    def render(self, item: Item, examples: list[IclExample]) -> list[BaseMessage]:
+        """The full message list for ``item`` with ``examples`` before it."""
+        return self.chat_template().format_messages(
+            examples=self.example_messages(examples),
+            task=item.task,
+            gold_answers=format_gold(item.gold_answers),
+            response=item.response,
+        )
+
+
+def load_prompt_set(name_or_path: str) -> PromptSet:
+    """A built-in prompt set by name (``allure/prompts/NAME/``) or a folder with the three files.
+
+    Raises:
+        SpecError: the set or one of its files is missing, or a template names an unknown placeholder.
+    """
+    folder = Path(name_or_path)
+    if not folder.is_dir():
+        builtin = resources.files("allure.prompts").joinpath(name_or_path)
+        if not builtin.is_dir():
+            raise SpecError(
+                f"unknown prompt set {name_or_path!r}",
+                where="evaluator.prompt",
+                fix="use 'grader' or a folder holding system.txt, user.txt and assistant.txt",
+            )
+        folder = Path(str(builtin))
+    texts = {}
+    for fname in _FILES:
+        f = folder / fname
+        if not f.is_file():
+            raise SpecError(
+                f"prompt file missing: {fname}", where=str(f), fix=f"add {fname} to the prompt folder"
+            )
+        texts[fname] = f.read_text(encoding="utf-8").strip()
+    ps = PromptSet(folder.name, texts["system.txt"], texts["user.txt"], texts["assistant.txt"])
+    allowed = {
+        "user.txt": {"task", "gold_answers", "response"},
+        "assistant.txt": {"label"},
+        "system.txt": set(),
+    }
+    for fname, text in texts.items():
+        try:
+            names = set(PromptTemplate.from_template(text).input_variables)
+        except (ValueError, KeyError) as exc:
+            raise SpecError(
+                f"template does not parse: {exc}", where=str(folder / fname), fix="escape braces as {{ }}"
+            ) from exc
+        extra = names - allowed[fname]
+        if extra:
+            raise SpecError(
+                f"unknown placeholder(s) {sorted(extra)}",
+                where=str(folder / fname),
+                fix=f"use only {sorted(allowed[fname]) or 'no placeholders'}",
+            )
+    return ps

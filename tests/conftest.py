@@ -1,0 +1,146 @@
+"""Shared fixtures: the scripted OpenAI-compatible server (a real process on 127.0.0.1) and a small dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+HERE = Path(__file__).parent
+
+
+@dataclass
+class ScriptedServer:
+    """Handle on a running scripted server."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def requests(self) -> list[dict]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def start_scripted_server(tmp: Path, *args: str) -> ScriptedServer:
+    """Start ``tests/scripted_server.py`` and wait for its port."""
+    port_file, log = tmp / f"port-{time.time_ns()}", tmp / "requests.jsonl"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(HERE / "scripted_server.py"),
+            "--port-file",
+            str(port_file),
+            "--log",
+            str(log),
+            *args,
+        ]
+    )
+    deadline = time.time() + 20
+    while not port_file.exists():
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            raise RuntimeError("scripted server did not start")
+        time.sleep(0.05)
+    return ScriptedServer(proc, int(port_file.read_text()), log)
+
+
+@pytest.fixture
+def scripted_server(tmp_path: Path) -> Iterator[ScriptedServer]:
+    srv = start_scripted_server(tmp_path)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def write_dataset(path: Path, n_per_type: int = 6) -> Path:
+    """A small path-finding dataset: per problem type, correct answers, 'Room'-keyword wrong answers, plain wrong ones."""
+    rows = []
+    for ptype in ("1stepPath", "2stepPath"):
+        for i in range(n_per_type):
+            gold = f"Answer: 1, {i + 3}"
+            kind = i % 3
+            if kind == 0:
+                response = f"Answer: 1, {i + 3}"
+            elif kind == 1:
+                response = (
+                    f"Answer: Room 1, Room {i + 9}"  # wrong, but mentions 'room': fools the scripted judge
+                )
+            else:
+                response = f"Answer: 1, {i + 20}"
+            rows.append(
+                {
+                    "uid": f"{ptype}-{i}",
+                    "question": f"From room 1 what is the shortest path to room {i + 3}?",
+                    "answer": response,
+                    "gold": [gold],
+                    "kind": ptype,
+                    "model": f"gen-{i % 2}",
+                }
+            )
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def write_spec(tmp: Path, base_url: str, **loop: object) -> Path:
+    """An audit spec for the small dataset against ``base_url``."""
+    data = write_dataset(tmp / "items.jsonl")
+    loop_toml = "\n".join(
+        f"{k} = {json.dumps(v)}" for k, v in {"max_iterations": 2, "heldout_fraction": 0.34, **loop}.items()
+    )
+    spec = tmp / "audit.toml"
+    spec.write_text(
+        f"""
+name = "scripted"
+
+[dataset]
+path = "{data.name}"
+[dataset.columns]
+id = "uid"
+task = "question"
+response = "answer"
+gold_answers = "gold"
+problem_type = "kind"
+generator = "model"
+
+[evaluator]
+kind = "openai"
+model = "scripted"
+base_url = "{base_url}"
+api_key_env = "ALLURE_TEST_KEY"
+concurrency = 1
+max_retries = 2
+retry_backoff_s = 0.05
+
+[memory]
+location = "{tmp / "memory"}"
+[memory.retrieval]
+kind = "all"
+
+[loop]
+{loop_toml}
+"""
+    )
+    return spec

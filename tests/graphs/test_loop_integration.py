@@ -1,0 +1,158 @@
+"""The audit loop end to end against a real HTTP server on 127.0.0.1, across processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from allure.decisions import export_pending
+from allure.store import RunStore, project_db_path
+from tests.conftest import ScriptedServer, start_scripted_server, write_spec
+
+pytestmark = pytest.mark.integration
+
+ENV = {**os.environ, "ALLURE_TEST_KEY": "test-key", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+
+
+def allure(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "allure.cli.main", *args],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _n_examples(body: dict) -> int:
+    return sum(m["role"] == "assistant" for m in body["messages"])
+
+
+def test_two_iterations_put_approved_examples_in_the_prompt(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    spec = write_spec(tmp_path, scripted_server.base_url)
+    res = allure("audit", str(spec), "--auto-approve", "--project", str(tmp_path), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "Report:" in res.stdout
+
+    store = RunStore(project_db_path(tmp_path))
+    run = store.list_runs()[-1]
+    assert run.status == "done"
+    n_items = len(store.items(run.id))
+    reqs = [r["body"] for r in scripted_server.requests()]
+    first, second = reqs[:n_items], reqs[n_items:]
+    assert all(_n_examples(b) == 0 for b in first)
+    assert second and all(_n_examples(b) > 0 for b in second)
+
+    approved = store.candidates(run.id, status="approved", iteration=1)
+    assert approved
+    # the approved examples are exactly the ICL pairs in the second pass, user turn repeating the response
+    icl_users = {m["content"] for m in second[0]["messages"][1:-1] if m["role"] == "user"}
+    assert len(icl_users) == len(approved)
+    for ex in approved:
+        assert any(ex.response in u for u in icl_users)
+    # the assistant turn gives the correct label
+    assistants = [m["content"] for m in second[0]["messages"] if m["role"] == "assistant"]
+    assert sorted(assistants) == sorted(f"score: {ex.correct_label}" for ex in approved)
+    # no leakage: no held-out item's response is an ICL example
+    held = {it.response for it in store.items(run.id, split="heldout")}
+    assert not any(
+        any(h in u for h in held) for u in icl_users if all(ex.response not in u for ex in approved)
+    )
+    assert {ex.item_id for ex in approved} <= {it.id for it in store.items(run.id, split="audit")}
+
+    report = json.loads((Path(run.run_dir) / "report.json").read_text())
+    assert report["schema_version"] == 1
+    assert [i["iteration"] for i in report["iterations"]] == [1, 2]
+    held2 = report["iterations"][1]["splits"]["heldout"]["accuracy"]
+    held1 = report["iterations"][0]["splits"]["heldout"]["accuracy"]
+    assert held2 > held1  # the scripted judge grades strictly once it sees examples
+    assert (Path(run.run_dir) / "metrics.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_paused_run_resumes_in_another_process(tmp_path: Path, scripted_server: ScriptedServer) -> None:
+    spec = write_spec(tmp_path, scripted_server.base_url)
+    res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "paused for review" in res.stdout and "allure resume" in res.stdout
+
+    store = RunStore(project_db_path(tmp_path))
+    run = store.list_runs()[-1]
+    assert run.status == "paused"
+    n_first = len(scripted_server.requests())
+    pending = tmp_path / "pending.jsonl"
+    n = export_pending(store, run.id, pending)
+    assert n > 0
+    cands = [json.loads(line) for line in pending.read_text().splitlines()]
+    # approve all but the first, which is rejected
+    decisions = tmp_path / "decisions.jsonl"
+    decisions.write_text(
+        "\n".join(
+            json.dumps(
+                {"candidate_id": c["id"], "decision": "reject" if i == 0 else "approve", "comment": "ok"}
+            )
+            for i, c in enumerate(cands)
+        )
+    )
+    res = allure("resume", run.id, "--decisions", str(decisions), "--project", str(tmp_path), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert store.get_run(run.id).status == "done"
+    later = [r["body"] for r in scripted_server.requests()[n_first:]]
+    assert later and all(_n_examples(b) == len(cands) - 1 for b in later)
+    rejected = store.candidates(run.id, status="rejected")
+    assert [c.id for c in rejected] == [cands[0]["id"]]
+    assert all(not any(cands[0]["response"] in m["content"] for m in b["messages"][1:-1]) for b in later)
+
+
+def test_killed_run_does_not_resend_stored_calls(tmp_path: Path) -> None:
+    srv = start_scripted_server(tmp_path, "--delay", "0.25")
+    try:
+        spec = write_spec(tmp_path, srv.base_url)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "allure.cli.main",
+                "audit",
+                str(spec),
+                "--auto-approve",
+                "--project",
+                str(tmp_path),
+            ],
+            cwd=tmp_path,
+            env=ENV,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.time() + 120
+        while len(srv.requests()) < 6 and time.time() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        store = RunStore(project_db_path(tmp_path))
+        stored = store.call_count()
+        assert 0 < stored < 12
+        run = store.list_runs()[-1]
+        assert run.status == "running"
+        before = len(srv.requests())
+        stored_bodies = {json.dumps(r["body"]["messages"]) for r in srv.requests()[:stored]}
+
+        res = allure("resume", run.id, "--project", str(tmp_path), cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        assert store.get_run(run.id).status == "done"
+        after = srv.requests()[before:]
+        sent_again = [r for r in after if json.dumps(r["body"]["messages"]) in stored_bodies]
+        assert sent_again == []
+        distinct = {json.dumps(r["body"]["messages"]) for r in srv.requests()}
+        assert len(after) == len(distinct) - stored
+    finally:
+        srv.stop()

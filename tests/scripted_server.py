@@ -1,0 +1,140 @@
+"""A small scripted OpenAI-compatible server for integration tests (a real HTTP server on 127.0.0.1).
+
+It grades like a gullible judge: zero-shot, any response that mentions "room" (or holds the
+correct answer) gets ``score: 1`` (the paper's *keywords* failure mode). Once the prompt carries
+ICL examples it grades strictly (the correct answer must appear). Every request body is appended
+to a JSONL log, so tests in other processes can count and inspect what was sent.
+
+Failure injection: ``--fail-first N`` answers HTTP 500 to the first N requests, ``--no-label-first N``
+answers text without a label, ``--delay S`` sleeps before answering, ``--die-after N`` exits the process
+after N requests.
+
+Run: ``python tests/scripted_server.py --port-file F --log L [...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+def grade(messages: list[dict]) -> int:
+    user = messages[-1]["content"]
+    gold = re.search(r"Correct answer:\n(.*?)\n\nResponse:", user, re.S)
+    resp = re.search(r"Response:\n(.*?)\n\nIs the response", user, re.S)
+    gold_s = (gold.group(1) if gold else "").replace("Answer:", "").strip().lower()
+    resp_s = (resp.group(1) if resp else "").lower()
+    has_answer = bool(gold_s) and gold_s.replace(" ", "") in resp_s.replace(" ", "")
+    n_examples = sum(m["role"] == "assistant" for m in messages)
+    if n_examples:
+        return int(has_answer)
+    return int(has_answer or "room" in resp_s)
+
+
+class State:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.count = 0
+        self.lock = threading.Lock()
+
+
+def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a: object) -> None:  # quiet
+            pass
+
+        def _send(self, code: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            a = state.args
+            with state.lock:
+                state.count += 1
+                n = state.count
+                with open(a.log, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"n": n, "pid": os.getpid(), "body": body}) + "\n")
+            if a.delay:
+                time.sleep(a.delay)
+            if n <= a.fail_first:
+                self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
+                return
+            label = grade(body["messages"])
+            text = "I cannot tell." if n <= a.fail_first + a.no_label_first else f"score: {label}"
+            p = 0.9
+            lp_label, lp_other = math.log(p), math.log(1 - p)
+            logprobs = {
+                "content": [
+                    {"token": "score", "logprob": -0.01, "top_logprobs": []},
+                    {"token": ":", "logprob": -0.01, "top_logprobs": []},
+                    {
+                        "token": f" {label}",
+                        "logprob": lp_label,
+                        "top_logprobs": [
+                            {"token": f" {label}", "logprob": lp_label},
+                            {"token": f" {1 - label}", "logprob": lp_other},
+                        ],
+                    },
+                ]
+            }
+            self._send(
+                200,
+                {
+                    "id": f"cmpl-{n}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "scripted"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "logprobs": logprobs if body.get("logprobs") else None,
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": 10 * len(body["messages"]),
+                        "completion_tokens": 4,
+                        "total_tokens": 0,
+                    },
+                },
+            )
+            if a.die_after and n >= a.die_after:
+                os._exit(0)
+
+    return Handler
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--fail-first", type=int, default=0)
+    ap.add_argument("--no-label-first", type=int, default=0)
+    ap.add_argument("--die-after", type=int, default=0)
+    args = ap.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
+    tmp = Path(args.port_file + ".tmp")
+    tmp.write_text(str(server.server_address[1]))
+    tmp.replace(args.port_file)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
