@@ -1,0 +1,123 @@
+"""``allure review``: approve, reject or correct a paused run's candidate ICL examples."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import typer
+
+from allure.errors import ReviewError
+from allure.models import IclExample
+from allure.store import RunRecord, RunStore, project_db_path
+
+
+def _pick_run(store: RunStore, run: str | None) -> RunRecord:
+    if run is not None:
+        return store.get_run(run)
+    paused = store.latest_run(status="paused")
+    if paused is None:
+        raise ReviewError(
+            "no run is paused at review",
+            where=str(store.path),
+            fix="start one with `allure audit SPEC.toml`, or name a run: `allure review RUN`",
+        )
+    return paused
+
+
+def memory_similar(
+    location: str, project: Path, k: int = 3
+) -> Callable[[IclExample], list[tuple[IclExample, float]]]:
+    """A ``similar`` callable for the review app over the run's memory, opened on first use.
+
+    The memory (Chroma and the embedding model) is imported and opened lazily, in the
+    app's worker thread, so the review screen opens at once.
+    """
+    target = location if location.startswith(("http://", "https://")) else str(project / location)
+    lock = threading.Lock()
+    opened: list[object] = []
+
+    def similar(example: IclExample) -> list[tuple[IclExample, float]]:
+        from allure.memory import EpisodicMemory
+
+        with lock:
+            if not opened:
+                opened.append(EpisodicMemory.open(target, create=False))
+            memory = opened[0]
+            assert isinstance(memory, EpisodicMemory)
+            return memory.similar(example.response, k=k)
+
+    return similar
+
+
+def review(
+    run: str | None = typer.Argument(
+        None, help="The run to review (default: the newest run paused at review)."
+    ),
+    project: Path = typer.Option(Path("."), "--project", help="The project directory holding .allure/."),
+    export: Path | None = typer.Option(
+        None, "--export", help="Write the pending candidates to this JSONL file instead of opening the UI."
+    ),
+    import_: Path | None = typer.Option(
+        None, "--import", help="Record the decisions in this JSONL file instead of opening the UI."
+    ),
+    reviewer: str | None = typer.Option(
+        None,
+        "--reviewer",
+        help="Name recorded with each decision (default: $ALLURE_REVIEWER, else the OS user).",
+    ),
+) -> None:
+    """Review the pending ICL examples of a run paused at review, then resume it."""
+    from allure.decisions import export_pending, import_decisions
+
+    if export is not None and import_ is not None:
+        raise ReviewError("--export and --import cannot be used together", fix="run them one after the other")
+    store = RunStore(project_db_path(project), create=False)
+    try:
+        record = _pick_run(store, run)
+        if export is not None:
+            n = export_pending(store, record.id, export)
+            typer.echo(f"exported {n} pending candidates of {record.id} to {export}")
+            return
+        if import_ is not None:
+            n = import_decisions(store, record.id, import_, reviewer=reviewer)
+            left = store.candidate_counts(record.id)["pending"]
+            typer.echo(f"recorded {n} decisions for {record.id}; {left} pending")
+            if not left:
+                typer.echo(f"continue the loop with: allure resume {record.id}")
+            return
+        _open_ui(store, record, project, reviewer)
+    finally:
+        store.close()
+
+
+def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | None) -> None:
+    if store.candidate_counts(record.id)["pending"] == 0 and record.status != "paused":
+        raise ReviewError(
+            f"run {record.id} has no pending candidates (status {record.status})",
+            where=str(store.path),
+            fix="review a run paused at review; `allure review` picks the newest one",
+        )
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ReviewError(
+            "`allure review` needs a terminal",
+            fix=f"without one: `allure review {record.id} --export pending.jsonl`, edit, then `--import`",
+        )
+    from allure.tui import create_app
+
+    location = str((record.spec.get("memory") or {}).get("location") or ".allure/memory")
+    app = create_app(
+        store,
+        record.id,
+        similar=memory_similar(location, project.resolve()),
+        reviewer=reviewer,
+        project_dir=project.resolve(),
+    )
+    app.run()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``allure review`` to the CLI."""
+    app.command("review")(review)

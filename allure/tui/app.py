@@ -1,0 +1,384 @@
+"""The review app: approve, reject or correct the pending ICL examples of a paused run.
+
+Build it with :func:`create_app`; the CLI (``allure review``) and the tests both do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Footer, Header, Static
+
+from allure.decisions import default_reviewer
+from allure.errors import AllureError
+from allure.models import FailureMode, IclExample, ReviewDecisionKind
+from allure.store import RunStore
+from allure.tui._queue import QueueFilter, ReviewQueue, review_round
+from allure.tui._text import visible
+from allure.tui.screens.modals import CommentInput, FilterPicker, HelpScreen, ModePicker, ResumeOffer
+from allure.tui.screens.resume import ResumeScreen
+from allure.tui.widgets.candidate_view import CandidateView, SimilarRows
+from allure.tui.widgets.queue_table import QueueTable
+
+SimilarFn = Callable[[IclExample], SimilarRows]
+"""Returns the examples in memory most similar to a candidate, with their similarity."""
+
+ResumeFn = Callable[..., Any]
+"""``resume_run(project_dir, run_id, *, progress=...)`` (see ``allure.graphs.runner``)."""
+
+HELP: list[tuple[str, str]] = [
+    ("a", "approve the candidate (with any edits)"),
+    ("r", "reject the candidate"),
+    ("e / l", "cycle the correct label within the label set"),
+    ("m", "change the failure mode"),
+    ("c", "comment"),
+    ("u", "undo this session's last decision"),
+    ("j n down", "next candidate"),
+    ("k p up", "previous candidate"),
+    ("t", "show or hide the task"),
+    ("J / K", "scroll the response"),
+    ("f", "filter by failure mode, problem type or generator"),
+    ("?", "this help"),
+    ("q", "quit: undecided candidates stay pending"),
+]
+
+
+class ReviewApp(App[None]):
+    """The auditor's terminal UI over one run's review round."""
+
+    CSS_PATH = "review.tcss"
+    TITLE = "allure review"
+    BINDINGS = [
+        Binding("a", "decide('approve')", "Approve"),
+        Binding("r", "decide('reject')", "Reject"),
+        Binding("e", "edit_label", "Label"),
+        Binding("l", "edit_label", "Label", show=False),
+        Binding("m", "pick_mode", "Mode"),
+        Binding("c", "comment", "Comment"),
+        Binding("u", "undo", "Undo"),
+        Binding("j,n", "move(1)", "Next", key_display="j"),
+        Binding("k,p", "move(-1)", "Prev", key_display="k"),
+        Binding("t", "toggle_task", "Task", show=False),
+        Binding("J", "scroll_response(3)", "Scroll", show=False),
+        Binding("K", "scroll_response(-3)", "Scroll up", show=False),
+        Binding("f", "filter", "Filter"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        queue: ReviewQueue,
+        *,
+        similar: SimilarFn | None = None,
+        resume: ResumeFn | None = None,
+        project_dir: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.queue = queue
+        self.store = queue.store
+        self.run_id = queue.run_id
+        self._similar = similar
+        self._similar_cache: dict[str, SimilarRows | str] = {}
+        self._resume = resume
+        self.project_dir = project_dir or self.store.path.parent.parent
+        self._current: str | None = None
+        self.sub_title = visible(self.run_id)
+
+    def compose(self) -> ComposeResult:
+        """Header, progress line, queue beside the detail pane, footer."""
+        yield Header(icon="⚖")
+        yield Static(id="progress")
+        with Horizontal(id="main"):
+            yield QueueTable(id="queue")
+            yield CandidateView(id="view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fill the queue and go to the first pending candidate."""
+        self._reload_table()
+        table = self.query_one(QueueTable)
+        table.focus()
+        first = self.queue.next_pending(None, self.queue.visible_ids())
+        if first is not None:
+            table.select(first)
+        self._show(first or table.current_id())
+        if self.queue.pending == 0:
+            self.call_after_refresh(self._offer_resume)
+
+    # -- drawing -----------------------------------------------------------------------------------
+    def _reload_table(self) -> None:
+        ids = self.queue.visible_ids()
+        rows = []
+        for cid in ids:
+            shown, edited = self.queue.shown(cid)
+            rows.append((self.queue.position[cid] + 1, shown, edited))
+        self.query_one(QueueTable).load(rows)
+        self._update_progress()
+
+    def _update_progress(self) -> None:
+        q = self.queue
+        text = Text.assemble(
+            ("decided ", ""),
+            (f"{q.decided}/{len(q)}", "bold"),
+            (f"   pending {q.pending}", "yellow"),
+            ("   reviewer ", ""),
+            (visible(q.reviewer), "bold"),
+            ("   labels ", ""),
+            ("/".join(str(v) for v in q.label_set), "bold"),
+            end="",
+        )
+        if q.filter is not None:
+            text.append(f"   filter {q.filter.field}=", style="cyan")
+            text.append(visible(q.filter.value), style="bold cyan")
+            text.append(f" ({len(q.visible_ids())})", style="cyan")
+        self.query_one("#progress", Static).update(text)
+
+    def _show(self, candidate_id: str | None) -> None:
+        view = self.query_one(CandidateView)
+        self._current = candidate_id
+        if candidate_id is None:
+            view.show_empty("No candidate to show (the filter may hide them all: press f).")
+            return
+        shown, edited = self.queue.shown(candidate_id)
+        view.show(shown, edited=edited, number=self.queue.position[candidate_id] + 1, total=len(self.queue))
+        self._refresh_similar(shown)
+
+    def _refresh_row(self, candidate_id: str) -> None:
+        shown, edited = self.queue.shown(candidate_id)
+        self.query_one(QueueTable).refresh_candidate(shown, edited)
+        self._update_progress()
+
+    # -- similar examples (off the UI thread: the first query loads the embedding model) --------
+    def _refresh_similar(self, example: IclExample) -> None:
+        view = self.query_one(CandidateView)
+        if self._similar is None:
+            view.show_similar("(no memory connected)")
+        elif example.id in self._similar_cache:
+            view.show_similar(self._similar_cache[example.id])
+        else:
+            view.show_similar("searching the memory …")
+            self._load_similar(example)
+
+    @work(thread=True, exclusive=True, group="similar")
+    def _load_similar(self, example: IclExample) -> None:
+        assert self._similar is not None
+        result: SimilarRows | str
+        try:
+            result = list(self._similar(example))
+        except (AllureError, OSError, ValueError, RuntimeError) as exc:
+            result = f"(memory unavailable: {exc})"
+        self.call_from_thread(self._similar_ready, example.id, result)
+
+    def _similar_ready(self, candidate_id: str, result: SimilarRows | str) -> None:
+        self._similar_cache[candidate_id] = result
+        if candidate_id == self._current:
+            self.query_one(CandidateView).show_similar(result)
+
+    # -- events and actions ------------------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#queue")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        if key is not None and key != self._current:
+            self._show(str(key))
+
+    def _guard(self, fn: Callable[[str], object]) -> bool:
+        """Run ``fn(current id)``, turning an :class:`AllureError` into a notification."""
+        if self._current is None:
+            self.bell()
+            return False
+        try:
+            fn(self._current)
+        except AllureError as exc:
+            self.notify(exc.render(), severity="error", markup=False)
+            return False
+        return True
+
+    def action_decide(self, kind: ReviewDecisionKind) -> None:
+        """Approve or reject the current candidate, then go to the next pending one."""
+        cid = self._current
+        if cid is None or not self._guard(lambda c: self.queue.decide(c, kind)):
+            return
+        self._refresh_row(cid)
+        nxt = self.queue.next_pending(cid, self.queue.visible_ids())
+        table = self.query_one(QueueTable)
+        if nxt is not None and nxt != cid:
+            table.select(nxt)
+        self._show(nxt or cid)
+        if self.queue.pending == 0:
+            self._offer_resume()
+
+    def _edited(self) -> None:
+        if self._current is not None:
+            self._refresh_row(self._current)
+            self._show(self._current)
+
+    def action_edit_label(self) -> None:
+        """Cycle the correct label within the run's label set."""
+        if self._guard(self.queue.cycle_label):
+            self._edited()
+
+    def action_pick_mode(self) -> None:
+        """Choose the failure mode in a dialog."""
+        if self._current is None:
+            return
+        cid = self._current
+
+        def chosen(mode: FailureMode | None) -> None:
+            if mode is not None and self._guard(lambda c: self.queue.set_failure_mode(cid, mode)):
+                self._edited()
+
+        self.push_screen(ModePicker(self.queue.shown(cid)[0].failure_mode), chosen)
+
+    def action_comment(self) -> None:
+        """Write a comment in a dialog."""
+        if self._current is None:
+            return
+        cid = self._current
+
+        def written(text: str | None) -> None:
+            if text is not None and self._guard(lambda c: self.queue.set_comment(cid, text)):
+                self._edited()
+
+        self.push_screen(CommentInput(self.queue.shown(cid)[0].comment), written)
+
+    def action_undo(self) -> None:
+        """Undo this session's last decision and go back to that candidate."""
+        cid = self.queue.undo()
+        if cid is None:
+            self.notify("nothing to undo in this session", severity="warning")
+            return
+        self._refresh_row(cid)
+        self.query_one(QueueTable).select(cid)
+        self._show(cid)
+
+    def action_move(self, step: int) -> None:
+        """Go to the next (``1``) or previous (``-1``) candidate."""
+        table = self.query_one(QueueTable)
+        if step > 0:
+            table.action_cursor_down()
+        else:
+            table.action_cursor_up()
+
+    def action_toggle_task(self) -> None:
+        """Show or hide the task."""
+        self.query_one(CandidateView).toggle_task()
+
+    def action_scroll_response(self, lines: int) -> None:
+        """Scroll the response."""
+        self.query_one(CandidateView).scroll_response(lines)
+
+    def action_filter(self) -> None:
+        """Filter the queue in a dialog."""
+
+        def chosen(value: QueueFilter | Literal["clear"] | None) -> None:
+            if value is None:
+                return
+            self.queue.filter = None if value == "clear" else value
+            keep = self._current
+            self._reload_table()
+            ids = self.queue.visible_ids()
+            target = keep if keep in ids else self.queue.next_pending(None, ids) or (ids[0] if ids else None)
+            if target is not None:
+                self.query_one(QueueTable).select(target)
+            self._show(target)
+
+        self.push_screen(FilterPicker(self.queue.filter_values()), chosen)
+
+    def action_help(self) -> None:
+        """Show the key bindings."""
+        self.push_screen(HelpScreen(HELP))
+
+    # -- resuming ----------------------------------------------------------------------------------
+    def _offer_resume(self) -> None:
+        if self.store.get_run(self.run_id).status != "paused":
+            return
+        counts = self.store.candidate_counts(self.run_id)
+        self.push_screen(ResumeOffer(counts["approved"], counts["rejected"]), self._answered)
+
+    def _answered(self, resume: bool | None) -> None:
+        if not resume:
+            self.notify("Resume later with `allure resume RUN`; q quits.", markup=False)
+            return
+        screen = ResumeScreen(self.run_id)
+        self.push_screen(screen, lambda _: self._after_resume())
+        self._run_resume(screen)
+
+    @work(thread=True, exclusive=True, group="resume")
+    def _run_resume(self, screen: ResumeScreen) -> None:
+        def progress(line: str) -> None:
+            self.call_from_thread(screen.add_line, line)
+
+        error: str | None = None
+        try:
+            resume = self._resume or _default_resume()
+            resume(self.project_dir, self.run_id, progress=progress)
+        except AllureError as exc:
+            error = exc.render()
+        self.call_from_thread(self._resume_done, screen, error)
+
+    def _resume_done(self, screen: ResumeScreen, error: str | None) -> None:
+        run = self.store.get_run(self.run_id)
+        pending = self.store.candidate_counts(self.run_id)["pending"]
+        screen.show_result(self.store.metrics(self.run_id), run.status, error, pending)
+
+    def _after_resume(self) -> None:
+        """Back from the resume screen: reload the queue (the run may have paused again)."""
+        old = self.queue
+        self.queue = ReviewQueue(
+            self.store,
+            self.run_id,
+            review_round(self.store, self.run_id),
+            reviewer=old.reviewer,
+            label_set=old.label_set,
+        )
+        self._similar_cache.clear()
+        self._current = None
+        self.on_mount()
+
+
+def _default_resume() -> ResumeFn:
+    from allure.graphs.runner import resume_run  # imported late: the TUI does not need the loop to open
+
+    return resume_run
+
+
+def create_app(
+    store: RunStore,
+    run_id: str,
+    *,
+    similar: SimilarFn | None = None,
+    reviewer: str | None = None,
+    resume: ResumeFn | None = None,
+    project_dir: Path | None = None,
+    label_set: Sequence[int] | None = None,
+) -> ReviewApp:
+    """Build the review app over the current review round of ``run_id``.
+
+    Args:
+        store: The project's run store.
+        run_id: The run to review (raises :class:`~allure.errors.StoreError` if unknown).
+        similar: Finds the memory examples most similar to a candidate; ``None`` hides them.
+        reviewer: The name recorded with each decision (default: ``$ALLURE_REVIEWER``, else the OS user).
+        resume: Continues the loop once every candidate is decided (default:
+            ``allure.graphs.runner.resume_run``, imported when needed).
+        project_dir: The project directory handed to ``resume`` (default: the store's).
+        label_set: The labels the correct label cycles through (default: the run spec's
+            ``label_set``, else ``[0, 1]``).
+
+    Returns:
+        The app, ready for ``run()`` or ``run_test()``.
+    """
+    run = store.get_run(run_id)
+    labels = list(label_set if label_set is not None else run.spec.get("label_set") or [0, 1])
+    queue = ReviewQueue(
+        store, run_id, review_round(store, run_id), reviewer=default_reviewer(reviewer), label_set=labels
+    )
+    return ReviewApp(queue, similar=similar, resume=resume, project_dir=project_dir)

@@ -1,0 +1,81 @@
+"""The screen shown while a resumed run continues: its progress lines, then its metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Log, Static
+
+from allure.tui._text import visible
+
+
+def metrics_table(rows: list[dict[str, Any]]) -> Table:
+    """A table of ``store.metrics(run_id)`` rows: one line per iteration and split."""
+    names: list[str] = []
+    for row in rows:
+        names.extend(k for k, v in row["metrics"].items() if isinstance(v, int | float) and k not in names)
+    table = Table("iteration", "split", *names, box=None, header_style="bold")
+    for row in rows:
+        vals = [row["metrics"].get(n) for n in names]
+        table.add_row(
+            str(row["iteration"]),
+            Text(visible(str(row["split"]))),
+            *[f"{v:.3f}" if isinstance(v, float) else ("" if v is None else str(v)) for v in vals],
+        )
+    return table
+
+
+class ResumeScreen(Screen[None]):
+    """Progress of the resumed audit loop and, when it returns, the new metrics."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back to the queue"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.finished = False
+
+    def compose(self) -> ComposeResult:
+        """Header, the progress log, the result and the footer."""
+        yield Header()
+        yield Static(Text(f"Resuming {visible(self.run_id)} …", style="bold"), id="resume-status")
+        yield Log(id="resume-log", highlight=False)
+        yield Static(id="resume-metrics")
+        yield Footer()
+
+    def add_line(self, line: str) -> None:
+        """Append one progress line of the loop."""
+        self.query_one("#resume-log", Log).write_line(visible(line))
+
+    def show_result(self, rows: list[dict[str, Any]], status: str, error: str | None, pending: int) -> None:
+        """Show how the run ended and its metrics."""
+        self.finished = True
+        if error:
+            head = Text(
+                f"The run stopped with an error (status {status}):\n{visible(error)}", style="bold red"
+            )
+        elif status == "paused" and pending:
+            head = Text(
+                f"The run paused again with {pending} new candidates: esc reviews them.", style="bold yellow"
+            )
+        else:
+            head = Text(f"The run is {status}.", style="bold green")
+        self.query_one("#resume-status", Static).update(head)
+        self.query_one("#resume-metrics", Static).update(
+            metrics_table(rows) if rows else Text("(no metrics)")
+        )
+
+    def action_back(self) -> None:
+        """Go back to the queue (reloaded by the app) once the loop has returned."""
+        if not self.finished:
+            self.notify("the loop is still running; q quits (the run can be resumed later)")
+            return
+        self.dismiss(None)
