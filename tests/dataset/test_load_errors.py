@@ -1,0 +1,126 @@
+"""Every bad input is a DatasetError naming the file, the line and the field, and the fix."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from allure.dataset import ColumnMap, DatasetSpec, load_items
+from allure.errors import AllureError, DatasetError
+
+
+def load(path: Path, **kw: object) -> DatasetError:
+    """Run load_items and return the error it must raise."""
+    spec = DatasetSpec(path=str(path), **kw)  # type: ignore[arg-type]
+    with pytest.raises(DatasetError) as info:
+        load_items(spec)
+    assert isinstance(info.value, AllureError)
+    assert info.value.fix  # every error says how to fix it
+    return info.value
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    err = load(tmp_path / "nope.jsonl")
+    assert "nope.jsonl" in str(err) and "not found" in str(err)
+    assert "field 'path'" in str(err)
+
+
+def test_malformed_json_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"response": "ok"}\n{"response": "bad"\n', encoding="utf-8")
+    err = load(path)
+    assert f"{path}:2" in str(err) and "malformed JSON" in str(err)
+
+
+def test_non_object_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"response": "ok"}\n[1, 2]\n', encoding="utf-8")
+    assert f"{path}:2" in str(load(path))
+
+
+def test_missing_mapped_column_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"answer": "a", "q": "x"}\n', encoding="utf-8")
+    err = str(load(path))
+    assert f"{path}:1" in err and "field 'response'" in err
+    assert "columns present: answer, q" in err  # the columns that do exist
+    assert '[dataset.columns] response = "' in err  # the spec field to change
+
+
+def test_missing_mapped_column_on_a_later_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"response": "a", "g": 1}\n{"response": "b"}\n', encoding="utf-8")
+    err = str(load(path, columns=ColumnMap(gold_label="g")))
+    assert f"{path}:2" in err and "'g'" in err and "gold_label" in err
+
+
+def test_missing_mapped_csv_column_names_header_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("resp,gold\nx,1\n", encoding="utf-8")
+    err = str(load(path, columns=ColumnMap(response="resp", group=["graph", "gold"])))
+    assert f"{path}:1" in err and "'graph'" in err and "columns present: gold, resp" in err
+
+
+def test_empty_dataset(tmp_path: Path) -> None:
+    for name, text in (("e.jsonl", "\n\n"), ("e.csv", "response\n"), ("h.csv", "")):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        err = str(load(path))
+        assert str(path) in err and "no rows" in err
+
+
+def test_empty_after_max_response_chars(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"response": "long answer"}\n', encoding="utf-8")
+    err = str(load(path, max_response_chars=3))
+    assert "field 'max_response_chars'" in err and "11 characters" in err
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(2, "label 2 is outside"), ("yes", "'yes' is not an integer"), (0.5, "0.5")]
+)
+def test_label_outside_label_set(tmp_path: Path, value: object, shown: str) -> None:
+    path = tmp_path / "d.csv" if isinstance(value, str) else tmp_path / "d.jsonl"
+    if path.suffix == ".csv":
+        path.write_text(f"response,y\nok,1\nbad,{value}\n", encoding="utf-8")
+        line = 3
+    else:
+        path.write_text(
+            f'{{"response": "ok", "y": 1}}\n{{"response": "bad", "y": {value}}}\n', encoding="utf-8"
+        )
+        line = 2
+    err = str(load(path, columns=ColumnMap(recorded_label="y")))
+    assert f"{path}:{line}" in err and "field 'y'" in err and shown in err
+    assert "{0, 1}" in err  # the label set
+
+
+def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        '{"id": "a", "response": "1"}\n{"id": "b", "response": "2"}\n{"id": "a", "response": "3"}\n'
+    )
+    err = str(load(path, columns=ColumnMap(id="id")))
+    assert f"{path}:3" in err and "first on line 1" in err and "'a'" in err
+
+
+def test_unknown_extension(tmp_path: Path) -> None:
+    path = tmp_path / "d.parquet"
+    path.write_bytes(b"PAR1")
+    err = str(load(path))
+    assert "field 'format'" in err and 'format = "jsonl"' in err
+
+
+def test_truncated_gzip(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl.gz"
+    blob = gzip.compress(b'{"response": "a"}\n' * 200)
+    path.write_bytes(blob[: len(blob) // 2])
+    assert "cannot read" in str(load(path))
+
+
+def test_blank_column_name_is_a_validation_error() -> None:
+    with pytest.raises(ValueError, match="must not be empty"):
+        ColumnMap(response=" ")
+    with pytest.raises(ValueError, match="non-empty list"):
+        ColumnMap(group=[])

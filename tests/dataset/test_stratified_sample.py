@@ -1,0 +1,59 @@
+"""The seeded stratified limit: proportions, minimum one per stratum, reproducibility."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from allure.dataset import ColumnMap, DatasetSpec, allocate, load_items, stratified_sample
+from allure.models import Item
+
+
+def items(counts: dict[str, int]) -> list[Item]:
+    out = []
+    for kind, n in counts.items():
+        out += [Item(id=f"{kind}-{i}", task="t", response="r", problem_type=kind) for i in range(n)]
+    return out
+
+
+def test_allocate_by_hand() -> None:
+    # quotas 3.0, 1.5, 0.5 -> floors 3, 1, 0; remainders tie b/c, by name b -> {3, 2, 0};
+    # c is raised to 1 from the largest share a -> {2, 2, 1}
+    assert allocate({"a": 6, "b": 3, "c": 1}, 5) == {"a": 2, "b": 2, "c": 1}
+    # quotas 5, 2.5, 2.5 -> floors 5, 2, 2 (sum 9); one left for b (tie, by name)
+    assert allocate({"a": 10, "b": 5, "c": 5}, 10) == {"a": 5, "b": 3, "c": 2}
+    assert allocate({"a": 2, "b": 1}, 9) == {"a": 2, "b": 1}  # total above size: everything
+
+
+def test_allocate_sums_to_total_and_respects_sizes() -> None:
+    sizes = {"a": 100, "b": 7, "c": 1, "d": 40}
+    for total in range(4, 148):
+        alloc = allocate(sizes, total)
+        assert sum(alloc.values()) == total
+        assert all(1 <= alloc[k] <= sizes[k] for k in sizes)
+
+
+def test_sample_is_stratified_and_reproducible() -> None:
+    pool = items({"x": 60, "y": 30, "z": 10})
+    a = stratified_sample(pool, 20, seed=3)
+    b = stratified_sample(pool, 20, seed=3)
+    c = stratified_sample(pool, 20, seed=4)
+    assert [i.id for i in a] == [i.id for i in b]
+    assert [i.id for i in a] != [i.id for i in c]
+    assert Counter(i.problem_type for i in a) == {"x": 12, "y": 6, "z": 2}
+    ids = [i.id for i in a]
+    assert ids == [i.id for i in pool if i.id in set(ids)]  # file order kept
+    assert stratified_sample(pool, 500, seed=0) == pool
+
+
+def test_limit_through_load_items(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    kinds = ["p"] * 30 + ["q"] * 10
+    path.write_text("".join(json.dumps({"response": f"r{i}", "k": k}) + "\n" for i, k in enumerate(kinds)))
+    spec = DatasetSpec(path=str(path), columns=ColumnMap(problem_type="k"), limit=8, seed=11)
+    first = load_items(spec)
+    assert [i.id for i in first] == [i.id for i in load_items(spec)]
+    assert Counter(i.problem_type for i in first) == {"p": 6, "q": 2}
+    other = load_items(spec.model_copy(update={"seed": 12}))
+    assert {i.id for i in other} != {i.id for i in first}
