@@ -1,0 +1,50 @@
+"""A run's report: ``report.json`` (versioned), ``report.md`` and ``metrics.png``.
+
+Build a :class:`ReportData` (the loop does it in :mod:`allure.graphs.reporting`), then call
+:func:`write_report`; :func:`read_report` reads it back through :func:`migrate_report`.
+"""
+
+from allure.report._markdown import render_markdown
+from allure.report._model import (
+    SCHEMA_VERSION,
+    CandidateCounts,
+    DatasetInfo,
+    EvaluatorInfo,
+    IterationReport,
+    ReferenceSource,
+    ReportData,
+    ReportError,
+    migrate_report,
+)
+from allure.report._plot import render_plot
+from allure.report._split_model import CiSet, Confusion, GroupErrorsRow, Interval, PairedResult, SplitMetrics
+from allure.report._summary import SUMMARY_HEADER, helped_sentence, summary_table
+from allure.report._write import METRICS_PNG, REPORT_JSON, REPORT_MD, read_report, write_report
+
+__all__ = [
+    "METRICS_PNG",
+    "REPORT_JSON",
+    "REPORT_MD",
+    "SCHEMA_VERSION",
+    "SUMMARY_HEADER",
+    "CandidateCounts",
+    "CiSet",
+    "Confusion",
+    "DatasetInfo",
+    "EvaluatorInfo",
+    "GroupErrorsRow",
+    "Interval",
+    "IterationReport",
+    "PairedResult",
+    "ReferenceSource",
+    "ReportData",
+    "ReportError",
+    "SplitMetrics",
+    "helped_sentence",
+    "migrate_report",
+    "read_report",
+    "render_markdown",
+    "render_plot",
+    "summary_table",
+    "write_report",
+]

@@ -1,0 +1,168 @@
+"""``report.md``: the run's report as plain markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from allure.report._format import DASH, md_table, metric_cells, num
+from allure.report._model import ReportData
+from allure.report._split_model import GroupErrorsRow, SplitMetrics
+from allure.report._summary import helped_sentence
+
+TOP_ROWS = 10
+"""Rows shown of each errors-per-group table."""
+
+SPLIT_TITLES = {
+    "heldout": "Held-out split (never enters memory)",
+    "audit": "Audit split (ICL examples mined here)",
+}
+
+
+def _iteration_table(data: ReportData, split: str) -> list[str]:
+    header = ["iter", "memory", "ICL/prompt", "accuracy", "F1", "kappa", "AUC", "unparsed", "n"]
+    rows = [
+        [
+            str(it.iteration),
+            str(it.memory_size),
+            num(it.icl_per_prompt, 1),
+            *metric_cells(it.splits.get(split)),
+        ]
+        for it in data.iterations
+    ]
+    return md_table(header, rows)
+
+
+def _confusion(m: SplitMetrics) -> list[str]:
+    labs = m.confusion.labels
+    header = ["reference \\ evaluator", *[str(lab) for lab in labs]]
+    rows = [[str(lab), *[str(c) for c in row]] for lab, row in zip(labs, m.confusion.matrix, strict=True)]
+    return md_table(header, rows)
+
+
+def _group_table(title: str, rows: list[GroupErrorsRow] | None) -> list[str]:
+    if not rows:
+        return []
+    body = [
+        [r.group or "(none)", str(r.n), str(r.errors), str(r.n_unparsed), num(r.error_rate)]
+        for r in rows[:TOP_ROWS]
+    ]
+    more = [f"({len(rows) - TOP_ROWS} more rows in report.json)"] if len(rows) > TOP_ROWS else []
+    return [
+        f"**{title}**",
+        "",
+        *md_table([title.split(" per ")[-1], "n", "errors", "unparsed", "error rate"], body),
+        *more,
+        "",
+    ]
+
+
+def _replay(agreement: dict[str, Any]) -> list[str]:
+    lines = ["## Replay: recorded labels against the reference", ""]
+    overall = agreement.get("overall")
+    rate = overall.get("rate") if isinstance(overall, dict) else agreement.get("agreement")
+    lines.append(f"Agreement overall: {num(rate if isinstance(rate, int | float) else None)}")
+    for key, title in (("by_problem_type", "problem type"), ("by_generator", "generator")):
+        rows = agreement.get(key)
+        if not isinstance(rows, list) or not rows:
+            continue
+        cols = [c for c in ("n", "agree", "rate", "errors", "n_unparsed", "error_rate") if c in rows[0]]
+        body = [
+            [str(r.get("group", "")) or "(none)", *[_cell(r.get(c)) for c in cols]] for r in rows[:TOP_ROWS]
+        ]
+        lines += ["", f"**Per {title}**", "", *md_table([title, *cols], body)]
+    return [*lines, ""]
+
+
+def _cell(v: object) -> str:
+    return num(v) if isinstance(v, float) else (DASH if v is None else str(v))
+
+
+def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
+    """Render the report as markdown.
+
+    Args:
+        data: The report.
+        plot_name: File name of the metrics plot, linked relative to ``report.md``.
+
+    Returns:
+        The markdown text.
+    """
+    ev, ds = data.evaluator, data.dataset
+    out = [f"# allure report: run {data.run_id}", ""]
+    out += [
+        helped_sentence(data) or "Not measured whether ICL examples helped: the run has a single iteration.",
+        "",
+    ]
+    f1_line = helped_sentence(data, "f1")
+    if f1_line:
+        out += [f1_line, ""]
+    out += [
+        f"- Status: {data.status}" + (f" ({data.stop_reason})" if data.stop_reason else ""),
+        f"- Started: {data.created_at}; finished: {data.finished_at or DASH}",
+        f"- Evaluator: {ev.kind}" + (f", model `{ev.model}`" if ev.model else ""),
+        f"- Dataset: `{ds.path}`, {ds.n_items} items ({ds.n_audit} audit, {ds.n_heldout} held-out)",
+        f"- Reference labels: {data.reference_source}",
+        f"- Plot: [{plot_name}]({plot_name})",
+    ]
+    if data.candidates_file:
+        out.append(f"- Disagreements (candidate ICL examples): `{data.candidates_file}`")
+    out += [
+        "",
+        "Values: metric [95% bootstrap CI] over parsed items; unparsed verdicts counted apart; "
+        "AUC (hard): ranked the hard labels, no logprobs.",
+        "",
+    ]
+    for split in ("heldout", "audit"):
+        if any(split in it.splits for it in data.iterations):
+            out += [f"## {SPLIT_TITLES[split]}", "", *_iteration_table(data, split), ""]
+    if data.iterations:
+        last = data.iterations[-1]
+        for split in ("heldout", "audit"):
+            m = last.splits.get(split)
+            if m is None:
+                continue
+            out += [
+                f"## Last iteration ({last.iteration}), {split}: confusion matrix",
+                "",
+                *_confusion(m),
+                "",
+            ]
+            out += _group_table("Errors per problem type", m.errors_by_problem_type)
+            out += _group_table("Errors per generator", m.errors_by_generator)
+    out += ["## Cost", ""]
+    cost_rows = [
+        [
+            str(it.iteration),
+            str(it.memory_size),
+            str(it.calls),
+            str(it.cache_hits),
+            str(it.prompt_tokens),
+            str(it.completion_tokens),
+            str(it.cached_tokens),
+            f"{it.wall_s:.1f}",
+            f"{it.candidates.proposed}/{it.candidates.approved}/{it.candidates.rejected}",
+        ]
+        for it in data.iterations
+    ]
+    its = data.iterations
+    cost_rows.append(
+        [
+            "total",
+            str(its[-1].memory_size) if its else "0",
+            str(sum(i.calls for i in its)),
+            str(sum(i.cache_hits for i in its)),
+            str(sum(i.prompt_tokens for i in its)),
+            str(sum(i.completion_tokens for i in its)),
+            str(sum(i.cached_tokens for i in its)),
+            f"{sum(i.wall_s for i in its):.1f}",
+            "/".join(
+                str(sum(getattr(i.candidates, k) for i in its)) for k in ("proposed", "approved", "rejected")
+            ),
+        ]
+    )
+    header = ["iter", "memory", "calls", "cache hits", "prompt tok", "completion tok", "cached tok", "wall s"]
+    out += [*md_table([*header, "candidates proposed/approved/rejected"], cost_rows), ""]
+    if data.replay_agreement:
+        out += _replay(data.replay_agreement)
+    out += [f"![accuracy, F1, kappa and AUC per iteration]({plot_name})", ""]
+    return "\n".join(out)

@@ -1,0 +1,175 @@
+"""``ReportData``: everything ``report.json`` holds, with its schema version and migration."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from allure.errors import AllureError
+from allure.report._split_model import PairedResult, SplitMetrics
+from allure.store._db import RunStatus
+
+SCHEMA_VERSION: Literal[1] = 1
+"""The version of ``report.json`` this allure writes."""
+
+ReferenceSource = Literal["regex", "gold_label", "mixed"]
+"""Where the reference labels came from.
+
+- ``regex``: the regex gold check between response and correct answer (ALLURE).
+- ``gold_label``: a gold-label column of the dataset.
+- ``mixed``: some items one way, some the other.
+"""
+
+
+class ReportError(AllureError):
+    """A report cannot be read or written (unknown schema version, invalid content, unwritable folder)."""
+
+
+class EvaluatorInfo(BaseModel):
+    """The evaluator that was audited."""
+
+    kind: str
+    """How it was reached (e.g. ``openai``, ``local``, ``replay``)."""
+    model: str = ""
+    """The model name."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Sampling and request parameters (temperature, seed, ...)."""
+
+
+class DatasetInfo(BaseModel):
+    """The dataset and its split."""
+
+    path: str
+    """Where the dataset was read from (or the demo's name)."""
+    n_items: int
+    """Items in the run."""
+    n_audit: int
+    """Items in the audit split (ICL examples are mined from it)."""
+    n_heldout: int
+    """Items in the held-out split (never enters memory)."""
+    gold_check: str | dict[str, Any] = ""
+    """The gold check that made the reference labels: a description or its settings."""
+
+
+class CandidateCounts(BaseModel):
+    """Candidate ICL examples of one iteration."""
+
+    proposed: int = 0
+    """Candidates proposed from the evaluator's mistakes on the audit split."""
+    approved: int = 0
+    """Approved by the reviewer (entered memory)."""
+    rejected: int = 0
+    """Rejected by the reviewer."""
+    pending: int = 0
+    """Not decided yet."""
+
+
+class IterationReport(BaseModel):
+    """One pass of the evaluator over the items."""
+
+    iteration: int
+    """0 for the zero-shot pass, then 1, 2, ..."""
+    memory_size: int
+    """ICL examples in memory during this pass."""
+    memory_version: str = ""
+    """Content hash of the memory during this pass."""
+    icl_per_prompt: float = 0.0
+    """Mean number of ICL examples per prompt."""
+    splits: dict[str, SplitMetrics] = Field(default_factory=dict)
+    """Metrics per split: ``audit``, ``heldout`` (and ``all`` where computed)."""
+    calls: int = 0
+    """New evaluator calls sent."""
+    cache_hits: int = 0
+    """Verdicts served from the run store instead of a call."""
+    prompt_tokens: int = 0
+    """Prompt tokens of the new calls."""
+    completion_tokens: int = 0
+    """Completion tokens of the new calls."""
+    cached_tokens: int = 0
+    """Prompt tokens the server took from its prompt cache."""
+    wall_s: float = 0.0
+    """Wall time of the pass in seconds."""
+    candidates: CandidateCounts = Field(default_factory=CandidateCounts)
+    """Candidate ICL examples proposed and decided in this iteration."""
+
+
+class ReportData(BaseModel):
+    """The content of ``report.json`` (and the source of ``report.md`` and ``metrics.png``)."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    """Version of this format; :func:`migrate_report` upgrades older files."""
+    run_id: str
+    """The run."""
+    created_at: str
+    """When the run started (ISO-8601 UTC)."""
+    finished_at: str | None = None
+    """When the run finished (``None`` while running or paused)."""
+    status: RunStatus
+    """The run's status when the report was written."""
+    stop_reason: str = ""
+    """Why the loop stopped (e.g. no improvement, no new candidates, iteration limit)."""
+    evaluator: EvaluatorInfo
+    """The evaluator audited."""
+    dataset: DatasetInfo
+    """The dataset and its split."""
+    reference_source: ReferenceSource = "regex"
+    """Where the reference labels came from."""
+    iterations: list[IterationReport] = Field(default_factory=list)
+    """Every pass, in order."""
+    helped: dict[str, PairedResult] | None = None
+    """First vs last iteration on the held-out split, per metric (``accuracy``, ``f1``); ``None`` with one pass."""
+    candidates_file: str | None = None
+    """Path of ``candidates.jsonl`` listing the disagreements turned into candidates."""
+    replay_agreement: dict[str, Any] | None = None
+    """Replay mode: agreement of the recorded labels with the reference, overall and per group."""
+
+    @property
+    def helped_statement(self) -> str | None:
+        """One plain sentence saying whether ICL examples helped on the held-out split (``None`` if unmeasured)."""
+        from allure.report._summary import helped_sentence
+
+        return helped_sentence(self)
+
+
+def migrate_report(d: dict[str, Any]) -> dict[str, Any]:
+    """Upgrade a decoded ``report.json`` to the current :data:`SCHEMA_VERSION`.
+
+    Version 1 is current, so it is returned unchanged (a copy). Each future version adds one
+    step here (``if version == 1: d = _v1_to_v2(d)``).
+
+    Args:
+        d: The decoded JSON object.
+
+    Returns:
+        A dict that :class:`ReportData` validates.
+
+    Raises:
+        ReportError: No or a non-integer ``schema_version``, or a version this allure does not know.
+    """
+    if not isinstance(d, dict):
+        raise ReportError(
+            f"a report must be a JSON object, got {type(d).__name__}",
+            where="report.json",
+            fix="pass the report.json that allure wrote",
+        )
+    version = d.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ReportError(
+            f"field 'schema_version' is missing or not an integer ({version!r})",
+            where="report.json: schema_version",
+            fix="pass a report.json written by allure; it starts with a schema_version field",
+        )
+    if version > SCHEMA_VERSION:
+        raise ReportError(
+            f"schema_version {version} was written by a newer allure; this one reads up to {SCHEMA_VERSION}",
+            where="report.json: schema_version",
+            fix="upgrade allure (pip install -U allure) to read this report",
+        )
+    if version < 1:
+        raise ReportError(
+            f"schema_version {version} is not a known report version (the first is 1)",
+            where="report.json: schema_version",
+            fix="re-create the report with `allure` from the run's folder",
+        )
+    return dict(d)

@@ -1,0 +1,107 @@
+"""Write and read a run's report files atomically: ``report.json``, ``report.md``, ``metrics.png``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from allure.report._markdown import render_markdown
+from allure.report._model import ReportData, ReportError, migrate_report
+from allure.report._plot import render_plot
+
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+METRICS_PNG = "metrics.png"
+
+
+def atomic_write_bytes(path: Path, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` via a temporary file in the same folder and ``os.replace``.
+
+    A reader sees either the old file or the new one, never a partial file.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_report(run_dir: Path, data: ReportData) -> dict[str, Path]:
+    """Render and write the report files into ``run_dir`` (created if missing).
+
+    All three files are rendered in memory first, so a rendering error writes nothing; each
+    file is then replaced atomically (``report.json`` last).
+
+    Args:
+        run_dir: The run's folder.
+        data: The report.
+
+    Returns:
+        ``{"json": ..., "md": ..., "png": ...}``: the paths written.
+
+    Raises:
+        ReportError: ``run_dir`` exists but is not a folder, or cannot be written.
+    """
+    run_dir = Path(run_dir)
+    blob = (json.dumps(data.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    markdown = render_markdown(data, plot_name=METRICS_PNG).encode("utf-8")
+    png = render_plot(data)
+    paths = {"png": run_dir / METRICS_PNG, "md": run_dir / REPORT_MD, "json": run_dir / REPORT_JSON}
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for key, payload in (("png", png), ("md", markdown), ("json", blob)):
+            atomic_write_bytes(paths[key], payload)
+    except (FileExistsError, NotADirectoryError, PermissionError) as exc:
+        raise ReportError(
+            f"cannot write the report: {exc.strerror or exc}",
+            where=str(run_dir),
+            fix="pass a run folder that is a writable directory",
+        ) from exc
+    return {"json": paths["json"], "md": paths["md"], "png": paths["png"]}
+
+
+def read_report(path: Path) -> ReportData:
+    """Read a ``report.json`` (or the run folder holding one), upgrading older versions.
+
+    Raises:
+        ReportError: The file is missing, not JSON, of an unknown version, or invalid (the error
+            names the field).
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / REPORT_JSON
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ReportError(
+            "no report here", where=str(path), fix="pass a run folder that has report.json"
+        ) from exc
+    except json.JSONDecodeError as exc:
+        raise ReportError(
+            f"not valid JSON: {exc.msg}",
+            where=f"{path}:{exc.lineno}:{exc.colno}",
+            fix="re-create the report; allure writes it atomically, so this file was edited or copied partially",
+        ) from exc
+    try:
+        return ReportData.model_validate(migrate_report(raw))
+    except ReportError as exc:
+        raise ReportError(exc.message, where=f"{path}: {exc.where or ''}".rstrip(": "), fix=exc.fix) from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise ReportError(
+            f"field {field!r}: {first['msg']} ({exc.error_count()} problem(s) in all)",
+            where=f"{path}: {field}",
+            fix="re-create the report with allure, or correct that field",
+        ) from exc
