@@ -148,7 +148,13 @@ class ReviewApp(App[None]):
             view.show_empty("No candidate to show (the filter may hide them all: press f).")
             return
         shown, edited = self.queue.shown(candidate_id)
-        view.show(shown, edited=edited, number=self.queue.position[candidate_id] + 1, total=len(self.queue))
+        view.show(
+            shown,
+            edited=edited,
+            number=self.queue.position[candidate_id] + 1,
+            total=len(self.queue),
+            proposed=self.queue.get(candidate_id).correct_label,
+        )
         self._refresh_similar(shown)
 
     def _refresh_row(self, candidate_id: str) -> None:

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from review_helpers import make_run
 
 from allure.store import RunStore
+from tests.tui.review_helpers import make_run
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from review_helpers import make_run, screen_text
 from textual.containers import VerticalScroll
 from textual.widgets import Collapsible, OptionList
 
@@ -12,6 +11,7 @@ from allure.store import RunStore
 from allure.tui import create_app
 from allure.tui.screens import CommentInput, FilterPicker, HelpScreen, ModePicker, ResumeOffer, ResumeScreen
 from allure.tui.widgets import QueueTable
+from tests.tui.review_helpers import make_run, screen_text
 
 RUN = "run-review"
 SIZE = (120, 40)

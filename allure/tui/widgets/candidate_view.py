@@ -39,8 +39,10 @@ class CandidateView(Vertical):
             yield Static(id="response", markup=False)
         yield Static(id="similar")
 
-    def show(self, example: IclExample, *, edited: bool, number: int, total: int) -> None:
-        """Draw ``example`` (its draft applied; ``edited`` marks a draft)."""
+    def show(
+        self, example: IclExample, *, edited: bool, number: int, total: int, proposed: int | None = None
+    ) -> None:
+        """Draw ``example`` (its draft applied; ``edited`` marks a draft; ``proposed``: the stored label)."""
         mark = mark_of(example)
         status_style = {"pending": "yellow", "approved": "green", "rejected": "red"}[mark]
         lines = [
@@ -63,7 +65,19 @@ class CandidateView(Vertical):
                     end="",
                 ),
             ),
-            _field("proposed", Text(f"label {example.correct_label}", style="bold green")),
+            _field(
+                "proposed",
+                Text.assemble(
+                    (f"label {example.correct_label}", "bold green"),
+                    (
+                        f"  (was {proposed})"
+                        if proposed is not None and proposed != example.correct_label
+                        else "",
+                        "dim",
+                    ),
+                    end="",
+                ),
+            ),
             _field(
                 "mode",
                 Text.assemble(
