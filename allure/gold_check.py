@@ -68,10 +68,11 @@ class GoldCheckConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    answer_pattern: str = r"(?i)\banswer(?:\s+is)?\s*:\s*([^\n]*\S[^\n]*)"
+    answer_pattern: str = r"(?i)\banswer(?:\s+is)?\s*:\s*([^\n]*?\S)\s*(?:\.(?:\s|$)|\n|$)"
     """Regex with exactly one group capturing the final answer; the LAST match in the
-    response is used. The default takes the rest of the line after the last ``Answer:``
-    (or the next non-empty line when ``Answer:`` ends its line)."""
+    response is used. The default takes the text after the last ``Answer:`` (or ``answer
+    is:``) up to the end of its line or its first sentence (``. `` then more text), or the
+    next non-empty line when ``Answer:`` ends its line."""
     fallback: Fallback = "whole"
     """What to do when ``answer_pattern`` does not match: ``incorrect``, ``whole`` or ``search``.
     ``whole`` (the default) accepts terse responses such as ``1, 3`` and, with ``exact``
