@@ -41,7 +41,7 @@ def open_text(path: Path) -> IO[str]:
     with path.open("rb") as fh:
         magic = fh.read(2)
     if magic == _GZIP_MAGIC:
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
     return path.open(encoding="utf-8-sig", newline="")
 
 

@@ -130,3 +130,10 @@ def test_max_response_chars_drops_long_rows_before_limit(tmp_path: Path) -> None
     assert [len(i.response) for i in items] == [1, 5, 10]
     limited = load_items(spec.model_copy(update={"limit": 2}))
     assert len(limited) == 2 and all(len(i.response) <= 10 for i in limited)
+
+
+def test_gzip_csv_with_bom(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv.gz"
+    path.write_bytes(gzip.compress("\ufeffid,response,label\nk1,fine,0\n".encode()))
+    (item,) = load_items(DatasetSpec(path=str(path), columns=ColumnMap(id="id", gold_label="label")))
+    assert (item.id, item.response, item.gold_label) == ("k1", "fine", 0)
