@@ -49,13 +49,13 @@ def load_items(
         _check_csv_header(path, spec.columns)
 
     items: list[Item] = []
-    lines: list[int] = []
     first: dict[str, int] = {}
     cogeval = spec.format == "cogeval"
     for lineno, row in rows:
         where = f"{path}:{lineno}"
         if not items and spec.format == "auto" and kind == "jsonl":
-            cogeval = is_cogeval_row(row)
+            # a CogEval-shaped first row selects the CogEval mapping, unless columns were mapped
+            cogeval = is_cogeval_row(row) and spec.columns == ColumnMap()
         if cogeval:
             item = item_from_cogeval_row(
                 row, where=where, label_set=label_set, gold_separator=spec.gold_separator
@@ -70,7 +70,6 @@ def load_items(
             )
         first[item.id] = lineno
         items.append(item)
-        lines.append(lineno)
     if not items:
         raise DatasetError(
             "the dataset has no rows",

@@ -11,7 +11,8 @@ DatasetFormat = Literal["auto", "jsonl", "csv", "cogeval"]
 """How a dataset file is read.
 
 - ``auto``: by extension (``.jsonl``, ``.jsonl.gz``, ``.csv``); a JSONL file whose first
-  row has ``test_question`` and ``expected_answer`` is read as ``cogeval``.
+  row has ``test_question`` and ``expected_answer`` is read as ``cogeval`` unless
+  ``columns`` maps anything.
 - ``jsonl``: one JSON object per line (gzip when the name ends in ``.gz``), mapped by ``columns``.
 - ``csv``: a header row, then one row per item (stdlib ``csv``), mapped by ``columns``.
 - ``cogeval``: the CogEval cognitive-map conversations with the fixed CogEval mapping

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from allure.dataset import DatasetSpec, cogeval_label, is_cogeval_row, load_items
+from allure.dataset import ColumnMap, DatasetSpec, cogeval_label, is_cogeval_row, load_items
 from allure.errors import DatasetError
 
 
@@ -147,3 +147,10 @@ def test_duplicate_paths(tmp_path: Path) -> None:
     path = write(tmp_path / "c.jsonl.gz", [row(), row(score=0.0)])
     with pytest.raises(DatasetError, match="first on line 1"):
         load_items(DatasetSpec(path=str(path), format="cogeval"))
+
+
+def test_explicit_columns_win_over_auto_detection(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.jsonl.gz", [row()])
+    spec = DatasetSpec(path=str(path), columns=ColumnMap(task="test_question", gold_label="score"))
+    (item,) = load_items(spec)
+    assert item.id == "line-1" and item.gold_label == 1 and item.recorded_label is None
