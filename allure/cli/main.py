@@ -24,6 +24,7 @@ def _register() -> None:
 
     audit.register(app)
     resume.register(app)
+    from allure.cli import memory; memory.register(app)  # noqa: E702, I001
     from allure.cli import review; review.register(app)  # noqa: E702, I001
     from allure.cli import serve; serve.register(app)  # noqa: E702, I001
 

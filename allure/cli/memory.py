@@ -1,0 +1,235 @@
+"""``allure memory``: list, show, count, export, import, delete and map the episodic memory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from allure.errors import MemoryStoreError
+
+if TYPE_CHECKING:
+    from allure.memory import EpisodicMemory
+
+memory_app = typer.Typer(
+    name="memory",
+    help="Inspect and manage the episodic memory of approved ICL examples.",
+    no_args_is_help=True,
+)
+
+MemoryOpt = typer.Option(
+    None,
+    "--memory",
+    "-m",
+    envvar="ALLURE_MEMORY",
+    help="Memory directory or http://host:port Chroma server (default: PROJECT/.allure/memory; env ALLURE_MEMORY).",
+)
+ProjectOpt = typer.Option(Path("."), "--project", "-p", help="Project folder holding .allure/.")
+CollectionOpt = typer.Option("icl_examples", "--collection", help="Chroma collection name.")
+
+
+def _location(memory: str | None, project: Path) -> str:
+    if memory and memory.startswith(("http://", "https://")):
+        return memory
+    if memory:
+        path = Path(memory)
+        return str(path if path.is_absolute() else project / path)
+    return str(project / ".allure" / "memory")
+
+
+def _open(memory: str | None, project: Path, collection: str, *, create: bool = False) -> EpisodicMemory:
+    from allure.memory import EpisodicMemory
+
+    return EpisodicMemory.open(_location(memory, project), collection=collection, create=create)
+
+
+def _short(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+@memory_app.command("list")
+def list_cmd(
+    memory: str | None = MemoryOpt,
+    project: Path = ProjectOpt,
+    collection: str = CollectionOpt,
+    mode: str | None = typer.Option(None, "--mode", help="Only this failure mode."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per line instead of a table."),
+) -> None:
+    """List the examples: id, failure mode, problem type, labels, response."""
+    examples = _open(memory, project, collection).all()
+    if mode is not None:
+        from allure.memory import RetrievalPolicy
+
+        RetrievalPolicy.model_validate({"include_modes": [mode]})  # validates the name
+        examples = [ex for ex in examples if ex.failure_mode == mode]
+    for ex in examples:
+        if as_json:
+            typer.echo(ex.model_dump_json())
+        else:
+            typer.echo(
+                f"{ex.id}  {ex.failure_mode:<19} {ex.problem_type or '-':<16} "
+                f"{ex.wrong_label}->{ex.correct_label}  {_short(ex.response, 60)}"
+            )
+    if not as_json:
+        typer.echo(f"{len(examples)} example(s)", err=True)
+
+
+@memory_app.command("show")
+def show_cmd(
+    example_id: str = typer.Argument(..., help="The example id (see `allure memory list`)."),
+    memory: str | None = MemoryOpt,
+    project: Path = ProjectOpt,
+    collection: str = CollectionOpt,
+) -> None:
+    """Show one example and the verdicts whose prompt carried it, and how many were right."""
+    ex = _open(memory, project, collection).get(example_id)
+    typer.echo(json.dumps(ex.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    from allure.store import RunStore, project_db_path
+
+    db = project_db_path(project)
+    if not db.exists():
+        typer.echo(f"\nno run store at {db}: no verdicts used this example yet")
+        return
+    store = RunStore(db, create=False)
+    try:
+        calls = store.calls_with_example(example_id)
+    finally:
+        store.close()
+    right = sum(1 for _, v, ref in calls if ref is not None and v.label == ref)
+    judged = sum(1 for _, _, ref in calls if ref is not None)
+    typer.echo(
+        f"\nverdicts whose prompt carried it: {len(calls)}; right {right} of {judged} with a reference label"
+    )
+    for run_id, v, ref in calls[:50]:
+        mark = "?" if ref is None else ("right" if v.label == ref else "WRONG")
+        typer.echo(f"  {run_id}  item {v.item_id}  label {v.label}  reference {ref}  {mark}")
+    if len(calls) > 50:
+        typer.echo(f"  ... and {len(calls) - 50} more")
+
+
+@memory_app.command("stats")
+def stats_cmd(
+    memory: str | None = MemoryOpt,
+    project: Path = ProjectOpt,
+    collection: str = CollectionOpt,
+    clusters: int | None = typer.Option(
+        None, "--clusters", help="Fix the number of KMeans clusters (default: by silhouette)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures as one JSON object."),
+) -> None:
+    """Size, counts per failure mode and problem type, KMeans clusters and their ARI/NMI with the modes."""
+    from allure.memory import cluster_memory, memory_stats
+
+    mem = _open(memory, project, collection)
+    stats = memory_stats(mem)
+    report = cluster_memory(mem, n_clusters=clusters)
+    if as_json:
+        typer.echo(
+            json.dumps({"stats": stats.model_dump(mode="json"), "clusters": report.model_dump(mode="json")})
+        )
+        return
+    typer.echo(f"memory {mem.location}  size {stats.size}  content hash {stats.content_hash}")
+    typer.echo("by failure mode:")
+    for mode, n in stats.by_mode.items():
+        typer.echo(f"  {mode:<20} {n}")
+    typer.echo("by problem type:")
+    for pt, n in stats.by_problem_type.items():
+        typer.echo(f"  {pt or '(none)':<20} {n}")
+    if report.n_clusters == 0:
+        typer.echo("clusters: too few distinct examples to cluster")
+    else:
+        typer.echo(
+            f"clusters: {report.n_clusters} ({report.chosen_by}, silhouette {report.silhouette:.3f}); "
+            f"agreement with failure modes: ARI {report.ari:.3f}, NMI {report.nmi:.3f}"
+        )
+        for c, modes in report.modes_by_cluster.items():
+            parts = ", ".join(f"{m} {n}" for m, n in sorted(modes.items(), key=lambda kv: -kv[1]))
+            typer.echo(f"  cluster {c}: {parts}")
+    empty = stats.empty_modes()
+    if empty:
+        typer.echo(f"modes with no example: {', '.join(empty)}")
+
+
+@memory_app.command("export")
+def export_cmd(
+    file: Path = typer.Argument(..., help="The JSONL file to write (one example per line, sorted by id)."),
+    memory: str | None = MemoryOpt,
+    project: Path = ProjectOpt,
+    collection: str = CollectionOpt,
+) -> None:
+    """Export every example to a JSONL file."""
+    from allure.memory import export_jsonl
+
+    n = export_jsonl(_open(memory, project, collection), file)
+    typer.echo(f"exported {n} example(s) to {file}")
+
+
+@memory_app.command("import")
+def import_cmd(
+    file: Path = typer.Argument(..., help="A JSONL file of approved examples (as written by export)."),
+    memory: str | None = MemoryOpt,
+    project: Path = ProjectOpt,
+    collection: str = CollectionOpt,
+) -> None:
+    """Import examples from JSONL (validated whole first; existing ids are updated)."""
+    from allure.memory import read_examples_jsonl
+
+    examples = read_examples_jsonl(file)  # a bad line stops here, before the memory is opened
+    mem = _open(memory, project, collection, create=True)
+    new = mem.add(examples)
+    typer.echo(
+        f"imported {len(examples)} example(s) from {file}: {new} new, {len(examples) - new} updated or unchanged"
+    )
+
+
+@memory_app.command("delete")
+def delete_cmd(
+    ids: list[str] = typer.Argument(None, help="Example ids to delete."),
+    all_: bool = typer.Option(False, "--all", help="Delete every example (needs --yes)."),
+    yes: bool = typer.Option(False, "--yes", help="Confirm --all."),
+    memory: str | None = MemoryOpt,
+    project: Path = ProjectOpt,
+    collection: str = CollectionOpt,
+) -> None:
+    """Delete examples by id, or all of them with --all --yes."""
+    if all_ and ids:
+        raise MemoryStoreError("give ids or --all, not both", where="arguments", fix="drop the ids or --all")
+    if all_ and not yes:
+        raise MemoryStoreError("--all deletes every example", where="--all", fix="add --yes to confirm")
+    if not all_ and not ids:
+        raise MemoryStoreError("nothing to delete", where="arguments", fix="give example ids, or --all --yes")
+    mem = _open(memory, project, collection)
+    targets = [ex.id for ex in mem.refresh()] if all_ else list(ids)
+    known = {ex.id for ex in mem.all()}
+    missing = [i for i in targets if i not in known]
+    if missing:
+        raise MemoryStoreError(
+            f"unknown id(s): {', '.join(missing)}",
+            where=mem.location,
+            fix="`allure memory list` shows the ids",
+        )
+    n = mem.delete(targets)
+    typer.echo(f"deleted {n} example(s)")
+
+
+@memory_app.command("map")
+def map_cmd(
+    out: Path = typer.Option(Path("memory-map.png"), "--out", "-o", help="PNG file to write."),
+    memory: str | None = MemoryOpt,
+    project: Path = ProjectOpt,
+    collection: str = CollectionOpt,
+    seed: int = typer.Option(0, "--seed", help="t-SNE random state."),
+) -> None:
+    """Write a 2-D t-SNE map of the memory coloured by failure mode (ALLURE Fig. 5)."""
+    from allure.memory import tsne_map
+
+    path = tsne_map(_open(memory, project, collection), out, random_state=seed)
+    typer.echo(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``allure memory ...`` to the main app."""
+    app.add_typer(memory_app, name="memory")
