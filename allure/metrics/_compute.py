@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from allure.metrics._batch import batch_accuracy, batch_auc, batch_f1, batch_kappa, resample_confusions
 from allure.metrics._bootstrap import bootstrap_indices, percentile_interval
 from allure.metrics._common import IntArray, MetricsError, check_same_length, resolve_labels, safe_div
 from allure.metrics._confusion import per_class_counts
@@ -120,10 +121,6 @@ def compute_metrics(
     pi = np.asarray([lookup[int(x)] for x in p], dtype=np.int64)
     flat = ti * n_labels + pi
 
-    def cm_of(sel: IntArray | None) -> IntArray:
-        codes = flat if sel is None else flat[sel]
-        return np.bincount(codes, minlength=n_labels * n_labels).reshape(n_labels, n_labels)
-
     is_pos = (ti == pos).astype(np.int64)
     probs: list[float | None] | None = None
     if prob_positive is not None:
@@ -135,27 +132,22 @@ def compute_metrics(
         else (pi == pos).astype(np.float64)
     )
 
-    def stats(sel: IntArray | None) -> dict[str, float | None]:
-        cm = cm_of(sel)
-        total = int(cm.sum())
-        return {
-            "accuracy": safe_div(int(np.trace(cm)), total),
-            "f1": _f1_from_cm(cm, pos),
-            "kappa": kappa_from_confusion(cm),
-            "auc": auc_from_scores(
-                is_pos if sel is None else is_pos[sel], scores if sel is None else scores[sel]
-            ),
-        }
-
-    full = stats(None)
-    cm = cm_of(None)
+    cm = np.bincount(flat, minlength=n_labels * n_labels).reshape(n_labels, n_labels)
+    full_auc = auc_from_scores(is_pos, scores)
     tp, fp, fn = per_class_counts(cm)
     ci: dict[str, Any] = dict.fromkeys(CI_METRICS)
     if parsed:
         idx = bootstrap_indices(len(parsed), n_resamples=n_resamples, random_state=random_state)
-        boot = [stats(row) for row in idx]
+        cms = resample_confusions(flat, n_labels, idx)
+        boot = {
+            "accuracy": batch_accuracy(cms),
+            "f1": batch_f1(cms, pos),
+            "kappa": batch_kappa(cms),
+            "auc": batch_auc(is_pos, scores, idx),
+        }
         for name in CI_METRICS:
-            ci[name] = percentile_interval([b[name] for b in boot], confidence=confidence)
+            values = [None if np.isnan(v) else float(v) for v in boot[name]]
+            ci[name] = percentile_interval(values, confidence=confidence)
     n_correct = int(np.trace(cm))
     return {
         "n": n,
@@ -163,15 +155,15 @@ def compute_metrics(
         "n_no_reference": n - len(scored),
         "n_unparsed": len(scored) - len(parsed),
         "n_parsed": len(parsed),
-        "accuracy": full["accuracy"],
+        "accuracy": safe_div(int(np.trace(cm)), int(cm.sum())),
         "accuracy_all": safe_div(n_correct, len(scored)),
         "precision": safe_div(int(tp[pos]), int(tp[pos] + fp[pos])),
         "recall": safe_div(int(tp[pos]), int(tp[pos] + fn[pos])),
-        "f1": full["f1"],
+        "f1": _f1_from_cm(cm, pos),
         "f1_macro": _f1_macro_from_cm(cm),
-        "kappa": full["kappa"],
-        "auc": full["auc"],
-        "auc_source": None if full["auc"] is None else ("logprobs" if use_probs else "hard_labels"),
+        "kappa": kappa_from_confusion(cm),
+        "auc": full_auc,
+        "auc_source": None if full_auc is None else ("logprobs" if use_probs else "hard_labels"),
         "confusion": {"labels": labs, "matrix": cm.astype(int).tolist()},
         "ci": ci,
         "confidence": confidence,
