@@ -90,7 +90,11 @@ def main(argv: list[str]) -> None:
 
     import xllamacpp as xlc
 
-    server = xlc.Server(build_params(cfg))
+    try:
+        server = xlc.Server(build_params(cfg))
+    except RuntimeError as exc:  # llama.cpp logged the cause just above
+        print(f"llama.cpp server failed to start: {exc}", file=sys.stderr, flush=True)
+        os._exit(3)  # not sys.exit: the watchdog thread holds stdin
     handshake.write(json.dumps({"url": server.listening_address}) + "\n")
     handshake.flush()
     threading.Event().wait()
