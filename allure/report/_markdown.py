@@ -12,6 +12,8 @@ from allure.report._summary import helped_sentence
 TOP_ROWS = 10
 """Rows shown of each errors-per-group table."""
 
+SPLIT_NAMES = {"heldout": "held-out", "audit": "audit"}
+
 SPLIT_TITLES = {
     "heldout": "Held-out split (never enters memory)",
     "audit": "Audit split (ICL examples mined here)",
@@ -122,7 +124,7 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
             if m is None:
                 continue
             out += [
-                f"## Last iteration ({last.iteration}), {split}: confusion matrix",
+                f"## Last iteration ({last.iteration}), {SPLIT_NAMES[split]} split: confusion matrix",
                 "",
                 *_confusion(m),
                 "",
