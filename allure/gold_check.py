@@ -78,6 +78,10 @@ class GoldCheckConfig(BaseModel):
     ``whole`` (the default) accepts terse responses such as ``1, 3`` and, with ``exact``
     matching, still rejects any longer text; on CogEval it agrees with GPT-4 slightly more
     often than ``incorrect`` (0.9349 vs 0.9344 of 59,337 scored rows)."""
+    whole_max_chars: int = 400
+    """The ``whole`` fallback only considers responses of at most this many characters;
+    a longer response without a match is incorrect (no terse final answer is that long,
+    and skipping it keeps the check fast)."""
     lowercase: bool = True
     """Compare case-insensitively."""
     strip_chars: str = "*`\"'[](){}.!?:_"
@@ -85,7 +89,7 @@ class GoldCheckConfig(BaseModel):
     strip_words: list[str] = Field(default_factory=lambda: list(DEFAULT_STRIP_WORDS))
     """Filler words and phrases removed as whole words (matched case-insensitively); a
     trailing ``:`` or ``.`` in an entry is optional in the text."""
-    separators: str = r"\s*(?:,|;|->|=>|→|–|—|-|\band\b|\bthen\b|\bto\b|&)\s*"
+    separators: str = r",|;|->|=>|→|–|—|-|\band\b|\bthen\b|\bto\b|&"
     """Regex of separators between the parts of an answer; every match becomes ``", "``."""
     match: MatchMode = "exact"
     """``exact`` or ``contains`` (see :data:`MatchMode`)."""
@@ -187,6 +191,8 @@ class GoldCheck:
                 return None, None
             if self.config.fallback == "search":
                 return response, self._search(response, gold_answers)
+            if len(response) > self.config.whole_max_chars:
+                return None, None
             answer = response
         got = self._parts(answer)
         for gold in gold_answers:

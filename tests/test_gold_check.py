@@ -121,6 +121,12 @@ def test_fallbacks() -> None:
     assert explained["source"] == "fallback" and explained["answer"] is None
 
 
+def test_whole_fallback_skips_long_responses() -> None:
+    terse = "Room 1, Room 3" + " " * 50
+    assert GoldCheck(GoldCheckConfig(whole_max_chars=60)).reference_label(item(terse, ["1, 3"])) == 1
+    assert GoldCheck(GoldCheckConfig(whole_max_chars=20)).reference_label(item(terse, ["1, 3"])) == 0
+
+
 def test_normalisation_options() -> None:
     default = GoldCheck()
     assert default.normalise("Answer: Room 1 -> Room 3 -> ROOM 5.") == "1, 3, 5"
