@@ -13,8 +13,8 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, Static
 
 from allure.decisions import default_reviewer
 from allure.errors import AllureError
@@ -25,7 +25,7 @@ from allure.tui._text import visible
 from allure.tui.screens.modals import CommentInput, FilterPicker, HelpScreen, ModePicker, ResumeOffer
 from allure.tui.screens.resume import ResumeScreen
 from allure.tui.widgets.candidate_view import CandidateView, SimilarRows
-from allure.tui.widgets.queue_table import QueueTable
+from allure.tui.widgets.queue_table import QUEUE_HEADER, QueueTable
 
 SimilarFn = Callable[[IclExample], SimilarRows]
 """Returns the examples in memory most similar to a candidate, with their similarity."""
@@ -97,7 +97,9 @@ class ReviewApp(App[None]):
         yield Header(icon="⚖")
         yield Static(id="progress")
         with Horizontal(id="main"):
-            yield QueueTable(id="queue")
+            with Vertical(id="left"):
+                yield Static(Text(QUEUE_HEADER, style="bold"), id="queue-head")
+                yield QueueTable(id="queue")
             yield CandidateView(id="view")
         yield Footer()
 
@@ -189,11 +191,10 @@ class ReviewApp(App[None]):
             self.query_one(CandidateView).show_similar(result)
 
     # -- events and actions ------------------------------------------------------------------------
-    @on(DataTable.RowHighlighted, "#queue")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = event.row_key.value
-        if key is not None and key != self._current:
-            self._show(str(key))
+    @on(QueueTable.Highlighted, "#queue")
+    def _highlighted(self, event: QueueTable.Highlighted) -> None:
+        if event.candidate_id != self._current:
+            self._show(event.candidate_id)
 
     def _guard(self, fn: Callable[[str], object]) -> bool:
         """Run ``fn(current id)``, turning an :class:`AllureError` into a notification."""
@@ -267,11 +268,7 @@ class ReviewApp(App[None]):
 
     def action_move(self, step: int) -> None:
         """Go to the next (``1``) or previous (``-1``) candidate."""
-        table = self.query_one(QueueTable)
-        if step > 0:
-            table.action_cursor_down()
-        else:
-            table.action_cursor_up()
+        self.query_one(QueueTable).action_cursor(step)
 
     def action_toggle_task(self) -> None:
         """Show or hide the task."""

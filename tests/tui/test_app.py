@@ -36,7 +36,7 @@ async def test_approve_writes_reviewer_and_time_and_moves_on(store: RunStore) ->
         assert store.candidate_counts(RUN) == {"pending": 5, "approved": 1, "rejected": 0}
         assert app._current == _ids(store)[1]
         assert "decided 1/6" in screen_text(app)
-        assert app.query_one(QueueTable).get_cell(first.id, "mark").plain == "✓"
+        assert app.query_one(QueueTable).row_plain(first.id).startswith("✓")
 
 
 async def test_reject(store: RunStore) -> None:
@@ -279,3 +279,25 @@ async def test_similar_examples_panel(store: RunStore) -> None:
         text = screen_text(app)
         assert "0.88" in text and "Room 1, Room 3" in text
         assert seen == [_ids(store)[0]]
+
+
+async def test_queue_paging_keys_and_cursor_highlight(tmp_path: Path) -> None:
+    store = make_run(tmp_path, 60)
+    ids = _ids(store)
+    app = create_app(store, RUN, reviewer="alice")
+    async with app.run_test(size=(120, 24)) as pilot:
+        table = app.query_one(QueueTable)
+        await pilot.press("end")
+        assert app._current == ids[59]
+        await pilot.press("home")
+        assert app._current == ids[0]
+        await pilot.press("pagedown")
+        assert app._current == ids[table.cursor] and table.cursor > 5
+        await pilot.press("pageup")
+        assert app._current == ids[0]
+        await pilot.press("j")
+        lit = [y for y in range(3) if any(s.style and s.style.bgcolor for s in table.render_line(y))]
+        assert lit == [1]  # only the cursor row is highlighted
+        assert store.decision_log(RUN) == []
+        await pilot.press("end", "r")
+        assert store.candidates(RUN)[59].decision == "reject"
