@@ -1,0 +1,115 @@
+"""`allure review` in a real terminal (tmux): keys in, pane text out, decisions in the store.
+
+Needs tmux (CI: ``apt-get install -y tmux``); skipped where it is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from allure.store import RunStore, project_db_path
+from tests.tui.review_helpers import make_run
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+RUN = "run-review"
+ALLURE = Path(sys.executable).parent / "allure"
+
+
+class Tmux:
+    """A private tmux server (its own socket) running one command in a 120x40 pane."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=30)
+
+    def pane(self) -> str:
+        return self("capture-pane", "-p", "-t", "review").stdout
+
+    def alive(self) -> bool:
+        return self("has-session", "-t", "review").returncode == 0
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            assert self("send-keys", "-t", "review", key).returncode == 0
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    t = Tmux(f"allure-test-{os.getpid()}-{time.monotonic_ns()}")
+    yield t
+    t("kill-server")
+
+
+def test_review_in_a_real_terminal(tmp_path: Path, tmux: Tmux) -> None:
+    assert ALLURE.exists(), "install the package: pip install -e .[dev]"
+    make_run(tmp_path, 5).close()
+    command = " ".join(
+        [
+            "env",
+            "HF_HUB_OFFLINE=1",
+            "TERM=xterm-256color",
+            "ALLURE_REVIEWER=tmux-tester",
+            shlex.quote(str(ALLURE)),
+            "review",
+            RUN,
+            "--project",
+            shlex.quote(str(tmp_path)),
+        ]
+    )
+    started = tmux("new-session", "-d", "-s", "review", "-x", "120", "-y", "40", command)
+    assert started.returncode == 0, started.stderr
+    wait_for(lambda: "decided 0/5" in tmux.pane(), "the first screen")
+    assert "candidate 1/5" in tmux.pane()
+
+    def counts() -> dict[str, int]:
+        store = RunStore(project_db_path(tmp_path))
+        try:
+            return store.candidate_counts(RUN)
+        finally:
+            store.close()
+
+    tmux.keys("a")
+    wait_for(lambda: counts()["approved"] == 1, "the approval in the store")
+    tmux.keys("r")
+    wait_for(lambda: counts()["rejected"] == 1, "the rejection in the store")
+    tmux.keys("e", "a")
+    wait_for(lambda: counts()["approved"] == 2, "the edited approval in the store")
+    wait_for(lambda: "decided 3/5" in tmux.pane(), "the progress counter")
+    screen = tmux.pane()
+    assert "✓" in screen and "✗" in screen and "candidate 4/5" in screen
+
+    tmux.keys("q")
+    wait_for(lambda: not tmux.alive(), "the app to quit")
+    store = RunStore(project_db_path(tmp_path))
+    try:
+        decided = store.candidates(RUN)
+        assert [ex.decision for ex in decided] == ["approve", "reject", "approve", None, None]
+        assert decided[2].correct_label == 1  # candidate 3 proposed label 0, edited to 1
+        assert {ex.reviewer for ex in decided[:3]} == {"tmux-tester"}
+        assert store.get_run(RUN).status == "paused"
+    finally:
+        store.close()
