@@ -28,7 +28,9 @@ def _invoke(*args: str) -> str:
 def test_export_then_import_round_trip(tmp_path: Path) -> None:
     make_run(tmp_path, 4).close()
     out = tmp_path / "pending.jsonl"
-    assert "exported 4 pending" in _invoke("--project", str(tmp_path), "--export", str(out))  # newest paused run
+    assert "exported 4 pending" in _invoke(
+        "--project", str(tmp_path), "--export", str(out)
+    )  # newest paused run
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 4 and rows[0]["decision"] is None
     decisions = tmp_path / "decisions.jsonl"
@@ -42,7 +44,12 @@ def test_export_then_import_round_trip(tmp_path: Path) -> None:
     assert "recorded 2 decisions" in said and "2 pending" in said
     store = RunStore(project_db_path(tmp_path))
     first, second = store.candidates(RUN)[:2]
-    assert (first.decision, first.correct_label, first.reviewer, first.comment) == ("approve", 1, "carol", "ok")
+    assert (first.decision, first.correct_label, first.reviewer, first.comment) == (
+        "approve",
+        1,
+        "carol",
+        "ok",
+    )
     assert second.decision == "reject"
     store.close()
 
@@ -75,7 +82,17 @@ def test_bad_decisions_file_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     bad = tmp_path / "decisions.jsonl"
     bad.write_text('{"candidate_id": "icl-unknown", "decision": "approve"}\n')
     res = subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", "review", RUN, "--project", str(tmp_path), "--import", str(bad)],
+        [
+            sys.executable,
+            "-m",
+            "allure.cli.main",
+            "review",
+            RUN,
+            "--project",
+            str(tmp_path),
+            "--import",
+            str(bad),
+        ],
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
         capture_output=True,
         text=True,
