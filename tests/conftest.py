@@ -78,10 +78,11 @@ def scripted_server(tmp_path: Path) -> Iterator[ScriptedServer]:
 def write_dataset(path: Path, n_per_type: int = 6) -> Path:
     """A small path-finding dataset: per problem type, correct answers, 'Room'-keyword wrong answers, plain wrong ones."""
     rows = []
-    for ptype in ("1stepPath", "2stepPath"):
-        for i in range(n_per_type):
+    for t, ptype in enumerate(("1stepPath", "2stepPath")):
+        for j in range(n_per_type):
+            i = j + 40 * t  # distinct rooms per problem type, so no two rows read the same
             gold = f"Answer: 1, {i + 3}"
-            kind = i % 3
+            kind = j % 3
             if kind == 0:
                 response = f"Answer: 1, {i + 3}"
             elif kind == 1:
@@ -92,12 +93,12 @@ def write_dataset(path: Path, n_per_type: int = 6) -> Path:
                 response = f"Answer: 1, {i + 20}"
             rows.append(
                 {
-                    "uid": f"{ptype}-{i}",
+                    "uid": f"{ptype}-{j}",
                     "question": f"From room 1 what is the shortest path to room {i + 3}?",
                     "answer": response,
                     "gold": [gold],
                     "kind": ptype,
-                    "model": f"gen-{i % 2}",
+                    "model": f"gen-{j % 2}",
                 }
             )
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")

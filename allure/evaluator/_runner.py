@@ -232,12 +232,19 @@ class Evaluator:
         # Items sharing an ICL block go one after another (prefix cache), in dataset order inside a block.
         misses.sort(key=lambda j: (tuple(j.icl_ids), j.seq))
         if self.replay:
-            for job in misses:
-                t1 = time.perf_counter()
-                msg = self.chat_model.invoke(job.messages, item_id=job.item.id)
-                self._store(run_id, iteration, self._verdict(job, msg, time.perf_counter() - t1), result)
-                done += 1
-                if progress and (done % 500 == 0 or done == len(jobs)):
+            # Recorded labels need no network: label in-process and store in batches of 2,000
+            # (a kill loses at most the batch in progress, which costs nothing to redo).
+            for start in range(0, len(misses), 2000):
+                batch = []
+                for job in misses[start : start + 2000]:
+                    t1 = time.perf_counter()
+                    gen = self.chat_model._generate(
+                        job.messages, item_id=job.item.id
+                    )  # no callbacks: ~30x faster
+                    batch.append(self._verdict(job, gen.generations[0].message, time.perf_counter() - t1))
+                self._store_many(run_id, iteration, batch, result)
+                done += len(batch)
+                if progress:
                     progress(done, len(jobs))
         elif misses:
             done = asyncio.run(self._run_async(run_id, iteration, misses, result, done, len(jobs), progress))
@@ -248,14 +255,20 @@ class Evaluator:
         return result
 
     def _store(self, run_id: str, iteration: int, verdict: Verdict, result: EvalResult) -> None:
-        call_id = self.store.record_call(verdict, self.params)
-        self.store.record_verdict(run_id, iteration, call_id, verdict.item_id, cache_hit=False)
-        result.verdicts[verdict.item_id] = verdict
+        self._store_many(run_id, iteration, [verdict], result)
+
+    def _store_many(self, run_id: str, iteration: int, verdicts: list[Verdict], result: EvalResult) -> None:
+        call_ids = self.store.record_calls(verdicts, self.params)
+        self.store.record_verdicts(
+            run_id, iteration, [(cid, v.item_id, False) for cid, v in zip(call_ids, verdicts, strict=True)]
+        )
         s = result.stats
-        s.calls += 1
-        s.prompt_tokens += verdict.prompt_tokens
-        s.completion_tokens += verdict.completion_tokens
-        s.cached_tokens += verdict.cached_tokens
+        for v in verdicts:
+            result.verdicts[v.item_id] = v
+            s.calls += 1
+            s.prompt_tokens += v.prompt_tokens
+            s.completion_tokens += v.completion_tokens
+            s.cached_tokens += v.cached_tokens
 
     async def _run_async(
         self,

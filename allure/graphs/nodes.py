@@ -29,7 +29,7 @@ def split_items(items: list[Item], heldout_fraction: float, seed: int) -> dict[s
         ids = sorted(by_type[ptype])
         rng.shuffle(ids)
         n_held = round(heldout_fraction * len(ids))
-        if len(ids) >= 2:
+        if heldout_fraction > 0 and len(ids) >= 2:
             n_held = min(max(n_held, 1), len(ids) - 1)
         for i, item_id in enumerate(ids):
             out[item_id] = "heldout" if i < n_held else "audit"
@@ -65,7 +65,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     ctx = runtime.context
     run_id = state["run_id"]
     it = state.get("iteration", 0) + 1
-    items = ctx.store.items(run_id)
+    items = ctx.items(run_id)
     memory = ctx.memory()
     version = memory.version()
     policy = ctx.spec.memory.retrieval
@@ -75,6 +75,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         result = ev.evaluate(
             run_id, it, items, lambda item: memory.retrieve(item, policy), progress=ctx.eval_progress
         )
+    ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = result.stats.as_dict()
     ctx.say(
         f"iteration {it}: {stats['calls']} calls, {stats['cache_hits']} cache hits, "
@@ -98,13 +99,16 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
 def _metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, dict[str, Any]]:
     from allure.metrics import compute_metrics
 
-    items = ctx.store.items(run_id)
-    verdicts = ctx.store.verdicts(run_id, it)
+    items = ctx.items(run_id)
+    verdicts = ctx.verdicts(run_id, it)
     refs = ctx.store.reference_labels(run_id)
     splits = ctx.store.splits(run_id)
     out: dict[str, dict[str, Any]] = {}
     for split in ("audit", "heldout", "all"):
         chosen = [x for x in items if split == "all" or splits[x.id] == split]
+        if split == "all" and 0 in (out["audit"]["n"], out["heldout"]["n"]):  # one split holds every item
+            out["all"] = out["audit"] if out["heldout"]["n"] == 0 else out["heldout"]
+            continue
         vs: list[Verdict | None] = [verdicts.get(x.id) for x in chosen]
         out[split] = compute_metrics(
             [refs.get(x.id) for x in chosen],
@@ -113,6 +117,8 @@ def _metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, dict[str,
             problem_types=[x.problem_type for x in chosen],
             generators=[x.generator for x in chosen],
             labels=tuple(ctx.spec.label_set),
+            pos_label=ctx.spec.positive_label,
+            n_resamples=ctx.spec.loop.bootstrap_resamples,
             random_state=ctx.spec.loop.seed,
         )
     return out
@@ -137,11 +143,12 @@ def _candidates(ctx: AuditContext, run_id: str, it: int) -> list[IclExample]:
     check = GoldCheck(ctx.spec.gold_check)
     refs = ctx.store.reference_labels(run_id)
     splits = ctx.store.splits(run_id)
-    verdicts = ctx.store.verdicts(run_id, it)
+    verdicts = ctx.verdicts(run_id, it)
     out = []
-    for item in ctx.store.items(run_id, split="audit"):
+    for item in ctx.items(run_id):
         ref, v = refs.get(item.id), verdicts.get(item.id)
-        if ref is None or v is None or v.status == "error" or v.label == ref or splits[item.id] != "audit":
+        # A wrong *label* (ALLURE Fig. 2); unparsed and failed calls are counted in the metrics, not mined.
+        if ref is None or v is None or v.status != "ok" or v.label == ref or splits[item.id] != "audit":
             continue
         fa = classify_failure(
             response=item.response,
@@ -190,13 +197,16 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Turn the audit split's mistakes into candidate ICL examples (never the held-out split's)."""
     ctx = runtime.context
     run_id, it = state["run_id"], state["iteration"]
-    cands = _candidates(ctx, run_id, it)
+    mistakes = _candidates(ctx, run_id, it)
     in_memory = set(ctx.memory().version().ids)
-    cands = [c for c in cands if c.id not in in_memory]
+    cands = [c for c in mistakes if c.id not in in_memory]
     if ctx.spec.loop.max_candidates is not None:
         cands = _sample(cands, ctx.spec.loop.max_candidates, ctx.spec.loop.seed + it)
     new = ctx.store.add_candidates(run_id, it, cands)
-    ctx.say(f"iteration {it}: {len(cands)} mistakes on the audit split, {new} new candidates")
+    ctx.say(
+        f"iteration {it}: {len(mistakes)} mistakes on the audit split "
+        f"({len(mistakes) - len(cands)} already corrected in memory), {new} new candidates"
+    )
     return {"proposed": new}
 
 

@@ -48,6 +48,25 @@ class AuditContext:
     eval_progress: Any = None
     """``Callable[[int, int], None]`` for the evaluation progress bar, or None."""
     _memory: Any = field(default=None, repr=False)
+    _items: dict[str, Any] = field(default_factory=dict, repr=False)
+    _verdicts: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
+
+    def items(self, run_id: str) -> list[Any]:
+        """The run's items (read once per process: they never change during a run)."""
+        if run_id not in self._items:
+            self._items[run_id] = self.store.items(run_id)
+        return self._items[run_id]
+
+    def verdicts(self, run_id: str, iteration: int) -> dict[str, Any]:
+        """Item id -> verdict of an iteration (read once per process)."""
+        key = (run_id, iteration)
+        if key not in self._verdicts:
+            self._verdicts = {key: self.store.verdicts(run_id, iteration)}
+        return self._verdicts[key]
+
+    def remember_verdicts(self, run_id: str, iteration: int, verdicts: dict[str, Any]) -> None:
+        """Keep an iteration's verdicts just written, so later nodes need not read them back."""
+        self._verdicts = {(run_id, iteration): verdicts}
 
     def say(self, line: str) -> None:
         """Send a status line to the caller, if it listens."""

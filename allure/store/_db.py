@@ -246,7 +246,9 @@ class RunStore:
             )
 
     # -- items ------------------------------------------------------------------------------------
-    def add_items(self, run_id: str, items: list[Item], splits: dict[str, Split], reference: dict[str, int | None]) -> None:
+    def add_items(
+        self, run_id: str, items: list[Item], splits: dict[str, Split], reference: dict[str, int | None]
+    ) -> None:
         """Store a run's items with their split and reference label (idempotent)."""
         with self._tx() as c:
             c.executemany(
@@ -259,7 +261,9 @@ class RunStore:
 
     def items(self, run_id: str, split: Split | None = None) -> list[Item]:
         """A run's items in dataset order."""
-        sql = "SELECT item_json FROM items WHERE run_id=?" + (" AND split=?" if split else "") + " ORDER BY seq"
+        sql = (
+            "SELECT item_json FROM items WHERE run_id=?" + (" AND split=?" if split else "") + " ORDER BY seq"
+        )
         args = (run_id, split) if split else (run_id,)
         return [Item.model_validate_json(r[0]) for r in self._query(sql, args)]
 
@@ -270,14 +274,16 @@ class RunStore:
     def reference_labels(self, run_id: str) -> dict[str, int | None]:
         """Item id -> reference label (``None`` where the gold check could not decide)."""
         return {
-            r[0]: r[1] for r in self._query("SELECT item_id, reference_label FROM items WHERE run_id=?", (run_id,))
+            r[0]: r[1]
+            for r in self._query("SELECT item_id, reference_label FROM items WHERE run_id=?", (run_id,))
         }
 
     # -- evaluator calls (the cache) ----------------------------------------------------------------
     def lookup_call(self, prompt_hash: str) -> tuple[int, Verdict] | None:
         """The stored successful-or-unparsed call for ``prompt_hash``, if any (errors are not cached)."""
         rows = self._query(
-            "SELECT * FROM calls WHERE prompt_hash=? AND status != 'error' ORDER BY id DESC LIMIT 1", (prompt_hash,)
+            "SELECT * FROM calls WHERE prompt_hash=? AND status != 'error' ORDER BY id DESC LIMIT 1",
+            (prompt_hash,),
         )
         return (rows[0][0], self._verdict_from_call(rows[0])) if rows else None
 
@@ -296,7 +302,24 @@ class RunStore:
 
     @staticmethod
     def _verdict_from_call(row: tuple[Any, ...]) -> Verdict:
-        (_id, ph, item_id, model, _params, status, label, raw, prob, err, icl, lat, pt, ct, cached, _created) = row
+        (
+            _id,
+            ph,
+            item_id,
+            model,
+            _params,
+            status,
+            label,
+            raw,
+            prob,
+            err,
+            icl,
+            lat,
+            pt,
+            ct,
+            cached,
+            _created,
+        ) = row
         return Verdict(
             item_id=item_id,
             label=label,
@@ -315,32 +338,43 @@ class RunStore:
 
     def record_call(self, verdict: Verdict, params: dict[str, Any]) -> int:
         """Write one evaluator call at once; returns its id."""
-        with self._tx() as c:
-            cur = c.execute(
-                "INSERT INTO calls (prompt_hash, item_id, model, params_json, status, label, raw_output, prob_positive, "
-                "error, icl_ids_json, latency_s, prompt_tokens, completion_tokens, cached_tokens, created_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    verdict.prompt_hash,
-                    verdict.item_id,
-                    verdict.model,
-                    json.dumps(params, sort_keys=True, default=str),
-                    verdict.status,
-                    verdict.label,
-                    verdict.raw_output,
-                    verdict.prob_positive,
-                    verdict.error,
-                    json.dumps(verdict.icl_ids),
-                    verdict.latency_s,
-                    verdict.prompt_tokens,
-                    verdict.completion_tokens,
-                    verdict.cached_tokens,
-                    utcnow(),
-                ),
-            )
-            return int(cur.lastrowid or 0)
+        return self.record_calls([verdict], params)[0]
 
-    def record_verdict(self, run_id: str, iteration: int, call_id: int, item_id: str, *, cache_hit: bool) -> None:
+    def record_calls(self, verdicts: list[Verdict], params: dict[str, Any]) -> list[int]:
+        """Write evaluator calls in one transaction; returns their ids in order."""
+        params_json = json.dumps(params, sort_keys=True, default=str)
+        now = utcnow()
+        ids = []
+        with self._tx() as c:
+            for v in verdicts:
+                cur = c.execute(
+                    "INSERT INTO calls (prompt_hash, item_id, model, params_json, status, label, raw_output, "
+                    "prob_positive, error, icl_ids_json, latency_s, prompt_tokens, completion_tokens, cached_tokens, "
+                    "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        v.prompt_hash,
+                        v.item_id,
+                        v.model,
+                        params_json,
+                        v.status,
+                        v.label,
+                        v.raw_output,
+                        v.prob_positive,
+                        v.error,
+                        json.dumps(v.icl_ids),
+                        v.latency_s,
+                        v.prompt_tokens,
+                        v.completion_tokens,
+                        v.cached_tokens,
+                        now,
+                    ),
+                )
+                ids.append(int(cur.lastrowid or 0))
+        return ids
+
+    def record_verdict(
+        self, run_id: str, iteration: int, call_id: int, item_id: str, *, cache_hit: bool
+    ) -> None:
         """Link a call to a run's iteration (replaces an earlier link for the same item)."""
         self.record_verdicts(run_id, iteration, [(call_id, item_id, cache_hit)])
 
@@ -388,7 +422,10 @@ class RunStore:
             before = c.total_changes
             c.executemany(
                 "INSERT OR IGNORE INTO candidates (run_id, id, iteration, seq, status, example_json) VALUES (?,?,?,?,?,?)",
-                [(run_id, ex.id, iteration, start + i, "pending", ex.model_dump_json()) for i, ex in enumerate(examples)],
+                [
+                    (run_id, ex.id, iteration, start + i, "pending", ex.model_dump_json())
+                    for i, ex in enumerate(examples)
+                ],
             )
             return c.total_changes - before
 
@@ -417,9 +454,13 @@ class RunStore:
         counts.update({r[0]: r[1] for r in self._query(sql + " GROUP BY status", args)})
         return counts
 
-    def record_decision(self, run_id: str, decision: ReviewDecision, *, label_set: Iterable[int] | None = None) -> IclExample:
+    def record_decision(
+        self, run_id: str, decision: ReviewDecision, *, label_set: Iterable[int] | None = None
+    ) -> IclExample:
         """Apply and log one review decision at once; returns the updated example."""
-        rows = self._query("SELECT example_json FROM candidates WHERE run_id=? AND id=?", (run_id, decision.candidate_id))
+        rows = self._query(
+            "SELECT example_json FROM candidates WHERE run_id=? AND id=?", (run_id, decision.candidate_id)
+        )
         if not rows:
             raise ReviewError(
                 f"unknown candidate {decision.candidate_id!r} in run {run_id}",
@@ -470,9 +511,12 @@ class RunStore:
     def decision_log(self, run_id: str) -> list[dict[str, Any]]:
         """Every decision and undo of a run, oldest first."""
         rows = self._query(
-            "SELECT candidate_id, action, decision_json, created_at FROM decisions WHERE run_id=? ORDER BY id", (run_id,)
+            "SELECT candidate_id, action, decision_json, created_at FROM decisions WHERE run_id=? ORDER BY id",
+            (run_id,),
         )
-        return [{"candidate_id": r[0], "action": r[1], "decision": json.loads(r[2]), "at": r[3]} for r in rows]
+        return [
+            {"candidate_id": r[0], "action": r[1], "decision": json.loads(r[2]), "at": r[3]} for r in rows
+        ]
 
     # -- metrics ------------------------------------------------------------------------------------
     def record_metrics(self, run_id: str, iteration: int, split: str, metrics: dict[str, Any]) -> None:
@@ -486,6 +530,7 @@ class RunStore:
     def metrics(self, run_id: str) -> list[dict[str, Any]]:
         """``{"iteration", "split", "metrics"}`` rows in iteration order."""
         rows = self._query(
-            "SELECT iteration, split, metrics_json FROM metrics WHERE run_id=? ORDER BY iteration, split", (run_id,)
+            "SELECT iteration, split, metrics_json FROM metrics WHERE run_id=? ORDER BY iteration, split",
+            (run_id,),
         )
         return [{"iteration": r[0], "split": r[1], "metrics": json.loads(r[2])} for r in rows]
