@@ -1,0 +1,179 @@
+"""The evaluator runner with fake chat models (unit) and against a flaky real HTTP server (integration)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from allure.evaluator import Evaluator, LabelParser, build_openai_model, prob_positive
+from allure.models import IclExample, Item
+from allure.prompts import load_prompt_set
+from allure.store import RunStore
+from tests.conftest import start_scripted_server
+
+
+def _items(n: int = 4) -> list[Item]:
+    return [
+        Item(
+            id=f"i{k}",
+            task=f"path to room {k}?",
+            response=f"Answer: 1, {k}",
+            gold_answers=[f"Answer: 1, {k}"],
+            problem_type="p",
+        )
+        for k in range(n)
+    ]
+
+
+def _example(k: int, label: int = 0) -> IclExample:
+    return IclExample(
+        id=f"icl-{k}",
+        item_id=f"x{k}",
+        task="t",
+        response=f"Room {k}",
+        gold_answers=["1, 3"],
+        correct_label=label,
+    )
+
+
+def _evaluator(model, store: RunStore, **kw) -> Evaluator:  # type: ignore[no-untyped-def]
+    return Evaluator(
+        chat_model=model,
+        model_name="fake",
+        params={"t": 0},
+        prompts=load_prompt_set("grader"),
+        store=store,
+        label_set=[0, 1],
+        label_pattern=r"score:\s*([01])\b",
+        **kw,
+    )
+
+
+def test_label_parser_never_coerces() -> None:
+    p = LabelParser(r"score:\s*(\d+)", [0, 1])
+    assert p.parse("score: 1") == 1
+    assert p.parse("score: 0 ... on reflection score: 1") == 1  # the last match wins
+    assert p.parse("score: 7") is None  # outside the label set
+    assert p.parse("I think it is correct") is None
+    assert p.parse("") is None
+
+
+def test_prob_positive_from_top_logprobs() -> None:
+    import math
+
+    lp = {
+        "content": [
+            {
+                "token": " 1",
+                "logprob": math.log(0.6),
+                "top_logprobs": [
+                    {"token": " 1", "logprob": math.log(0.6)},
+                    {"token": " 0", "logprob": math.log(0.2)},
+                    {"token": "x", "logprob": -1},
+                ],
+            }
+        ]
+    }
+    # 0.6 / (0.6 + 0.2) = 0.75
+    assert prob_positive(lp, 1, 1, 0) == pytest.approx(0.75)
+    assert prob_positive(None, 1, 1, 0) is None
+    assert prob_positive(lp, None, 1, 0) is None
+
+
+def test_render_matches_the_chat_prompt_template() -> None:
+    ps = load_prompt_set("grader")
+    item = Item(id="a", task="Which {room}?", response="Answer: {1}, 3", gold_answers=["1, 3", "1,3"])
+    examples = [_example(1, 1), _example(2, 0)]
+    fast = ps.render(item, examples)
+    slow = ps.chat_template().format_messages(
+        examples=ps.example_messages(examples),
+        task=item.task,
+        gold_answers="1, 3 OR 1,3",
+        response=item.response,
+    )
+    assert [(m.type, m.content) for m in fast] == [(m.type, m.content) for m in slow]
+    assert isinstance(fast[0], SystemMessage) and isinstance(fast[-1], HumanMessage)
+    assert [type(m) for m in fast[1:-1]] == [HumanMessage, AIMessage, HumanMessage, AIMessage]
+    assert fast[2].content == "score: 1" and fast[4].content == "score: 0"
+    assert "Room 1" in fast[1].content and "1, 3" in fast[1].content  # user repeats response + correct answer
+
+
+def test_cache_means_no_second_call(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "a.db")
+    model = FakeListChatModel(responses=["score: 1"] * 4)
+    ev = _evaluator(model, store)
+    r1 = ev.evaluate("r", 1, _items(), lambda it: [])
+    assert r1.stats.calls == 4 and r1.stats.cache_hits == 0
+    model2 = FakeListChatModel(responses=[])  # would raise if called
+    r2 = _evaluator(model2, store).evaluate("r", 2, _items(), lambda it: [])
+    assert r2.stats.calls == 0 and r2.stats.cache_hits == 4
+    assert {v.label for v in r2.verdicts.values()} == {1}
+    # a different ICL block is a different prompt: sent again
+    model3 = FakeListChatModel(responses=["score: 0"] * 4)
+    r3 = _evaluator(model3, store).evaluate("r", 3, _items(), lambda it: [_example(9)])
+    assert r3.stats.calls == 4 and all(v.icl_ids == ["icl-9"] for v in r3.verdicts.values())
+    assert store.call_count() == 8
+
+
+def test_unparsed_is_recorded_not_coerced(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "a.db")
+    model = FakeListChatModel(responses=["maybe?", "maybe?", "score: 1", "score: 1", "score: 1", "score: 1"])
+    res = _evaluator(model, store, concurrency=1, retry_unparsed=1).evaluate("r", 1, _items(2), lambda it: [])
+    v0 = res.verdicts["i0"]
+    assert v0.status == "unparsed" and v0.label is None and v0.raw_output == "maybe?"
+    assert res.stats.unparsed == 1 and res.stats.retries == 1
+
+
+def test_items_sharing_an_icl_block_are_sent_together(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "a.db")
+    sent: list[str] = []
+
+    class Recording(FakeListChatModel):
+        async def ainvoke(self, messages, *a, **k):  # type: ignore[no-untyped-def, override]
+            sent.append(messages[1].content if len(messages) > 2 else "none")
+            return AIMessage("score: 1")
+
+    blocks = {"i0": [_example(1)], "i1": [_example(2)], "i2": [_example(1)], "i3": [_example(2)]}
+    _evaluator(Recording(responses=[]), store, concurrency=1).evaluate(
+        "r", 1, _items(), lambda it: blocks[it.id]
+    )
+    firsts = [s.split("Response:\n")[1].split("\n")[0] for s in sent]
+    assert firsts == ["Room 1", "Room 1", "Room 2", "Room 2"]
+
+
+@pytest.mark.integration
+def test_flaky_server_retries_and_marks_failures(tmp_path: Path) -> None:
+    """HTTP 500s are retried; text with no label is retried then marked; a dead server marks the rest as errors."""
+    srv = start_scripted_server(tmp_path, "--fail-first", "2", "--no-label-first", "2", "--die-after", "6")
+    try:
+        store = RunStore(tmp_path / "a.db")
+        chat = build_openai_model(
+            model="scripted",
+            base_url=srv.base_url,
+            api_key_env="NONE",
+            api_key="k",
+            temperature=0,
+            max_tokens=8,
+            seed=0,
+            logprobs=True,
+            timeout_s=5,
+        )
+        ev = _evaluator(
+            chat, store, concurrency=1, max_retries=2, retry_backoff_s=0.01, retry_unparsed=1, timeout_s=5
+        )
+        res = ev.evaluate("r", 1, _items(6), lambda it: [])
+        statuses = [res.verdicts[f"i{k}"].status for k in range(6)]
+        # requests 1-2: HTTP 500 (retried), 3-4: no label (retried once, then unparsed), 5-6: labelled, then the server died
+        assert statuses[0] == "unparsed"
+        assert statuses[1] == "ok" and res.verdicts["i1"].prob_positive == pytest.approx(0.9)
+        assert statuses[2] == "ok"
+        assert all(s == "error" for s in statuses[3:])
+        assert "ConnectionError" in (res.verdicts["i5"].error or "")
+        assert res.stats.errors == 3 and res.stats.retries >= 3
+        # errors are logged but not cached: a later pass sends those prompts again
+        assert len(store.lookup_calls(res.verdicts[f"i{k}"].prompt_hash for k in range(6))) == 3
+    finally:
+        srv.stop()
