@@ -247,6 +247,11 @@ async def test_deciding_everything_offers_resume_and_runs_it(store: RunStore) ->
         assert calls == [(store.path.parent.parent, RUN)]
         text = screen_text(app)
         assert "iteration 2: evaluating 40 items" in text and "0.812" in text and "The run is done" in text
+        await pilot.press("u")  # review keys do nothing under the resume screen
+        assert store.candidate_counts(RUN)["pending"] == 0
+        await pilot.press("escape")  # back to the (reloaded) queue; the run is done, so no new offer
+        assert not isinstance(app.screen, (ResumeScreen, ResumeOffer))
+        assert "decided 6/6" in screen_text(app)
     assert store.get_run(RUN).status == "done"
 
 

@@ -14,12 +14,17 @@ from textual.widgets import Footer, Header, Log, Static
 from allure.tui._text import visible
 
 
+SHOWN_METRICS = ("n", "accuracy", "f1", "kappa", "auc", "n_unparsed")
+"""The metrics shown after a resume, when the loop recorded them (else the first numeric ones)."""
+
+
 def metrics_table(rows: list[dict[str, Any]]) -> Table:
     """A table of ``store.metrics(run_id)`` rows: one line per iteration and split."""
     names: list[str] = []
     for row in rows:
         names.extend(k for k, v in row["metrics"].items() if isinstance(v, int | float) and k not in names)
-    table = Table("iteration", "split", *names, box=None, header_style="bold")
+    names = [n for n in SHOWN_METRICS if n in names] or names[:6]
+    table = Table("iter", "split", *names, box=None, header_style="bold")
     for row in rows:
         vals = [row["metrics"].get(n) for n in names]
         table.add_row(
@@ -45,7 +50,7 @@ class ResumeScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Header, the progress log, the result and the footer."""
-        yield Header()
+        yield Header(icon="⚖")
         yield Static(Text(f"Resuming {visible(self.run_id)} …", style="bold"), id="resume-status")
         yield Log(id="resume-log", highlight=False)
         yield Static(id="resume-metrics")
