@@ -116,14 +116,22 @@ class ReviewApp(App[None]):
             self.call_after_refresh(self._offer_resume)
 
     _REVIEW_ACTIONS = frozenset(
-        {"decide", "edit_label", "pick_mode", "comment", "undo", "move", "toggle_task", "scroll_response", "filter"}
+        {
+            "decide",
+            "edit_label",
+            "pick_mode",
+            "comment",
+            "undo",
+            "move",
+            "toggle_task",
+            "scroll_response",
+            "filter",
+        }
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Review keys act only on the queue screen (not under the resume screen)."""
-        if action in self._REVIEW_ACTIONS and isinstance(self.screen, ResumeScreen):
-            return False
-        return True
+        return not (action in self._REVIEW_ACTIONS and isinstance(self.screen, ResumeScreen))
 
     # -- drawing -----------------------------------------------------------------------------------
     def _reload_table(self) -> None:

@@ -13,7 +13,6 @@ from textual.widgets import Footer, Header, Log, Static
 
 from allure.tui._text import visible
 
-
 SHOWN_METRICS = ("n", "accuracy", "f1", "kappa", "auc", "n_unparsed")
 """The metrics shown after a resume, when the loop recorded them (else the first numeric ones)."""
 
