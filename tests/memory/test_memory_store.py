@@ -169,3 +169,56 @@ def test_unreachable_server_is_an_error() -> None:
 
     with pytest.raises(MemoryStoreError, match="does not answer"):
         EpisodicMemory.open(f"http://127.0.0.1:{free_port()}")
+
+
+def test_retrieve_many_equals_retrieve_per_item(memory: EpisodicMemory) -> None:
+    memory.add(mixed_examples())
+    items = [
+        ITEM,
+        ITEM.model_copy(update={"id": "q2", "response": "zxq blorf", "group": "graphB/social"}),
+        ITEM.model_copy(update={"id": "q3", "response": "Imagine a building", "problem_type": "valuePath"}),
+    ]
+    for policy in [
+        RetrievalPolicy(kind="top_k", k=3, exclude_modes=["keywords"]),
+        RetrievalPolicy(kind="same_group"),
+        RetrievalPolicy(kind="sample", x=2, seed=1),
+    ]:
+        many = memory.retrieve_many(items, policy)
+        assert many == {it.id: memory.retrieve(it, policy) for it in items}
+        assert all(many.values())
+
+
+def test_top_k_falls_back_to_the_where_filter_when_over_fetching_is_not_enough(
+    memory: EpisodicMemory,
+) -> None:
+    near = [make_example(i, mode="keywords", response=f"Room {i}, Room {i + 2}, Room 6") for i in range(10)]
+    far = [
+        make_example(100 + i, mode="gibberish", response=text)
+        for i, text in enumerate(["zxq blorf", "qwop qwop", "asdf ;; lkj", "%% @@ ##", "mnop 0x0"] * 2)
+    ]
+    # ids must differ even for the repeated gibberish texts
+    memory.add(near + far)
+    item = ITEM.model_copy(update={"response": "Room 1, Room 3, Room 6"})
+    # k=2 of 10 allowed in 20: the unfiltered over-fetch of 8 holds only keywords examples
+    got = memory.retrieve(item, RetrievalPolicy(kind="top_k", k=2, include_modes=["gibberish"]))
+    assert len(got) == 2 and {e.failure_mode for e in got} == {"gibberish"}
+
+
+def test_top_k_matches_exact_nearest_allowed_neighbours(memory: EpisodicMemory) -> None:
+    memory.add(mixed_examples())
+    examples, matrix = memory.embeddings()
+    query = "Room 2 then left to room 6, that is the answer"
+    sims = matrix @ embed([query])[0]
+    for policy in [
+        RetrievalPolicy(kind="top_k", k=4),
+        RetrievalPolicy(kind="top_k", k=4, exclude_modes=["keywords", "partial_correctness"]),
+        RetrievalPolicy(kind="top_k", k=2, include_modes=["parroting", "lengthy_argument"]),
+    ]:
+        allowed = policy.allowed_modes()
+        ranked = [
+            ex.id
+            for _, ex in sorted(zip(-sims, examples, strict=True), key=lambda p: p[0])
+            if ex.failure_mode in allowed
+        ]
+        got = memory.retrieve(ITEM.model_copy(update={"response": query}), policy)
+        assert {e.id for e in got} == set(ranked[: policy.k])
