@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -64,10 +65,8 @@ def tmux() -> Iterator[Tmux]:
     t("kill-server")
 
 
-def test_review_in_a_real_terminal(tmp_path: Path, tmux: Tmux) -> None:
-    assert ALLURE.exists(), "install the package: pip install -e .[dev]"
-    make_run(tmp_path, 5).close()
-    command = " ".join(
+def _command(project: Path) -> str:
+    return " ".join(
         [
             "env",
             "HF_HUB_OFFLINE=1",
@@ -77,20 +76,29 @@ def test_review_in_a_real_terminal(tmp_path: Path, tmux: Tmux) -> None:
             "review",
             RUN,
             "--project",
-            shlex.quote(str(tmp_path)),
+            shlex.quote(str(project)),
         ]
     )
-    started = tmux("new-session", "-d", "-s", "review", "-x", "120", "-y", "40", command)
+
+
+def _counts(project: Path) -> dict[str, int]:
+    store = RunStore(project_db_path(project))
+    try:
+        return store.candidate_counts(RUN)
+    finally:
+        store.close()
+
+
+def test_review_in_a_real_terminal(tmp_path: Path, tmux: Tmux) -> None:
+    assert ALLURE.exists(), "install the package: pip install -e .[dev]"
+    make_run(tmp_path, 5).close()
+    started = tmux("new-session", "-d", "-s", "review", "-x", "120", "-y", "40", _command(tmp_path))
     assert started.returncode == 0, started.stderr
     wait_for(lambda: "decided 0/5" in tmux.pane(), "the first screen")
     assert "candidate 1/5" in tmux.pane()
 
     def counts() -> dict[str, int]:
-        store = RunStore(project_db_path(tmp_path))
-        try:
-            return store.candidate_counts(RUN)
-        finally:
-            store.close()
+        return _counts(tmp_path)
 
     tmux.keys("a")
     wait_for(lambda: counts()["approved"] == 1, "the approval in the store")
@@ -113,3 +121,27 @@ def test_review_in_a_real_terminal(tmp_path: Path, tmux: Tmux) -> None:
         assert store.get_run(RUN).status == "paused"
     finally:
         store.close()
+
+
+def test_killed_app_keeps_its_decisions_and_reopens_at_the_first_pending(tmp_path: Path, tmux: Tmux) -> None:
+    make_run(tmp_path, 4).close()
+    assert (
+        tmux("new-session", "-d", "-s", "review", "-x", "120", "-y", "40", _command(tmp_path)).returncode == 0
+    )
+    wait_for(lambda: "decided 0/4" in tmux.pane(), "the first screen")
+    tmux.keys("a", "a")
+    wait_for(lambda: _counts(tmp_path)["approved"] == 2, "two approvals in the store")
+    pid = int(tmux("list-panes", "-t", "review", "-F", "#{pane_pid}").stdout.split()[0])
+    os.kill(pid, signal.SIGKILL)  # no clean exit: nothing is flushed on the way out
+    wait_for(lambda: not tmux.alive(), "the killed app's pane to close")
+    assert _counts(tmp_path) == {"pending": 2, "approved": 2, "rejected": 0}
+
+    assert (
+        tmux("new-session", "-d", "-s", "review", "-x", "120", "-y", "40", _command(tmp_path)).returncode == 0
+    )
+    wait_for(lambda: "decided 2/4" in tmux.pane(), "the reopened screen")
+    assert "candidate 3/4" in tmux.pane()  # continues at the first pending candidate
+    tmux.keys("r")
+    wait_for(lambda: _counts(tmp_path)["rejected"] == 1, "the rejection after reopening")
+    tmux.keys("q")
+    wait_for(lambda: not tmux.alive(), "the app to quit")
