@@ -5,6 +5,8 @@ Build it with :func:`create_app`; the CLI (``allure review``) and the tests both
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -87,6 +89,7 @@ class ReviewApp(App[None]):
         self.run_id = queue.run_id
         self._similar = similar
         self._similar_cache: dict[str, SimilarRows | str] = {}
+        self._similar_busy: set[str] = set()
         self._resume = resume
         self.project_dir = project_dir or self.store.path.parent.parent
         self._current: str | None = None
@@ -189,11 +192,19 @@ class ReviewApp(App[None]):
             view.show_similar("(no memory connected)")
         elif example.id in self._similar_cache:
             view.show_similar(self._similar_cache[example.id])
+        elif example.id in self._similar_busy:
+            view.show_similar("searching the memory …")
         else:
             view.show_similar("searching the memory …")
-            self._load_similar(example)
+            self._similar_busy.add(example.id)
+            # A daemon thread, not a worker: quitting must not wait for a first, slow memory load.
+            threading.Thread(target=self._load_similar, args=(example,), daemon=True, name="similar").start()
 
-    @work(thread=True, exclusive=True, group="similar")
+    @property
+    def similar_pending(self) -> int:
+        """How many similar-example lookups are still running."""
+        return len(self._similar_busy)
+
     def _load_similar(self, example: IclExample) -> None:
         assert self._similar is not None
         result: SimilarRows | str
@@ -201,9 +212,11 @@ class ReviewApp(App[None]):
             result = list(self._similar(example))
         except (AllureError, OSError, ValueError, RuntimeError) as exc:
             result = f"(memory unavailable: {exc})"
-        self.call_from_thread(self._similar_ready, example.id, result)
+        with contextlib.suppress(RuntimeError):  # the app has exited meanwhile
+            self.call_from_thread(self._similar_ready, example.id, result)
 
     def _similar_ready(self, candidate_id: str, result: SimilarRows | str) -> None:
+        self._similar_busy.discard(candidate_id)
         self._similar_cache[candidate_id] = result
         if candidate_id == self._current:
             self.query_one(CandidateView).show_similar(result)

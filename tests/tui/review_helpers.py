@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from pathlib import Path
+from typing import Any
 
 from textual.app import App
+from textual.pilot import Pilot
 
 from allure.models import FAILURE_MODES, IclExample
 from allure.store import RunStore, project_db_path
@@ -72,3 +75,14 @@ def screen_text(app: App[object]) -> str:
             line = line.ljust(col) + text
         lines.append(line.rstrip())
     return "\n".join(lines)
+
+
+async def settle(pilot: Pilot[Any], timeout: float = 60.0) -> None:
+    """Wait for the similar-example lookups and the workers, then for the screen to settle."""
+    app = pilot.app
+    waited = 0.0
+    while getattr(app, "similar_pending", 0) and waited < timeout:
+        await asyncio.sleep(0.02)
+        waited += 0.02
+    await app.workers.wait_for_complete()
+    await pilot.pause()

@@ -11,7 +11,7 @@ from allure.store import RunStore
 from allure.tui import create_app
 from allure.tui.screens import CommentInput, FilterPicker, HelpScreen, ModePicker, ResumeOffer, ResumeScreen
 from allure.tui.widgets import QueueTable
-from tests.tui.review_helpers import make_run, screen_text
+from tests.tui.review_helpers import make_run, screen_text, settle
 
 RUN = "run-review"
 SIZE = (120, 40)
@@ -279,8 +279,7 @@ async def test_similar_examples_panel(store: RunStore) -> None:
 
     app = create_app(store, RUN, reviewer="alice", similar=similar)
     async with app.run_test(size=SIZE) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         text = screen_text(app)
         assert "0.88" in text and "Room 1, Room 3" in text
         assert seen == [_ids(store)[0]]

@@ -9,7 +9,7 @@ import pytest
 from allure.cli.review import memory_similar
 from allure.errors import MemoryStoreError
 from allure.tui import create_app
-from tests.tui.review_helpers import make_examples, make_run, screen_text
+from tests.tui.review_helpers import make_examples, make_run, screen_text, settle
 
 RUN = "run-review"
 
@@ -33,8 +33,7 @@ async def test_panel_shows_nearest_examples_from_a_real_memory(tmp_path: Path) -
 
     app = create_app(store, RUN, reviewer="alice", similar=similar)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert "Room 1, Room 3" in screen_text(app)
     store.close()
 
@@ -46,8 +45,7 @@ async def test_missing_memory_is_shown_in_the_panel(tmp_path: Path) -> None:
         similar(store.candidates(RUN)[0])
     app = create_app(store, RUN, reviewer="alice", similar=similar)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert "memory unavailable" in screen_text(app)
         await pilot.press("a")  # the review goes on without a memory
     assert store.candidate_counts(RUN)["approved"] == 1

@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 
 from allure.models import IclExample
 from allure.tui import create_app
-from tests.tui.review_helpers import make_run
+from tests.tui.review_helpers import make_run, settle
 
 RUN = "run-review"
 SIZE = (130, 40)
@@ -25,15 +25,10 @@ def _similar(example: IclExample) -> list[tuple[IclExample, float]]:
     return [(other, 0.875), (example.model_copy(update={"response": "1, 2, 6"}), 0.5)]
 
 
-async def _settle(pilot: Pilot[Any]) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 def test_main_screen(snap_compare: Any, tmp_path: Path) -> None:
     store = make_run(tmp_path, 8)
     app = create_app(store, RUN, reviewer="alice", similar=_similar)
-    assert snap_compare(app, terminal_size=SIZE, run_before=_settle)
+    assert snap_compare(app, terminal_size=SIZE, run_before=settle)
 
 
 def test_main_screen_after_decisions(snap_compare: Any, tmp_path: Path) -> None:
@@ -42,7 +37,7 @@ def test_main_screen_after_decisions(snap_compare: Any, tmp_path: Path) -> None:
 
     async def decide(pilot: Pilot[Any]) -> None:
         await pilot.press("a", "r", "e", "t")  # approve, reject, draft a label edit, open the task
-        await _settle(pilot)
+        await settle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=decide)
     assert store.candidate_counts(RUN) == {"pending": 6, "approved": 1, "rejected": 1}
