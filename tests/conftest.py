@@ -99,6 +99,7 @@ def write_dataset(path: Path, n_per_type: int = 6) -> Path:
                     "gold": [gold],
                     "kind": ptype,
                     "model": f"gen-{j % 2}",
+                    "judge": int(kind != 2),  # a recorded gullible judge: fooled by 'Room
                 }
             )
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
