@@ -112,12 +112,12 @@ class MemorySpec(BaseModel):
 class LoopSpec(BaseModel):
     """The ALLURE loop's control."""
 
-    max_iterations: int = Field(3, ge=1)
+    max_iterations: int = Field(default=3, ge=1)
     """Evaluation passes at most (the first is zero-shot if the memory is empty)."""
-    heldout_fraction: float = Field(0.3, ge=0.0, lt=1.0)
+    heldout_fraction: float = Field(default=0.3, ge=0.0, lt=1.0)
     """Share of items held out (never mined for examples; improvement is measured there).
     0 makes every item an audit item (e.g. to list every disagreement of a replayed evaluator)."""
-    bootstrap_resamples: int = Field(1000, ge=100)
+    bootstrap_resamples: int = Field(default=1000, ge=100)
     """Bootstrap resamples for the 95% intervals."""
     seed: int = 0
     """Seed of the split and of any sampling."""

@@ -61,8 +61,7 @@ def audit(
     if sum(x is not None and x is not False for x in (spec_path, demo or None, dataset)) != 1:
         raise typer.BadParameter("give exactly one of SPEC.toml, --demo or --dataset")
     if spec_path is not None:
-        spec = load_spec(spec_path)
-        data = spec.model_dump(mode="json")
+        data = load_spec(spec_path).model_dump(mode="json")
         source = str(spec_path)
     elif demo:
         data = _demo_spec(evaluator or "local")

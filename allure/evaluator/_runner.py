@@ -215,7 +215,8 @@ class Evaluator:
         jobs = self._jobs(items, examples_for)
         stats.icl_total = sum(len(j.icl_ids) for j in jobs)
         cached = self.store.lookup_calls(j.prompt_hash for j in jobs)
-        hits, misses = [], []
+        hits: list[_Job] = []
+        misses: list[_Job] = []
         for job in jobs:
             (hits if job.prompt_hash in cached else misses).append(job)
         links = []

@@ -27,7 +27,7 @@ def _after_commit(state: LoopState) -> str:
     return "finish" if state.get("stop_reason") else "evaluate"
 
 
-def build_graph() -> StateGraph:
+def build_graph() -> StateGraph[LoopState, AuditContext, LoopState, LoopState]:
     """The uncompiled loop graph."""
     g = StateGraph(LoopState, context_schema=AuditContext)
     g.add_node("prepare", nodes.prepare)

@@ -45,10 +45,18 @@ def write_run_report(
     ctx: AuditContext, run_id: str, history: list[dict[str, Any]], stop_reason: str
 ) -> dict[str, Path]:
     """Write report.json, report.md, metrics.png and candidates.jsonl into the run's folder."""
-    from allure.report import IterationReport, ReportData, write_report
+    from allure.report import (
+        CandidateCounts,
+        DatasetInfo,
+        EvaluatorInfo,
+        IterationReport,
+        ReportData,
+        write_report,
+    )
 
     store, spec = ctx.store, ctx.spec
     run = store.get_run(run_id)
+    splits = store.splits(run_id)
     metrics: dict[int, dict[str, Any]] = {}
     for row in store.metrics(run_id):
         metrics.setdefault(row["iteration"], {})[row["split"]] = row["metrics"]
@@ -70,7 +78,7 @@ def write_run_report(
                 completion_tokens=stats.get("completion_tokens", 0),
                 cached_tokens=stats.get("cached_tokens", 0),
                 wall_s=stats.get("wall_s", 0.0),
-                candidates={"proposed": sum(counts.values()), **counts},
+                candidates=CandidateCounts(proposed=sum(counts.values()), **counts),
             )
         )
     its = [h["iteration"] for h in history]
@@ -90,19 +98,17 @@ def write_run_report(
         finished_at=utcnow(),
         status="done",
         stop_reason=stop_reason,
-        evaluator={
-            "kind": spec.evaluator.kind,
-            "model": spec.evaluator.model,
-            "params": spec.evaluator.params(),
-        },
-        dataset={
-            "path": spec.dataset.path,
-            "n_items": len(store.splits(run_id)),
-            "n_audit": sum(s == "audit" for s in store.splits(run_id).values()),
-            "n_heldout": sum(s == "heldout" for s in store.splits(run_id).values()),
-            "gold_check": json.loads(spec.gold_check.model_dump_json()),
-        },
-        reference_source=str(run.info.get("reference_source", "regex")),
+        evaluator=EvaluatorInfo(
+            kind=spec.evaluator.kind, model=spec.evaluator.model, params=spec.evaluator.params()
+        ),
+        dataset=DatasetInfo(
+            path=spec.dataset.path,
+            n_items=len(splits),
+            n_audit=sum(s == "audit" for s in splits.values()),
+            n_heldout=sum(s == "heldout" for s in splits.values()),
+            gold_check=json.loads(spec.gold_check.model_dump_json()),
+        ),
+        reference_source=run.info.get("reference_source", "regex"),
         iterations=iterations,
         helped=_helped(ctx, run_id, its[0], its[-1]) if its else None,
         candidates_file=str(_write_candidates(ctx, run_id)),
