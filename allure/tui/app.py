@@ -5,16 +5,13 @@ Build it with :func:`create_app`; the CLI (``allure review``) and the tests both
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Static
 
@@ -22,34 +19,14 @@ from allure.decisions import default_reviewer
 from allure.errors import AllureError
 from allure.models import FailureMode, IclExample, ReviewDecisionKind
 from allure.store import RunStore
+from allure.tui._keys import HELP, REVIEW_ACTIONS, REVIEW_BINDINGS
 from allure.tui._queue import QueueFilter, ReviewQueue, review_round
+from allure.tui._similar import SimilarFn, SimilarLookup, SimilarRows
 from allure.tui._text import visible
 from allure.tui.screens.modals import CommentInput, FilterPicker, HelpScreen, ModePicker, ResumeOffer
-from allure.tui.screens.resume import ResumeScreen
-from allure.tui.widgets.candidate_view import CandidateView, SimilarRows
+from allure.tui.screens.resume import ResumeFn, ResumeScreen
+from allure.tui.widgets.candidate_view import CandidateView
 from allure.tui.widgets.queue_table import QUEUE_HEADER, QueueTable
-
-SimilarFn = Callable[[IclExample], SimilarRows]
-"""Returns the examples in memory most similar to a candidate, with their similarity."""
-
-ResumeFn = Callable[..., Any]
-"""``resume_run(project_dir, run_id, *, progress=...)`` (see ``allure.graphs.runner``)."""
-
-HELP: list[tuple[str, str]] = [
-    ("a", "approve the candidate (with any edits)"),
-    ("r", "reject the candidate"),
-    ("e / l", "cycle the correct label within the label set"),
-    ("m", "change the failure mode"),
-    ("c", "comment"),
-    ("u", "undo this session's last decision"),
-    ("j n down", "next candidate"),
-    ("k p up", "previous candidate"),
-    ("t", "show or hide the task"),
-    ("J / K", "scroll the response"),
-    ("f", "filter by failure mode, problem type or generator"),
-    ("?", "this help"),
-    ("q", "quit: undecided candidates stay pending"),
-]
 
 
 class ReviewApp(App[None]):
@@ -57,23 +34,7 @@ class ReviewApp(App[None]):
 
     CSS_PATH = "review.tcss"
     TITLE = "allure review"
-    BINDINGS = [
-        Binding("a", "decide('approve')", "Approve"),
-        Binding("r", "decide('reject')", "Reject"),
-        Binding("e", "edit_label", "Label"),
-        Binding("l", "edit_label", "Label", show=False),
-        Binding("m", "pick_mode", "Mode"),
-        Binding("c", "comment", "Comment"),
-        Binding("u", "undo", "Undo"),
-        Binding("j,n", "move(1)", "Next", key_display="j"),
-        Binding("k,p", "move(-1)", "Prev", key_display="k"),
-        Binding("t", "toggle_task", "Task", show=False),
-        Binding("J", "scroll_response(3)", "Scroll", show=False),
-        Binding("K", "scroll_response(-3)", "Scroll up", show=False),
-        Binding("f", "filter", "Filter"),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
-    ]
+    BINDINGS = REVIEW_BINDINGS
 
     def __init__(
         self,
@@ -87,9 +48,7 @@ class ReviewApp(App[None]):
         self.queue = queue
         self.store = queue.store
         self.run_id = queue.run_id
-        self._similar = similar
-        self._similar_cache: dict[str, SimilarRows | str] = {}
-        self._similar_busy: set[str] = set()
+        self._similar = SimilarLookup(similar, self.call_from_thread)
         self._resume = resume
         self.project_dir = project_dir or self.store.path.parent.parent
         self._current: str | None = None
@@ -118,23 +77,9 @@ class ReviewApp(App[None]):
         if self.queue.pending == 0:
             self.call_after_refresh(self._offer_resume)
 
-    _REVIEW_ACTIONS = frozenset(
-        {
-            "decide",
-            "edit_label",
-            "pick_mode",
-            "comment",
-            "undo",
-            "move",
-            "toggle_task",
-            "scroll_response",
-            "filter",
-        }
-    )
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Review keys act only on the queue screen (not under the resume screen)."""
-        return not (action in self._REVIEW_ACTIONS and isinstance(self.screen, ResumeScreen))
+        return not (action in REVIEW_ACTIONS and isinstance(self.screen, ResumeScreen))
 
     # -- drawing -----------------------------------------------------------------------------------
     def _reload_table(self) -> None:
@@ -185,39 +130,16 @@ class ReviewApp(App[None]):
         self.query_one(QueueTable).refresh_candidate(shown, edited)
         self._update_progress()
 
-    # -- similar examples (off the UI thread: the first query loads the embedding model) --------
-    def _refresh_similar(self, example: IclExample) -> None:
-        view = self.query_one(CandidateView)
-        if self._similar is None:
-            view.show_similar("(no memory connected)")
-        elif example.id in self._similar_cache:
-            view.show_similar(self._similar_cache[example.id])
-        elif example.id in self._similar_busy:
-            view.show_similar("searching the memory …")
-        else:
-            view.show_similar("searching the memory …")
-            self._similar_busy.add(example.id)
-            # A daemon thread, not a worker: quitting must not wait for a first, slow memory load.
-            threading.Thread(target=self._load_similar, args=(example,), daemon=True, name="similar").start()
-
+    # -- similar examples ------------------------------------------------------------------------
     @property
     def similar_pending(self) -> int:
         """How many similar-example lookups are still running."""
-        return len(self._similar_busy)
+        return len(self._similar.busy)
 
-    def _load_similar(self, example: IclExample) -> None:
-        assert self._similar is not None
-        result: SimilarRows | str
-        try:
-            result = list(self._similar(example))
-        except (AllureError, OSError, ValueError, RuntimeError) as exc:
-            result = f"(memory unavailable: {exc})"
-        with contextlib.suppress(RuntimeError):  # the app has exited meanwhile
-            self.call_from_thread(self._similar_ready, example.id, result)
+    def _refresh_similar(self, example: IclExample) -> None:
+        self.query_one(CandidateView).show_similar(self._similar.request(example, self._similar_ready))
 
     def _similar_ready(self, candidate_id: str, result: SimilarRows | str) -> None:
-        self._similar_busy.discard(candidate_id)
-        self._similar_cache[candidate_id] = result
         if candidate_id == self._current:
             self.query_one(CandidateView).show_similar(result)
 
@@ -341,27 +263,8 @@ class ReviewApp(App[None]):
         if not resume:
             self.notify("Resume later with `allure resume RUN`; q quits.", markup=False)
             return
-        screen = ResumeScreen(self.run_id)
+        screen = ResumeScreen(self.store, self.run_id, project_dir=self.project_dir, resume=self._resume)
         self.push_screen(screen, lambda _: self._after_resume())
-        self._run_resume(screen)
-
-    @work(thread=True, exclusive=True, group="resume")
-    def _run_resume(self, screen: ResumeScreen) -> None:
-        def progress(line: str) -> None:
-            self.call_from_thread(screen.add_line, line)
-
-        error: str | None = None
-        try:
-            resume = self._resume or _default_resume()
-            resume(self.project_dir, self.run_id, progress=progress)
-        except AllureError as exc:
-            error = exc.render()
-        self.call_from_thread(self._resume_done, screen, error)
-
-    def _resume_done(self, screen: ResumeScreen, error: str | None) -> None:
-        run = self.store.get_run(self.run_id)
-        pending = self.store.candidate_counts(self.run_id)["pending"]
-        screen.show_result(self.store.metrics(self.run_id), run.status, error, pending)
 
     def _after_resume(self) -> None:
         """Back from the resume screen: reload the queue (the run may have paused again)."""
@@ -373,15 +276,9 @@ class ReviewApp(App[None]):
             reviewer=old.reviewer,
             label_set=old.label_set,
         )
-        self._similar_cache.clear()
+        self._similar.clear()
         self._current = None
         self.on_mount()
-
-
-def _default_resume() -> ResumeFn:
-    from allure.graphs.runner import resume_run  # imported late: the TUI does not need the loop to open
-
-    return resume_run
 
 
 def create_app(

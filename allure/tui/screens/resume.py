@@ -1,17 +1,37 @@
-"""The screen shown while a resumed run continues: its progress lines, then its metrics."""
+"""The screen that resumes a reviewed run: the loop's progress lines, then its new metrics.
+
+The loop runs in a thread worker (``resume_run`` blocks for as long as the evaluator
+works); its progress lines are handed to the UI thread one by one.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Log, Static
 
+from allure.errors import AllureError
+from allure.store import RunStore
 from allure.tui._text import visible
+
+ResumeFn = Callable[..., Any]
+"""``resume_run(project_dir, run_id, *, progress=...)`` (see ``allure.graphs.runner``)."""
+
+
+def default_resume() -> ResumeFn:
+    """``allure.graphs.runner.resume_run``, imported only when a run is resumed."""
+    from allure.graphs.runner import resume_run
+
+    return resume_run
+
 
 SHOWN_METRICS = ("n", "accuracy", "f1", "kappa", "auc", "n_unparsed")
 """The metrics shown after a resume, when the loop recorded them (else the first numeric ones)."""
@@ -42,9 +62,14 @@ class ResumeScreen(Screen[None]):
         Binding("q", "app.quit", "Quit"),
     ]
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(
+        self, store: RunStore, run_id: str, *, project_dir: Path, resume: ResumeFn | None = None
+    ) -> None:
         super().__init__()
+        self.store = store
         self.run_id = run_id
+        self.project_dir = project_dir
+        self.resume = resume
         self.finished = False
 
     def compose(self) -> ComposeResult:
@@ -54,6 +79,28 @@ class ResumeScreen(Screen[None]):
         yield Log(id="resume-log", highlight=False)
         yield Static(id="resume-metrics")
         yield Footer()
+
+    def on_mount(self) -> None:
+        """Start the loop."""
+        self._run()
+
+    @work(thread=True, exclusive=True, group="resume")
+    def _run(self) -> None:
+        def progress(line: str) -> None:
+            self.app.call_from_thread(self.add_line, line)
+
+        error: str | None = None
+        try:
+            resume = self.resume or default_resume()
+            resume(self.project_dir, self.run_id, progress=progress)
+        except AllureError as exc:
+            error = exc.render()
+        self.app.call_from_thread(self._done, error)
+
+    def _done(self, error: str | None) -> None:
+        run = self.store.get_run(self.run_id)
+        pending = self.store.candidate_counts(self.run_id)["pending"]
+        self.show_result(self.store.metrics(self.run_id), run.status, error, pending)
 
     def add_line(self, line: str) -> None:
         """Append one progress line of the loop."""

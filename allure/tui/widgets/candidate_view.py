@@ -6,8 +6,6 @@ Every piece of text that came from a model or a dataset goes through
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
@@ -15,9 +13,8 @@ from textual.widgets import Collapsible, Static
 
 from allure.models import IclExample
 from allure.tui._queue import mark_of
+from allure.tui._similar import SimilarRows
 from allure.tui._text import literal, one_line, visible
-
-SimilarRows = Sequence[tuple[IclExample, float]]
 
 
 def _field(name: str, value: Text | str, style: str = "") -> Text:
