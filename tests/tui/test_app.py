@@ -305,3 +305,17 @@ async def test_queue_paging_keys_and_cursor_highlight(tmp_path: Path) -> None:
         assert store.decision_log(RUN) == []
         await pilot.press("end", "r")
         assert store.candidates(RUN)[59].decision == "reject"
+
+
+async def test_reopening_a_fully_decided_round_offers_resume_at_once(store: RunStore) -> None:
+    from allure.models import ReviewDecision
+
+    for cid in _ids(store):
+        store.record_decision(RUN, ReviewDecision(candidate_id=cid, decision="approve", reviewer="bob"))
+    app = create_app(store, RUN, reviewer="alice", resume=lambda *a, **k: None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ResumeOffer)
+        await pilot.press("n")
+        assert "decided 6/6" in screen_text(app)
+    assert store.get_run(RUN).status == "paused"
