@@ -13,6 +13,11 @@ from allure.config import AuditSpec, EvaluatorKind, load_spec, parse_spec
 
 
 def _demo_spec(evaluator: str) -> dict[str, Any]:
+    """The built-in demo: 100 short CogEval items, two passes, the same 8 sampled examples in every prompt.
+
+    Sized for the embedded 1.5B model on 2 CPU cores: short responses keep each call near 2 s,
+    and one shared ICL block is computed once and then served from llama.cpp's prompt cache.
+    """
     from allure.dataset.demo import demo_dataset_path
 
     return {
@@ -20,13 +25,13 @@ def _demo_spec(evaluator: str) -> dict[str, Any]:
         "dataset": {
             "path": str(demo_dataset_path()),
             "format": "cogeval",
-            "limit": 120,
-            "max_response_chars": 400,
+            "limit": 100,
+            "max_response_chars": 300,
             "seed": 0,
         },
         "evaluator": {"kind": evaluator},
         "memory": {"retrieval": {"kind": "sample", "x": 8, "seed": 0}},
-        "loop": {"max_iterations": 3, "heldout_fraction": 0.4, "seed": 0},
+        "loop": {"max_iterations": 2, "heldout_fraction": 0.4, "seed": 0},
     }
 
 
