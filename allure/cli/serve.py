@@ -57,6 +57,7 @@ def serve(
             f"  curl -s {server.base_url}/chat/completions -H 'Content-Type: application/json' "
             f"-d '{json.dumps(body)}'"
         )
+        typer.echo(f"server log: {server.log_path}", err=True)
         typer.echo("Ctrl-C stops the server.", err=True)
         try:
             while server.running:

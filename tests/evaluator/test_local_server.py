@@ -36,7 +36,7 @@ HOLDER = """
 import json, sys, time
 from allure.evaluator.local import LocalServer, LocalServerSettings
 with LocalServer(LocalServerSettings(model=sys.argv[1], ctx_size=1024, threads=1)) as srv:
-    print(json.dumps({"pid": srv.pid, "url": srv.root_url}), flush=True)
+    print(json.dumps({"pid": srv.pid, "url": srv.root_url, "log": str(srv.log_path)}), flush=True)
     while True:
         time.sleep(0.1)
 """
@@ -98,7 +98,7 @@ def default_server() -> Iterator[LocalServer]:
 
 
 @pytest.fixture
-def holder() -> Iterator[tuple[subprocess.Popen[str], int, str]]:
+def holder() -> Iterator[tuple[subprocess.Popen[str], int, str, Path]]:
     model = _model_or_skip("qwen2.5-0.5b")
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLDER, model], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -111,7 +111,8 @@ def holder() -> Iterator[tuple[subprocess.Popen[str], int, str]]:
     info = json.loads(line)
     assert _alive(info["pid"])
     assert httpx.get(info["url"] + "/health", timeout=5).status_code == 200
-    yield proc, info["pid"], info["url"]
+    assert Path(info["log"]).is_file()
+    yield proc, info["pid"], info["url"], Path(info["log"])
     if proc.poll() is None:
         proc.kill()
         proc.wait()
@@ -157,7 +158,10 @@ def test_stop_leaves_no_process_or_port() -> None:
         pid, url = srv.pid, srv.root_url
         assert pid is not None and _alive(pid)
         assert srv.model_name == "qwen2.5-0.5b"
+        log = srv.log_path
+        assert log is not None and "load_model" in log.read_text(errors="replace")
     assert _gone(pid, url, within_s=1)
+    assert not log.exists()
     srv.stop()  # twice is fine
 
 
@@ -188,13 +192,14 @@ def test_deterministic_mode_turns_prompt_cache_off() -> None:
     ],
 )
 def test_holder_signal_leaves_no_server(
-    holder: tuple[subprocess.Popen[str], int, str], sig: signal.Signals, returncode: int
+    holder: tuple[subprocess.Popen[str], int, str, Path], sig: signal.Signals, returncode: int
 ) -> None:
-    proc, pid, url = holder
+    proc, pid, url, log = holder
     proc.send_signal(sig)
     # SIGINT/SIGTERM: unwinding stops the server; SIGKILL: the server sees its stdin close
     assert proc.wait(timeout=15) == returncode
     assert _gone(pid, url, within_s=10)
+    assert not log.exists()  # removed by the parent, or by the server when the parent was killed
 
 
 @pytest.mark.integration

@@ -13,6 +13,7 @@ Protocol with the parent (:class:`allure.evaluator.local.LocalServer`):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -42,18 +43,24 @@ class ChildConfig(BaseModel):
     """Default sampling seed."""
     temperature: float | None
     """Default sampling temperature; None keeps llama.cpp's default."""
+    log_path: str = ""
+    """The parent's log file for this server; removed when the parent goes away."""
 
 
 def _exit_now(*_: Any) -> None:
     os._exit(0)
 
 
-def _watch_parent() -> None:
-    # Blocks until the parent closes the pipe or dies; then leave at once.
+def _watch_parent(log_path: str) -> None:
+    # Blocks until the parent closes the pipe or dies; then leave at once. A parent that
+    # was killed cannot remove the log, so remove it here (a live parent has read it).
     try:
         while sys.stdin.buffer.read(4096):
             pass
     finally:
+        if log_path:
+            with contextlib.suppress(OSError):
+                os.unlink(log_path)
         os._exit(0)
 
 
@@ -83,8 +90,8 @@ def main(argv: list[str]) -> None:
     """Serve until stdin closes or a signal arrives."""
     signal.signal(signal.SIGTERM, _exit_now)
     signal.signal(signal.SIGINT, _exit_now)
-    threading.Thread(target=_watch_parent, name="parent-watchdog", daemon=True).start()
     cfg = ChildConfig.model_validate_json(argv[1])
+    threading.Thread(target=_watch_parent, args=(cfg.log_path,), name="parent-watchdog", daemon=True).start()
     handshake = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # llama.cpp's own output goes to the log, not into the handshake
 

@@ -132,6 +132,11 @@ class LocalServer:
         return self._proc.pid if self._proc is not None else None
 
     @property
+    def log_path(self) -> Path | None:
+        """The server's log file (llama.cpp's output) while it runs; removed on stop."""
+        return self._log_path
+
+    @property
     def base_url(self) -> str:
         """OpenAI-compatible base URL, e.g. ``http://127.0.0.1:PORT/v1``."""
         return self._require_url() + "/v1"
@@ -163,9 +168,10 @@ class LocalServer:
         """
         if self.running:
             return self
-        self._config = self.settings.child_config(ensure_model(self.settings.model))
+        model_path = ensure_model(self.settings.model)
         fd, log_name = tempfile.mkstemp(prefix="allure-llama-", suffix=".log")
         self._log_path = Path(log_name)
+        self._config = self.settings.child_config(model_path).model_copy(update={"log_path": log_name})
         _track(self, True)
         try:
             with os.fdopen(fd, "wb") as log:
