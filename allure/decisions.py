@@ -53,10 +53,14 @@ def read_decisions(path: str | Path, *, reviewer: str | None = None) -> list[Rev
                 raw = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ReviewError(
-                    f"malformed JSON ({exc.msg})", where=f"{p}:{lineno}", fix="each line must be one JSON object"
+                    f"malformed JSON ({exc.msg})",
+                    where=f"{p}:{lineno}",
+                    fix="each line must be one JSON object",
                 ) from exc
             if not isinstance(raw, dict):
-                raise ReviewError("expected a JSON object", where=f"{p}:{lineno}", fix="each line must be one JSON object")
+                raise ReviewError(
+                    "expected a JSON object", where=f"{p}:{lineno}", fix="each line must be one JSON object"
+                )
             if reviewer and not raw.get("reviewer"):
                 raw["reviewer"] = reviewer
             try:
