@@ -66,9 +66,9 @@ def pick(n_icl: int, n_items: int) -> tuple[list[IclExample], list[Item]]:
 def audit_spec(args: argparse.Namespace) -> AuditSpec:
     """The spec an audit of these items with the embedded evaluator would use."""
     local = LocalSpec(ctx_size=args.ctx_size, threads=args.threads)
-    return AuditSpec(
-        dataset=demo_spec(), evaluator=EvaluatorSpec(kind="local", model=args.model, local=local)
-    )
+    # a long timeout: the first call processes the whole ICL block, minutes on a busy small CPU
+    evaluator = EvaluatorSpec(kind="local", model=args.model, local=local, timeout_s=900.0)
+    return AuditSpec(dataset=demo_spec(), evaluator=evaluator)
 
 
 def direct_pass(spec: AuditSpec, items: list[Item], examples: list[IclExample]) -> dict[str, Any]:
@@ -117,7 +117,10 @@ def allure_pass(
     with open_evaluator(spec, store, items) as evaluator:
         result = evaluator.evaluate(run_id, 0, items, lambda _item: examples)
     verdicts = [result.verdicts[it.id] for it in items]
-    rows = [{"text": v.raw_output, "prompt": v.prompt_tokens, "cached": v.cached_tokens} for v in verdicts]
+    rows = [
+        {"text": v.raw_output, "prompt": v.prompt_tokens, "cached": v.cached_tokens, "latency": v.latency_s}
+        for v in verdicts
+    ]
     return {"wall": result.stats.wall_s, "rows": rows, "errors": result.stats.errors}
 
 
@@ -130,6 +133,12 @@ def cache_share(rows: list[dict[str, Any]]) -> float:
     cold = min(range(len(rows)), key=lambda i: rows[i]["cached"])
     later = [r for i, r in enumerate(rows) if i != cold]
     return sum(r["cached"] for r in later) / max(1, sum(r["prompt"] for r in later))
+
+
+def cold_latency(rows: list[dict[str, Any]]) -> float:
+    """Latency of the cold call (the fewest cached tokens): served first, it waited for no other call."""
+    fewest = min(r["cached"] for r in rows)
+    return max(r["latency"] for r in rows if r["cached"] == fewest)
 
 
 def main() -> None:
@@ -179,6 +188,8 @@ def main() -> None:
         f"prompt-cache share after the first call: allure {cache_share(icl['rows']):.3f}, direct {cache_share(direct['rows']):.3f}  (target >= 0.9)"
     )
     print(f"wall ICL/zero-shot: {icl['wall'] / zero['wall']:.2f}x  (target <= 2x)")
+    steady = (icl["wall"] - cold_latency(icl["rows"])) / (zero["wall"] - cold_latency(zero["rows"]))
+    print(f"wall ICL/zero-shot after each pass's cold first call: {steady:.2f}x")
 
 
 if __name__ == "__main__":
