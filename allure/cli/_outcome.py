@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from allure.graphs import RunOutcome
+if TYPE_CHECKING:
+    from allure.graphs import RunOutcome
 
 
 def print_outcome(outcome: RunOutcome, project: Path) -> None:

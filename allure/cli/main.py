@@ -18,15 +18,11 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    # Each command module exposes ``register(app)``. One line per module, keep sorted.
-    # --- command registrations (helpers: add your one line here) ---
-    from allure.cli import audit, resume
+    """Each command module exposes ``register(app)``."""
+    from allure.cli import audit, memory, resume, review, serve
 
-    audit.register(app)
-    resume.register(app)
-    from allure.cli import memory; memory.register(app)  # noqa: E702, I001
-    from allure.cli import review; review.register(app)  # noqa: E702, I001
-    from allure.cli import serve; serve.register(app)  # noqa: E702, I001
+    for module in (audit, resume, review, memory, serve):
+        module.register(app)
 
 
 _register()

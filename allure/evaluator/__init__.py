@@ -1,9 +1,33 @@
-"""The evaluator: every evaluator is a LangChain chat model (OpenAI-compatible, embedded local server, replay)."""
+"""The evaluator: every evaluator is a LangChain chat model (OpenAI-compatible, embedded local server, replay).
 
-from allure.evaluator._chat import ReplayChatModel, build_openai_model
-from allure.evaluator._open import open_evaluator
-from allure.evaluator._parse import LabelParser, prob_positive
-from allure.evaluator._runner import EvalResult, EvalStats, Evaluator, ExamplesFor, ProgressFn
+Names are imported on first use, so that ``allure --help`` and ``allure.evaluator.local``
+do not pay for the OpenAI client and LangChain at start-up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from allure._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from allure.evaluator._chat import ReplayChatModel, build_openai_model
+    from allure.evaluator._open import open_evaluator
+    from allure.evaluator._parse import LabelParser, prob_positive
+    from allure.evaluator._runner import EvalResult, EvalStats, Evaluator, ExamplesFor, ProgressFn
+
+_WHERE = {
+    "ReplayChatModel": "_chat",
+    "build_openai_model": "_chat",
+    "open_evaluator": "_open",
+    "LabelParser": "_parse",
+    "prob_positive": "_parse",
+    "EvalResult": "_runner",
+    "EvalStats": "_runner",
+    "Evaluator": "_runner",
+    "ExamplesFor": "_runner",
+    "ProgressFn": "_runner",
+}
 
 __all__ = [
     "EvalResult",
@@ -17,3 +41,6 @@ __all__ = [
     "open_evaluator",
     "prob_positive",
 ]
+
+
+__getattr__ = lazy_exports(__name__, _WHERE)

@@ -8,19 +8,51 @@
 - :class:`ChromaServer`: start a shared Chroma server process.
 """
 
-from allure.memory._clusters import (
-    ClusterReport,
-    cluster_embeddings,
-    cluster_memory,
-    tsne_map,
-    tsne_perplexity,
-)
-from allure.memory._embed import MiniLMEmbeddingFunction, embed
-from allure.memory._jsonl import export_jsonl, import_jsonl, read_examples_jsonl
-from allure.memory._policy import RetrievalKind, RetrievalPolicy, select_examples, stable_order
-from allure.memory._server import ChromaServer, free_port
-from allure.memory._stats import MemoryStats, memory_stats
-from allure.memory._store import DEFAULT_COLLECTION, EpisodicMemory, MemoryVersion, content_hash
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from allure._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from allure.memory._clusters import (
+        ClusterReport,
+        cluster_embeddings,
+        cluster_memory,
+        tsne_map,
+        tsne_perplexity,
+    )
+    from allure.memory._embed import MiniLMEmbeddingFunction, embed
+    from allure.memory._jsonl import export_jsonl, import_jsonl, read_examples_jsonl
+    from allure.memory._policy import RetrievalKind, RetrievalPolicy, select_examples, stable_order
+    from allure.memory._server import ChromaServer, free_port
+    from allure.memory._stats import MemoryStats, memory_stats
+    from allure.memory._store import DEFAULT_COLLECTION, EpisodicMemory, MemoryVersion, content_hash
+
+_WHERE = {
+    "ChromaServer": "_server",
+    "ClusterReport": "_clusters",
+    "DEFAULT_COLLECTION": "_store",
+    "EpisodicMemory": "_store",
+    "MemoryStats": "_stats",
+    "MemoryVersion": "_store",
+    "MiniLMEmbeddingFunction": "_embed",
+    "RetrievalKind": "_policy",
+    "RetrievalPolicy": "_policy",
+    "cluster_embeddings": "_clusters",
+    "cluster_memory": "_clusters",
+    "content_hash": "_store",
+    "embed": "_embed",
+    "export_jsonl": "_jsonl",
+    "free_port": "_server",
+    "import_jsonl": "_jsonl",
+    "memory_stats": "_stats",
+    "read_examples_jsonl": "_jsonl",
+    "select_examples": "_policy",
+    "stable_order": "_policy",
+    "tsne_map": "_clusters",
+    "tsne_perplexity": "_clusters",
+}
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -46,3 +78,5 @@ __all__ = [
     "tsne_map",
     "tsne_perplexity",
 ]
+
+__getattr__ = lazy_exports(__name__, _WHERE)
