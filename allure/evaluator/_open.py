@@ -84,4 +84,7 @@ def open_evaluator(spec: AuditSpec, store: RunStore, items: list[Item]) -> Itera
             extra_body=server.extra_body(),
         )
         params = {**ev.params(), "model": server.model_name, "deterministic": deterministic}
+        # One request per server slot: more in flight could reach the server out of order and
+        # break the prefix-cache order the runner sets up.
+        common["concurrency"] = min(ev.concurrency, ev.local.parallel)
         yield Evaluator(chat_model=chat, model_name=server.model_name, params=params, **common)  # type: ignore[arg-type]
