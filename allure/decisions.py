@@ -10,12 +10,11 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from allure._io import atomic_write_lines
 from allure.errors import ReviewError
 from allure.models import ReviewDecision
 from allure.store import RunStore
@@ -85,23 +84,10 @@ def read_decisions(path: str | Path, *, reviewer: str | None = None) -> list[Rev
     return out
 
 
-def _atomic_write_lines(path: Path, lines: Iterable[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for line in lines:
-                fh.write(line + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def export_pending(store: RunStore, run_id: str, path: str | Path) -> int:
     """Write the run's pending candidates as JSONL (one :class:`IclExample` a line); returns the count."""
     pending = store.candidates(run_id, status="pending")
-    _atomic_write_lines(Path(path), (ex.model_dump_json() for ex in pending))
+    atomic_write_lines(Path(path), (ex.model_dump_json() for ex in pending))
     return len(pending)
 
 

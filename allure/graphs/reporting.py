@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from allure._io import atomic_write_lines
 from allure.graphs.state import AuditContext
 from allure.models import utcnow
 
 
 def _write_candidates(ctx: AuditContext, run_id: str) -> Path:
     path = ctx.run_dir / "candidates.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        for ex in ctx.store.candidates(run_id):
-            fh.write(ex.model_dump_json() + "\n")
-    os.replace(tmp, path)
+    atomic_write_lines(path, (ex.model_dump_json() for ex in ctx.store.candidates(run_id)))
     return path
 
 

@@ -8,12 +8,11 @@ before anything is written: a bad line leaves the memory untouched.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from allure._io import atomic_write_lines
 from allure.errors import MemoryStoreError
 from allure.memory._store import EpisodicMemory
 from allure.models import IclExample
@@ -33,16 +32,7 @@ def export_jsonl(memory: EpisodicMemory, path: str | Path) -> int:
     """Write every example of ``memory`` to ``path`` (sorted by id, atomic); returns the count."""
     target = Path(path)
     examples = memory.refresh()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for ex in examples:
-                fh.write(example_line(ex) + "\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_lines(target, (example_line(ex) for ex in examples))
     return len(examples)
 
 

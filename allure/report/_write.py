@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from allure._io import atomic_write_bytes
 from allure.report._markdown import render_markdown
 from allure.report._model import ReportData, ReportError, migrate_report
 from allure.report._plot import render_plot
@@ -17,24 +15,6 @@ from allure.report._plot import render_plot
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 METRICS_PNG = "metrics.png"
-
-
-def atomic_write_bytes(path: Path, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` via a temporary file in the same folder and ``os.replace``.
-
-    A reader sees either the old file or the new one, never a partial file.
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def write_report(run_dir: Path, data: ReportData) -> dict[str, Path]:

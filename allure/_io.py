@@ -1,0 +1,30 @@
+"""Atomic file writes: a reader sees the old file or the new one, never a partial file."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def atomic_write_bytes(path: Path, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` via a temporary file in the same folder, fsync, and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_lines(path: Path, lines: Iterable[str]) -> None:
+    """Write ``lines`` (each without its newline) as a UTF-8 text file, atomically."""
+    atomic_write_bytes(path, "".join(line + "\n" for line in lines).encode("utf-8"))
