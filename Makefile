@@ -34,8 +34,8 @@ test: $(VENV)/.models
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check allure tests benchmarks
-	$(VENV)/bin/ruff format --check allure tests benchmarks
+	$(VENV)/bin/ruff check allure tests benchmarks scripts
+	$(VENV)/bin/ruff format --check allure tests benchmarks scripts
 	$(VENV)/bin/mypy allure
 
 clean:

@@ -75,17 +75,23 @@ def test_label_outside_label_set(tmp_path: Path, spec: Path) -> None:
         r["judge"] = 1
     rows[4]["judge"] = 7
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    spec.write_text(spec.read_text().replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"'))
+    spec.write_text(
+        spec.read_text().replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
+    )
     assert_clean_failure(tmp_path, run_audit(tmp_path, str(spec)), "items.jsonl", "5", "7")
 
 
 def test_regex_that_does_not_compile(tmp_path: Path, spec: Path) -> None:
-    spec.write_text(spec.read_text().replace("[evaluator]", "[gold_check]\nanswer_pattern = '(unclosed'\n\n[evaluator]"))
+    spec.write_text(
+        spec.read_text().replace("[evaluator]", "[gold_check]\nanswer_pattern = '(unclosed'\n\n[evaluator]")
+    )
     assert_clean_failure(tmp_path, run_audit(tmp_path, str(spec)), "answer_pattern")
 
 
 def test_label_regex_that_does_not_compile(tmp_path: Path, spec: Path) -> None:
-    spec.write_text(spec.read_text().replace('kind = "openai"', "kind = \"openai\"\nlabel_pattern = 'score: ([01'"))
+    spec.write_text(
+        spec.read_text().replace('kind = "openai"', "kind = \"openai\"\nlabel_pattern = 'score: ([01'")
+    )
     assert_clean_failure(tmp_path, run_audit(tmp_path, str(spec)), "label_pattern")
 
 
