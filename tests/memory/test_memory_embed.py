@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -40,3 +42,8 @@ def test_embed_threads_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ALLURE_EMBED_THREADS", "1")
     _set_threads()
     assert torch.get_num_threads() == 1
+    monkeypatch.delenv("ALLURE_EMBED_THREADS")
+    _set_threads()
+    assert torch.get_num_threads() == (os.cpu_count() or 1)  # all cores by default
+    _set_threads(3)
+    assert torch.get_num_threads() == 1  # a lone query or a handful: one thread
