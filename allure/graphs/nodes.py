@@ -225,7 +225,11 @@ def decide(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
             reason = f"no gain on the held-out split (accuracy {before:.3f} -> {now:.3f})"
     if not reason and state.get("proposed", 0) == 0:
         reason = "no new candidates"
-    return {"stop_reason": reason}
+    if reason and ctx.spec.auto_approve and state.get("proposed", 0) > 0:
+        # Auto-approved corrections cost no reviewer time: commit the last pass's too, so the
+        # memory holds every correction for later runs, then stop without evaluating again.
+        return {"stop_reason": "", "final_reason": reason}
+    return {"stop_reason": reason, "final_reason": ""}
 
 
 def review(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
@@ -281,7 +285,8 @@ def commit(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     ctx.say(
         f"iteration {it}: {counts['approved']} approved, {counts['rejected']} rejected, {added} added to memory"
     )
-    return {"new_approved": added, "stop_reason": "" if added else "no new approved example"}
+    reason = state.get("final_reason") or ("" if added else "no new approved example")
+    return {"new_approved": added, "stop_reason": reason}
 
 
 def finish(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:

@@ -31,6 +31,8 @@ class LoopState(TypedDict, total=False):
     """Examples the last commit added to memory."""
     stop_reason: str
     """Why the loop stopped (empty while running)."""
+    final_reason: str
+    """Why the loop stops after this commit (auto-approved candidates of a last pass still enter memory)."""
     history: Annotated[list[dict[str, Any]], operator.add]
     """One summary per iteration (metrics of each split, costs)."""
 

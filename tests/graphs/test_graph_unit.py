@@ -49,8 +49,9 @@ def test_split_is_stratified_seeded_and_disjoint() -> None:
     assert set(split_items(items, 0.0, 1).values()) == {"audit"}
 
 
-@pytest.mark.parametrize("auto", [True, False])
-def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
+def _replay_run(
+    tmp_path: Path, auto: bool, max_iterations: int, **loop: Any
+) -> tuple[Any, RunStore, AuditContext, str, Any]:
     write_dataset(tmp_path / "items.jsonl")
     spec = parse_spec(
         {
@@ -66,7 +67,7 @@ def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
                 },
             },
             "evaluator": {"kind": "replay"},
-            "loop": {"max_iterations": 3, "heldout_fraction": 0.34, "stop_when_no_gain": False},
+            "loop": {"max_iterations": max_iterations, "heldout_fraction": 0.34, **loop},
             "auto_approve": auto,
         },
         base_dir=tmp_path,
@@ -77,8 +78,32 @@ def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
         spec=spec, store=store, project_dir=tmp_path, run_dir=tmp_path / "run", _memory=FakeMemory()
     )
     graph = build_graph().compile(checkpointer=InMemorySaver())
+    out = graph.invoke(
+        {"run_id": rid, "iteration": 0, "history": []}, {"configurable": {"thread_id": rid}}, context=ctx
+    )
+    return out, store, ctx, rid, graph
+
+
+def test_last_pass_auto_approved_candidates_enter_memory(tmp_path: Path) -> None:
+    out, store, ctx, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=1)
+    assert out["stop_reason"] == "reached max_iterations (1)"
+    assert out["iteration"] == 1  # committed, not evaluated again
+    approved = store.candidates(rid, status="approved", iteration=1)
+    assert approved and set(ctx._memory.examples) == {c.id for c in approved}
+    assert store.get_run(rid).status == "done"
+
+
+def test_last_pass_without_auto_approve_stops_without_review(tmp_path: Path) -> None:
+    out, store, ctx, rid, _ = _replay_run(tmp_path, auto=False, max_iterations=1)
+    assert "__interrupt__" not in out and out["stop_reason"] == "reached max_iterations (1)"
+    assert not ctx._memory.examples
+    assert store.candidates(rid, status="pending", iteration=1)  # listed for the record, not reviewed
+
+
+@pytest.mark.parametrize("auto", [True, False])
+def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
+    out, store, ctx, rid, graph = _replay_run(tmp_path, auto=auto, max_iterations=3, stop_when_no_gain=False)
     config = {"configurable": {"thread_id": rid}}
-    out = graph.invoke({"run_id": rid, "iteration": 0, "history": []}, config, context=ctx)
     if not auto:
         # exactly one interrupt, whose payload lists the pending candidates
         (intr,) = out["__interrupt__"]
