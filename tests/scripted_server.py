@@ -6,8 +6,9 @@ ICL examples it grades strictly (the correct answer must appear). Every request 
 to a JSONL log, so tests in other processes can count and inspect what was sent.
 
 Failure injection: ``--fail-first N`` answers HTTP 500 to the first N requests, ``--no-label-first N``
-answers text without a label, ``--delay S`` sleeps before answering, ``--die-after N`` exits the process
-after N requests.
+answers text without a label, ``--delay S`` sleeps before answering, ``--slow-first N`` sleeps
+``--slow-s S`` more before answering the first N (past a client's timeout), ``--die-after N`` exits
+the process after N requests.
 
 Run: ``python tests/scripted_server.py --port-file F --log L [...]``.
 """
@@ -71,6 +72,8 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     fh.write(json.dumps({"n": n, "pid": os.getpid(), "body": body}) + "\n")
             if a.delay:
                 time.sleep(a.delay)
+            if n <= a.slow_first:
+                time.sleep(a.slow_s)
             if n <= a.fail_first:
                 self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
                 return
@@ -128,6 +131,8 @@ def main() -> None:
     ap.add_argument("--fail-first", type=int, default=0)
     ap.add_argument("--no-label-first", type=int, default=0)
     ap.add_argument("--die-after", type=int, default=0)
+    ap.add_argument("--slow-first", type=int, default=0)
+    ap.add_argument("--slow-s", type=float, default=5.0)
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

@@ -72,6 +72,9 @@ def write_run_report(
                 completion_tokens=stats.get("completion_tokens", 0),
                 cached_tokens=stats.get("cached_tokens", 0),
                 wall_s=stats.get("wall_s", 0.0),
+                unparsed=stats.get("unparsed", 0),
+                errors=stats.get("errors", 0),
+                retries=stats.get("retries", 0),
                 candidates=CandidateCounts(proposed=sum(counts.values()), **counts),
             )
         )

@@ -142,6 +142,7 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
             str(it.completion_tokens),
             str(it.cached_tokens),
             f"{it.wall_s:.1f}",
+            f"{it.unparsed}/{it.errors}/{it.retries}",
             f"{it.candidates.proposed}/{it.candidates.approved}/{it.candidates.rejected}",
         ]
         for it in data.iterations
@@ -157,13 +158,22 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
             str(sum(i.completion_tokens for i in its)),
             str(sum(i.cached_tokens for i in its)),
             f"{sum(i.wall_s for i in its):.1f}",
+            "/".join(str(sum(getattr(i, k) for i in its)) for k in ("unparsed", "errors", "retries")),
             "/".join(
                 str(sum(getattr(i.candidates, k) for i in its)) for k in ("proposed", "approved", "rejected")
             ),
         ]
     )
     header = ["iter", "memory", "calls", "cache hits", "prompt tok", "completion tok", "cached tok", "wall s"]
-    out += [*md_table([*header, "candidates proposed/approved/rejected"], cost_rows), ""]
+    header += ["unparsed/failed/retried", "candidates proposed/approved/rejected"]
+    out += [*md_table(header, cost_rows), ""]
+    failed = sum(i.errors for i in its)
+    if failed:
+        out += [
+            f"{failed} evaluator call(s) failed after every retry (see `errors` in the run store); "
+            "they count as unlabelled here and are sent again by the next run.",
+            "",
+        ]
     if data.replay_agreement:
         out += _replay(data.replay_agreement)
     out += [f"![accuracy, F1, kappa and AUC per iteration]({plot_name})", ""]

@@ -90,6 +90,12 @@ class IterationReport(BaseModel):
     """Prompt tokens the server took from its prompt cache."""
     wall_s: float = 0.0
     """Wall time of the pass in seconds."""
+    unparsed: int = 0
+    """Items whose evaluator output held no label (after retrying), counted wrong in the metrics."""
+    errors: int = 0
+    """Items whose call failed (time-out, server error, server gone) after every retry; sent again next time."""
+    retries: int = 0
+    """Calls repeated after a transient failure or an output with no label."""
     candidates: CandidateCounts = Field(default_factory=CandidateCounts)
     """Candidate ICL examples proposed and decided in this iteration."""
 

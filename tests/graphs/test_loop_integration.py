@@ -156,3 +156,60 @@ def test_killed_run_does_not_resend_stored_calls(tmp_path: Path) -> None:
         assert len(after) == len(distinct) - stored
     finally:
         srv.stop()
+
+
+def test_audit_survives_a_failing_server(tmp_path: Path) -> None:
+    """Time-out, HTTP 500, no label, then the server dies: the audit finishes with those items marked.
+
+    A later audit against a healthy server sends only the failed calls again; nothing stored is lost.
+    """
+    # request 1 times out (and would be a 500), 2 is a 500, 3-5 carry no label, 6-9 answer, then it dies
+    srv = start_scripted_server(
+        tmp_path, "--slow-first", "1", "--slow-s", "4", "--fail-first", "2", "--no-label-first", "3",
+        "--die-after", "9",
+    )  # fmt: skip
+    try:
+        spec = write_spec(tmp_path, srv.base_url, max_iterations=1)
+        text = spec.read_text().replace(
+            "retry_backoff_s = 0.05\n", "retry_backoff_s = 0.05\ntimeout_s = 1.5\n"
+        )
+        spec.write_text(text)
+        res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+    finally:
+        srv.stop()
+    store = RunStore(project_db_path(tmp_path))
+    run = store.list_runs()[-1]
+    assert run.status == "done"
+    verdicts = store.verdicts(run.id, 1)
+    n_items = len(store.items(run.id))
+    assert len(verdicts) == n_items  # every item has a verdict, failed ones marked
+    status = sorted(v.status for v in verdicts.values())
+    # item 1: time-out, 500, no label, no label -> unparsed; item 2: no label, then labelled;
+    # items 3-5 labelled; the rest hit a dead server -> error
+    assert status.count("unparsed") == 1 and status.count("ok") == 4
+    errors = [v for v in verdicts.values() if v.status == "error"]
+    assert len(errors) == n_items - 5 and all("Connection" in (v.error or "") for v in errors)
+    report = json.loads((Path(run.run_dir) / "report.json").read_text())
+    it1 = report["iterations"][0]
+    assert it1["errors"] == len(errors) and it1["unparsed"] == 1
+    assert it1["retries"] >= 4 + 2 * len(errors)
+    assert f"{len(errors)} evaluator call(s) failed" in (Path(run.run_dir) / "report.md").read_text()
+
+    (tmp_path / "healthy").mkdir()
+    healthy = start_scripted_server(tmp_path / "healthy")  # its own request log
+    try:
+        spec.write_text(text.replace(srv.base_url, healthy.base_url))
+        res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        # only the failed calls are sent again; the stored answers (unparsed included) are re-used
+        assert len(healthy.requests()) == len(errors)
+    finally:
+        healthy.stop()
+    run2 = store.list_runs()[-1]
+    assert run2.id != run.id
+    assert all(v.status == "ok" for k, v in store.verdicts(run2.id, 1).items() if k != _unparsed_id(verdicts))
+
+
+def _unparsed_id(verdicts: dict) -> str:
+    return next(k for k, v in verdicts.items() if v.status == "unparsed")
