@@ -136,7 +136,7 @@ def test_markdown_states_the_numbers(tmp_path: Path) -> None:
     assert last.errors_by_problem_type is not None
     worst = last.errors_by_problem_type[0]
     assert f"| {worst.group} | {worst.n} | {worst.errors} |" in md
-    assert "| total | 8 | 540 | 60 | 153705 | 5103 | 120000 | 40.5 | 21/12/9 |" in md
+    assert "| total | 8 | 540 | 60 | 153705 | 5103 | 120000 | 40.5 | 0/0/0 | 21/12/9 |" in md
     assert "![accuracy, F1, kappa and AUC per iteration](metrics.png)" in md
     assert "Agreement overall: 0.750" in md
     assert "Held-out split" in md and "Audit split" in md
