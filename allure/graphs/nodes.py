@@ -71,6 +71,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     policy = ctx.spec.memory.retrieval
     ctx.say(f"iteration {it}: evaluating {len(items)} items with {version.size} examples in memory")
     ctx.store.update_run(run_id, iteration=it, memory_version=version.content_hash)
+    ctx.store.record_memory_version(run_id, it, version.content_hash, version.ids)
     with open_evaluator(ctx.spec, ctx.store, items) as ev:
         result = ev.evaluate(
             run_id, it, items, lambda item: memory.retrieve(item, policy), progress=ctx.eval_progress

@@ -54,6 +54,7 @@ def write_run_report(
     metrics: dict[int, dict[str, Any]] = {}
     for row in store.metrics(run_id):
         metrics.setdefault(row["iteration"], {})[row["split"]] = row["metrics"]
+    versions = store.memory_versions(run_id)
     iterations = []
     for h in history:
         it = h["iteration"]
@@ -64,6 +65,7 @@ def write_run_report(
                 iteration=it,
                 memory_size=h.get("memory_size", 0),
                 memory_version=h.get("memory_version", ""),
+                memory_ids=versions.get(h["iteration"], ("", []))[1],
                 icl_per_prompt=(stats.get("icl_total", 0) / stats["items"]) if stats.get("items") else 0.0,
                 splits=metrics.get(it, {}),
                 calls=stats.get("calls", 0),

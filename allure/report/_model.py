@@ -74,6 +74,8 @@ class IterationReport(BaseModel):
     """ICL examples in memory during this pass."""
     memory_version: str = ""
     """Content hash of the memory during this pass."""
+    memory_ids: list[str] = Field(default_factory=list)
+    """Ids of the examples in memory during this pass, sorted (to reproduce the run against them)."""
     icl_per_prompt: float = 0.0
     """Mean number of ICL examples per prompt."""
     splits: dict[str, SplitMetrics] = Field(default_factory=dict)

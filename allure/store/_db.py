@@ -87,6 +87,13 @@ CREATE TABLE IF NOT EXISTS decisions (
     decision_json TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS memory_versions (
+    run_id TEXT NOT NULL,
+    iteration INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    ids_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, iteration)
+);
 CREATE TABLE IF NOT EXISTS metrics (
     run_id TEXT NOT NULL,
     iteration INTEGER NOT NULL,
@@ -517,6 +524,24 @@ class RunStore:
         return [
             {"candidate_id": r[0], "action": r[1], "decision": json.loads(r[2]), "at": r[3]} for r in rows
         ]
+
+    # -- memory versions ----------------------------------------------------------------------------
+    def record_memory_version(self, run_id: str, iteration: int, content_hash: str, ids: list[str]) -> None:
+        """Name the memory an iteration's prompts drew from: its example ids and content hash."""
+        with self._tx() as c:
+            c.execute(
+                "INSERT OR REPLACE INTO memory_versions (run_id, iteration, content_hash, ids_json) "
+                "VALUES (?,?,?,?)",
+                (run_id, iteration, content_hash, json.dumps(sorted(ids))),
+            )
+
+    def memory_versions(self, run_id: str) -> dict[int, tuple[str, list[str]]]:
+        """Iteration -> (content hash, sorted example ids) of the memory it used."""
+        rows = self._query(
+            "SELECT iteration, content_hash, ids_json FROM memory_versions WHERE run_id=? ORDER BY iteration",
+            (run_id,),
+        )
+        return {r[0]: (r[1], json.loads(r[2])) for r in rows}
 
     # -- metrics ------------------------------------------------------------------------------------
     def record_metrics(self, run_id: str, iteration: int, split: str, metrics: dict[str, Any]) -> None:

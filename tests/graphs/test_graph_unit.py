@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -116,4 +117,10 @@ def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
     assert len(ctx._memory.examples) == store.candidate_counts(rid)["approved"] > 0
     assert all(store.candidates(rid, status="approved"))
     assert (tmp_path / "run" / "report.json").is_file()
+    # each iteration names the memory it used: ids and content hash, in the store and the report
+    versions = store.memory_versions(rid)
+    assert versions[1][1] == [] and sorted(versions[2][1]) == sorted(ctx._memory.examples)
+    assert versions[2][0] == ctx._memory.version().content_hash != versions[1][0]
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert [i["memory_ids"] for i in report["iterations"]] == [versions[1][1], versions[2][1]]
     assert store.get_run(rid).status == "done"
