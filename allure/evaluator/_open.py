@@ -87,4 +87,12 @@ def open_evaluator(spec: AuditSpec, store: RunStore, items: list[Item]) -> Itera
         # One request per server slot: more in flight could reach the server out of order and
         # break the prefix-cache order the runner sets up.
         common["concurrency"] = min(ev.concurrency, ev.local.parallel)
-        yield Evaluator(chat_model=chat, model_name=server.model_name, params=params, **common)  # type: ignore[arg-type]
+        evaluator = Evaluator(
+            chat_model=chat,
+            model_name=server.model_name,
+            params=params,
+            revive=server.revive,
+            **common,  # type: ignore[arg-type]
+        )
+        evaluator.server = server
+        yield evaluator

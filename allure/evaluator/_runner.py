@@ -47,6 +47,7 @@ class EvalStats:
     errors: int = 0
     unparsed: int = 0
     retries: int = 0
+    server_restarts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
@@ -106,6 +107,7 @@ class Evaluator:
         retry_backoff_s: float = 0.5,
         retry_unparsed: int = 1,
         replay: bool = False,
+        revive: Callable[[], bool] | None = None,
     ) -> None:
         self.chat_model = chat_model
         self.model_name = model_name
@@ -120,6 +122,10 @@ class Evaluator:
         self.retry_backoff_s = retry_backoff_s
         self.retry_unparsed = retry_unparsed
         self.replay = replay
+        self.revive = revive
+        """Called on a connection error: restarts a dead server (the embedded one); True if it did."""
+        self.server: Any = None
+        """The embedded server allure started for this evaluator, if any."""
 
     # -- prompts ----------------------------------------------------------------------------------
     def prompt_hash(self, messages: list[BaseMessage]) -> str:
@@ -183,6 +189,13 @@ class Evaluator:
                         job, f"{type(exc).__name__}: {exc} (after {attempt + 1} attempts)", latency
                     )
                 stats.retries += 1
+                gone = isinstance(exc, openai.APIConnectionError) and not isinstance(
+                    exc, openai.APITimeoutError
+                )
+                if gone and self.revive is not None and await asyncio.to_thread(self.revive):
+                    stats.server_restarts += 1  # a fresh server: retry at once
+                    attempt += 1
+                    continue
                 await asyncio.sleep(self.retry_backoff_s * (2**attempt))
                 attempt += 1
                 continue

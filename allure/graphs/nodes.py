@@ -81,6 +81,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     ctx.say(
         f"iteration {it}: {stats['calls']} calls, {stats['cache_hits']} cache hits, "
         f"{stats['unparsed']} unparsed, {stats['errors']} errors, {stats['wall_s']:.1f}s"
+        + (f", {stats['server_restarts']} server restart(s)" if stats["server_restarts"] else "")
     )
     return {
         "iteration": it,

@@ -257,3 +257,57 @@ def _cmdline_mentions(path: Path, needle: str) -> bool:
         return needle in path.read_bytes().decode(errors="replace")
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return False
+
+
+@pytest.mark.integration
+@pytest.mark.model
+def test_a_server_killed_mid_run_is_restarted_and_no_verdict_is_lost(tmp_path: Path) -> None:
+    """SIGKILL the llama.cpp process after two verdicts: the evaluator restarts it on the same port."""
+    from allure.config import AuditSpec, EvaluatorSpec, LocalSpec
+    from allure.dataset import demo_spec
+    from allure.evaluator import open_evaluator
+    from allure.models import Item
+    from allure.store import RunStore
+
+    model = _model_or_skip("qwen2.5-0.5b")
+    spec = AuditSpec(
+        dataset=demo_spec(),
+        evaluator=EvaluatorSpec(
+            kind="local",
+            model=model,
+            local=LocalSpec(ctx_size=1024, threads=2),
+            max_tokens=8,
+            retry_backoff_s=0.01,
+        ),
+    )
+    items = [
+        Item(
+            id=f"i{k}",
+            task="Shortest path from room 1?",
+            response=f"Answer: 1, {k}",
+            gold_answers=["Answer: 1, 3"],
+        )
+        for k in range(5)
+    ]
+    store = RunStore(tmp_path / "a.db")
+    killed: list[int] = []
+    with open_evaluator(spec, store, items) as ev:
+        server = ev.server
+        first_pid, first_url = server.pid, server.root_url
+
+        def progress(done: int, total: int) -> None:
+            if done == 2 and not killed:
+                os.kill(first_pid, signal.SIGKILL)
+                killed.append(first_pid)
+                while _alive(first_pid):
+                    time.sleep(0.05)
+
+        res = ev.evaluate("r", 1, items, lambda _item: [], progress=progress)
+        assert killed and server.running and server.pid != first_pid
+        assert server.root_url == first_url  # same port, so the ChatOpenAI client still reaches it
+        second_pid = server.pid
+    # every item answered (a 0.5B model may still word one without a label: that is not a failure here)
+    assert all(res.verdicts[it.id].status in ("ok", "unparsed") for it in items)
+    assert res.stats.server_restarts == 1 and res.stats.errors == 0
+    assert len(store.lookup_calls(v.prompt_hash for v in res.verdicts.values())) == 5
+    assert second_pid is not None and _gone(second_pid, first_url, within_s=5)

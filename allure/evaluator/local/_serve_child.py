@@ -45,6 +45,8 @@ class ChildConfig(BaseModel):
     """Default sampling temperature; None keeps llama.cpp's default."""
     log_path: str = ""
     """The parent's log file for this server; removed when the parent goes away."""
+    port: int = 0
+    """Port on 127.0.0.1; 0 picks a free one (a restarted server takes its predecessor's port)."""
 
 
 def _exit_now(*_: Any) -> None:
@@ -81,7 +83,7 @@ def build_params(cfg: ChildConfig) -> Any:
     if cfg.temperature is not None:
         params.sampling.temp = cfg.temperature
     params.hostnames = ["127.0.0.1"]
-    params.port = 0
+    params.port = cfg.port
     params.ui = False
     return params
 

@@ -120,6 +120,10 @@ class LocalServer:
         self._log_path: Path | None = None
         self._url: str | None = None
         self._config: ChildConfig | None = None
+        self._port = 0
+        self._revive_lock = threading.Lock()
+        self.restarts = 0
+        """How often :meth:`revive` restarted a server process that had died."""
 
     @property
     def running(self) -> bool:
@@ -171,7 +175,9 @@ class LocalServer:
         model_path = ensure_model(self.settings.model)
         fd, log_name = tempfile.mkstemp(prefix="allure-llama-", suffix=".log")
         self._log_path = Path(log_name)
-        self._config = self.settings.child_config(model_path).model_copy(update={"log_path": log_name})
+        self._config = self.settings.child_config(model_path).model_copy(
+            update={"log_path": log_name, "port": self._port}
+        )
         _track(self, True)
         try:
             with os.fdopen(fd, "wb") as log:
@@ -188,6 +194,30 @@ class LocalServer:
             self.stop()
             raise
         return self
+
+    max_restarts = 3
+    """How many times :meth:`revive` restarts a dead server before it gives up."""
+
+    def revive(self) -> bool:
+        """Restart the server on its old port if its process died (a crash, OOM, a kill) mid-run.
+
+        Called by the evaluator when a request cannot connect. Returns whether it restarted
+        the server; a live server, one never started, or one past :attr:`max_restarts` is
+        left as it is (False).
+        """
+        with self._revive_lock:
+            if self.running:
+                return False
+            if self._url is None or self.restarts >= self.max_restarts:
+                return False
+            self._port = int(self._url.rsplit(":", 1)[1])
+            self.stop()
+            self.restarts += 1
+            try:
+                self.start()
+            except EvaluatorError:
+                return False
+            return True
 
     def stop(self) -> None:
         """Stop the server process and wait for it; safe to call twice."""
