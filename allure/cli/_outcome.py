@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -35,12 +36,27 @@ def print_outcome(outcome: RunOutcome, project: Path) -> None:
         from allure.report import ReportData, summary_table
 
         data = ReportData.model_validate(json.loads(report_json.read_text(encoding="utf-8")))
-        rows = summary_table(data)
-        table = Table(*rows[0], title=f"allure audit {outcome.run_id}")
-        for row in rows[1:]:
-            table.add_row(*row)
-        out.print(table)
+        out.print(_terminal_table(summary_table(data), f"allure audit {outcome.run_id}"))
         if data.helped_statement:
             out.print(data.helped_statement, markup=False)
     out.print(f"Stopped: {outcome.stop_reason}", markup=False)
     typer.echo(f"Report: {outcome.report.get('md')}")
+
+
+_SHORT = {"held-out F1": "F1", "held-out kappa": "kappa", "held-out AUC": "AUC", "cache hits": "cached"}
+
+
+def _terminal_table(rows: list[list[str]], title: str) -> Table:
+    """The summary rows as a table that fits 80 columns: F1/kappa/AUC are the held-out split's,
+    and an interval goes on the line under its figure."""
+    table = Table(
+        *(_SHORT.get(h, h) for h in rows[0]),
+        title=title,
+        caption="F1, kappa, AUC: held-out split; [95% interval]",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 0),
+    )
+    for row in rows[1:]:
+        table.add_row(*(cell.replace(" [", "\n[", 1) for cell in row))
+    return table

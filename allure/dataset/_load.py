@@ -87,7 +87,7 @@ def load_items(
                 fix="raise [dataset] max_response_chars or remove it",
             )
     if spec.limit is not None:
-        items = stratified_sample(items, spec.limit, seed=spec.seed)
+        items = stratified_sample(items, spec.limit, seed=spec.seed, by_task=spec.sample_by == "task")
     return items
 
 

@@ -38,7 +38,9 @@ def allocate(sizes: dict[str, int], total: int) -> dict[str, int]:
     return alloc
 
 
-def stratified_sample(items: Sequence[Item], limit: int, *, seed: int = 0) -> list[Item]:
+def stratified_sample(
+    items: Sequence[Item], limit: int, *, seed: int = 0, by_task: bool = False
+) -> list[Item]:
     """At most ``limit`` items, drawn per problem type in proportion to its share.
 
     The draw within each stratum is ``random.Random(seed)``-driven, so the same items,
@@ -48,6 +50,9 @@ def stratified_sample(items: Sequence[Item], limit: int, *, seed: int = 0) -> li
         items: The items to sample from.
         limit: How many to keep (all are kept when there are no more than this).
         seed: Random seed.
+        by_task: Draw whole tasks instead of single items: within a stratum, the items that
+            share a task text are taken together, the tasks with the most items first (ties
+            in seeded random order); the last task taken may be cut to fill the quota.
     """
     if len(items) <= limit:
         return list(items)
@@ -58,5 +63,15 @@ def stratified_sample(items: Sequence[Item], limit: int, *, seed: int = 0) -> li
     rng = random.Random(seed)
     chosen: list[int] = []
     for name in sorted(strata):
-        chosen.extend(rng.sample(strata[name], alloc[name]))
+        if not by_task:
+            chosen.extend(rng.sample(strata[name], alloc[name]))
+            continue
+        tasks: dict[str, list[int]] = defaultdict(list)
+        for idx in strata[name]:
+            tasks[items[idx].task].append(idx)
+        groups = list(tasks.values())
+        rng.shuffle(groups)
+        groups.sort(key=len, reverse=True)  # stable: equal sizes stay in shuffled order
+        taken = [idx for group in groups for idx in group][: alloc[name]]
+        chosen.extend(taken)
     return [items[i] for i in sorted(chosen)]

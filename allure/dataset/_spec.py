@@ -117,6 +117,10 @@ class DatasetSpec(BaseModel):
     """Drop rows whose response is longer than this many characters (before sampling)."""
     seed: int = 0
     """Seed of the ``limit`` sample."""
+    sample_by: Literal["item", "task"] = "item"
+    """The unit of the ``limit`` sample: single items, or whole tasks (every response to one
+    task text, the tasks with the most responses first) so that the evaluator's prompt cache
+    re-uses each task's text across its responses."""
 
     @field_validator("gold_separator")
     @classmethod

@@ -243,8 +243,13 @@ class Evaluator:
         done = len(hits)
         if progress:
             progress(done, len(jobs))
-        # Items sharing an ICL block go one after another (prefix cache), in dataset order inside a block.
-        misses.sort(key=lambda j: (tuple(j.icl_ids), j.seq))
+        # Items sharing a prompt prefix go one after another (llama.cpp's prefix cache): those with
+        # the same ICL block together, inside a block those with the same task text together
+        # (where the task first appears), otherwise in dataset order.
+        first: dict[tuple[tuple[str, ...], str], int] = {}
+        for job in misses:
+            first.setdefault((tuple(job.icl_ids), job.item.task), job.seq)
+        misses.sort(key=lambda j: (tuple(j.icl_ids), first[(tuple(j.icl_ids), j.item.task)], j.seq))
         if self.replay:
             # Recorded labels need no network: label in-process and store in batches of 2,000
             # (a kill loses at most the batch in progress, which costs nothing to redo).

@@ -57,3 +57,19 @@ def test_limit_through_load_items(tmp_path: Path) -> None:
     assert Counter(i.problem_type for i in first) == {"p": 6, "q": 2}
     other = load_items(spec.model_copy(update={"seed": 12}))
     assert {i.id for i in other} != {i.id for i in first}
+
+
+def test_sample_by_task_takes_whole_tasks_largest_first() -> None:
+    pool = []
+    sizes = {"x": {"t1": 5, "t2": 1, "t3": 3, "t4": 1}, "y": {"u1": 2, "u2": 4}}
+    for kind, tasks in sizes.items():
+        for task, n in tasks.items():
+            pool += [Item(id=f"{task}-{i}", task=task, response="r", problem_type=kind) for i in range(n)]
+    a = stratified_sample(pool, 10, seed=1, by_task=True)
+    assert a == stratified_sample(pool, 10, seed=1, by_task=True)
+    by_kind = Counter(i.problem_type for i in a)
+    assert by_kind == Counter(i.problem_type for i in stratified_sample(pool, 10, seed=1))  # same quotas
+    tasks = Counter(i.task for i in a)
+    # x's quota (10 * 10/16 -> 6): t1 whole (5), then one of t3; y's quota 4: u2 whole
+    assert tasks["t1"] == 5 and tasks["t3"] == 1 and tasks["u2"] == 4 and len(tasks) == 3
+    assert [i.id for i in a] == [i.id for i in pool if i in a]  # input order kept

@@ -144,6 +144,22 @@ def test_items_sharing_an_icl_block_are_sent_together(tmp_path: Path) -> None:
     assert firsts == ["Room 1", "Room 1", "Room 2", "Room 2"]
 
 
+def test_items_sharing_a_task_are_sent_together_where_the_task_first_appears(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "a.db")
+    sent: list[str] = []
+
+    class Recording(FakeListChatModel):
+        async def ainvoke(self, messages, *a, **k):  # type: ignore[no-untyped-def, override]
+            sent.append(messages[-1].content.split("Response:\n")[1].split("\n")[0])
+            return AIMessage("score: 1")
+
+    items = _items(5)
+    tasks = ["B", "A", "B", "C", "A"]  # dataset order i0..i4
+    items = [it.model_copy(update={"task": t}) for it, t in zip(items, tasks, strict=True)]
+    _evaluator(Recording(responses=[]), store, concurrency=1).evaluate("r", 1, items, lambda it: [])
+    assert sent == [f"Answer: 1, {k}" for k in (0, 2, 1, 4, 3)]  # B B A A C
+
+
 @pytest.mark.integration
 def test_flaky_server_retries_and_marks_failures(tmp_path: Path) -> None:
     """HTTP 500s are retried; text with no label is retried then marked; a dead server marks the rest as errors."""
