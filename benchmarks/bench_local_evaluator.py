@@ -12,9 +12,9 @@ on a freshly started server (so no pass inherits another's prompt cache):
 Printed: items/s of (2) over (1) (target >= 0.95), the share of prompt tokens served from
 the prompt cache after the first call of pass (2) (target >= 0.9; from
 ``usage.prompt_tokens_details.cached_tokens``, llama.cpp's ``timings.cache_n``), and the
-wall time of (2) over (3) (target <= 2x). The shortest demo items are used: the ``--icl``
-shortest become the examples, the next ``--items`` (default 100, the demo audit's size)
-are graded. The ICL pass pays for its block once, on its first (cold) call: about a
+wall time of (2) over (3) (target <= 2x). The graded items are the demo audit's 100
+(``allure audit --demo``; ``--items`` takes fewer); the ``--icl`` shortest other demo items
+become the examples. The ICL pass pays for its block once, on its first (cold) call: about a
 minute for 20 examples on 2 cores, worth ~25 zero-shot items; so the wall ratio falls
 with the number of items (2.2x at 24 items, measured) towards the steady per-item ratio,
 which is printed too. About 20 minutes on 2 cores at the default size.
@@ -36,7 +36,7 @@ from typing import Any
 import httpx
 
 from allure.config import AuditSpec, EvaluatorSpec, LocalSpec
-from allure.dataset import demo_spec, load_items
+from allure.dataset import demo_audit_spec, demo_spec, load_items
 from allure.evaluator import open_evaluator
 from allure.evaluator.local import LocalServer, LocalServerSettings
 from allure.gold_check import GoldCheck
@@ -48,8 +48,21 @@ _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 
 
 def pick(n_icl: int, n_items: int) -> tuple[list[IclExample], list[Item]]:
-    """The ``n_icl`` shortest demo items as examples (gold-check labels), the next ``n_items`` to grade."""
-    items = sorted(load_items(demo_spec()), key=lambda it: (len(it.task) + len(it.response), it.id))
+    """The demo audit's items to grade, and the ``n_icl`` shortest other demo items as examples.
+
+    The items are in the order allure's runner sends them (those sharing a task together,
+    where the task first appears), so that the direct pass gets the same prompt-cache reuse.
+    """
+    graded = load_items(demo_audit_spec())[:n_items]
+    first: dict[str, int] = {}
+    for k, it in enumerate(graded):
+        first.setdefault(it.task, k)
+    graded = [it for _k, it in sorted(enumerate(graded), key=lambda p: (first[p[1].task], p[0]))]
+    taken = {it.id for it in graded}
+    rest = sorted(
+        (it for it in load_items(demo_spec()) if it.id not in taken),
+        key=lambda it: (len(it.task) + len(it.response), it.id),
+    )
     check = GoldCheck()
     examples = [
         IclExample(
@@ -61,9 +74,9 @@ def pick(n_icl: int, n_items: int) -> tuple[list[IclExample], list[Item]]:
             correct_label=check.reference_label(it) or 0,
             problem_type=it.problem_type,
         )
-        for it in items[:n_icl]
+        for it in rest[:n_icl]
     ]
-    return examples, items[n_icl : n_icl + n_items]
+    return examples, graded
 
 
 def audit_spec(args: argparse.Namespace) -> AuditSpec:

@@ -15,22 +15,14 @@ from allure.config import AuditSpec, EvaluatorKind, load_spec, parse_spec
 def _demo_spec(evaluator: str) -> dict[str, Any]:
     """The built-in demo: 100 short CogEval items, two passes, the same 8 sampled examples in every prompt.
 
-    Sized for the embedded 1.5B model on 2 CPU cores (it reads about 35 prompt tokens/s): short
-    responses, drawn task by task so that several responses share a task text, and one shared
-    ICL block; llama.cpp's prompt cache serves the block and a repeated task after the first call.
+    One shared ICL block is computed once, then served from llama.cpp's prompt cache; the items
+    are :func:`allure.dataset.demo_audit_spec`'s.
     """
-    from allure.dataset.demo import demo_dataset_path
+    from allure.dataset import demo_audit_spec
 
     return {
         "name": "demo",
-        "dataset": {
-            "path": str(demo_dataset_path()),
-            "format": "cogeval",
-            "limit": 100,
-            "max_response_chars": 300,
-            "sample_by": "task",
-            "seed": 0,
-        },
+        "dataset": demo_audit_spec().model_dump(mode="json", exclude_defaults=True),
         "evaluator": {"kind": evaluator},
         "memory": {"retrieval": {"kind": "sample", "x": 8, "seed": 0}},
         "loop": {"max_iterations": 2, "heldout_fraction": 0.4, "seed": 0},

@@ -36,3 +36,15 @@ def demo_dataset_path() -> Path:
 def demo_spec() -> DatasetSpec:
     """A :class:`DatasetSpec` that reads the demo dataset with the CogEval adapter."""
     return DatasetSpec(path=str(demo_dataset_path()), format="cogeval")
+
+
+def demo_audit_spec() -> DatasetSpec:
+    """The items ``allure audit --demo`` grades: 100 short responses drawn task by task.
+
+    Sized for the embedded 1.5B model on 2 CPU cores (it reads about 35 prompt tokens/s):
+    responses of at most 300 characters, and whole tasks (several generators' responses to one
+    task text), so that llama.cpp's prompt cache serves a repeated task after its first call.
+    """
+    return demo_spec().model_copy(
+        update={"limit": 100, "max_response_chars": 300, "sample_by": "task", "seed": 0}
+    )

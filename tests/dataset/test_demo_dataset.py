@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from allure.dataset import DatasetSpec, demo_dataset_path, demo_spec, load_items
+from allure.dataset import DatasetSpec, demo_audit_spec, demo_dataset_path, demo_spec, load_items
 from allure.models import Item
 
 SHARED = Path("/work/shared/data/cogeval_cogmaps/cogeval_conversations.jsonl.gz")
@@ -79,3 +79,12 @@ def test_demo_covers_every_scored_graph_task_generator(demo: list[Item]) -> None
             src.gold_answers,
             src.recorded_label,
         )
+
+
+def test_demo_audit_items_share_tasks(demo: list[Item]) -> None:
+    audit = load_items(demo_audit_spec())
+    assert len(audit) == 100 and {i.id for i in audit} <= {i.id for i in demo}
+    assert {i.problem_type for i in audit} == {i.problem_type for i in demo}  # every task type
+    assert all(len(i.response) <= 300 for i in audit)
+    # drawn task by task: at most half as many task texts as items (an item-wise draw gives ~78)
+    assert len({i.task for i in audit}) <= 50
