@@ -205,16 +205,17 @@ def main() -> None:
     )
     print(f"same output as direct: {same}/{n}")
     print(f"throughput allure/direct: {direct['wall'] / icl['wall']:.3f}  (target >= 0.95)")
-    warm = (direct["wall"] - cold_latency(direct["rows"])) / (icl["wall"] - cold_latency(icl["rows"]))
+    cold_direct, cold_icl, cold_zero = (cold_latency(p["rows"]) for p in (direct, icl, zero))
+    warm = (direct["wall"] - cold_direct) / (icl["wall"] - cold_icl)
     print(
         f"throughput allure/direct after each pass's cold first call: {warm:.3f}"
-        f"  (cold calls: direct {cold_latency(direct['rows']):.1f} s, allure {cold_latency(icl['rows']):.1f} s)"
+        f"  (cold calls: direct {cold_direct:.1f} s, allure {cold_icl:.1f} s)"
     )
     print(
         f"prompt-cache share after the first call: allure {cache_share(icl['rows']):.3f}, direct {cache_share(direct['rows']):.3f}  (target >= 0.9)"
     )
     print(f"wall ICL/zero-shot: {icl['wall'] / zero['wall']:.2f}x  (target <= 2x)")
-    steady = (icl["wall"] - cold_latency(icl["rows"])) / (zero["wall"] - cold_latency(zero["rows"]))
+    steady = (icl["wall"] - cold_icl) / (zero["wall"] - cold_zero)
     print(f"wall ICL/zero-shot after each pass's cold first call: {steady:.2f}x")
 
 
