@@ -13,9 +13,10 @@ machine translation evaluation", EMNLP (paired bootstrap resampling).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, TypedDict
+from typing import Literal
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from allure.metrics._bootstrap import _check, bootstrap_indices, percentile_interval
 from allure.metrics._common import FloatArray, IntArray, MetricsError, check_same_length

@@ -1,0 +1,90 @@
+"""McNemar's exact test of two labellings of the same items against a reference.
+
+For items with a known reference, ``b`` counts items A got right and B got wrong, ``c`` items A got
+wrong and B got right (an unparsed label counts as wrong). Under H0 (both arms equally accurate)
+``b ~ Binomial(b + c, 1/2)``; the two-sided exact p-value is ``min(1, 2 * P(X <= min(b, c)))``,
+and ``p = 1`` when there is no discordant pair. This equals
+``scipy.stats.binomtest(min(b, c), b + c, 0.5).pvalue``.
+Reference: McNemar (1947), Psychometrika 12(2); Fagerland, Lydersen & Laake (2013), "The McNemar test
+for binary matched-pairs data", BMC Medical Research Methodology 13:91 (the exact conditional test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from math import comb
+
+from pydantic import BaseModel, ConfigDict
+
+from allure.metrics._common import MetricsError, check_same_length
+
+
+class McNemarResult(BaseModel):
+    """McNemar's exact test of arm B against arm A on the same items."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    """Items with a known reference (the paired items)."""
+    b: int
+    """Items A labelled right and B labelled wrong."""
+    c: int
+    """Items A labelled wrong and B labelled right."""
+    p_value: float
+    """Two-sided exact p-value: ``min(1, 2 * P(X <= min(b, c)))``, ``X ~ Binomial(b + c, 1/2)``."""
+
+
+def mcnemar_exact_p(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts ``b`` and ``c``.
+
+    ``p = min(1, 2 * sum_{k=0}^{min(b,c)} C(b+c, k) / 2^(b+c))``; ``p = 1`` when ``b + c = 0``.
+    Computed with exact fractions, so it has no rounding error before the final conversion.
+
+    Raises:
+        MetricsError: ``b`` or ``c`` is negative or not an integer.
+    """
+    for name, v in (("b", b), ("c", c)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise MetricsError(
+                f"{name}={v!r} must be a non-negative integer count",
+                where=f"argument {name!r}",
+                fix="pass the number of discordant items",
+            )
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, k) for k in range(min(b, c) + 1))
+    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
+
+
+def _right(pred: int | None, ref: int) -> bool:
+    return pred is not None and int(pred) == int(ref)
+
+
+def mcnemar_test(
+    y_true: Sequence[int | None], pred_a: Sequence[int | None], pred_b: Sequence[int | None]
+) -> McNemarResult:
+    """McNemar's exact test of ``pred_b`` against ``pred_a`` on the same items.
+
+    Args:
+        y_true: Reference labels (``None``: unknown, item left out).
+        pred_a: Labels of arm A (the reference arm); ``None`` = unparsed, counted as wrong.
+        pred_b: Labels of arm B, same items in the same order.
+
+    Returns:
+        A :class:`McNemarResult` with ``n``, ``b``, ``c`` and the p-value.
+
+    Raises:
+        MetricsError: The three sequences differ in length.
+    """
+    check_same_length(y_true=y_true, pred_a=pred_a, pred_b=pred_b)
+    n = b = c = 0
+    for t, a, v in zip(y_true, pred_a, pred_b, strict=True):
+        if t is None:
+            continue
+        n += 1
+        ra, rb = _right(a, t), _right(v, t)
+        b += ra and not rb
+        c += rb and not ra
+    return McNemarResult(n=n, b=b, c=c, p_value=mcnemar_exact_p(b, c))
