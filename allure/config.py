@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import re
 import tomllib
+import types
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from allure.dataset import DatasetSpec
-from allure.errors import SpecError
+from allure.errors import SpecError, closest_name
 from allure.gold_check import GoldCheckConfig
 from allure.memory import RetrievalPolicy
 
@@ -165,12 +166,94 @@ def _where(loc: tuple[Any, ...]) -> str:
     return ".".join(str(x) for x in loc) or "(top level)"
 
 
-def parse_spec(data: dict[str, Any], *, source: str = "<spec>", base_dir: Path | None = None) -> AuditSpec:
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (``Model`` or ``Model | None``), else ``None``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            found = _nested_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _toml_line(text: str, path: tuple[str, ...]) -> int | None:
+    """The line where the TOML ``text`` sets the key ``path`` (a key or a table header), if found."""
+    table: tuple[str, ...] = ()
+    *parent, key = path
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", line)
+        if header:
+            table = tuple(part.strip().strip("\"'") for part in header.group(1).split("."))
+            if table[: len(path)] == tuple(path):
+                return lineno
+            continue
+        assign = re.match(r"^([\w\-\"'. ]+?)\s*=", line)
+        if assign:
+            keys = tuple(part.strip().strip("\"'") for part in assign.group(1).split("."))
+            if table + keys[: len(path) - len(table)] == tuple(path) and len(table) < len(path):
+                return lineno
+    return None
+
+
+def check_keys(data: dict[str, Any], model: type[BaseModel], *, source: str, text: str | None = None) -> None:
+    """Refuse keys that ``model`` (and the models nested in it) do not define.
+
+    Raises:
+        SpecError: naming the unknown key, the line when ``text`` (the TOML source) is given,
+            and the closest valid key.
+    """
+    _check_keys(data, model, (), source=source, text=text)
+
+
+def _check_keys(
+    data: dict[str, Any], model: type[BaseModel], at: tuple[str, ...], *, source: str, text: str | None
+) -> None:
+    fields = model.model_fields
+    for key, value in data.items():
+        path = (*at, str(key))
+        field = fields.get(key)
+        if field is None:
+            valid = [name for name in fields if name != "base_dir"]
+            guess = closest_name(str(key), valid)
+            table = f"[{'.'.join(at)}]" if at else "the top level"
+            line = _toml_line(text, path) if text is not None else None
+            raise SpecError(
+                f"unknown key '{key}' in {table}",
+                where=f"{source}{f':{line}' if line else ''}, field '{'.'.join(path)}'",
+                fix=(f"did you mean `{guess}`? " if guess else "")
+                + f"valid keys in {table}: {', '.join(valid)}",
+            )
+        nested = _nested_model(field.annotation)
+        if nested is not None and isinstance(value, dict):
+            _check_keys(value, nested, path, source=source, text=text)
+
+
+def parse_spec(
+    data: dict[str, Any],
+    *,
+    source: str = "<spec>",
+    base_dir: Path | None = None,
+    strict: bool = True,
+    text: str | None = None,
+) -> AuditSpec:
     """Validate a spec dict; errors name the source and the field.
+
+    Args:
+        data: The spec as a dict (a parsed TOML file, or a stored run's spec).
+        source: Where it came from, for error messages.
+        base_dir: Folder relative dataset paths resolve against.
+        strict: Refuse keys no model defines (a typo such as ``[evaluatr]``); a stored run's
+            spec is read with ``strict=False`` so that keys from other allure versions are ignored.
+        text: The TOML source, so that an unknown key's error names its line.
 
     Raises:
         SpecError: the spec is invalid.
     """
+    if strict:
+        check_keys(data, AuditSpec, source=source, text=text)
     try:
         spec = AuditSpec.model_validate(data)
     except ValidationError as exc:
@@ -209,12 +292,19 @@ def load_spec(path: str | Path) -> AuditSpec:
             fix="pass an existing TOML file, or run `allure audit --demo`",
         )
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8-sig")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"not UTF-8 text (byte {exc.start}: {exc.reason})",
+            where=str(p),
+            fix="save the spec as UTF-8",
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(
             f"TOML syntax error: {exc}", where=str(p), fix="correct the TOML at that line"
         ) from exc
-    return parse_spec(data, source=str(p), base_dir=p.parent)
+    return parse_spec(data, source=str(p), base_dir=p.parent, text=text)
 
 
 class Settings(BaseSettings):

@@ -10,13 +10,15 @@ from __future__ import annotations
 import getpass
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from allure._io import atomic_write_lines
-from allure.errors import ReviewError
-from allure.models import ReviewDecision
+from allure.errors import ReviewError, closest_name
+from allure.models import ReviewDecision, ReviewDecisionKind
 from allure.store import RunStore
 
 
@@ -33,54 +35,123 @@ def default_reviewer(configured: str | None = None) -> str:
         return "unknown"
 
 
-def read_decisions(path: str | Path, *, reviewer: str | None = None) -> list[ReviewDecision]:
+_EXAMPLE = (
+    'expected e.g. {"candidate_id": "icl-...", "decision": "approve"|"reject", '
+    '"label": <a label of the run\'s label set> (approve only, optional), '
+    '"failure_mode": "keywords" (optional), "comment": ""}'
+)
+
+
+_KINDS = get_args(ReviewDecisionKind)
+
+
+def is_label(value: object, label_set: Sequence[object]) -> bool:
+    """Whether ``value`` is an element of ``label_set`` with the same type (``True`` is not ``1``,
+    ``1.0`` is not ``1``, ``"1"`` is not ``1``)."""
+    return any(type(value) is type(lab) and value == lab for lab in label_set)
+
+
+def _check_line(raw: dict[str, Any], where: str, label_set: Sequence[object] | None) -> None:
+    """Refuse unknown keys, a label outside ``label_set`` and a reject that carries a label."""
+    valid = [name for name in ReviewDecision.model_fields if name != "decided_at"]
+    for key in raw:
+        if key not in ReviewDecision.model_fields:
+            guess = closest_name(str(key), valid)
+            raise ReviewError(
+                f"unknown key {key!r}",
+                where=f"{where}, field '{key}'",
+                fix=(f"did you mean `{guess}`? " if guess else "") + f"valid keys: {', '.join(valid)}",
+            )
+    decision = raw.get("decision")
+    if isinstance(decision, str) and decision not in _KINDS:
+        guess = closest_name(decision, list(_KINDS))
+        raise ReviewError(
+            f"unknown decision {decision!r}",
+            where=f"{where}, field 'decision'",
+            fix=(f"did you mean {guess!r}? " if guess else "") + 'use "approve" or "reject"',
+        )
+    label = raw.get("label")
+    if label is None:
+        return
+    if raw.get("decision") == "reject":
+        raise ReviewError(
+            "a reject carries no label (the candidate is dropped)",
+            where=f"{where}, field 'label'",
+            fix='remove "label", or make the decision "approve" to approve with that label',
+        )
+    if label_set is not None and not is_label(label, label_set):
+        shown = json.dumps(label)
+        raise ReviewError(
+            f"label {shown} is not in the label set {json.dumps(list(label_set))}",
+            where=f"{where}, field 'label'",
+            fix=f"use one of {json.dumps(list(label_set))} exactly as written there (no quotes, no "
+            "true/false, no 1.0), or leave label out to keep the proposed one",
+        )
+
+
+def read_decisions(
+    path: str | Path, *, reviewer: str | None = None, label_set: Sequence[object] | None = None
+) -> list[tuple[int, ReviewDecision]]:
     """Parse and validate a decisions JSONL file (one :class:`ReviewDecision` per line).
+
+    A UTF-8 byte-order mark is accepted. Keys must be :class:`ReviewDecision` fields; when
+    ``label_set`` is given a ``label`` must be one of its elements, with the same JSON type.
+
+    Returns:
+        ``(line number, decision)`` for every non-blank line.
 
     Raises:
         ReviewError: naming the file, line and field, if any line is malformed.
     """
     p = Path(path)
     if not p.is_file():
-        raise ReviewError("decisions file not found", where=str(p), fix="pass an existing JSONL file")
-    out: list[ReviewDecision] = []
+        raise ReviewError(
+            "decisions file not found" + (" (it is a folder)" if p.is_dir() else ""),
+            where=str(p),
+            fix="pass an existing JSONL file",
+        )
+    try:
+        lines = p.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ReviewError(
+            f"not UTF-8 text (byte {exc.start}: {exc.reason})",
+            where=str(p),
+            fix="save the decisions file as UTF-8",
+        ) from exc
+    out: list[tuple[int, ReviewDecision]] = []
     seen: dict[str, int] = {}
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ReviewError(
-                    f"malformed JSON ({exc.msg})",
-                    where=f"{p}:{lineno}",
-                    fix="each line must be one JSON object",
-                ) from exc
-            if not isinstance(raw, dict):
-                raise ReviewError(
-                    "expected a JSON object", where=f"{p}:{lineno}", fix="each line must be one JSON object"
-                )
-            if reviewer and not raw.get("reviewer"):
-                raw["reviewer"] = reviewer
-            try:
-                dec = ReviewDecision.model_validate(raw)
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(x) for x in err["loc"]) or "(line)"
-                raise ReviewError(
-                    f"{err['msg']}",
-                    where=f"{p}:{lineno}, field '{field}'",
-                    fix='expected e.g. {"candidate_id": "icl-...", "decision": "approve"|"reject", '
-                    '"label": 0|1 (optional), "failure_mode": "keywords" (optional), "comment": ""}',
-                ) from exc
-            if dec.candidate_id in seen:
-                raise ReviewError(
-                    f"candidate {dec.candidate_id} is decided twice (also on line {seen[dec.candidate_id]})",
-                    where=f"{p}:{lineno}, field 'candidate_id'",
-                    fix="keep one decision per candidate",
-                )
-            seen[dec.candidate_id] = lineno
-            out.append(dec)
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ReviewError(
+                f"malformed JSON ({exc.msg}, column {exc.colno})",
+                where=f"{p}:{lineno}",
+                fix="each line must be one JSON object",
+            ) from exc
+        if not isinstance(raw, dict):
+            raise ReviewError(
+                "expected a JSON object", where=f"{p}:{lineno}", fix="each line must be one JSON object"
+            )
+        _check_line(raw, f"{p}:{lineno}", label_set)
+        if reviewer and not raw.get("reviewer"):
+            raw["reviewer"] = reviewer
+        try:
+            dec = ReviewDecision.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"]) or "(line)"
+            raise ReviewError(f"{err['msg']}", where=f"{p}:{lineno}, field '{field}'", fix=_EXAMPLE) from exc
+        if dec.candidate_id in seen:
+            raise ReviewError(
+                f"candidate {dec.candidate_id} is decided twice (also on line {seen[dec.candidate_id]})",
+                where=f"{p}:{lineno}, field 'candidate_id'",
+                fix="keep one decision per candidate",
+            )
+        seen[dec.candidate_id] = lineno
+        out.append((lineno, dec))
     return out
 
 
@@ -94,28 +165,20 @@ def export_pending(store: RunStore, run_id: str, path: str | Path) -> int:
 def import_decisions(store: RunStore, run_id: str, path: str | Path, *, reviewer: str | None = None) -> int:
     """Validate a decisions file against the run, then record every decision; returns the count.
 
-    Every line is checked (syntax, candidate ids, labels) before the first write.
+    Every line is checked (syntax, keys, candidate ids, labels) before the first write.
     """
     p = Path(path)
-    decisions = read_decisions(p, reviewer=default_reviewer(reviewer))
     run = store.get_run(run_id)
-    label_set = [int(x) for x in run.spec.get("label_set", [0, 1])]
+    label_set = list(run.spec.get("label_set") or [0, 1])
+    decisions = read_decisions(p, reviewer=default_reviewer(reviewer), label_set=label_set)
     known = {ex.id for ex in store.candidates(run_id)}
-    with p.open(encoding="utf-8") as fh:
-        linenos = [i for i, line in enumerate(fh, start=1) if line.strip()]
-    for lineno, dec in zip(linenos, decisions, strict=True):
+    for lineno, dec in decisions:
         if dec.candidate_id not in known:
             raise ReviewError(
                 f"unknown candidate {dec.candidate_id!r} for run {run_id}",
                 where=f"{p}:{lineno}, field 'candidate_id'",
                 fix=f"export the pending ids with `allure review {run_id} --export pending.jsonl`",
             )
-        if dec.label is not None and dec.label not in label_set:
-            raise ReviewError(
-                f"label {dec.label} is outside the label set {label_set}",
-                where=f"{p}:{lineno}, field 'label'",
-                fix=f"use one of {label_set}",
-            )
-    for dec in decisions:
+    for _, dec in decisions:
         store.record_decision(run_id, dec, label_set=label_set)
     return len(decisions)

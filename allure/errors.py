@@ -6,6 +6,8 @@ The CLI turns any :class:`AllureError` into a message on stderr and exit status 
 
 from __future__ import annotations
 
+import difflib
+
 
 class AllureError(Exception):
     """Base class of every error allure raises on purpose."""
@@ -24,6 +26,15 @@ class AllureError(Exception):
         if self.fix:
             parts.append(f"\n  fix: {self.fix}")
         return "".join(parts)
+
+
+def closest_name(name: str, valid: list[str]) -> str | None:
+    """The valid name closest to a misspelt ``name``, for a "did you mean" fix (``None`` when none is close)."""
+    lowered = {v.lower(): v for v in valid}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    match = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
 
 
 class SpecError(AllureError):

@@ -73,16 +73,72 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield lineno, row
         except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
             raise DatasetError(
-                f"cannot read the file ({exc})",
-                where=str(path),
+                f"cannot read the file ({_reason(path, exc)})",
+                where=_where(path, exc),
                 fix="save it as UTF-8 text (gzip-compressed is fine) and check it is not truncated",
             ) from exc
 
 
 def csv_header(path: Path) -> list[str]:
-    """The header row of a CSV file (``[]`` for an empty file)."""
-    with open_text(path) as fh:
-        return next(csv.reader(fh), [])
+    """The header row of a CSV file (``[]`` for an empty file).
+
+    Raises:
+        DatasetError: the file is not UTF-8 CSV, or two header cells share a name.
+    """
+    try:
+        with open_text(path) as fh:
+            header = next(csv.reader(fh), [])
+    except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
+        raise DatasetError(
+            f"cannot parse the CSV ({_reason(path, exc)})",
+            where=_where(path, exc, default=1),
+            fix="save it as UTF-8 CSV with a header row and quoted multi-line cells",
+        ) from exc
+    _check_unique(path, header)
+    return header
+
+
+def _bad_utf8(path: Path) -> tuple[int, int, int] | None:
+    """``(line, column, byte)`` of the first byte that is not UTF-8 in the (decompressed) file."""
+    with path.open("rb") as raw:
+        gz = raw.read(2) == _GZIP_MAGIC
+    try:
+        with gzip.open(path, "rb") if gz else path.open("rb") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return lineno, exc.start + 1, line[exc.start]
+    except (gzip.BadGzipFile, EOFError, OSError):
+        return None
+    return None
+
+
+def _reason(path: Path, exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        bad = _bad_utf8(path)
+        if bad is not None:
+            return f"not UTF-8: byte 0x{bad[2]:02x} at column {bad[1]}"
+        return f"not UTF-8: {exc.reason}"
+    return str(exc)
+
+
+def _where(path: Path, exc: Exception, default: int | None = None) -> str:
+    bad = _bad_utf8(path) if isinstance(exc, UnicodeDecodeError) else None
+    line = bad[0] if bad is not None else default
+    return f"{path}:{line}" if line else str(path)
+
+
+def _check_unique(path: Path, header: list[str]) -> None:
+    seen: dict[str, int] = {}
+    for col, name in enumerate(header, start=1):
+        if name in seen:
+            raise DatasetError(
+                f"the header names column '{name}' twice (columns {seen[name]} and {col})",
+                where=f"{path}:1, field '{name}'",
+                fix="give every header cell a distinct name",
+            )
+        seen[name] = col
 
 
 def iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -99,6 +155,7 @@ def iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             header = next(reader, None)
             if header is None:
                 return
+            _check_unique(path, header)
             start = reader.line_num + 1
             for cells in reader:
                 lineno, start = start, reader.line_num + 1
@@ -117,7 +174,7 @@ def iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield lineno, row
         except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
             raise DatasetError(
-                f"cannot parse the CSV ({exc})",
-                where=f"{path}:{reader.line_num}",
+                f"cannot parse the CSV ({_reason(path, exc)})",
+                where=_where(path, exc, default=reader.line_num),
                 fix="save it as UTF-8 CSV with a header row and quoted multi-line cells",
             ) from exc

@@ -164,7 +164,7 @@ def resume_run(
             raise StoreError(
                 f"run {run_id} is already done", where=str(db), fix="start a new run with `allure audit`"
             )
-        spec = parse_spec(run.spec, source=f"run {run_id} spec")
+        spec = parse_spec(run.spec, source=f"run {run_id} spec", strict=False)
         if decisions_file is not None:
             n = import_decisions(store, run_id, decisions_file)
             if progress:

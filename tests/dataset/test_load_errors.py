@@ -124,3 +124,35 @@ def test_blank_column_name_is_a_validation_error() -> None:
         ColumnMap(response=" ")
     with pytest.raises(ValueError, match="non-empty list"):
         ColumnMap(group=[])
+
+
+def test_invalid_utf8_in_a_csv_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"id,response\n1,fine\n2,caf\xe9 latin-1\n")
+    err = str(load(path, columns=ColumnMap(id="id")))
+    assert "d.csv:3" in err and "not UTF-8" in err and "0xe9" in err and "UTF-8" in err.split("fix:")[1]
+
+
+def test_invalid_utf8_in_a_csv_header(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"id,r\xe9ponse\n1,a\n")
+    assert "d.csv:1" in str(load(path))
+
+
+def test_invalid_utf8_in_jsonl_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b'{"response": "a"}\n{"response": "b"}\n{"response": "\xff"}\n')
+    assert "d.jsonl:3" in str(load(path))
+
+
+def test_duplicate_csv_header_names(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("id,response,gold,response\n1,a,x,b\n")
+    err = str(load(path, columns=ColumnMap(id="id")))
+    assert "d.csv:1" in err and "field 'response'" in err and "columns 2 and 4" in err
+
+
+def test_csv_with_a_bom_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_bytes("\ufeffid,response\n1,a\n".encode())
+    assert [i.id for i in load_items(DatasetSpec(path=str(path), columns=ColumnMap(id="id")))] == ["1"]
