@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,12 +32,13 @@ def print_outcome(outcome: RunOutcome, project: Path) -> None:
         return
     report_json = Path(outcome.report.get("json", ""))
     if report_json.is_file():
-        from allure.report import ReportData, summary_table
+        from allure.report import helped_sentence, read_report, summary_table
 
-        data = ReportData.model_validate(json.loads(report_json.read_text(encoding="utf-8")))
+        data = read_report(report_json)
         out.print(_terminal_table(summary_table(data), f"allure audit {outcome.run_id}"))
-        if data.helped_statement:
-            out.print(data.helped_statement, markup=False)
+        helped = helped_sentence(data)
+        if helped:
+            out.print(helped, markup=False)
     out.print(f"Stopped: {outcome.stop_reason}", markup=False)
     typer.echo(f"Report: {outcome.report.get('md')}")
 

@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from allure.graphs.state import AuditContext, LoopState
+from allure.metrics import SplitMetrics
 from allure.models import IclExample, Item, ReviewDecision, Split, Verdict
 
 
@@ -98,18 +99,18 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     }
 
 
-def _metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, dict[str, Any]]:
+def _metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, SplitMetrics]:
     from allure.metrics import compute_metrics
 
     items = ctx.items(run_id)
     verdicts = ctx.verdicts(run_id, it)
     refs = ctx.store.reference_labels(run_id)
     splits = ctx.store.splits(run_id)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SplitMetrics] = {}
     for split in ("audit", "heldout", "all"):
         chosen = [x for x in items if split == "all" or splits[x.id] == split]
-        if split == "all" and 0 in (out["audit"]["n"], out["heldout"]["n"]):  # one split holds every item
-            out["all"] = out["audit"] if out["heldout"]["n"] == 0 else out["heldout"]
+        if split == "all" and 0 in (out["audit"].n, out["heldout"].n):  # one split holds every item
+            out["all"] = out["audit"] if out["heldout"].n == 0 else out["heldout"]
             continue
         vs: list[Verdict | None] = [verdicts.get(x.id) for x in chosen]
         out[split] = compute_metrics(
@@ -126,6 +127,10 @@ def _metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, dict[str,
     return out
 
 
+def _rounded(x: float | None) -> str:
+    return "undefined" if x is None else f"{x:.3f}"
+
+
 def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Compare the evaluator's labels with the reference labels, per split; store the metrics."""
     ctx = runtime.context
@@ -133,8 +138,10 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     metrics = _metrics_for(ctx, run_id, it)
     for split, m in metrics.items():
         ctx.store.record_metrics(run_id, it, split, m)
-    h, a = metrics["heldout"], metrics["audit"]
-    ctx.say(f"iteration {it}: held-out accuracy {h.get('accuracy')}, audit accuracy {a.get('accuracy')}")
+    ctx.say(
+        f"iteration {it}: held-out accuracy {_rounded(metrics['heldout'].accuracy)}, "
+        f"audit accuracy {_rounded(metrics['audit'].accuracy)}"
+    )
     return {}
 
 
@@ -220,9 +227,10 @@ def decide(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     if it >= ctx.spec.loop.max_iterations:
         reason = f"reached max_iterations ({ctx.spec.loop.max_iterations})"
     elif it > 1 and ctx.spec.loop.stop_when_no_gain:
-        rows = {(r["iteration"], r["split"]): r["metrics"] for r in ctx.store.metrics(state["run_id"])}
-        now = rows.get((it, "heldout"), {}).get("accuracy")
-        before = rows.get((it - 1, "heldout"), {}).get("accuracy")
+        rows = ctx.store.metrics(state["run_id"])
+        now, before = (
+            rows[i]["heldout"].accuracy if "heldout" in rows.get(i, {}) else None for i in (it, it - 1)
+        )
         if now is not None and before is not None and now <= before:
             reason = f"no gain on the held-out split (accuracy {before:.3f} -> {now:.3f})"
     if not reason and state.get("proposed", 0) == 0:

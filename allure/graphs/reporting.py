@@ -8,6 +8,7 @@ from typing import Any
 
 from allure._io import atomic_write_lines
 from allure.graphs.state import AuditContext
+from allure.metrics import PairedDifference, PairedMetric
 from allure.models import utcnow
 
 
@@ -17,8 +18,10 @@ def _write_candidates(ctx: AuditContext, run_id: str) -> Path:
     return path
 
 
-def _helped(ctx: AuditContext, run_id: str, first: int, last: int) -> dict[str, Any] | None:
-    from allure.metrics import paired_difference
+def _helped(
+    ctx: AuditContext, run_id: str, first: int, last: int
+) -> dict[PairedMetric, PairedDifference] | None:
+    from allure.metrics import icl_helped
 
     if last <= first:
         return None
@@ -29,10 +32,15 @@ def _helped(ctx: AuditContext, run_id: str, first: int, last: int) -> dict[str, 
     y = [refs[i] for i in keep]
     pa = [a[i].label if i in a else None for i in keep]
     pb = [b[i].label if i in b else None for i in keep]
-    return {
-        metric: paired_difference(y, pa, pb, metric=metric, random_state=ctx.spec.loop.seed)
-        for metric in ("accuracy", "f1")
-    }
+    return icl_helped(
+        y,
+        pa,
+        pb,
+        labels=ctx.spec.label_set,
+        pos_label=ctx.spec.positive_label,
+        n_resamples=ctx.spec.loop.bootstrap_resamples,
+        random_state=ctx.spec.loop.seed,
+    )
 
 
 def write_run_report(
@@ -44,6 +52,7 @@ def write_run_report(
         DatasetInfo,
         EvaluatorInfo,
         IterationReport,
+        ReplayAgreement,
         ReportData,
         write_report,
     )
@@ -51,9 +60,7 @@ def write_run_report(
     store, spec = ctx.store, ctx.spec
     run = store.get_run(run_id)
     splits = store.splits(run_id)
-    metrics: dict[int, dict[str, Any]] = {}
-    for row in store.metrics(run_id):
-        metrics.setdefault(row["iteration"], {})[row["split"]] = row["metrics"]
+    metrics = store.metrics(run_id)
     versions = store.memory_versions(run_id)
     iterations = []
     for h in history:
@@ -82,15 +89,8 @@ def write_run_report(
         )
     its = [h["iteration"] for h in history]
     replay = None
-    if spec.evaluator.kind == "replay" and its:
-        allm = metrics.get(its[-1], {}).get("all", {})
-        replay = {
-            "agreement": allm.get("accuracy"),
-            "n_scored": allm.get("n_scored"),
-            "n_unparsed": allm.get("n_unparsed"),
-            "by_problem_type": allm.get("errors_by_problem_type"),
-            "by_generator": allm.get("errors_by_generator"),
-        }
+    if spec.evaluator.kind == "replay" and its and "all" in metrics.get(its[-1], {}):
+        replay = ReplayAgreement.from_metrics(metrics[its[-1]]["all"])
     data = ReportData(
         run_id=run_id,
         created_at=run.created_at,

@@ -1,15 +1,15 @@
-"""Shared input checks and small helpers of the metric functions.
+"""Input checks shared by the metrics: lengths, the label set, and labels turned into codes.
 
-Every metric takes plain Python sequences (or numpy arrays) of integer labels and
-returns plain Python values: a ``float`` or ``None`` when the metric is undefined
-(for example precision with no predicted positives). Nothing returns ``NaN``, so
-every result is JSON-able as it is.
+Every metric works on *codes*: the index of a label in the label set (``labels[code]``), with
+``-1`` for a missing label (an unknown reference or an unparsed verdict). So ``0/1``,
+``"A"/"B"``, ``"pass"/"fail"`` and a ``1..5`` rubric scale go through the same formulas, and the
+label set's order is the order of the confusion matrix (and of an ordinal scale).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,48 +19,15 @@ from allure.errors import AllureError
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
-Average = Literal["binary", "macro"]
-"""How per-class scores are combined.
+Label = int | str
+"""A class label: an integer (``0``/``1``, a rubric score) or a word (``"pass"``, ``"A"``)."""
 
-- ``binary``: the score of the class ``pos_label`` alone (one-vs-rest).
-- ``macro``: the unweighted mean over classes of the per-class scores; classes where the
-  score is undefined (0/0) are left out of the mean, as scikit-learn does with
-  ``zero_division=np.nan``.
-"""
+MISSING = -1
+"""The code of a missing label (no reference, or an unparsed verdict)."""
 
 
 class MetricsError(AllureError):
     """Inputs to a metric are malformed (lengths differ, an unknown label, a probability outside [0, 1])."""
-
-
-def as_labels(values: Sequence[Any] | NDArray[Any], *, field: str) -> IntArray:
-    """Convert ``values`` to a 1-D integer array, refusing ``None`` and non-integers.
-
-    Args:
-        values: Labels, one per item.
-        field: The argument name, used in the error message.
-
-    Returns:
-        A 1-D ``int64`` array.
-
-    Raises:
-        MetricsError: An entry is ``None``, not an integer, or the input is not 1-D.
-    """
-    seq = list(values)
-    for i, v in enumerate(seq):
-        if v is None:
-            raise MetricsError(
-                f"{field}[{i}] is None: this metric needs parsed labels only",
-                where=f"argument {field!r}",
-                fix="drop unparsed items first, or call allure.metrics.compute_metrics, which counts them",
-            )
-        if isinstance(v, bool) or not isinstance(v, int | np.integer):
-            raise MetricsError(
-                f"{field}[{i}] = {v!r} is not an integer label",
-                where=f"argument {field!r}",
-                fix="pass integer class labels such as 0 and 1",
-            )
-    return np.asarray(seq, dtype=np.int64).reshape(-1)
 
 
 def check_same_length(**arrays: Sequence[Any] | NDArray[Any] | None) -> int:
@@ -80,59 +47,75 @@ def check_same_length(**arrays: Sequence[Any] | NDArray[Any] | None) -> int:
     return next(iter(lengths.values()), 0)
 
 
-def resolve_labels(
-    labels: Sequence[int] | None, *arrays: IntArray, check: bool = True, field: str = "y_true/y_pred"
-) -> list[int]:
-    """The label set: ``labels`` when given (checked against the data), else the sorted union of the data.
+def check_labels(labels: Sequence[Label]) -> list[Label]:
+    """The label set as a list: non-empty, distinct, each an ``int`` or a ``str``.
 
     Raises:
-        MetricsError: ``labels`` is empty or has duplicates, or the data hold a label not in ``labels``.
+        MetricsError: ``labels`` is empty, has duplicates, or holds something else.
     """
-    if labels is None:
-        present: set[int] = set()
-        for a in arrays:
-            present.update(int(x) for x in np.unique(a))
-        return sorted(present)
-    out = [int(x) for x in labels]
-    if not out or len(set(out)) != len(out):
+    out = [int(x) if isinstance(x, np.integer) else x for x in labels]
+    bad = [x for x in out if isinstance(x, bool) or not isinstance(x, int | str)]
+    if not out or bad or len(set(out)) != len(out):
         raise MetricsError(
-            f"labels={list(labels)!r} must be a non-empty list of distinct labels",
+            f"labels={list(labels)!r} must be a non-empty list of distinct labels (integers or strings)",
             where="argument 'labels'",
-            fix="pass e.g. labels=(0, 1)",
+            fix="pass the spec's label set, e.g. labels=(0, 1) or labels=('fail', 'pass')",
         )
-    if check:
-        known = set(out)
-        for a in arrays:
-            extra = sorted({int(x) for x in np.unique(a)} - known)
-            if extra:
-                raise MetricsError(
-                    f"label(s) {extra} in {field} are not in labels={out}",
-                    where=f"argument {field!r}",
-                    fix=f"map labels to {out} before computing metrics, or pass labels that include {extra}",
-                )
     return out
 
 
-def safe_div(num: float, den: float) -> float | None:
-    """``num / den`` as a float, or ``None`` when ``den`` is zero (the metric is undefined)."""
-    if den == 0:
-        return None
-    return float(num) / float(den)
+def label_set(labels: Sequence[Label] | None, *columns: Sequence[Label | None]) -> list[Label]:
+    """``labels`` checked, or (when ``None``) the labels of ``columns`` in order of first appearance."""
+    if labels is not None:
+        return check_labels(labels)
+    seen = dict.fromkeys(v for col in columns for v in col if v is not None)
+    return check_labels(list(seen)) if seen else []
 
 
-def mean_defined(values: Sequence[float | None]) -> float | None:
-    """Mean of the defined (non-``None``) values, ``None`` if there are none."""
-    defined = [v for v in values if v is not None]
-    if not defined:
-        return None
-    return float(np.mean(defined))
+def position(label: Label, labels: list[Label], *, field: str = "pos_label") -> int:
+    """The code of ``label`` in ``labels``.
+
+    Raises:
+        MetricsError: ``label`` is not in ``labels``.
+    """
+    if isinstance(label, np.integer):
+        label = int(label)
+    for i, lab in enumerate(labels):
+        if type(lab) is type(label) and lab == label:
+            return i
+    raise MetricsError(
+        f"{field}={label!r} is not in labels={labels!r}",
+        where=f"argument {field!r}",
+        fix=f"pass a {field} that is one of labels",
+    )
 
 
-def check_average(average: str) -> None:
-    """Raise :class:`MetricsError` unless ``average`` is ``"binary"`` or ``"macro"``."""
-    if average not in ("binary", "macro"):
-        raise MetricsError(
-            f"average={average!r} is not supported",
-            where="argument 'average'",
-            fix='pass average="binary" or average="macro"',
-        )
+def encode(values: Sequence[Label | None], labels: list[Label], *, field: str) -> IntArray:
+    """The code of each value in ``labels``; ``None`` becomes :data:`MISSING`.
+
+    ``1`` and ``"1"`` are different labels: a value matches a label of the same type only.
+
+    Raises:
+        MetricsError: A value is not ``None`` and not in ``labels``.
+    """
+    lookup = {(type(lab), lab): i for i, lab in enumerate(labels)}
+    out = np.empty(len(values), dtype=np.int64)
+    for i, v in enumerate(values):
+        if v is None:
+            out[i] = MISSING
+            continue
+        key = (int, int(v)) if isinstance(v, np.integer) else (type(v), v)
+        code = lookup.get(key)
+        if code is None:
+            raise MetricsError(
+                f"{field}[{i}] = {v!r} is not in labels={labels!r}",
+                where=f"argument {field!r}",
+                fix=f"map labels to {labels!r} before computing metrics (None for a missing label)",
+            )
+        out[i] = code
+    return out
+
+
+def optional(x: float) -> float | None:
+    """``x`` as a float, or ``None`` when it is NaN or infinite (an undefined metric)."""
+    return float(x) if np.isfinite(x) else None

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from allure.metrics._common import MetricsError, check_same_length
 from allure.metrics._holm import holm_adjust
 from allure.metrics._mcnemar import McNemarResult, mcnemar_test
-from allure.metrics._paired import PairedDifference, paired_difference
+from allure.metrics._model import PairedDifference
+from allure.metrics._paired import paired_difference
 
 Direction = Literal["better", "worse", "same"]
 """How an arm compares with the reference: more items fixed than broken, fewer, or as many."""

@@ -11,31 +11,18 @@ Cf. ALLURE (Hasanbeig et al., 2023), Section 4.2: errors per problem type under 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypedDict
 
-from allure.metrics._common import check_same_length, safe_div
+from allure.metrics._common import Label, check_same_length
+from allure.metrics._model import GroupErrors
 
 
-class GroupErrors(TypedDict):
-    """Error counts of one group, JSON-able as it is."""
-
-    group: str
-    """The group's name (problem type or generator; ``""`` when unknown)."""
-    n: int
-    """Items with a known reference label."""
-    n_unparsed: int
-    """Of those, items whose verdict had no parsed label."""
-    errors: int
-    """Parsed labels that differ from the reference."""
-    error_rate: float | None
-    """``errors / (n - n_unparsed)``; ``None`` when nothing parsed."""
-    error_rate_all: float | None
-    """``(errors + n_unparsed) / n``; ``None`` when ``n == 0``."""
+def _rate(num: int, den: int) -> float | None:
+    return num / den if den else None
 
 
 def errors_by_group(
-    y_true: Sequence[int | None],
-    y_pred: Sequence[int | None],
+    y_true: Sequence[Label | None],
+    y_pred: Sequence[Label | None],
     groups: Sequence[str],
 ) -> list[GroupErrors]:
     """Count errors per group; items whose reference is ``None`` are skipped.
@@ -60,18 +47,13 @@ def errors_by_group(
         row[0] += 1
         if p is None:
             row[1] += 1
-        elif int(p) != int(t):
+        elif p != t:
             row[2] += 1
-    out: list[GroupErrors] = [
-        {
-            "group": g,
-            "n": n,
-            "n_unparsed": u,
-            "errors": e,
-            "error_rate": safe_div(e, n - u),
-            "error_rate_all": safe_div(e + u, n),
-        }
+    out = [
+        GroupErrors(
+            group=g, n=n, n_unparsed=u, errors=e, error_rate=_rate(e, n - u), error_rate_all=_rate(e + u, n)
+        )
         for g, (n, u, e) in acc.items()
     ]
-    out.sort(key=lambda r: (-(r["errors"] + r["n_unparsed"]), r["group"]))
+    out.sort(key=lambda r: (-(r.errors + r.n_unparsed), r.group))
     return out

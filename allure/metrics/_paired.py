@@ -1,87 +1,63 @@
-"""Paired bootstrap of the difference of a metric between two label sets for the same items.
+"""Paired bootstrap of the difference of a metric between two labellings of the same items.
 
 ``delta = m(y_true, pred_b) - m(y_true, pred_a)``; the interval is the percentile interval of
-``delta`` over ``B`` resamples of items, each resample applied to both label sets at once, so
+``delta`` over ``B`` resamples of items, each resample applied to both labellings at once, so
 the item-level pairing is kept. ``helped`` is ``"yes"`` when the interval lies above 0,
-``"no"`` when it lies below 0, else ``"unclear"``. An unparsed prediction (``None``) counts as
-wrong: for accuracy it does not match; for F1 it is a false negative when the reference is the
-positive class and a false positive otherwise. Items without a reference are dropped.
-Reference: Efron & Tibshirani (1993), ch. 16; Koehn (2004), "Statistical significance tests for
+``"no"`` when it lies below 0, else ``"unclear"``. Items without a reference are dropped.
+An unparsed prediction (``None``) counts as wrong: for accuracy it matches nothing; for the F1
+of a positive label it is a false negative when the reference is the positive label and a false
+positive otherwise; for macro F1 (no positive label) it is a false negative of its reference's
+class. The metrics are the formulas of :mod:`allure.metrics._formulas`.
+References: Efron & Tibshirani (1993), ch. 16; Koehn (2004), "Statistical significance tests for
 machine translation evaluation", EMNLP (paired bootstrap resampling).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
-from typing_extensions import TypedDict
 
-from allure.metrics._bootstrap import _check, bootstrap_indices, percentile_interval
-from allure.metrics._common import FloatArray, IntArray, MetricsError, check_same_length
-
-PairedMetric = Literal["accuracy", "f1"]
-"""Metrics :func:`paired_difference` can compare."""
-
-Helped = Literal["yes", "no", "unclear"]
-"""Whether B improved on A: ``yes`` (interval above 0), ``no`` (below 0), ``unclear`` (spans 0 or undefined)."""
-
-
-class PairedDifference(TypedDict):
-    """The result of :func:`paired_difference`, JSON-able as it is."""
-
-    metric: PairedMetric
-    """The metric compared."""
-    n: int
-    """Items with a known reference."""
-    value_a: float | None
-    """The metric for ``pred_a`` (e.g. the first iteration)."""
-    value_b: float | None
-    """The metric for ``pred_b`` (e.g. the last iteration)."""
-    delta: float | None
-    """``value_b - value_a``; ``None`` when either is undefined."""
-    ci_low: float | None
-    """Lower bound of the bootstrap interval of ``delta``."""
-    ci_high: float | None
-    """Upper bound of the bootstrap interval of ``delta``."""
-    helped: Helped
-    """The verdict read from the interval."""
+from allure.metrics import _formulas as fx
+from allure.metrics._bootstrap import bootstrap_indices, check_bootstrap, percentile_interval
+from allure.metrics._common import (
+    MISSING,
+    FloatArray,
+    IntArray,
+    Label,
+    MetricsError,
+    check_same_length,
+    encode,
+    label_set,
+    optional,
+    position,
+)
+from allure.metrics._confusion import resampled_confusions
+from allure.metrics._model import Helped, PairedDifference, PairedMetric
 
 
 def _metric_rows(
-    metric: PairedMetric, t: IntArray, pred: list[int | None], idx: IntArray, pos_label: int
+    metric: PairedMetric, t: IntArray, p: IntArray, n_labels: int, pos: int | None, idx: IntArray
 ) -> FloatArray:
-    """The metric on every row of ``idx`` (shape ``(B, n)``), NaN where undefined."""
+    """The metric on every resample row of ``idx``, NaN where undefined; ``p`` uses ``n_labels`` for unparsed."""
+    if metric == "f1" and pos is not None:
+        is_pos = (t == pos).astype(np.int64)
+        says_pos = np.where(p == n_labels, 1 - is_pos, (p == pos).astype(np.int64))
+        return fx.f1(resampled_confusions(is_pos, says_pos, 2, idx))[:, 1]
+    cms = resampled_confusions(t, p, n_labels + 1, idx)
     if metric == "accuracy":
-        correct = np.asarray([v is not None and int(v) == int(x) for v, x in zip(pred, t, strict=True)])
-        return correct[idx].mean(axis=1) if idx.shape[1] else np.full(idx.shape[0], np.nan)
-    is_pos = t == pos_label
-    # An unparsed verdict is wrong: predicted positive exactly when the reference is negative.
-    says_pos = np.asarray(
-        [(not tp) if v is None else int(v) == pos_label for v, tp in zip(pred, is_pos, strict=True)],
-        dtype=bool,
-    )
-    ip, sp = is_pos[idx], says_pos[idx]
-    tp = (ip & sp).sum(axis=1)
-    fp = (~ip & sp).sum(axis=1)
-    fn = (ip & ~sp).sum(axis=1)
-    den = 2 * tp + fp + fn
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), np.nan)
-
-
-def _none(x: float) -> float | None:
-    return None if not np.isfinite(x) else float(x)
+        return fx.accuracy(cms)
+    return fx.macro(fx.f1(cms)[:, :n_labels])
 
 
 def paired_difference(
-    y_true: Sequence[int | None],
-    pred_a: Sequence[int | None],
-    pred_b: Sequence[int | None],
+    y_true: Sequence[Label | None],
+    pred_a: Sequence[Label | None],
+    pred_b: Sequence[Label | None],
     *,
     metric: PairedMetric = "accuracy",
-    pos_label: int = 1,
+    labels: Sequence[Label] | None = None,
+    pos_label: Label | None = None,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     random_state: int | None = 0,
@@ -92,8 +68,9 @@ def paired_difference(
         y_true: Reference labels (``None``: unknown, item dropped).
         pred_a: Labels of A (e.g. the first iteration); ``None`` = unparsed, counted as wrong.
         pred_b: Labels of B (e.g. the last iteration), same items in the same order.
-        metric: ``"accuracy"`` or ``"f1"`` (binary, ``pos_label``).
-        pos_label: The positive class of F1.
+        metric: ``"accuracy"`` or ``"f1"`` (of ``pos_label``; macro F1 when it is ``None``).
+        labels: The label set; default: the labels of the data in order of appearance.
+        pos_label: The positive class of F1, or ``None`` for macro F1.
         n_resamples: Bootstrap resamples.
         confidence: Coverage of the interval.
         random_state: Seed; the same seed gives the same result.
@@ -102,60 +79,73 @@ def paired_difference(
         A :class:`PairedDifference`.
 
     Raises:
-        MetricsError: Lengths differ, ``metric`` is unknown, or the bootstrap settings are invalid.
+        MetricsError: Lengths differ, ``metric`` is unknown, a label is not in ``labels``, or the
+            bootstrap settings are invalid.
     """
     if metric not in ("accuracy", "f1"):
         raise MetricsError(
             f"metric={metric!r} is not supported", where="argument 'metric'", fix='pass "accuracy" or "f1"'
         )
-    _check(n_resamples, confidence)
+    check_bootstrap(n_resamples, confidence)
     check_same_length(y_true=y_true, pred_a=pred_a, pred_b=pred_b)
-    keep = [i for i, v in enumerate(y_true) if v is not None]
-    t = np.asarray([int(y_true[i]) for i in keep], dtype=np.int64)  # type: ignore[arg-type]
-    a = [pred_a[i] for i in keep]
-    b = [pred_b[i] for i in keep]
+    labs = label_set(labels, y_true, pred_a, pred_b)
+    pos = None if pos_label is None else position(pos_label, labs)
+    t = encode(y_true, labs, field="y_true")
+    keep = np.flatnonzero(t != MISSING)
+    n_labels = len(labs)
+    t = t[keep]
+    a, b = (encode(x, labs, field=f)[keep] for x, f in ((pred_a, "pred_a"), (pred_b, "pred_b")))
+    a, b = (np.where(x == MISSING, n_labels, x) for x in (a, b))
     whole = np.arange(len(keep), dtype=np.int64)[None, :]
-    va = float(_metric_rows(metric, t, a, whole, pos_label)[0])
-    vb = float(_metric_rows(metric, t, b, whole, pos_label)[0])
-    delta = _none(vb - va)
+    va = optional(_metric_rows(metric, t, a, n_labels, pos, whole)[0])
+    vb = optional(_metric_rows(metric, t, b, n_labels, pos, whole)[0])
+    delta = None if va is None or vb is None else vb - va
     ci = None
-    if keep and delta is not None:
+    if len(keep) and delta is not None:
         idx = bootstrap_indices(len(keep), n_resamples=n_resamples, random_state=random_state)
-        diffs = _metric_rows(metric, t, b, idx, pos_label) - _metric_rows(metric, t, a, idx, pos_label)
-        ci = percentile_interval([_none(d) for d in diffs], confidence=confidence)
+        diffs = _metric_rows(metric, t, b, n_labels, pos, idx) - _metric_rows(
+            metric, t, a, n_labels, pos, idx
+        )
+        ci = percentile_interval(diffs, confidence=confidence)
     helped: Helped = "unclear"
-    if ci is not None and ci["low"] > 0:
+    if ci is not None and ci.low > 0:
         helped = "yes"
-    elif ci is not None and ci["high"] < 0:
+    elif ci is not None and ci.high < 0:
         helped = "no"
-    return {
-        "metric": metric,
-        "n": len(keep),
-        "value_a": _none(va),
-        "value_b": _none(vb),
-        "delta": delta,
-        "ci_low": None if ci is None else ci["low"],
-        "ci_high": None if ci is None else ci["high"],
-        "helped": helped,
-    }
+    return PairedDifference(
+        metric=metric,
+        n=len(keep),
+        value_a=va,
+        value_b=vb,
+        delta=delta,
+        ci_low=None if ci is None else ci.low,
+        ci_high=None if ci is None else ci.high,
+        helped=helped,
+    )
 
 
-def first_vs_last(
-    y_true: Sequence[int | None],
-    first: Sequence[int | None],
-    last: Sequence[int | None],
+def icl_helped(
+    y_true: Sequence[Label | None],
+    first: Sequence[Label | None],
+    last: Sequence[Label | None],
     *,
-    pos_label: int = 1,
+    labels: Sequence[Label],
+    pos_label: Label | None,
     n_resamples: int = 1000,
     random_state: int | None = 0,
-) -> dict[str, PairedDifference]:
-    """:func:`paired_difference` for accuracy and F1 at once: the report's ``helped`` field."""
+) -> dict[PairedMetric, PairedDifference]:
+    """Did the ICL examples help? :func:`paired_difference` of the first and the last pass, for accuracy and F1.
+
+    The loop's report states it for the held-out split; ``pos_label`` is the spec's positive label
+    (``None``: F1 is the macro F1).
+    """
     return {
         m: paired_difference(
             y_true,
             first,
             last,
             metric=m,
+            labels=labels,
             pos_label=pos_label,
             n_resamples=n_resamples,
             random_state=random_state,

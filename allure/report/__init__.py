@@ -12,12 +12,12 @@ from allure.report._model import (
     EvaluatorInfo,
     IterationReport,
     ReferenceSource,
+    ReplayAgreement,
     ReportData,
     ReportError,
     migrate_report,
 )
 from allure.report._plot import render_plot
-from allure.report._split_model import CiSet, Confusion, GroupErrorsRow, Interval, PairedResult, SplitMetrics
 from allure.report._summary import SUMMARY_HEADER, helped_sentence, summary_table
 from allure.report._write import METRICS_PNG, REPORT_JSON, REPORT_MD, read_report, write_report
 
@@ -28,18 +28,13 @@ __all__ = [
     "SCHEMA_VERSION",
     "SUMMARY_HEADER",
     "CandidateCounts",
-    "CiSet",
-    "Confusion",
     "DatasetInfo",
     "EvaluatorInfo",
-    "GroupErrorsRow",
-    "Interval",
     "IterationReport",
-    "PairedResult",
     "ReferenceSource",
+    "ReplayAgreement",
     "ReportData",
     "ReportError",
-    "SplitMetrics",
     "helped_sentence",
     "migrate_report",
     "read_report",

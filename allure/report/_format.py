@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from allure.report._split_model import Interval, SplitMetrics
+from allure.metrics import Interval, SplitMetrics
 
 DASH = "–"
 """Shown for an undefined value."""

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from allure.metrics import GroupErrors, SplitMetrics
 from allure.report._format import DASH, md_table, metric_cells, num
-from allure.report._model import ReportData
-from allure.report._split_model import GroupErrorsRow, SplitMetrics
+from allure.report._model import ReplayAgreement, ReportData
 from allure.report._summary import helped_sentence
 
 TOP_ROWS = 10
@@ -41,7 +39,7 @@ def _confusion(m: SplitMetrics) -> list[str]:
     return md_table(header, rows)
 
 
-def _group_table(title: str, rows: list[GroupErrorsRow] | None) -> list[str]:
+def _group_table(title: str, rows: list[GroupErrors] | None) -> list[str]:
     if not rows:
         return []
     body = [
@@ -58,25 +56,16 @@ def _group_table(title: str, rows: list[GroupErrorsRow] | None) -> list[str]:
     ]
 
 
-def _replay(agreement: dict[str, Any]) -> list[str]:
-    lines = ["## Replay: recorded labels against the reference", ""]
-    overall = agreement.get("overall")
-    rate = overall.get("rate") if isinstance(overall, dict) else agreement.get("agreement")
-    lines.append(f"Agreement overall: {num(rate if isinstance(rate, int | float) else None)}")
-    for key, title in (("by_problem_type", "problem type"), ("by_generator", "generator")):
-        rows = agreement.get(key)
-        if not isinstance(rows, list) or not rows:
-            continue
-        cols = [c for c in ("n", "agree", "rate", "errors", "n_unparsed", "error_rate") if c in rows[0]]
-        body = [
-            [str(r.get("group", "")) or "(none)", *[_cell(r.get(c)) for c in cols]] for r in rows[:TOP_ROWS]
-        ]
-        lines += ["", f"**Per {title}**", "", *md_table([title, *cols], body)]
-    return [*lines, ""]
-
-
-def _cell(v: object) -> str:
-    return num(v) if isinstance(v, float) else (DASH if v is None else str(v))
+def _replay(agreement: ReplayAgreement) -> list[str]:
+    return [
+        "## Replay: recorded labels against the reference",
+        "",
+        f"Agreement overall: {num(agreement.agreement)} ({agreement.n_scored} scored, "
+        f"{agreement.n_unparsed} unparsed)",
+        "",
+        *_group_table("Disagreements per problem type", agreement.by_problem_type),
+        *_group_table("Disagreements per generator", agreement.by_generator),
+    ]
 
 
 def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:

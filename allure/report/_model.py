@@ -7,8 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from allure.errors import AllureError
-from allure.report._split_model import PairedResult, SplitMetrics
-from allure.store._db import RunStatus
+from allure.metrics import GroupErrors, PairedDifference, PairedMetric, SplitMetrics
+from allure.store import RunStatus
 
 SCHEMA_VERSION: Literal[1] = 1
 """The version of ``report.json`` this allure writes."""
@@ -102,6 +102,32 @@ class IterationReport(BaseModel):
     """Candidate ICL examples proposed and decided in this iteration."""
 
 
+class ReplayAgreement(BaseModel):
+    """Replay mode: how often the labels recorded in the dataset agree with the reference labels."""
+
+    agreement: float | None
+    """Share of parsed recorded labels equal to the reference (the last pass's accuracy on all items)."""
+    n_scored: int
+    """Items with a reference label."""
+    n_unparsed: int
+    """Of those, items whose recorded output held no label."""
+    by_problem_type: list[GroupErrors] | None = None
+    """Disagreements per problem type, worst first."""
+    by_generator: list[GroupErrors] | None = None
+    """Disagreements per generator, worst first."""
+
+    @classmethod
+    def from_metrics(cls, m: SplitMetrics) -> ReplayAgreement:
+        """The agreement read from the metrics of all items."""
+        return cls(
+            agreement=m.accuracy,
+            n_scored=m.n_scored,
+            n_unparsed=m.n_unparsed,
+            by_problem_type=m.errors_by_problem_type,
+            by_generator=m.errors_by_generator,
+        )
+
+
 class ReportData(BaseModel):
     """The content of ``report.json`` (and the source of ``report.md`` and ``metrics.png``)."""
 
@@ -125,19 +151,12 @@ class ReportData(BaseModel):
     """Where the reference labels came from."""
     iterations: list[IterationReport] = Field(default_factory=list)
     """Every pass, in order."""
-    helped: dict[str, PairedResult] | None = None
+    helped: dict[PairedMetric, PairedDifference] | None = None
     """First vs last iteration on the held-out split, per metric (``accuracy``, ``f1``); ``None`` with one pass."""
     candidates_file: str | None = None
     """Path of ``candidates.jsonl`` listing the disagreements turned into candidates."""
-    replay_agreement: dict[str, Any] | None = None
+    replay_agreement: ReplayAgreement | None = None
     """Replay mode: agreement of the recorded labels with the reference, overall and per group."""
-
-    @property
-    def helped_statement(self) -> str | None:
-        """One plain sentence saying whether ICL examples helped on the held-out split (``None`` if unmeasured)."""
-        from allure.report._summary import helped_sentence
-
-        return helped_sentence(self)
 
 
 def migrate_report(d: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,6 @@ as soon as it returns, and an identical prompt (same model and parameters) is ne
 sent twice.
 """
 
-from allure.store._db import DEFAULT_DB, RunRecord, RunStore, project_db_path
+from allure.store._db import DEFAULT_DB, CandidateStatus, RunRecord, RunStatus, RunStore, project_db_path
 
-__all__ = ["DEFAULT_DB", "RunRecord", "RunStore", "project_db_path"]
+__all__ = ["DEFAULT_DB", "CandidateStatus", "RunRecord", "RunStatus", "RunStore", "project_db_path"]

@@ -8,12 +8,15 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from allure.errors import ReviewError, StoreError
 from allure.models import IclExample, Item, ReviewDecision, Split, Verdict, stable_hash, utcnow
+
+if TYPE_CHECKING:
+    from allure.metrics import SplitMetrics
 
 DEFAULT_DB = Path(".allure") / "allure.db"
 
@@ -544,18 +547,23 @@ class RunStore:
         return {r[0]: (r[1], json.loads(r[2])) for r in rows}
 
     # -- metrics ------------------------------------------------------------------------------------
-    def record_metrics(self, run_id: str, iteration: int, split: str, metrics: dict[str, Any]) -> None:
-        """Store the metric summary of one iteration and split."""
+    def record_metrics(self, run_id: str, iteration: int, split: str, metrics: SplitMetrics) -> None:
+        """Store the metrics of one iteration and split."""
         with self._tx() as c:
             c.execute(
                 "INSERT OR REPLACE INTO metrics (run_id, iteration, split, metrics_json) VALUES (?,?,?,?)",
-                (run_id, iteration, split, json.dumps(metrics, default=float)),
+                (run_id, iteration, split, metrics.model_dump_json()),
             )
 
-    def metrics(self, run_id: str) -> list[dict[str, Any]]:
-        """``{"iteration", "split", "metrics"}`` rows in iteration order."""
+    def metrics(self, run_id: str) -> dict[int, dict[str, SplitMetrics]]:
+        """Iteration -> split -> metrics, in iteration order."""
+        from allure.metrics import SplitMetrics  # numpy stays unloaded until metrics are read
+
         rows = self._query(
             "SELECT iteration, split, metrics_json FROM metrics WHERE run_id=? ORDER BY iteration, split",
             (run_id,),
         )
-        return [{"iteration": r[0], "split": r[1], "metrics": json.loads(r[2])} for r in rows]
+        out: dict[int, dict[str, SplitMetrics]] = {}
+        for it, split, blob in rows:
+            out.setdefault(it, {})[split] = SplitMetrics.model_validate_json(blob)
+        return out

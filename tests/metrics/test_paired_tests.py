@@ -7,13 +7,13 @@ import itertools
 import numpy as np
 import pytest
 from scipy.stats import binomtest
+from sklearn import metrics as sk
 
 from allure.metrics import (
     ArmComparison,
     MetricsError,
     bootstrap_indices,
     compare_arms,
-    f1_score,
     holm_adjust,
     mcnemar_exact_p,
     mcnemar_test,
@@ -92,7 +92,7 @@ def test_paired_bootstrap_matches_a_loop_over_the_same_resamples() -> None:
     a = [int(v) if rng.uniform() < 0.7 else 1 - int(v) for v in y]
     b = [int(v) if rng.uniform() < 0.85 else 1 - int(v) for v in y]
     for metric in ("accuracy", "f1"):
-        got = paired_difference(y, a, b, metric=metric, n_resamples=400, random_state=11)
+        got = paired_difference(y, a, b, metric=metric, pos_label=1, n_resamples=400, random_state=11)
         idx = bootstrap_indices(80, n_resamples=400, random_state=11)
         diffs = []
         for row in idx:
@@ -100,23 +100,24 @@ def test_paired_bootstrap_matches_a_loop_over_the_same_resamples() -> None:
             if metric == "accuracy":
                 diffs.append(float((pb == t).mean() - (pa == t).mean()))
             else:
-                fa, fb = f1_score(list(t), list(pa)), f1_score(list(t), list(pb))
-                if fa is not None and fb is not None:
+                fa, fb = (sk.f1_score(t, p, labels=[0, 1], zero_division=np.nan) for p in (pa, pb))
+                if not np.isnan(fa) and not np.isnan(fb):
                     diffs.append(fb - fa)
         low, high = np.percentile(diffs, [2.5, 97.5])
-        assert got["ci_low"] == pytest.approx(low) and got["ci_high"] == pytest.approx(high)
-        assert got["ci_low"] <= got["delta"] <= got["ci_high"]
+        assert got.ci_low == pytest.approx(low) and got.ci_high == pytest.approx(high)
+        assert got.ci_low is not None and got.delta is not None and got.ci_high is not None
+        assert got.ci_low <= got.delta <= got.ci_high
 
 
 def test_paired_bootstrap_identical_arms_and_clear_improvement() -> None:
     y = [1, 0] * 30
     same = paired_difference(y, y, y)
-    assert (same["delta"], same["ci_low"], same["ci_high"], same["helped"]) == (0.0, 0.0, 0.0, "unclear")
+    assert (same.delta, same.ci_low, same.ci_high, same.helped) == (0.0, 0.0, 0.0, "unclear")
     worse = [1 - v for v in y[:40]] + y[40:]
     up = paired_difference(y, worse, y, metric="accuracy")
-    assert up["delta"] == pytest.approx(40 / 60) and up["helped"] == "yes"
-    down = paired_difference(y, y, worse, metric="f1")
-    assert down["helped"] == "no" and down["ci_high"] < 0
+    assert up.delta == pytest.approx(40 / 60) and up.helped == "yes"
+    down = paired_difference(y, y, worse, metric="f1", pos_label=1)
+    assert down.helped == "no" and down.ci_high is not None and down.ci_high < 0
 
 
 def test_compare_arms_holm_direction_and_statement() -> None:
@@ -130,7 +131,7 @@ def test_compare_arms_holm_direction_and_statement() -> None:
     assert isinstance(k, ArmComparison)
     assert (k.mcnemar.b, k.mcnemar.c, k.direction, k.significant) == (30, 0, "worse", True)
     assert k.p_holm == pytest.approx(min(1.0, 2 * mcnemar_exact_p(30, 0)))  # smallest p, times m = 2
-    assert k.accuracy["delta"] == pytest.approx(-0.25)
+    assert k.accuracy.delta == pytest.approx(-0.25)
     assert "significantly worse" in k.statement
     assert (s.mcnemar.b, s.mcnemar.c, s.significant) == (2, 0, False)
     assert s.p_holm == pytest.approx(max(k.p_holm, mcnemar_exact_p(2, 0)))

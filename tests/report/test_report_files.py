@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allure.metrics import compute_metrics, first_vs_last
+from allure.metrics import compute_metrics, icl_helped
 from allure.report import (
     SCHEMA_VERSION,
     IterationReport,
     ReportData,
     ReportError,
+    helped_sentence,
     migrate_report,
     read_report,
     render_markdown,
@@ -46,9 +47,15 @@ def build_report(n_iter: int = 3) -> ReportData:
         held_preds.append(ph)
         splits = {
             "heldout": compute_metrics(
-                t_h.tolist(), ph, problem_types=types, generators=gens, n_resamples=200, random_state=it
+                t_h.tolist(),
+                ph,
+                pos_label=1,
+                problem_types=types,
+                generators=gens,
+                n_resamples=200,
+                random_state=it,
             ),
-            "audit": compute_metrics(t_a.tolist(), pa, n_resamples=200, random_state=it),
+            "audit": compute_metrics(t_a.tolist(), pa, pos_label=1, n_resamples=200, random_state=it),
         }
         iterations.append(
             IterationReport(
@@ -67,7 +74,9 @@ def build_report(n_iter: int = 3) -> ReportData:
             )
         )
     helped = (
-        first_vs_last(t_h.tolist(), held_preds[0], held_preds[-1], n_resamples=300) if n_iter > 1 else None
+        icl_helped(t_h.tolist(), held_preds[0], held_preds[-1], labels=[0, 1], pos_label=1, n_resamples=300)
+        if n_iter > 1
+        else None
     )
     return ReportData(
         run_id="run-abc123",
@@ -87,10 +96,7 @@ def build_report(n_iter: int = 3) -> ReportData:
         iterations=iterations,
         helped=helped,
         candidates_file="runs/run-abc123/candidates.jsonl",
-        replay_agreement={
-            "overall": {"group": "", "n": 200, "agree": 150, "rate": 0.75},
-            "by_generator": None,
-        },
+        replay_agreement={"agreement": 0.75, "n_scored": 200, "n_unparsed": 0, "by_generator": None},
     )
 
 
@@ -123,12 +129,13 @@ def test_markdown_states_the_numbers(tmp_path: Path) -> None:
     md = write_report(tmp_path, data)["md"].read_text()
     last = data.iterations[-1].splits["heldout"]
     assert md.startswith("# allure report: run run-abc123")
-    assert data.helped is not None and data.helped_statement is not None
+    statement = helped_sentence(data)
+    assert data.helped is not None and statement is not None
     acc = data.helped["accuracy"]
     assert acc.helped == "yes"  # accuracy went from ~0.6 to ~0.9
     assert f"ICL examples helped on the held-out split: accuracy {acc.delta:+.2f}" in md
     assert f"[95% CI {acc.ci_low:.2f}, {acc.ci_high:.2f}]" in md
-    assert data.helped_statement in md
+    assert statement in md
     assert last.ci.accuracy is not None
     assert f"{last.accuracy:.3f} [{last.ci.accuracy.low:.3f}, {last.ci.accuracy.high:.3f}]" in md
     (c00, c01), (c10, c11) = last.confusion.matrix
@@ -152,7 +159,7 @@ def test_markdown_states_the_numbers(tmp_path: Path) -> None:
 )
 def test_helped_sentence_wording(verdict: str, expected: str) -> None:
     data = build_report(n_iter=1)
-    assert data.helped_statement is None
+    assert helped_sentence(data) is None
     assert "Not measured whether ICL examples helped" in render_markdown(data)
     d = data.model_dump()
     d["helped"] = {
@@ -166,7 +173,8 @@ def test_helped_sentence_wording(verdict: str, expected: str) -> None:
         }
     }
     data = ReportData.model_validate(d)
-    assert data.helped_statement is not None and expected in data.helped_statement
+    statement = helped_sentence(data)
+    assert statement is not None and expected in statement
 
 
 def test_summary_table_rows() -> None:
@@ -237,7 +245,7 @@ def test_nothing_half_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_accepts_the_loop_shapes(tmp_path: Path) -> None:
-    # The loop passes an "all" split, a pending count and a replay dict of its own shape.
+    # The loop passes an "all" split, a pending count and a replay agreement.
     data = build_report(n_iter=1)
     it = data.iterations[0].model_dump()
     it["splits"]["all"] = it["splits"]["heldout"]
@@ -247,7 +255,10 @@ def test_accepts_the_loop_shapes(tmp_path: Path) -> None:
     d["replay_agreement"] = {
         "agreement": 0.7,
         "n_scored": 10,
-        "by_problem_type": [{"group": "a|b", "n": 10, "n_unparsed": 0, "errors": 3, "error_rate": 0.3}],
+        "n_unparsed": 0,
+        "by_problem_type": [
+            {"group": "a|b", "n": 10, "n_unparsed": 0, "errors": 3, "error_rate": 0.3, "error_rate_all": 0.3}
+        ],
     }
     data2 = ReportData.model_validate(d)
     md = write_report(tmp_path, data2)["md"].read_text()

@@ -7,6 +7,7 @@ from pathlib import Path
 from textual.containers import VerticalScroll
 from textual.widgets import Collapsible, OptionList
 
+from allure.metrics import compute_metrics
 from allure.store import RunStore
 from allure.tui import create_app
 from allure.tui.screens import CommentInput, FilterPicker, HelpScreen, ModePicker, ResumeOffer, ResumeScreen
@@ -229,7 +230,10 @@ async def test_deciding_everything_offers_resume_and_runs_it(store: RunStore) ->
     def fake_resume(project_dir: Path, run_id: str, *, progress) -> None:  # type: ignore[no-untyped-def]
         calls.append((project_dir, run_id))
         progress("iteration 2: evaluating 40 items")
-        store.record_metrics(run_id, 2, "heldout", {"f1": 0.8125, "n": 40})
+        # 40 items, 13 positives of which 13 found, 6 false positives: F1 = 26 / (26 + 6) = 0.8125
+        t = [1] * 13 + [0] * 27
+        p = [1] * 13 + [1] * 6 + [0] * 21
+        store.record_metrics(run_id, 2, "heldout", compute_metrics(t, p, pos_label=1, n_resamples=100))
         store.update_run(run_id, status="done")
         progress("done: stop reason plateau")
 

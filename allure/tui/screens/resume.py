@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Log, Static
 
 from allure.errors import AllureError
+from allure.metrics import SplitMetrics
 from allure.store import RunStore
 from allure.tui._text import visible
 
@@ -34,23 +35,20 @@ def default_resume() -> ResumeFn:
 
 
 SHOWN_METRICS = ("n", "accuracy", "f1", "kappa", "auc", "n_unparsed")
-"""The metrics shown after a resume, when the loop recorded them (else the first numeric ones)."""
+"""The metrics shown after a resume."""
 
 
-def metrics_table(rows: list[dict[str, Any]]) -> Table:
-    """A table of ``store.metrics(run_id)`` rows: one line per iteration and split."""
-    names: list[str] = []
-    for row in rows:
-        names.extend(k for k, v in row["metrics"].items() if isinstance(v, int | float) and k not in names)
-    names = [n for n in SHOWN_METRICS if n in names] or names[:6]
-    table = Table("iter", "split", *names, box=None, header_style="bold")
-    for row in rows:
-        vals = [row["metrics"].get(n) for n in names]
-        table.add_row(
-            str(row["iteration"]),
-            Text(visible(str(row["split"]))),
-            *[f"{v:.3f}" if isinstance(v, float) else ("" if v is None else str(v)) for v in vals],
-        )
+def metrics_table(metrics: dict[int, dict[str, SplitMetrics]]) -> Table:
+    """A table of ``store.metrics(run_id)``: one line per iteration and split."""
+    table = Table("iter", "split", *SHOWN_METRICS, box=None, header_style="bold")
+    for iteration, splits in metrics.items():
+        for split, m in splits.items():
+            vals = [getattr(m, name) for name in SHOWN_METRICS]
+            table.add_row(
+                str(iteration),
+                Text(visible(split)),
+                *[f"{v:.3f}" if isinstance(v, float) else ("" if v is None else str(v)) for v in vals],
+            )
     return table
 
 
@@ -106,7 +104,9 @@ class ResumeScreen(Screen[None]):
         """Append one progress line of the loop."""
         self.query_one("#resume-log", Log).write_line(visible(line))
 
-    def show_result(self, rows: list[dict[str, Any]], status: str, error: str | None, pending: int) -> None:
+    def show_result(
+        self, rows: dict[int, dict[str, SplitMetrics]], status: str, error: str | None, pending: int
+    ) -> None:
         """Show how the run ended and its metrics."""
         self.finished = True
         if error:
