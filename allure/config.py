@@ -128,6 +128,61 @@ class LoopSpec(BaseModel):
     """Propose at most this many candidates per iteration (seeded sample, stratified by problem type)."""
 
 
+GATE_METRICS = ("accuracy", "accuracy_all", "precision", "recall", "f1", "f1_macro", "kappa", "auc")
+"""Metrics a ``[gate]`` may name (the keys of :func:`allure.metrics.compute_metrics`'s result)."""
+
+
+def _check_thresholds(table: str, values: dict[str, float]) -> dict[str, float]:
+    for name, v in values.items():
+        if name not in GATE_METRICS:
+            raise ValueError(
+                f"unknown gate metric {name!r} in [{table}]; use one of {', '.join(GATE_METRICS)}"
+            )
+        if not 0.0 <= float(v) <= 1.0:
+            raise ValueError(f"threshold {table}.{name} = {v} is outside [0, 1]")
+    return values
+
+
+class GateSpec(BaseModel):
+    """The regression gate of a re-audit (``[gate]``): absolute minimums and the largest allowed drop.
+
+    A re-audit fails when a metric is below its minimum, or when it dropped against the baseline
+    by more than ``max_drop`` and McNemar's exact test on the paired items gives p < ``alpha``.
+    """
+
+    min: dict[str, float] = Field(default_factory=dict)
+    """Absolute minimum per metric (``[gate.min]``, e.g. ``accuracy = 0.7``), each in [0, 1]."""
+    max_drop: dict[str, float] = Field(default_factory=dict)
+    """Largest drop against the baseline per metric (``[gate.max_drop]``), each in [0, 1]."""
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    """Significance level of McNemar's exact test (Holm-adjusted across problem types)."""
+    baseline: str = ""
+    """A re-audit id to compare with; empty: the last passing re-audit of the same set."""
+
+    @field_validator("min")
+    @classmethod
+    def _min(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_thresholds("gate.min", v)
+
+    @field_validator("max_drop")
+    @classmethod
+    def _drop(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_thresholds("gate.max_drop", v)
+
+
+ReauditSplit = Literal["heldout", "audit", "all"]
+"""Which split of a run (or of a spec's dataset) a frozen set pins."""
+
+
+class ReauditSpec(BaseModel):
+    """``[reaudit]``: the frozen item set this spec re-audits."""
+
+    set: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    """Name of the frozen set (letters, digits, ``.``, ``_``, ``-``)."""
+    split: ReauditSplit = "heldout"
+    """When the set does not exist yet, it is pinned from this spec's dataset: this split of it."""
+
+
 class AuditSpec(BaseModel):
     """A whole audit, as written in ``audit.toml``."""
 
@@ -145,6 +200,10 @@ class AuditSpec(BaseModel):
     """The episodic memory."""
     loop: LoopSpec = Field(default_factory=LoopSpec)
     """Loop control."""
+    reaudit: ReauditSpec | None = None
+    """The frozen set ``allure reaudit SPEC`` scores (``[reaudit]``)."""
+    gate: GateSpec = Field(default_factory=GateSpec)
+    """The re-audit's regression gate (``[gate]``)."""
     auto_approve: bool = False
     """Accept every candidate as the reference labels say (no human review)."""
     base_dir: str = ""

@@ -67,3 +67,11 @@ class StoreError(AllureError):
 
 class ReviewError(AllureError):
     """A review decision is invalid or refers to an unknown candidate."""
+
+
+class EvaluatorUnavailableError(EvaluatorError):
+    """The evaluator could not be reached or started (a server that is down, a model that will not load)."""
+
+
+class ReauditError(AllureError):
+    """A re-audit was given bad input: an unknown frozen set, an invalid gate, a baseline of another set."""

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from langchain_core.language_models.chat_models import BaseChatModel
+
 from allure.evaluator._chat import ReplayChatModel, build_openai_model
 from allure.evaluator._runner import Evaluator
 from allure.models import Item
@@ -27,8 +29,15 @@ def _recorded_outputs(items: list[Item], positive: int) -> dict[str, str]:
 
 
 @contextmanager
-def open_evaluator(spec: AuditSpec, store: RunStore, items: list[Item]) -> Iterator[Evaluator]:
-    """Yield an :class:`Evaluator` for ``spec``; the embedded server (``kind = "local"``) lives as long as the block."""
+def open_evaluator(
+    spec: AuditSpec, store: RunStore, items: list[Item], *, lazy_start: bool = False
+) -> Iterator[Evaluator]:
+    """Yield an :class:`Evaluator` for ``spec``; the embedded server (``kind = "local"``) lives as long as the block.
+
+    With ``lazy_start`` the embedded server starts on the first call that the run store cannot
+    answer, so a pass served entirely from the store never starts it (``evaluator.connected``
+    says whether it did).
+    """
     ev = spec.evaluator
     prompts = load_prompt_set(ev.prompt)
     common = dict(
@@ -69,9 +78,12 @@ def open_evaluator(spec: AuditSpec, store: RunStore, items: list[Item]) -> Itera
         deterministic=ev.local.deterministic,
         seed=ev.seed or 0,
     )
-    with LocalServer(settings) as server:
-        deterministic = ev.local.deterministic
-        chat = build_openai_model(
+    server = LocalServer(settings)
+    deterministic = ev.local.deterministic
+
+    def connect() -> BaseChatModel:
+        server.start()
+        return build_openai_model(
             model=server.model_name,
             base_url=server.base_url,
             api_key_env=ev.api_key_env,
@@ -83,16 +95,21 @@ def open_evaluator(spec: AuditSpec, store: RunStore, items: list[Item]) -> Itera
             timeout_s=ev.timeout_s,
             extra_body=server.extra_body(),
         )
-        params = {**ev.params(), "model": server.model_name, "deterministic": deterministic}
-        # One request per server slot: more in flight could reach the server out of order and
-        # break the prefix-cache order the runner sets up.
-        common["concurrency"] = min(ev.concurrency, ev.local.parallel)
+
+    params = {**ev.params(), "model": settings.alias, "deterministic": deterministic}
+    # One request per server slot: more in flight could reach the server out of order and
+    # break the prefix-cache order the runner sets up.
+    common["concurrency"] = min(ev.concurrency, ev.local.parallel)
+    try:
         evaluator = Evaluator(
-            chat_model=chat,
-            model_name=server.model_name,
+            chat_model=None if lazy_start else connect(),
+            connect=connect,
+            model_name=settings.alias,
             params=params,
             revive=server.revive,
             **common,  # type: ignore[arg-type]
         )
         evaluator.server = server
         yield evaluator
+    finally:
+        server.stop()

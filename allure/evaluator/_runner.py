@@ -18,6 +18,7 @@ import openai
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from allure.errors import EvaluatorError
 from allure.evaluator._parse import LabelParser, prob_positive
 from allure.models import IclExample, Item, Verdict, stable_hash
 from allure.prompts import PromptSet
@@ -94,7 +95,7 @@ class Evaluator:
     def __init__(
         self,
         *,
-        chat_model: BaseChatModel,
+        chat_model: BaseChatModel | None,
         model_name: str,
         params: dict[str, Any],
         prompts: PromptSet,
@@ -108,8 +109,11 @@ class Evaluator:
         retry_unparsed: int = 1,
         replay: bool = False,
         revive: Callable[[], bool] | None = None,
+        connect: Callable[[], BaseChatModel] | None = None,
     ) -> None:
-        self.chat_model = chat_model
+        self._chat_model = chat_model
+        self.connect = connect
+        """Builds the chat model (starting its server) when ``chat_model`` is None and a call is due."""
         self.model_name = model_name
         self.params = params
         self.prompts = prompts
@@ -126,6 +130,24 @@ class Evaluator:
         """Called on a connection error: restarts a dead server (the embedded one); True if it did."""
         self.server: Any = None
         """The embedded server allure started for this evaluator, if any."""
+
+    @property
+    def connected(self) -> bool:
+        """Whether the chat model exists (for the embedded evaluator: whether its server was started)."""
+        return self._chat_model is not None
+
+    @property
+    def chat_model(self) -> BaseChatModel:
+        """The chat model, built by ``connect`` on first use.
+
+        Raises:
+            EvaluatorError: there is none and no ``connect`` to build it.
+        """
+        if self._chat_model is None:
+            if self.connect is None:
+                raise EvaluatorError("the evaluator has no chat model", fix="pass chat_model or connect")
+            self._chat_model = self.connect()
+        return self._chat_model
 
     # -- prompts ----------------------------------------------------------------------------------
     def prompt_hash(self, messages: list[BaseMessage]) -> str:
@@ -266,6 +288,7 @@ class Evaluator:
                 if progress:
                     progress(done, len(jobs))
         elif misses:
+            _ = self.chat_model  # connect (start the server) before the event loop
             done = asyncio.run(self._run_async(run_id, iteration, misses, result, done, len(jobs), progress))
         for v in result.verdicts.values():
             stats.unparsed += v.status == "unparsed"

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from allure.errors import ReviewError, StoreError
 from allure.models import IclExample, Item, ReviewDecision, Split, Verdict, stable_hash, utcnow
+from allure.store._reaudits import REAUDIT_SCHEMA, ReauditTables
 
 if TYPE_CHECKING:
     from allure.metrics import SplitMetrics
@@ -135,7 +136,7 @@ class RunRecord(BaseModel):
     """Free-form extra facts (stop reason, errors)."""
 
 
-class RunStore:
+class RunStore(ReauditTables):
     """A thread-safe handle on one run-store database; every write commits at once."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
@@ -153,6 +154,7 @@ class RunStore:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
+            self._conn.executescript(REAUDIT_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"cannot open the run store ({exc})",

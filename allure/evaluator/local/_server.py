@@ -62,11 +62,16 @@ class LocalServerSettings(BaseModel):
     startup_timeout_s: float = Field(default=120.0, gt=0)
     """How long to wait for the server to load the model and answer ``/health``."""
 
+    @property
+    def alias(self) -> str:
+        """The model name the server answers to (the builtin name or the GGUF file's stem)."""
+        return self.model if self.model in BUILTIN_MODELS else Path(self.model).stem
+
     def child_config(self, model_path: Path) -> ChildConfig:
         """The child-process configuration for these settings and a resolved model file."""
         return ChildConfig(
             model_path=str(model_path),
-            alias=self.model if self.model in BUILTIN_MODELS else Path(self.model).stem,
+            alias=self.alias,
             ctx_size=self.ctx_size,
             threads=self.threads or os.cpu_count() or 1,
             parallel=self.parallel,

@@ -1,0 +1,83 @@
+"""Scheduled re-audits: frozen item sets, the regression gate, history (``allure freeze|reaudit|history``).
+
+- :func:`freeze_run`, :func:`freeze_items`, :func:`load_frozen_set`: named, versioned item sets.
+- :func:`run_reaudit`: score a set with the evaluator a spec names now; gate against a baseline.
+- :func:`markdown_summary`, :func:`junit_xml`, :func:`notify`: outputs for PRs, CI and chat.
+- :func:`history_rows`, :func:`history_csv`, :func:`history_plot`: a set's re-audits over time.
+"""
+
+from allure.audits.reaudit._fingerprint import Fingerprint, changes, prompt_diff
+from allure.audits.reaudit._frozen import (
+    FrozenItem,
+    FrozenSet,
+    freeze_items,
+    freeze_run,
+    load_frozen_set,
+    set_content_hash,
+    spec_items,
+)
+from allure.audits.reaudit._gate import CheckKind, Flip, GateCheck, GateResult, GateStatus, evaluate_gate
+from allure.audits.reaudit._history import HistoryRow, history_csv, history_plot, history_rows
+from allure.audits.reaudit._lock import LOCK_FILE, ReauditBusyError, reaudit_lock
+from allure.audits.reaudit._outputs import (
+    headline,
+    junit_xml,
+    markdown_summary,
+    notify,
+    notify_text,
+    resolve_webhook,
+)
+from allure.audits.reaudit._run import (
+    EXIT_BAD_INPUT,
+    EXIT_BUSY,
+    EXIT_PASS,
+    EXIT_REGRESSION,
+    EXIT_UNAVAILABLE,
+    ReauditOutcome,
+    ReauditRecord,
+    ReauditStats,
+    load_records,
+    run_reaudit,
+)
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_BUSY",
+    "EXIT_PASS",
+    "EXIT_REGRESSION",
+    "EXIT_UNAVAILABLE",
+    "LOCK_FILE",
+    "CheckKind",
+    "Fingerprint",
+    "Flip",
+    "FrozenItem",
+    "FrozenSet",
+    "GateCheck",
+    "GateResult",
+    "GateStatus",
+    "HistoryRow",
+    "ReauditBusyError",
+    "ReauditOutcome",
+    "ReauditRecord",
+    "ReauditStats",
+    "changes",
+    "evaluate_gate",
+    "freeze_items",
+    "freeze_run",
+    "headline",
+    "history_csv",
+    "history_plot",
+    "history_rows",
+    "junit_xml",
+    "load_frozen_set",
+    "load_records",
+    "reaudit_lock",
+    "markdown_summary",
+    "notify",
+    "notify_text",
+    "prompt_diff",
+    "resolve_webhook",
+    "run_reaudit",
+    "set_content_hash",
+    "spec_items",
+]

@@ -1,0 +1,211 @@
+"""Frozen audit sets: a named, versioned list of items with their reference labels.
+
+A re-audit always scores exactly one version of a set. The content hash covers every item
+(all its fields) and its reference label, in item-id order; freezing content that differs from
+the newest version stores a new version, and the version records how it changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from allure.config import AuditSpec, ReauditSplit
+from allure.errors import ReauditError
+from allure.models import Item, stable_hash, utcnow
+from allure.store import RunStore
+
+
+class FrozenItem(BaseModel):
+    """One item of a frozen set with the reference label it is scored against."""
+
+    item: Item
+    """The item (task, response, gold answers, problem type...)."""
+    reference_label: int | None
+    """The reference label (``None``: the gold check could not decide; the item is not scored)."""
+
+
+class FrozenSet(BaseModel):
+    """One version of a named frozen set, as stored in the run store."""
+
+    name: str
+    """The set's name."""
+    version: int
+    """Version number, from 1; a change of content is a new version."""
+    content_hash: str
+    """sha256 (hex, 16) over the items and their reference labels, in item-id order."""
+    created_at: str
+    """When this version was frozen (ISO-8601 UTC)."""
+    source: str
+    """Where the items came from (``run RUN`` or ``spec PATH``)."""
+    split: ReauditSplit
+    """The split of the source that was pinned."""
+    items: list[FrozenItem]
+    """The items, in the source's order."""
+    spec: dict[str, Any] = Field(default_factory=dict)
+    """The audit spec (JSON form) ``allure reaudit NAME`` uses when no spec file is given."""
+    change: str = ""
+    """How this version differs from the previous one (empty for version 1)."""
+
+    @property
+    def n_items(self) -> int:
+        """Number of items."""
+        return len(self.items)
+
+    def references(self) -> dict[str, int | None]:
+        """Item id -> reference label."""
+        return {fi.item.id: fi.reference_label for fi in self.items}
+
+
+def set_content_hash(items: list[FrozenItem]) -> str:
+    """The content hash of a set's items and labels (independent of their order)."""
+    rows = sorted((fi.item.id, fi.item.model_dump(mode="json"), fi.reference_label) for fi in items)
+    return stable_hash(rows)
+
+
+def _describe_change(old: FrozenSet, new: list[FrozenItem]) -> str:
+    before = {fi.item.id: fi for fi in old.items}
+    after = {fi.item.id: fi for fi in new}
+    added = len(after.keys() - before.keys())
+    removed = len(before.keys() - after.keys())
+    common = before.keys() & after.keys()
+    relabelled = sum(before[i].reference_label != after[i].reference_label for i in common)
+    edited = sum(before[i].item != after[i].item for i in common)
+    parts = [
+        f"{what} {n}"
+        for what, n in (
+            ("added", added),
+            ("removed", removed),
+            ("relabelled", relabelled),
+            ("edited", edited),
+        )
+        if n
+    ]
+    kind = "grew" if added and not (removed or relabelled or edited) else "changed"
+    return (
+        f"{kind} from v{old.version} ({old.n_items} items) to v{old.version + 1} ({len(new)} items): "
+        + ", ".join(parts)
+    )
+
+
+def freeze_items(
+    store: RunStore,
+    name: str,
+    items: list[FrozenItem],
+    *,
+    source: str,
+    split: ReauditSplit,
+    spec: dict[str, Any],
+) -> tuple[FrozenSet, bool]:
+    """Pin ``items`` as set ``name``: a new version unless the newest one has the same content.
+
+    Returns:
+        The set version that holds these items, and whether it was created now.
+
+    Raises:
+        ReauditError: the name is not valid, or there are no items.
+    """
+    check_set_name(name)
+    if not items:
+        raise ReauditError(
+            f"no items to freeze into set {name!r}",
+            where=source,
+            fix="choose a split that holds items (--split all)",
+        )
+    digest = set_content_hash(items)
+    newest = load_frozen_set(store, name) if name in store.frozen_set_names() else None
+    if newest is not None and newest.content_hash == digest:
+        return newest, False
+    fs = FrozenSet(
+        name=name,
+        version=1 if newest is None else newest.version + 1,
+        content_hash=digest,
+        created_at=utcnow(),
+        source=source,
+        split=split,
+        items=items,
+        spec=spec,
+        change="" if newest is None else _describe_change(newest, items),
+    )
+    store.add_frozen_set(name, fs.version, digest, fs.created_at, fs.n_items, fs.model_dump(mode="json"))
+    return fs, True
+
+
+def check_set_name(name: str) -> None:
+    """Raise :class:`ReauditError` unless ``name`` is a valid set name."""
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name or ""):
+        raise ReauditError(
+            f"invalid set name {name!r}",
+            where="--name",
+            fix="use letters, digits, '.', '_' and '-' (starting with a letter or digit)",
+        )
+
+
+def _pick(splits: dict[str, str], item_id: str, split: ReauditSplit) -> bool:
+    return split == "all" or splits.get(item_id) == split
+
+
+def freeze_run(
+    store: RunStore, run_id: str, name: str, *, split: ReauditSplit = "heldout"
+) -> tuple[FrozenSet, bool]:
+    """Pin the items of a run's ``split`` (with the run's reference labels) as set ``name``.
+
+    Raises:
+        StoreError: the run is unknown.
+        ReauditError: the split holds no items, or the name is invalid.
+    """
+    check_set_name(name)
+    run = store.get_run(run_id)
+    splits = store.splits(run_id)
+    refs = store.reference_labels(run_id)
+    items = [
+        FrozenItem(item=it, reference_label=refs.get(it.id))
+        for it in store.items(run_id)
+        if _pick(dict(splits), it.id, split)
+    ]
+    return freeze_items(store, name, items, source=f"run {run_id}", split=split, spec=run.spec)
+
+
+def spec_items(spec: AuditSpec, project_dir: Path, split: ReauditSplit) -> list[FrozenItem]:
+    """The items of ``spec``'s dataset in ``split`` (split as the audit loop splits them), with reference labels.
+
+    Raises:
+        DatasetError, GoldCheckError: the dataset or the gold check is invalid.
+    """
+    from allure.dataset import load_items
+    from allure.gold_check import GoldCheck
+    from allure.graphs import split_items
+
+    check = GoldCheck(spec.gold_check)
+    base = Path(spec.base_dir) if spec.base_dir else project_dir
+    items = load_items(spec.dataset, base_dir=base, label_set=spec.label_set)
+    splits = split_items(items, spec.loop.heldout_fraction, spec.loop.seed)
+    return [
+        FrozenItem(item=it, reference_label=check.reference_label(it))
+        for it in items
+        if _pick(dict(splits), it.id, split)
+    ]
+
+
+def load_frozen_set(store: RunStore, name: str, version: int | None = None) -> FrozenSet:
+    """A set's version (the newest when ``version`` is None).
+
+    Raises:
+        ReauditError: no such set or version; the message lists the known sets.
+    """
+    doc = store.frozen_set_doc(name, version)
+    if doc is None:
+        known = store.frozen_set_names()
+        what = (
+            f"set {name!r}" if version is None or name not in known else f"version {version} of set {name!r}"
+        )
+        raise ReauditError(
+            f"unknown frozen {what}",
+            where=str(store.path),
+            fix=f"known sets: {', '.join(known) or '(none yet)'}; pin one with `allure freeze RUN --name {name}`",
+        )
+    return FrozenSet.model_validate(doc)

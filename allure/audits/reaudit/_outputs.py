@@ -1,0 +1,223 @@
+"""A re-audit for people and machines: Markdown summary, JUnit XML, webhook notification.
+
+The JUnit file has one test case per gate check (``min``, ``max_drop``) and one per problem
+type, so a CI system shows which check or which kind of task regressed. The webhook gets a
+Slack-compatible JSON body (``{"text": ...}``); its URL is never written to a log or an error.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING, Any
+
+from allure.audits.reaudit._gate import metric_value
+from allure.errors import ReauditError
+
+if TYPE_CHECKING:
+    from allure.audits.reaudit._run import ReauditRecord
+
+SUMMARY_METRICS = ("accuracy", "f1", "kappa")
+"""Metrics the summary and the history show (with their 95% intervals)."""
+
+MAX_FLIPS_LISTED = 20
+"""Flipped items listed in the summary (all are in the JSON record)."""
+
+
+def _fmt(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def metric_with_ci(metrics: dict[str, Any], name: str) -> str:
+    """``0.812 [0.700, 0.900]`` (the value and its bootstrap interval)."""
+    v = metric_value(metrics, name)
+    ci = (metrics.get("ci") or {}).get(name)
+    if v is None:
+        return "n/a"
+    return f"{v:.3f} [{ci['low']:.3f}, {ci['high']:.3f}]" if ci else f"{v:.3f}"
+
+
+def headline(record: ReauditRecord) -> str:
+    """One line: verdict, set, accuracy, baseline."""
+    word = "PASS" if record.status == "pass" else "REGRESSION"
+    failed = ", ".join(c.name for c in record.gate.failed)
+    acc = metric_with_ci(record.metrics, "accuracy")
+    base = f" vs baseline {record.gate.baseline_id}" if record.gate.baseline_id else " (no baseline yet)"
+    tail = f"; failed: {failed}" if failed else ""
+    return f"allure re-audit {word}: set {record.set_name} v{record.set_version}, accuracy {acc}{base}{tail}"
+
+
+def markdown_summary(record: ReauditRecord) -> str:
+    """A Markdown summary fit for a pull-request comment."""
+    g = record.gate
+    icon = "✅" if record.status == "pass" else "❌"
+    lines = [
+        f"## {icon} allure re-audit: {'pass' if record.status == 'pass' else 'REGRESSION'}",
+        "",
+        f"Set `{record.set_name}` v{record.set_version} ({record.stats.items} items), re-audit `{record.id}` "
+        f"at {record.created_at}; baseline: {('`' + g.baseline_id + '`') if g.baseline_id else 'none yet'}.",
+        "",
+        "| metric | now [95% interval] |",
+        "|---|---|",
+        *(f"| {m} | {metric_with_ci(record.metrics, m)} |" for m in SUMMARY_METRICS),
+        "",
+        "| gate check | result | detail |",
+        "|---|---|---|",
+        *(f"| {c.name} | {'pass' if c.passed else '**FAIL**'} | {c.message} |" for c in g.checks),
+        "",
+    ]
+    if record.changes:
+        lines += ["**Changed since the last re-audit:** " + "; ".join(record.changes), ""]
+    if record.prompt_diff:
+        lines += ["**Prompt diff against the baseline:** " + "; ".join(record.prompt_diff), ""]
+    if record.set_change:
+        lines += [f"**Frozen set:** {record.set_change}", ""]
+    if g.flips_to_wrong:
+        lines += [
+            f"**{len(g.flips_to_wrong)} item(s) flipped from right to wrong** "
+            f"({g.flips_to_right} from wrong to right):",
+            "",
+            "| item | problem type | reference | baseline | now | failure mode |",
+            "|---|---|---|---|---|---|",
+        ]
+        for f in g.flips_to_wrong[:MAX_FLIPS_LISTED]:
+            now = "unparsed" if f.label is None else str(f.label)
+            lines.append(
+                f"| `{f.item_id}` | {f.problem_type} | {f.reference_label} | {f.baseline_label} | {now} | {f.failure_mode} |"
+            )
+        if len(g.flips_to_wrong) > MAX_FLIPS_LISTED:
+            lines.append(
+                f"| ... {len(g.flips_to_wrong) - MAX_FLIPS_LISTED} more in the JSON record | | | | | |"
+            )
+        lines.append("")
+    elif g.baseline_id:
+        lines += [f"No item flipped from right to wrong ({g.flips_to_right} from wrong to right).", ""]
+    s = record.stats
+    lines.append(
+        f"Cost: {s.calls} evaluator call(s), {s.cache_hits} from the run store; "
+        f"evaluator started: {'yes' if s.evaluator_started else 'no'}; model `{record.fingerprint.model}`, "
+        f"prompt `{record.fingerprint.prompt_set}` ({record.fingerprint.prompt_hash[:8]}), "
+        f"memory {record.fingerprint.memory_size} examples, allure {record.fingerprint.allure_version}."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def junit_xml(record: ReauditRecord) -> bytes:
+    """JUnit XML: one test case per gate check and per problem type; failed checks carry a ``<failure>``."""
+    g = record.gate
+    suite_name = f"allure.reaudit.{record.set_name}"
+    failures = len(g.failed)
+    root = ET.Element("testsuites", name="allure reaudit", tests=str(len(g.checks)), failures=str(failures))
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=suite_name,
+        tests=str(len(g.checks)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+        timestamp=record.created_at,
+        time=f"{record.stats.wall_s:.3f}",
+    )
+    props = ET.SubElement(suite, "properties")
+    for k, v in (
+        ("reaudit_id", record.id),
+        ("baseline_id", g.baseline_id),
+        ("set_version", str(record.set_version)),
+        ("prompt_hash", record.fingerprint.prompt_hash),
+        ("model", record.fingerprint.model),
+        ("memory_version", record.fingerprint.memory_version),
+        ("alpha", str(g.alpha)),
+    ):
+        ET.SubElement(props, "property", name=k, value=v)
+    flips_by_type: dict[str, list[str]] = {}
+    for f in g.flips_to_wrong:
+        flips_by_type.setdefault(f.problem_type or "(none)", []).append(f"{f.item_id} ({f.failure_mode})")
+    for c in g.checks:
+        kind = "problem_type" if c.kind == "problem_type" else "gate"
+        name = c.name.removeprefix("problem_type ") if c.kind == "problem_type" else c.name
+        case = ET.SubElement(suite, "testcase", classname=f"{suite_name}.{kind}", name=name, time="0")
+        if not c.passed:
+            fail = ET.SubElement(case, "failure", message=c.message, type="regression")
+            detail = [c.message]
+            if c.kind == "problem_type":
+                flipped = flips_by_type.get(name, [])
+                if flipped:
+                    detail.append("flipped right->wrong: " + ", ".join(flipped))
+            fail.text = "\n".join(detail)
+        else:
+            out = ET.SubElement(case, "system-out")
+            out.text = c.message
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def resolve_webhook(spec: str) -> str:
+    """The webhook URL: ``spec`` itself, or the value of environment variable ``NAME`` for ``env:NAME``.
+
+    Raises:
+        ReauditError: the variable is not set, or the URL is not http(s) (the URL is not echoed).
+    """
+    url = spec
+    if spec.startswith("env:"):
+        name = spec[4:]
+        url = os.environ.get(name, "")
+        if not url:
+            raise ReauditError(
+                f"environment variable {name} is not set",
+                where="--notify",
+                fix=f"export {name}=https://hooks.example/... or pass the URL itself",
+            )
+    if not url.startswith(("http://", "https://")):
+        raise ReauditError(
+            "the webhook URL must start with http:// or https://",
+            where="--notify",
+            fix="pass an http(s) URL, or env:NAME naming a variable that holds one",
+        )
+    return url
+
+
+def notify_text(record: ReauditRecord) -> str:
+    """The webhook message: the headline, failed checks, flipped items (Slack ``mrkdwn``)."""
+    lines = [headline(record)]
+    for c in record.gate.failed:
+        lines.append(f"• {c.name}: {c.message}")
+    flips = record.gate.flips_to_wrong
+    if flips:
+        shown = ", ".join(f"{f.item_id} ({f.problem_type}, {f.failure_mode})" for f in flips[:10])
+        more = f" and {len(flips) - 10} more" if len(flips) > 10 else ""
+        lines.append(f"Flipped right->wrong: {shown}{more}")
+    if record.changes:
+        lines.append("Changed: " + "; ".join(record.changes))
+    return "\n".join(lines)
+
+
+def notify(url: str, record: ReauditRecord, *, timeout_s: float = 10.0) -> None:
+    """POST the summary to a webhook as JSON (``text`` for Slack, plus machine-readable fields).
+
+    Raises:
+        ReauditError: the POST failed or was refused (the message names no URL).
+    """
+    import httpx
+
+    body = {
+        "text": notify_text(record),
+        "allure": {
+            "reaudit_id": record.id,
+            "set": record.set_name,
+            "set_version": record.set_version,
+            "status": record.status,
+            "failed_checks": [c.name for c in record.gate.failed],
+            "accuracy": metric_value(record.metrics, "accuracy"),
+        },
+    }
+    try:
+        resp = httpx.post(url, json=body, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        raise ReauditError(
+            f"the webhook POST failed ({type(exc).__name__})", where="--notify", fix="check the webhook URL"
+        ) from None
+    if resp.status_code >= 300:
+        raise ReauditError(
+            f"the webhook answered HTTP {resp.status_code}", where="--notify", fix="check the webhook URL"
+        )
