@@ -8,7 +8,9 @@ to a JSONL log, so tests in other processes can count and inspect what was sent.
 Failure injection: ``--fail-first N`` answers HTTP 500 to the first N requests, ``--no-label-first N``
 answers text without a label, ``--delay S`` sleeps before answering, ``--slow-first N`` sleeps
 ``--slow-s S`` more before answering the first N (past a client's timeout), ``--die-after N`` exits
-the process after N requests.
+the process after N requests. ``--worse-when MARKER --worse-on REGEX``: when the system prompt
+contains MARKER (an edited prompt), items whose user turn matches REGEX (e.g. one problem type's
+task wording) get the opposite of the right grade: the judge answers worse on that type.
 
 Run: ``python tests/scripted_server.py --port-file F --log L [...]``.
 """
@@ -26,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 
-def grade(messages: list[dict]) -> int:
+def grade(messages: list[dict], worse_when: str = "", worse_on: str = "") -> int:
     user = messages[-1]["content"]
     gold = re.search(r"Correct answer:\n(.*?)\n\nResponse:", user, re.S)
     resp = re.search(r"Response:\n(.*?)\n\nIs the response", user, re.S)
@@ -34,6 +36,9 @@ def grade(messages: list[dict]) -> int:
     resp_s = (resp.group(1) if resp else "").lower()
     has_answer = bool(gold_s) and gold_s.replace(" ", "") in resp_s.replace(" ", "")
     n_examples = sum(m["role"] == "assistant" for m in messages)
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    if worse_when and worse_when in system and re.search(worse_on, user):
+        return 1 - int(has_answer)
     if n_examples:
         return int(has_answer)
     return int(has_answer or "room" in resp_s)
@@ -77,7 +82,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             if n <= a.fail_first:
                 self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
                 return
-            label = grade(body["messages"])
+            label = grade(body["messages"], a.worse_when, a.worse_on)
             text = "I cannot tell." if n <= a.fail_first + a.no_label_first else f"score: {label}"
             p = 0.9
             lp_label, lp_other = math.log(p), math.log(1 - p)
@@ -133,6 +138,8 @@ def main() -> None:
     ap.add_argument("--die-after", type=int, default=0)
     ap.add_argument("--slow-first", type=int, default=0)
     ap.add_argument("--slow-s", type=float, default=5.0)
+    ap.add_argument("--worse-when", default="")
+    ap.add_argument("--worse-on", default="")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

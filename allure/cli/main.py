@@ -19,9 +19,9 @@ app = typer.Typer(
 
 def _register() -> None:
     """Each command module exposes ``register(app)``."""
-    from allure.cli import audit, memory, resume, review, serve
+    from allure.cli import audit, freeze, history, memory, reaudit, resume, review, serve
 
-    for module in (audit, resume, review, memory, serve):
+    for module in (audit, resume, review, memory, serve, freeze, reaudit, history):
         module.register(app)
 
 

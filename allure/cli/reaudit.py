@@ -1,0 +1,97 @@
+"""``allure reaudit``: re-check the current evaluator against a frozen set; exit 1 on a regression.
+
+Exit status: 0 pass, 1 regression, 2 bad input, 3 evaluator unavailable, 4 busy (``--no-wait``
+while another re-audit of the project runs).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from allure.cli._common import ProjectOpt, progress_bar, say
+
+
+def reaudit(
+    target: str = typer.Argument(
+        ..., help="A spec file with a [reaudit] table, or the name of a frozen set."
+    ),
+    if_changed: bool = typer.Option(
+        False,
+        "--if-changed",
+        help="Exit at once (with the last result) when nothing in the fingerprint changed.",
+    ),
+    no_wait: bool = typer.Option(
+        False, "--no-wait", help="Exit with status 4 instead of waiting when another re-audit holds the lock."
+    ),
+    junit: Path = typer.Option(
+        None, "--junit", help="Write JUnit XML here (a test case per gate check and problem type)."
+    ),
+    json_out: Path = typer.Option(None, "--json", help="Write the re-audit record as JSON here."),
+    markdown: Path = typer.Option(
+        None, "--markdown", help="Write the Markdown summary (for a PR comment) here."
+    ),
+    notify_url: str = typer.Option(
+        None,
+        "--notify",
+        help="POST the summary as JSON to this webhook URL, or env:NAME to read it from $NAME.",
+    ),
+    project: Path = ProjectOpt,
+) -> None:
+    """Score a frozen set with the evaluator, prompts and memory the spec names now, and gate the result."""
+    from allure._io import atomic_write_bytes
+    from allure.audits.reaudit import (
+        EXIT_BUSY,
+        EXIT_UNAVAILABLE,
+        ReauditBusyError,
+        headline,
+        junit_xml,
+        markdown_summary,
+        notify,
+        resolve_webhook,
+        run_reaudit,
+    )
+    from allure.errors import EvaluatorUnavailableError, ReauditError
+
+    url = resolve_webhook(notify_url) if notify_url else None  # bad input before anything runs
+    try:
+        with progress_bar("re-auditing") as bar:
+            outcome = run_reaudit(
+                target, project, if_changed=if_changed, wait=not no_wait, say=say, eval_progress=bar
+            )
+    except ReauditBusyError as exc:
+        typer.secho(f"busy: {exc.render()}", fg="yellow", err=True)
+        sys.exit(EXIT_BUSY)
+    except EvaluatorUnavailableError as exc:
+        typer.secho(f"evaluator unavailable: {exc.render()}", fg="red", err=True)
+        sys.exit(EXIT_UNAVAILABLE)
+    record = outcome.record or outcome.previous
+    if outcome.record is None:
+        say(f"skipped: {outcome.skipped_because}")
+    assert record is not None
+    if junit:
+        atomic_write_bytes(junit, junit_xml(record))
+    if json_out:
+        atomic_write_bytes(json_out, record.model_dump_json(indent=2).encode("utf-8"))
+    summary = markdown_summary(record)
+    if markdown:
+        atomic_write_bytes(markdown, summary.encode("utf-8"))
+    if outcome.record is not None:
+        typer.echo(summary)
+        if url:
+            try:
+                notify(url, record)
+                say("notified the webhook")
+            except ReauditError as exc:  # a chat outage must not hide the gate's result
+                typer.secho(f"warning: {exc.render()}", fg="yellow", err=True)
+    typer.echo(headline(record), err=True)
+    if outcome.files:
+        typer.echo(f"Summary: {outcome.files['summary']}", err=True)
+    sys.exit(outcome.exit_code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``reaudit`` to the CLI."""
+    app.command("reaudit")(reaudit)
