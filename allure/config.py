@@ -317,9 +317,10 @@ def parse_spec(
         spec = AuditSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
+        line = _toml_line(text, tuple(str(x) for x in err["loc"])) if text is not None else None
         raise SpecError(
             err["msg"],
-            where=f"{source}, field '{_where(err['loc'])}'",
+            where=f"{source}{f':{line}' if line else ''}, field '{_where(err['loc'])}'",
             fix="correct that field (see README 'Audit spec')",
         ) from exc
     except SpecError:

@@ -190,7 +190,7 @@ def resolve_spec(store: RunStore | None, target: str, *, project: Path) -> tuple
             fix=f"pin one with `allure freeze RUN --name {target}` or pass a spec file with [reaudit]",
         )
     fs = load_frozen_set(store, target)
-    spec = parse_spec(fs.spec, source=f"set {target} (stored spec)")
+    spec = parse_spec(fs.spec, source=f"set {target} (stored spec)", strict=False)
     return spec, target, f"set {target}"
 
 
