@@ -193,3 +193,22 @@ def test_flaky_server_retries_and_marks_failures(tmp_path: Path) -> None:
         assert len(store.lookup_calls(res.verdicts[f"i{k}"].prompt_hash for k in range(6))) == 3
     finally:
         srv.stop()
+
+
+def test_lazy_connect_only_when_a_call_is_due(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "a.db")
+    connects: list[int] = []
+
+    def connect() -> FakeListChatModel:
+        connects.append(1)
+        return FakeListChatModel(responses=["score: 1"] * 10)
+
+    items = _items(3)
+    lazy = _evaluator(None, store, connect=connect)
+    assert not lazy.connected
+    first = lazy.evaluate("r", 1, items, lambda _it: [])
+    assert connects == [1] and lazy.connected and first.stats.calls == 3
+    again = _evaluator(None, store, connect=connect)
+    second = again.evaluate("r", 2, items, lambda _it: [])
+    assert second.stats.calls == 0 and second.stats.cache_hits == 3
+    assert connects == [1] and not again.connected  # every item cached: nothing was started
