@@ -17,12 +17,13 @@ baseline are listed with the failure mode of their response.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
 from allure.config import GateSpec
 from allure.gold_check import GoldCheckConfig
+from allure.metrics import SplitMetrics
 from allure.models import FailureMode, Item
 
 GateStatus = Literal["pass", "regression"]
@@ -102,13 +103,13 @@ class GateResult(BaseModel):
         return [c for c in self.checks if not c.passed]
 
 
-def metric_value(metrics: Any, name: str) -> float | None:
-    """A metric out of :func:`allure.metrics.compute_metrics`'s result."""
-    v = metrics.get(name) if isinstance(metrics, dict) else getattr(metrics, name, None)
+def metric_value(metrics: SplitMetrics, name: str) -> float | None:
+    """A metric (one of :data:`allure.config.GATE_METRICS`) out of :func:`allure.metrics.compute_metrics`'s result."""
+    v = getattr(metrics, name, None)
     return None if v is None else float(v)
 
 
-def _metrics(refs: list[int | None], labels: list[int | None], label_set: list[int]) -> Any:
+def _metrics(refs: list[int | None], labels: list[int | None], label_set: list[int]) -> SplitMetrics:
     from allure.metrics import compute_metrics
 
     return compute_metrics(refs, labels, labels=tuple(label_set), pos_label=label_set[-1], n_resamples=100)
@@ -128,7 +129,7 @@ def evaluate_gate(
     items: list[Item],
     references: dict[str, int | None],
     labels: dict[str, int | None],
-    metrics: Any,
+    metrics: SplitMetrics,
     label_set: list[int],
     baseline_id: str = "",
     baseline_labels: dict[str, int | None] | None = None,

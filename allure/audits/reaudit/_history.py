@@ -50,7 +50,7 @@ def history_rows(records: list[ReauditRecord]) -> list[HistoryRow]:
     """One row per re-audit, oldest first."""
     rows = []
     for r in records:
-        ci = r.metrics.get("ci") or {}
+        ci = {m: getattr(r.metrics.ci, m, None) for m in SUMMARY_METRICS}
         rows.append(
             HistoryRow(
                 id=r.id,
@@ -61,7 +61,9 @@ def history_rows(records: list[ReauditRecord]) -> list[HistoryRow]:
                 changes=list(r.changes) + ([r.set_change] if r.set_change else []),
                 baseline_id=r.gate.baseline_id,
                 values={m: metric_value(r.metrics, m) for m in SUMMARY_METRICS},
-                intervals={m: (ci[m]["low"], ci[m]["high"]) if ci.get(m) else None for m in SUMMARY_METRICS},
+                intervals={
+                    m: (iv.low, iv.high) if (iv := ci[m]) is not None else None for m in SUMMARY_METRICS
+                },
                 calls=r.stats.calls,
                 prompt_hash=r.fingerprint.prompt_hash,
                 model=r.fingerprint.model,

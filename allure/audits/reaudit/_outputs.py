@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from allure.audits.reaudit._gate import metric_value
 from allure.errors import ReauditError
+from allure.metrics import SplitMetrics
 
 if TYPE_CHECKING:
     from allure.audits.reaudit._run import ReauditRecord
@@ -28,13 +29,13 @@ def _fmt(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.3f}"
 
 
-def metric_with_ci(metrics: dict[str, Any], name: str) -> str:
+def metric_with_ci(metrics: SplitMetrics, name: str) -> str:
     """``0.812 [0.700, 0.900]`` (the value and its bootstrap interval)."""
     v = metric_value(metrics, name)
-    ci = (metrics.get("ci") or {}).get(name)
+    ci = getattr(metrics.ci, name, None)
     if v is None:
         return "n/a"
-    return f"{v:.3f} [{ci['low']:.3f}, {ci['high']:.3f}]" if ci else f"{v:.3f}"
+    return f"{v:.3f} [{ci.low:.3f}, {ci.high:.3f}]" if ci else f"{v:.3f}"
 
 
 def headline(record: ReauditRecord) -> str:

@@ -22,6 +22,7 @@ from allure.audits.reaudit._gate import GateResult, GateStatus, evaluate_gate
 from allure.audits.reaudit._lock import reaudit_lock
 from allure.config import AuditSpec, parse_spec
 from allure.errors import EvaluatorError, EvaluatorUnavailableError, ReauditError
+from allure.metrics import SplitMetrics
 from allure.models import IclExample, Item, stable_hash, utcnow
 from allure.store import RunStore, project_db_path
 
@@ -78,7 +79,7 @@ class ReauditRecord(BaseModel):
     """Fingerprint changes since the previous re-audit of the set (empty for the first)."""
     prompt_diff: list[str]
     """Prompt-set diff against the baseline's prompts, one line per changed template."""
-    metrics: dict[str, Any]
+    metrics: SplitMetrics
     """:func:`allure.metrics.compute_metrics` over the set (with 95% bootstrap intervals)."""
     labels: dict[str, int | None]
     """Item id -> label (``None``: unparsed); the next re-audit pairs with these."""
@@ -343,7 +344,6 @@ def _locked(
         baseline_labels=baseline.labels if baseline else None,
         gold_check=spec.gold_check,
     )
-    metrics_doc = metrics if isinstance(metrics, dict) else metrics.model_dump(mode="json")
     record = ReauditRecord(
         id=rid,
         created_at=utcnow(),
@@ -353,7 +353,7 @@ def _locked(
         fingerprint=fp,
         changes=changes(previous.fingerprint if previous else None, fp),
         prompt_diff=prompt_diff(baseline.fingerprint.prompts, fp.prompts) if baseline else [],
-        metrics=metrics_doc,
+        metrics=metrics,
         labels=labels,
         gate=gate,
         stats=ReauditStats(

@@ -20,7 +20,7 @@ def _items(n_per_type: int) -> list[Item]:
 
 def _gate(items: list[Item], refs: dict, now: dict, before: dict | None, gate: GateSpec):  # type: ignore[no-untyped-def]
     ids = [it.id for it in items]
-    metrics = compute_metrics([refs[i] for i in ids], [now[i] for i in ids], n_resamples=100)
+    metrics = compute_metrics([refs[i] for i in ids], [now[i] for i in ids], pos_label=1, n_resamples=100)
     return evaluate_gate(
         gate,
         items=items,
