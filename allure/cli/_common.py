@@ -1,4 +1,10 @@
-"""Helpers shared by the command modules (printing lives only in the CLI and the TUI)."""
+"""Helpers shared by the command modules (printing lives only in the CLI and the TUI).
+
+Every line the CLI prints goes through :func:`echo`, :func:`echo_json`, :func:`say` or a
+Rich table built with :func:`cell`: text from data (ids, responses, problem types, error
+bodies) is shown with its control characters made visible and its Rich markup literal
+(:mod:`allure.safe_text`), so no escape sequence in a dataset reaches the terminal.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,9 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.text import Text
+
+from allure.safe_text import one_line, safe_json, visible
 
 console = Console(stderr=True, highlight=False)
 
@@ -18,8 +27,32 @@ ProjectOpt = typer.Option(
 
 
 def say(line: str) -> None:
-    """Print a status line to stderr."""
-    console.print(line, markup=False)
+    """Print a status line to stderr (control characters in it made visible, no markup)."""
+    console.print(visible(line), markup=False, highlight=False, soft_wrap=True)
+
+
+def echo(line: str = "", *, err: bool = False, fg: str | None = None) -> None:
+    """Print a line to stdout (or stderr, in colour ``fg``) with control characters made visible."""
+    typer.secho(visible(line), err=err, fg=fg)
+
+
+def echo_json(document: str) -> None:
+    """Print a serialised JSON document to stdout with DEL and C1 controls escaped."""
+    typer.echo(safe_json(document))
+
+
+def cell(value: object, style: str = "") -> Text:
+    """A table cell holding ``value`` literally: one line, controls visible, never parsed as markup."""
+    return Text(one_line(str(value)), style=style)
+
+
+def stdout_console(min_width: int | None = None) -> Console:
+    """A Rich console on stdout (at least ``min_width`` wide on a terminal); when stdout is not a
+    terminal its lines are never wrapped or cut."""
+    if sys.stdout.isatty():
+        width = Console().width
+        return Console(highlight=False, width=max(width, min_width or width))
+    return Console(highlight=False, width=10_000, soft_wrap=True)
 
 
 @contextmanager
@@ -45,3 +78,10 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
             prog.update(task, completed=done, total=total)
 
         yield update
+
+
+def limit_note(shown: int, total: int, noun: str) -> str:
+    """``"50 of 3860 example(s) shown; 3810 more: --all or --limit N"``, or ``"12 example(s)"``."""
+    if shown >= total:
+        return f"{total} {noun}"
+    return f"{shown} of {total} {noun} shown; {total - shown} more: --all, or --limit N"

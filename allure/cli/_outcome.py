@@ -5,30 +5,35 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from allure.cli._common import cell, stdout_console
+from allure.safe_text import one_line, visible
 
 if TYPE_CHECKING:
     from allure.graphs import RunOutcome
 
 
 def print_outcome(outcome: RunOutcome, project: Path) -> None:
-    """Summary table and report path (done), or the commands that continue a paused run."""
-    out = Console()
+    """Summary table and report path (done), or the commands that continue a paused run.
+
+    A command line is never wrapped (piped output keeps each command on one line)."""
+    out = stdout_console()
+
+    def line(text: str) -> None:
+        out.print(visible(text), markup=False, highlight=False, soft_wrap=True)
+
     if outcome.status == "paused":
         proj = "" if Path(project).resolve() == Path.cwd() else f" --project {project}"
-        out.print(
-            f"Run {outcome.run_id} is paused for review: {outcome.n_pending} candidate ICL examples are pending.",
-            markup=False,
+        line(
+            f"Run {outcome.run_id} is paused for review: {outcome.n_pending} candidate ICL examples are pending."
         )
-        out.print("Continue with one of:", markup=False)
-        out.print(
-            f"  allure review {outcome.run_id}{proj}            # review in the terminal UI", markup=False
-        )
-        out.print(f"  allure review {outcome.run_id}{proj} --export pending.jsonl", markup=False)
-        out.print(f"  allure resume {outcome.run_id}{proj} --decisions decisions.jsonl", markup=False)
+        line("Continue with one of:")
+        line(f"  allure review {outcome.run_id}{proj}            # review in the terminal UI")
+        line(f"  allure review {outcome.run_id}{proj} --export pending.jsonl")
+        line(f"  allure resume {outcome.run_id}{proj} --decisions decisions.jsonl")
         return
     report_json = Path(outcome.report.get("json", ""))
     if report_json.is_file():
@@ -38,9 +43,9 @@ def print_outcome(outcome: RunOutcome, project: Path) -> None:
         out.print(_terminal_table(summary_table(data), f"allure audit {outcome.run_id}"))
         helped = helped_sentence(data)
         if helped:
-            out.print(helped, markup=False)
-    out.print(f"Stopped: {outcome.stop_reason}", markup=False)
-    typer.echo(f"Report: {outcome.report.get('md')}")
+            line(helped)
+    line(f"Stopped: {outcome.stop_reason}")
+    line(f"Report: {outcome.report.get('md')}")
 
 
 _SHORT = {"held-out F1": "F1", "held-out kappa": "kappa", "held-out AUC": "AUC", "cache hits": "cached"}
@@ -51,12 +56,18 @@ def _terminal_table(rows: list[list[str]], title: str) -> Table:
     and an interval goes on the line under its figure."""
     table = Table(
         *(_SHORT.get(h, h) for h in rows[0]),
-        title=title,
+        title=cell(title),
         caption="F1, kappa, AUC: held-out split; [95% interval]",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         padding=(0, 0),
     )
     for row in rows[1:]:
-        table.add_row(*(cell.replace(" [", "\n[", 1) for cell in row))
+        table.add_row(*(_two_lines(text) for text in row))
     return table
+
+
+def _two_lines(text: str) -> Text:
+    """A cell with its interval (`` [low, high]``) on a second line; shown literally."""
+    figure, sep, interval = text.partition(" [")
+    return Text(one_line(figure) + (f"\n[{one_line(interval)}" if sep else ""))

@@ -7,7 +7,7 @@ from typing import cast
 
 import typer
 
-from allure.cli._common import ProjectOpt, say
+from allure.cli._common import ProjectOpt, echo, say
 
 
 def freeze(
@@ -68,7 +68,7 @@ def freeze(
         say(f"froze set {fs.name!r} v{fs.version} ({what})")
     else:
         say(f"set {fs.name!r} is unchanged: still v{fs.version}")
-    typer.echo(
+    echo(
         f"{fs.name} v{fs.version}: {fs.n_items} items ({scored} with a reference label), {fs.split} split of "
         f"{fs.source}, content {fs.content_hash}"
     )

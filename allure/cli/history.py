@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from allure.cli._common import ProjectOpt, say
+from allure.cli._common import ProjectOpt, say, stdout_console
+from allure.safe_text import one_line, visible
 
 
 def history(
@@ -19,8 +20,8 @@ def history(
 ) -> None:
     """Print the re-audits of a set: date, fingerprint changes, metrics with 95% intervals, gate result."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from allure._io import atomic_write_bytes
     from allure.audits.reaudit import history_csv, history_plot, history_rows, load_frozen_set, load_records
@@ -34,7 +35,9 @@ def history(
     finally:
         store.close()
     table = Table(
-        title=f"allure history {name} (v{fs.version}, {fs.n_items} items; {len(versions)} version(s))",
+        title=Text(
+            one_line(f"allure history {name} (v{fs.version}, {fs.n_items} items; {len(versions)} version(s))")
+        ),
         caption="[95% bootstrap interval]",
         box=box.SIMPLE_HEAD,
     )
@@ -64,10 +67,10 @@ def history(
             notes.append(f"{r.id} changed: {'; '.join(r.changes)}")
         if r.failed_checks:
             notes.append(f"{r.id} failed: {', '.join(r.failed_checks)}")
-    out = Console(width=max(130, Console().width))
+    out = stdout_console(min_width=130)
     out.print(table)
     for line in notes:
-        out.print(line, markup=False, highlight=False)
+        out.print(visible(line), markup=False, highlight=False, soft_wrap=True)
     if not rows:
         say(f"no re-audits of {name!r} yet: run `allure reaudit {name}`")
     if export:

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from allure.errors import AllureError
+from allure.safe_text import visible
 
 app = typer.Typer(
     name="allure",
@@ -33,7 +34,7 @@ def main() -> None:
     try:
         app()
     except AllureError as exc:
-        typer.secho(f"error: {exc.render()}", fg="red", err=True)
+        typer.secho(f"error: {visible(exc.render())}", fg="red", err=True)
         sys.exit(2)
 
 

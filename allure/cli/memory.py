@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from allure.cli._common import echo, echo_json, limit_note
 from allure.errors import MemoryStoreError
+from allure.safe_text import one_line
 
 if TYPE_CHECKING:
     from allure.memory import EpisodicMemory
@@ -28,6 +30,8 @@ MemoryOpt = typer.Option(
 )
 ProjectOpt = typer.Option(Path("."), "--project", "-p", help="Project folder holding .allure/.")
 CollectionOpt = typer.Option("icl_examples", "--collection", help="Chroma collection name.")
+DEFAULT_LIST_LIMIT = 50
+"""Examples ``allure memory list`` shows without ``--limit``/``--all``."""
 
 
 def _location(memory: str | None, project: Path) -> str:
@@ -46,8 +50,7 @@ def _open(memory: str | None, project: Path, collection: str, *, create: bool = 
 
 
 def _short(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return one_line(" ".join(text.split()), width)
 
 
 @memory_app.command("list")
@@ -57,6 +60,10 @@ def list_cmd(
     collection: str = CollectionOpt,
     mode: str | None = typer.Option(None, "--mode", help="Only this failure mode."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line instead of a table."),
+    limit: int = typer.Option(
+        DEFAULT_LIST_LIMIT, "--limit", min=1, help="Show at most this many examples (sorted by id)."
+    ),
+    all_: bool = typer.Option(False, "--all", help="Show every example (no --limit)."),
 ) -> None:
     """List the examples: id, failure mode, problem type, labels, response."""
     examples = _open(memory, project, collection).all()
@@ -65,16 +72,16 @@ def list_cmd(
 
         RetrievalPolicy.model_validate({"include_modes": [mode]})  # validates the name
         examples = [ex for ex in examples if ex.failure_mode == mode]
-    for ex in examples:
+    shown = examples if all_ else examples[:limit]
+    for ex in shown:
         if as_json:
-            typer.echo(ex.model_dump_json())
+            echo_json(ex.model_dump_json())
         else:
-            typer.echo(
-                f"{ex.id}  {ex.failure_mode:<19} {ex.problem_type or '-':<16} "
+            echo(
+                f"{one_line(ex.id)}  {ex.failure_mode:<19} {one_line(ex.problem_type or '-'):<16} "
                 f"{ex.wrong_label}->{ex.correct_label}  {_short(ex.response, 60)}"
             )
-    if not as_json:
-        typer.echo(f"{len(examples)} example(s)", err=True)
+    echo(limit_note(len(shown), len(examples), "example(s)"), err=True)
 
 
 @memory_app.command("show")
@@ -86,12 +93,12 @@ def show_cmd(
 ) -> None:
     """Show one example and the verdicts whose prompt carried it, and how many were right."""
     ex = _open(memory, project, collection).get(example_id)
-    typer.echo(json.dumps(ex.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    echo_json(json.dumps(ex.model_dump(mode="json"), indent=2, ensure_ascii=False))
     from allure.store import RunStore, project_db_path
 
     db = project_db_path(project)
     if not db.exists():
-        typer.echo(f"\nno run store at {db}: no verdicts used this example yet")
+        echo(f"\nno run store at {db}: no verdicts used this example yet")
         return
     store = RunStore(db, create=False)
     try:
@@ -100,14 +107,14 @@ def show_cmd(
         store.close()
     right = sum(1 for _, v, ref in calls if ref is not None and v.label == ref)
     judged = sum(1 for _, _, ref in calls if ref is not None)
-    typer.echo(
+    echo(
         f"\nverdicts whose prompt carried it: {len(calls)}; right {right} of {judged} with a reference label"
     )
     for run_id, v, ref in calls[:50]:
         mark = "?" if ref is None else ("right" if v.label == ref else "WRONG")
-        typer.echo(f"  {run_id}  item {v.item_id}  label {v.label}  reference {ref}  {mark}")
+        echo(f"  {run_id}  item {one_line(v.item_id)}  label {v.label}  reference {ref}  {mark}")
     if len(calls) > 50:
-        typer.echo(f"  ... and {len(calls) - 50} more")
+        echo(f"  ... and {len(calls) - 50} more")
 
 
 @memory_app.command("stats")
@@ -125,32 +132,39 @@ def stats_cmd(
 
     mem = _open(memory, project, collection)
     stats = memory_stats(mem)
+    if stats.size == 0:
+        raise MemoryStoreError(
+            "the memory holds no examples: nothing to count or cluster",
+            where=mem.location,
+            fix="approve candidates (`allure review`) or `allure memory import FILE` first; "
+            "check --memory / --collection if it should hold some",
+        )
     report = cluster_memory(mem, n_clusters=clusters)
     if as_json:
-        typer.echo(
+        echo_json(
             json.dumps({"stats": stats.model_dump(mode="json"), "clusters": report.model_dump(mode="json")})
         )
         return
-    typer.echo(f"memory {mem.location}  size {stats.size}  content hash {stats.content_hash}")
-    typer.echo("by failure mode:")
+    echo(f"memory {mem.location}  size {stats.size}  content hash {stats.content_hash}")
+    echo("by failure mode:")
     for mode, n in stats.by_mode.items():
-        typer.echo(f"  {mode:<20} {n}")
-    typer.echo("by problem type:")
+        echo(f"  {mode:<20} {n}")
+    echo("by problem type:")
     for pt, n in stats.by_problem_type.items():
-        typer.echo(f"  {pt or '(none)':<20} {n}")
+        echo(f"  {one_line(pt or '(none)'):<20} {n}")
     if report.n_clusters == 0:
-        typer.echo("clusters: too few distinct examples to cluster")
+        echo("clusters: too few distinct examples to cluster")
     else:
-        typer.echo(
+        echo(
             f"clusters: {report.n_clusters} ({report.chosen_by}, silhouette {report.silhouette:.3f}); "
             f"agreement with failure modes: ARI {report.ari:.3f}, NMI {report.nmi:.3f}"
         )
         for c, modes in report.modes_by_cluster.items():
             parts = ", ".join(f"{m} {n}" for m, n in sorted(modes.items(), key=lambda kv: -kv[1]))
-            typer.echo(f"  cluster {c}: {parts}")
+            echo(f"  cluster {c}: {parts}")
     empty = stats.empty_modes()
     if empty:
-        typer.echo(f"modes with no example: {', '.join(empty)}")
+        echo(f"modes with no example: {', '.join(empty)}")
 
 
 @memory_app.command("export")
@@ -164,7 +178,7 @@ def export_cmd(
     from allure.memory import export_jsonl
 
     n = export_jsonl(_open(memory, project, collection), file)
-    typer.echo(f"exported {n} example(s) to {file}")
+    echo(f"exported {n} example(s) to {file}")
 
 
 @memory_app.command("import")
@@ -180,7 +194,7 @@ def import_cmd(
     examples = read_examples_jsonl(file)  # a bad line stops here, before the memory is opened
     mem = _open(memory, project, collection, create=True)
     new = mem.add(examples)
-    typer.echo(
+    echo(
         f"imported {len(examples)} example(s) from {file}: {new} new, {len(examples) - new} updated or unchanged"
     )
 
@@ -212,7 +226,7 @@ def delete_cmd(
             fix="`allure memory list` shows the ids",
         )
     n = mem.delete(targets)
-    typer.echo(f"deleted {n} example(s)")
+    echo(f"deleted {n} example(s)")
 
 
 @memory_app.command("map")
@@ -227,7 +241,7 @@ def map_cmd(
     from allure.memory import tsne_map
 
     path = tsne_map(_open(memory, project, collection), out, random_state=seed)
-    typer.echo(f"wrote {path}")
+    echo(f"wrote {path}")
 
 
 def register(app: typer.Typer) -> None:

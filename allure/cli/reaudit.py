@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from allure.cli._common import ProjectOpt, progress_bar, say
+from allure.cli._common import ProjectOpt, echo, progress_bar, say
 
 
 def reaudit(
@@ -62,10 +62,10 @@ def reaudit(
                 target, project, if_changed=if_changed, wait=not no_wait, say=say, eval_progress=bar
             )
     except ReauditBusyError as exc:
-        typer.secho(f"busy: {exc.render()}", fg="yellow", err=True)
+        echo(f"busy: {exc.render()}", fg="yellow", err=True)
         sys.exit(EXIT_BUSY)
     except EvaluatorUnavailableError as exc:
-        typer.secho(f"evaluator unavailable: {exc.render()}", fg="red", err=True)
+        echo(f"evaluator unavailable: {exc.render()}", fg="red", err=True)
         sys.exit(EXIT_UNAVAILABLE)
     record = outcome.record or outcome.previous
     if outcome.record is None:
@@ -79,16 +79,16 @@ def reaudit(
     if markdown:
         atomic_write_bytes(markdown, summary.encode("utf-8"))
     if outcome.record is not None:
-        typer.echo(summary)
+        echo(summary)
         if url:
             try:
                 notify(url, record)
                 say("notified the webhook")
             except ReauditError as exc:  # a chat outage must not hide the gate's result
-                typer.secho(f"warning: {exc.render()}", fg="yellow", err=True)
-    typer.echo(headline(record), err=True)
+                echo(f"warning: {exc.render()}", fg="yellow", err=True)
+    echo(headline(record), err=True)
     if outcome.files:
-        typer.echo(f"Summary: {outcome.files['summary']}", err=True)
+        echo(f"Summary: {outcome.files['summary']}", err=True)
     sys.exit(outcome.exit_code)
 
 

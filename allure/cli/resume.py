@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from allure.cli._common import ProjectOpt, progress_bar, say
+from allure.cli._common import ProjectOpt, cell, echo, limit_note, progress_bar, say, stdout_console
 from allure.cli._outcome import print_outcome
 
 
@@ -23,26 +23,43 @@ def resume(
     print_outcome(outcome, project)
 
 
-def runs(project: Path = ProjectOpt) -> None:
-    """List the runs of this project."""
-    from rich.console import Console
+DEFAULT_RUNS_LIMIT = 20
+"""Runs ``allure runs`` shows without ``--limit``/``--all`` (the newest ones)."""
+
+
+def runs(
+    project: Path = ProjectOpt,
+    limit: int = typer.Option(DEFAULT_RUNS_LIMIT, "--limit", min=1, help="Show the newest N runs."),
+    all_: bool = typer.Option(False, "--all", help="Show every run (no --limit)."),
+) -> None:
+    """List the runs of this project, oldest first (run ids are never cut, also when piped)."""
     from rich.table import Table
 
     from allure.store import RunStore, project_db_path
 
     store = RunStore(project_db_path(project), create=False)
-    table = Table("run", "status", "iteration", "created", "pending", "stop reason")
-    for run in store.list_runs():
-        pending = store.candidate_counts(run.id)["pending"]
-        table.add_row(
-            run.id,
-            run.status,
-            str(run.iteration),
-            run.created_at,
-            str(pending),
-            str(run.info.get("stop_reason", "")),
-        )
-    Console().print(table)
+    try:
+        every = store.list_runs()
+        shown = every if all_ else every[-limit:]
+        width = max((len(r.id) for r in shown), default=3)
+        table = Table("status", "iteration", "created", "pending", "stop reason")
+        table.add_column("run", no_wrap=True, min_width=width, overflow="ignore")
+        table.columns.insert(0, table.columns.pop())
+        for run in shown:
+            pending = store.candidate_counts(run.id)["pending"]
+            table.add_row(
+                cell(run.id),
+                cell(run.status),
+                cell(run.iteration),
+                cell(run.created_at),
+                cell(pending),
+                cell(run.info.get("stop_reason", "")),
+            )
+    finally:
+        store.close()
+    stdout_console().print(table)
+    if len(shown) < len(every):
+        echo(limit_note(len(shown), len(every), "runs (the newest)"), err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from allure.cli._common import echo
 from allure.errors import ReviewError
 from allure.models import IclExample
 from allure.store import RunRecord, RunStore, project_db_path
@@ -79,14 +80,14 @@ def review(
         record = _pick_run(store, run)
         if export is not None:
             n = export_pending(store, record.id, export)
-            typer.echo(f"exported {n} pending candidates of {record.id} to {export}")
+            echo(f"exported {n} pending candidates of {record.id} to {export}")
             return
         if import_ is not None:
             n = import_decisions(store, record.id, import_, reviewer=reviewer)
             left = store.candidate_counts(record.id)["pending"]
-            typer.echo(f"recorded {n} decisions for {record.id}; {left} pending")
+            echo(f"recorded {n} decisions for {record.id}; {left} pending")
             if not left:
-                typer.echo(f"continue the loop with: allure resume {record.id}")
+                echo(f"continue the loop with: allure resume {record.id}")
             return
         _open_ui(store, record, project, reviewer)
     finally:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from allure.cli._common import echo
 from allure.evaluator.local import DEFAULT_MODEL, LocalServer, LocalServerSettings
 
 
@@ -42,7 +43,7 @@ def serve(
         cache_prompt=not no_cache_prompt,
         deterministic=deterministic,
     )
-    typer.echo(f"loading {model} ...", err=True)
+    echo(f"loading {model} ...", err=True)
     with LocalServer(settings) as server:
         body = {
             "model": server.model_name,
@@ -50,22 +51,22 @@ def serve(
             "max_tokens": 8,
             **server.extra_body(),
         }
-        typer.echo(f"base_url: {server.base_url}")
-        typer.echo(f"model:    {server.model_name}")
-        typer.echo("try:")
-        typer.echo(
+        echo(f"base_url: {server.base_url}")
+        echo(f"model:    {server.model_name}")
+        echo("try:")
+        echo(
             f"  curl -s {server.base_url}/chat/completions -H 'Content-Type: application/json' "
             f"-d '{json.dumps(body)}'"
         )
-        typer.echo(f"server log: {server.log_path}", err=True)
-        typer.echo("Ctrl-C stops the server.", err=True)
+        echo(f"server log: {server.log_path}", err=True)
+        echo("Ctrl-C stops the server.", err=True)
         try:
             while server.running:
                 threading.Event().wait(0.5)
         except KeyboardInterrupt:
-            typer.echo("stopping ...", err=True)
+            echo("stopping ...", err=True)
             return
-        typer.secho("error: the server process exited on its own", fg="red", err=True)
+        echo("error: the server process exited on its own", err=True)
     raise typer.Exit(1)
 
 

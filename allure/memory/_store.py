@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from allure.errors import MemoryStoreError
 from allure.memory._client import is_url, open_client
-from allure.memory._embed import MiniLMEmbeddingFunction, embed
+from allure.memory._embed import EMBEDDING_DIM, MiniLMEmbeddingFunction, embed
 from allure.memory._policy import RetrievalPolicy, cap, select_examples, stable_order
 from allure.models import IclExample, Item
 
@@ -237,6 +237,8 @@ class EpisodicMemory:
             zip(res["ids"], res["metadatas"] or [], res["embeddings"], strict=False), key=lambda r: r[0]
         )
         examples = [self._parse(rid, meta) for rid, meta, _ in rows]
+        if not rows:
+            return [], np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
         matrix = np.asarray([emb for _, _, emb in rows], dtype=np.float32).reshape(len(rows), -1)
         return examples, matrix
 

@@ -6,6 +6,7 @@ from allure.metrics import GroupErrors, SplitMetrics
 from allure.report._format import DASH, md_table, metric_cells, num
 from allure.report._model import ReplayAgreement, ReportData
 from allure.report._summary import helped_sentence
+from allure.safe_text import one_line
 
 TOP_ROWS = 10
 """Rows shown of each errors-per-group table."""
@@ -79,24 +80,25 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
         The markdown text.
     """
     ev, ds = data.evaluator, data.dataset
-    out = [f"# allure report: run {data.run_id}", ""]
+    out = [f"# allure report: run {one_line(data.run_id)}", ""]
     out += [
-        helped_sentence(data) or "Not measured whether ICL examples helped: the run has a single iteration.",
+        one_line(helped_sentence(data) or "")
+        or "Not measured whether ICL examples helped: the run has a single iteration.",
         "",
     ]
     f1_line = helped_sentence(data, "f1")
     if f1_line:
-        out += [f1_line, ""]
+        out += [one_line(f1_line), ""]
     out += [
-        f"- Status: {data.status}" + (f" ({data.stop_reason})" if data.stop_reason else ""),
+        f"- Status: {data.status}" + (f" ({one_line(data.stop_reason)})" if data.stop_reason else ""),
         f"- Started: {data.created_at}; finished: {data.finished_at or DASH}",
-        f"- Evaluator: {ev.kind}" + (f", model `{ev.model}`" if ev.model else ""),
-        f"- Dataset: `{ds.path}`, {ds.n_items} items ({ds.n_audit} audit, {ds.n_heldout} held-out)",
-        f"- Reference labels: {data.reference_source}",
+        f"- Evaluator: {one_line(ev.kind)}" + (f", model `{one_line(ev.model)}`" if ev.model else ""),
+        f"- Dataset: `{one_line(ds.path)}`, {ds.n_items} items ({ds.n_audit} audit, {ds.n_heldout} held-out)",
+        f"- Reference labels: {one_line(data.reference_source)}",
         f"- Plot: [{plot_name}]({plot_name})",
     ]
     if data.candidates_file:
-        out.append(f"- Disagreements (candidate ICL examples): `{data.candidates_file}`")
+        out.append(f"- Disagreements (candidate ICL examples): `{one_line(data.candidates_file)}`")
     out += [
         "",
         "Values: metric [95% bootstrap CI] over parsed items; unparsed verdicts counted apart; "

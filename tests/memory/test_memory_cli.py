@@ -123,3 +123,20 @@ def test_missing_or_corrupt_memory_exits_2(tmp_path: Path) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 2 and "corrupt" in proc.stderr
     assert (bad / "chroma.sqlite3").read_text() == "garbage"
+
+
+def test_list_is_bounded_by_limit_and_says_how_many_more(tmp_path: Path) -> None:
+    _mem(tmp_path)
+    res = _run(tmp_path, "list", "--limit", "5")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.count("icl-") == 5
+    assert "5 of 13 example(s) shown; 8 more: --all, or --limit N" in res.output
+    res = _run(tmp_path, "list", "--all", "--limit", "5")
+    assert res.stdout.count("icl-") == 13
+
+
+def test_stats_on_an_empty_memory_is_a_clean_error(tmp_path: Path) -> None:
+    EpisodicMemory.open(str(tmp_path / ".allure" / "memory"))
+    res = _run(tmp_path, "stats")
+    assert isinstance(res.exception, MemoryStoreError), res.output  # main() turns it into exit 2
+    assert "holds no examples" in str(res.exception) and res.exception.fix
