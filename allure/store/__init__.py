@@ -1,10 +1,26 @@
 """The run store: one SQLite database per project directory (``.allure/allure.db``).
 
-It is the run log and the evaluator cache at once: every evaluator call is written
-as soon as it returns, and an identical prompt (same model and parameters) is never
-sent twice.
+It is the run log and the evaluator cache at once: every evaluator call is written as soon as
+it returns, and an identical prompt (same model and parameters) is never sent twice. The
+schema carries a version (``PRAGMA user_version``); opening an older database migrates it in
+place. :class:`RunStore` is the one handle; its parts live in one module per concern
+(``_runs``: runs and items, ``_calls``: the call cache, ``_review``: candidates and decisions,
+``_metrics``: metrics, ``_reaudits``: frozen sets and re-audits; ``_schema``: versions and
+migrations).
 """
 
-from allure.store._db import DEFAULT_DB, CandidateStatus, RunRecord, RunStatus, RunStore, project_db_path
+from allure.store._review import CandidateStatus
+from allure.store._runs import RunRecord, RunStatus
+from allure.store._schema import SCHEMA_VERSION, schema_version
+from allure.store._store import DEFAULT_DB, RunStore, project_db_path
 
-__all__ = ["DEFAULT_DB", "CandidateStatus", "RunRecord", "RunStatus", "RunStore", "project_db_path"]
+__all__ = [
+    "DEFAULT_DB",
+    "SCHEMA_VERSION",
+    "CandidateStatus",
+    "RunRecord",
+    "RunStatus",
+    "RunStore",
+    "project_db_path",
+    "schema_version",
+]

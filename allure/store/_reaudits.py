@@ -1,6 +1,5 @@
-"""The run store's tables for frozen item sets and re-audits (``allure freeze``, ``allure reaudit``).
+"""Frozen item sets and re-audits (``allure freeze``, ``allure reaudit``); tables from schema version 3.
 
-Kept in one module so that the schema can move into the store's migrations as one step.
 Rows are JSON documents: the pydantic models that describe them live with the code that
 computes them (``allure.audits``); the store only keys, orders and keeps them.
 """
@@ -8,42 +7,13 @@ computes them (``allure.audits``); the store only keys, orders and keeps them.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from typing import Any
 
-REAUDIT_SCHEMA = """
-CREATE TABLE IF NOT EXISTS frozen_sets (
-    name TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    content_hash TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    n_items INTEGER NOT NULL,
-    set_json TEXT NOT NULL,
-    PRIMARY KEY (name, version)
-);
-CREATE TABLE IF NOT EXISTS reaudits (
-    id TEXT PRIMARY KEY,
-    set_name TEXT NOT NULL,
-    set_version INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    status TEXT NOT NULL,
-    record_json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS reaudits_set ON reaudits(set_name, created_at);
-"""
-"""Tables: ``frozen_sets`` (one row per version of a named set) and ``reaudits`` (one row per re-audit)."""
+from allure.store._base import StoreBase
 
 
-class ReauditTables:
-    """Frozen sets and re-audit records; mixed into :class:`~allure.store.RunStore`."""
-
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:  # provided by RunStore
-        raise NotImplementedError
-
-    def _query(self, sql: str, args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:  # provided by RunStore
-        raise NotImplementedError
+class ReauditsStore(StoreBase):
+    """Frozen sets and re-audit records."""
 
     # -- frozen sets ------------------------------------------------------------------------------
     def add_frozen_set(
@@ -69,16 +39,16 @@ class ReauditTables:
             )
         else:
             rows = self._query("SELECT set_json FROM frozen_sets WHERE name=? AND version=?", (name, version))
-        return json.loads(rows[0][0]) if rows else None
+        return json.loads(rows[0]["set_json"]) if rows else None
 
     def frozen_set_names(self) -> list[str]:
         """Names of every frozen set, sorted."""
-        return [r[0] for r in self._query("SELECT DISTINCT name FROM frozen_sets ORDER BY name")]
+        return [r["name"] for r in self._query("SELECT DISTINCT name FROM frozen_sets ORDER BY name")]
 
     def frozen_set_versions(self, name: str) -> list[tuple[int, str, str, int]]:
         """``(version, content_hash, created_at, n_items)`` of each version of ``name``, oldest first."""
         return [
-            (int(r[0]), str(r[1]), str(r[2]), int(r[3]))
+            (int(r["version"]), str(r["content_hash"]), str(r["created_at"]), int(r["n_items"]))
             for r in self._query(
                 "SELECT version, content_hash, created_at, n_items FROM frozen_sets WHERE name=? "
                 "ORDER BY version",
@@ -111,15 +81,15 @@ class ReauditTables:
         if set_name is not None:
             sql += " WHERE set_name=?"
             args = (set_name,)
-        return [json.loads(r[0]) for r in self._query(sql + " ORDER BY created_at, rowid", args)]
+        return [json.loads(r["record_json"]) for r in self._query(sql + " ORDER BY created_at, rowid", args)]
 
     def reaudit_doc(self, reaudit_id: str) -> dict[str, Any] | None:
         """One re-audit record, or None."""
         rows = self._query("SELECT record_json FROM reaudits WHERE id=?", (reaudit_id,))
-        return json.loads(rows[0][0]) if rows else None
+        return json.loads(rows[0]["record_json"]) if rows else None
 
     def reaudit_count(self, set_name: str | None = None) -> int:
         """How many re-audits are stored (of one set, or all)."""
         if set_name is None:
-            return int(self._query("SELECT COUNT(*) FROM reaudits")[0][0])
-        return int(self._query("SELECT COUNT(*) FROM reaudits WHERE set_name=?", (set_name,))[0][0])
+            return int(self._query("SELECT COUNT(*) AS n FROM reaudits")[0]["n"])
+        return int(self._query("SELECT COUNT(*) AS n FROM reaudits WHERE set_name=?", (set_name,))[0]["n"])

@@ -62,8 +62,8 @@ def test_show_counts_the_verdicts_that_carried_the_example(tmp_path: Path) -> No
     items = [Item(id=f"i{n}", task="t", response="r") for n in range(3)]
     store.add_items(rid, items, dict.fromkeys(["i0", "i1", "i2"], "heldout"), {"i0": 1, "i1": 0, "i2": 1})
     for it, label, icl in [("i0", 1, [ex.id]), ("i1", 1, [ex.id, "icl-x"]), ("i2", 1, ["icl-x"])]:
-        cid = store.record_call(Verdict(item_id=it, label=label, prompt_hash=f"h-{it}", icl_ids=icl), {})
-        store.record_verdict(rid, 1, cid, it, cache_hit=False)
+        [cid] = store.record_calls([Verdict(item_id=it, label=label, prompt_hash=f"h-{it}", icl_ids=icl)], {})
+        store.record_verdicts(rid, 1, [(cid, it, False)])
     store.close()
     res = _run(tmp_path, "show", ex.id)
     assert res.exit_code == 0, res.output

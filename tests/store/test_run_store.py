@@ -54,8 +54,9 @@ def test_calls_cache_excludes_errors(tmp_path: Path) -> None:
     err = Verdict(item_id="i1", label=None, status="error", error="boom", prompt_hash="h2")
     ids = store.record_calls([ok, err], {"m": 1})
     assert len(ids) == 2 and ids[0] < ids[1]
-    assert store.lookup_call("h1") is not None and store.lookup_call("h2") is None
-    assert set(store.lookup_calls(["h1", "h2", "h3"])) == {"h1"}
+    found = store.lookup_calls(["h1", "h2", "h3"])
+    assert set(found) == {"h1"} and found["h1"] == (ids[0], found["h1"][1])
+    assert found["h1"][1].icl_ids == ["e1"]
     rid = store.create_run({})
     store.record_verdicts(rid, 1, [(ids[0], "i0", False)])
     assert store.verdicts(rid, 1)["i0"].raw_output == "score: 1"

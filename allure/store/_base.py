@@ -1,0 +1,64 @@
+"""The connection under every part of the run store: one SQLite file, a lock, short transactions.
+
+Rows are read by column name (``sqlite3.Row``). The schema is brought up to date by
+:func:`allure.store._schema.migrate` when the file is opened.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from allure.errors import StoreError
+from allure.store._schema import migrate
+
+
+class StoreBase:
+    """A thread-safe handle on one run-store database; every write commits at once."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not self.path.exists() and not create:
+            raise StoreError(
+                "no run store here",
+                where=str(self.path),
+                fix="run `allure audit` in this project directory first, or pass --project DIR",
+            )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            migrate(self._conn, where=str(self.path))
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"cannot open the run store ({exc})",
+                where=str(self.path),
+                fix="the file is not a valid allure database; move it away and re-run",
+            ) from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """A transaction: committed when the block ends, rolled back if it raises."""
+        with self._lock:
+            try:
+                yield self._conn
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+
+    def _query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return list(self._conn.execute(sql, tuple(args)).fetchall())

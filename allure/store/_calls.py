@@ -1,0 +1,147 @@
+"""Evaluator calls: the run log that is also the cache, and the verdicts linking calls to a run's pass.
+
+A call is written as soon as it returns; the ids of the ICL examples in its prompt go, in prompt
+order, into the indexed ``call_examples`` table. A stored call whose status is not ``error`` is
+served again for the same prompt hash.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from allure.models import Verdict, utcnow
+from allure.store._base import StoreBase
+
+_CHUNK = 500
+"""Ids per ``IN (...)`` list (below SQLite's variable limit)."""
+
+
+def _verdict(row: sqlite3.Row, icl_ids: list[str]) -> Verdict:
+    return Verdict(
+        item_id=row["item_id"],
+        label=row["label"],
+        status=row["status"],
+        raw_output=row["raw_output"],
+        prob_positive=row["prob_positive"],
+        error=row["error"],
+        prompt_hash=row["prompt_hash"],
+        model=row["model"],
+        icl_ids=icl_ids,
+        latency_s=row["latency_s"],
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        cached_tokens=row["cached_tokens"],
+    )
+
+
+class CallsStore(StoreBase):
+    """The call cache and the verdicts of each run's passes."""
+
+    def _examples_of(self, call_ids: list[int]) -> dict[int, list[str]]:
+        """Call id -> the ICL example ids of its prompt, in prompt order."""
+        out: dict[int, list[str]] = {}
+        for start in range(0, len(call_ids), _CHUNK):
+            chunk = call_ids[start : start + _CHUNK]
+            rows = self._query(
+                f"SELECT call_id, example_id FROM call_examples WHERE call_id IN ({','.join('?' * len(chunk))}) "
+                "ORDER BY call_id, position",
+                chunk,
+            )
+            for r in rows:
+                out.setdefault(r["call_id"], []).append(r["example_id"])
+        return out
+
+    def _verdicts(self, rows: list[sqlite3.Row]) -> list[Verdict]:
+        examples = self._examples_of([r["id"] for r in rows])
+        return [_verdict(r, examples.get(r["id"], [])) for r in rows]
+
+    def lookup_calls(self, prompt_hashes: Iterable[str]) -> dict[str, tuple[int, Verdict]]:
+        """Prompt hash -> (call id, verdict) of the newest stored call that is not an error, for the hashes known."""
+        hashes = list(dict.fromkeys(prompt_hashes))
+        out: dict[str, tuple[int, Verdict]] = {}
+        for start in range(0, len(hashes), _CHUNK):
+            chunk = hashes[start : start + _CHUNK]
+            rows = self._query(
+                f"SELECT * FROM calls WHERE prompt_hash IN ({','.join('?' * len(chunk))}) "
+                "AND status != 'error' ORDER BY id",
+                chunk,
+            )
+            for row, v in zip(rows, self._verdicts(rows), strict=True):
+                out[row["prompt_hash"]] = (row["id"], v)
+        return out
+
+    def record_calls(self, verdicts: list[Verdict], params: dict[str, Any]) -> list[int]:
+        """Write evaluator calls in one transaction; returns their ids in order."""
+        params_json = json.dumps(params, sort_keys=True, default=str)
+        now = utcnow()
+        ids: list[int] = []
+        links: list[tuple[int, int, str]] = []
+        with self._tx() as c:
+            for v in verdicts:
+                cur = c.execute(
+                    "INSERT INTO calls (prompt_hash, item_id, model, params_json, status, label, raw_output, "
+                    "prob_positive, error, latency_s, prompt_tokens, completion_tokens, cached_tokens, "
+                    "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        v.prompt_hash,
+                        v.item_id,
+                        v.model,
+                        params_json,
+                        v.status,
+                        v.label,
+                        v.raw_output,
+                        v.prob_positive,
+                        v.error,
+                        v.latency_s,
+                        v.prompt_tokens,
+                        v.completion_tokens,
+                        v.cached_tokens,
+                        now,
+                    ),
+                )
+                call_id = int(cur.lastrowid or 0)
+                ids.append(call_id)
+                links.extend((call_id, i, ex) for i, ex in enumerate(v.icl_ids))
+            c.executemany("INSERT INTO call_examples (call_id, position, example_id) VALUES (?,?,?)", links)
+        return ids
+
+    def record_verdicts(self, run_id: str, iteration: int, rows: list[tuple[int, str, bool]]) -> None:
+        """Link calls to a run's iteration: ``(call_id, item_id, cache_hit)`` tuples (replacing earlier links)."""
+        with self._tx() as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) VALUES (?,?,?,?,?)",
+                [(run_id, iteration, item_id, call_id, int(hit)) for call_id, item_id, hit in rows],
+            )
+
+    def verdicts(self, run_id: str, iteration: int) -> dict[str, Verdict]:
+        """Item id -> verdict of a run's iteration."""
+        rows = self._query(
+            "SELECT v.cache_hit, c.* FROM verdicts v JOIN calls c ON c.id = v.call_id "
+            "WHERE v.run_id=? AND v.iteration=?",
+            (run_id, iteration),
+        )
+        out = {}
+        for row, v in zip(rows, self._verdicts(rows), strict=True):
+            v.cache_hit = bool(row["cache_hit"])
+            out[v.item_id] = v
+        return out
+
+    def call_count(self) -> int:
+        """Number of calls stored (all runs)."""
+        return int(self._query("SELECT COUNT(*) AS n FROM calls")[0]["n"])
+
+    def calls_with_example(self, example_id: str) -> list[tuple[str, Verdict, int | None]]:
+        """``(run_id, verdict, reference_label)`` for every run verdict whose prompt carried ``example_id``."""
+        rows = self._query(
+            "SELECT v.run_id, i.reference_label, c.* FROM call_examples e "
+            "JOIN calls c ON c.id = e.call_id JOIN verdicts v ON v.call_id = c.id "
+            "LEFT JOIN items i ON i.run_id = v.run_id AND i.item_id = v.item_id "
+            "WHERE e.example_id = ?",
+            (example_id,),
+        )
+        return [
+            (r["run_id"], v, r["reference_label"]) for r, v in zip(rows, self._verdicts(rows), strict=True)
+        ]

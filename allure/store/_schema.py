@@ -1,0 +1,195 @@
+"""The run store's schema version and its migrations.
+
+The database's ``PRAGMA user_version`` is the number of migrations applied. Opening a store
+applies the missing ones in order, each in its own transaction together with the version bump,
+so an older project's database is upgraded in place and a failed step leaves the previous
+version intact. A database written by a newer allure is refused.
+
+To change the schema, append a function to :data:`MIGRATIONS` (never edit a released one):
+it receives the open connection inside the transaction and issues its statements one by one
+with ``conn.execute`` (no ``executescript``, which would commit half-way). Its position in
+the list (from 1) is the version it produces; add a test that upgrades the previous
+version's fixture database (``tests/store/fixtures``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from allure.errors import StoreError
+
+_BASELINE = [
+    """CREATE TABLE IF NOT EXISTS runs (
+        id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        status TEXT NOT NULL,
+        iteration INTEGER NOT NULL DEFAULT 0,
+        spec_json TEXT NOT NULL,
+        run_dir TEXT NOT NULL DEFAULT '',
+        memory_version TEXT NOT NULL DEFAULT '',
+        info_json TEXT NOT NULL DEFAULT '{}'
+    )""",
+    """CREATE TABLE IF NOT EXISTS items (
+        run_id TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        split TEXT NOT NULL,
+        reference_label INTEGER,
+        item_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, item_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS calls (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        prompt_hash TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        params_json TEXT NOT NULL,
+        status TEXT NOT NULL,
+        label INTEGER,
+        raw_output TEXT NOT NULL,
+        prob_positive REAL,
+        error TEXT,
+        icl_ids_json TEXT NOT NULL,
+        latency_s REAL NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        cached_tokens INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS calls_hash ON calls(prompt_hash)",
+    """CREATE TABLE IF NOT EXISTS verdicts (
+        run_id TEXT NOT NULL,
+        iteration INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        call_id INTEGER NOT NULL,
+        cache_hit INTEGER NOT NULL,
+        PRIMARY KEY (run_id, iteration, item_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS candidates (
+        run_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        iteration INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        example_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS decisions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        candidate_id TEXT NOT NULL,
+        action TEXT NOT NULL,
+        decision_json TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS memory_versions (
+        run_id TEXT NOT NULL,
+        iteration INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        ids_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, iteration)
+    )""",
+    """CREATE TABLE IF NOT EXISTS metrics (
+        run_id TEXT NOT NULL,
+        iteration INTEGER NOT NULL,
+        split TEXT NOT NULL,
+        metrics_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, iteration, split)
+    )""",
+]
+
+
+def _v1_baseline(conn: sqlite3.Connection) -> None:
+    """The tables of the first release; an unversioned database of that release already has them."""
+    for sql in _BASELINE:
+        conn.execute(sql)
+
+
+def _v2_call_examples(conn: sqlite3.Connection) -> None:
+    """The ICL example ids of each call move from a JSON column to their own indexed table."""
+    conn.execute(
+        """CREATE TABLE call_examples (
+            call_id INTEGER NOT NULL REFERENCES calls(id),
+            position INTEGER NOT NULL,
+            example_id TEXT NOT NULL,
+            PRIMARY KEY (call_id, position)
+        )"""
+    )
+    conn.execute("CREATE INDEX call_examples_example ON call_examples(example_id)")
+    conn.execute(
+        "INSERT INTO call_examples (call_id, position, example_id) "
+        "SELECT c.id, CAST(j.key AS INTEGER), j.value FROM calls c, json_each(c.icl_ids_json) j"
+    )
+    conn.execute("ALTER TABLE calls DROP COLUMN icl_ids_json")
+
+
+def _v3_reaudits(conn: sqlite3.Connection) -> None:
+    """Frozen item sets and re-audit records (``allure freeze``, ``allure reaudit``).
+
+    ``IF NOT EXISTS``: an unversioned database of the release that introduced them has them.
+    """
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS frozen_sets (
+            name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            n_items INTEGER NOT NULL,
+            set_json TEXT NOT NULL,
+            PRIMARY KEY (name, version)
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS reaudits (
+            id TEXT PRIMARY KEY,
+            set_name TEXT NOT NULL,
+            set_version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            status TEXT NOT NULL,
+            record_json TEXT NOT NULL
+        )"""
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS reaudits_set ON reaudits(set_name, created_at)")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1_baseline, _v2_call_examples, _v3_reaudits]
+"""Migration ``k`` (1-based) turns a version ``k - 1`` database into version ``k``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The version this allure writes."""
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The database's ``PRAGMA user_version``."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, *, where: str) -> int:
+    """Apply the missing migrations in order; returns the version the database had before.
+
+    Raises:
+        StoreError: The database was written by a newer allure (its version is above :data:`SCHEMA_VERSION`).
+    """
+    before = schema_version(conn)
+    if before > SCHEMA_VERSION:
+        raise StoreError(
+            f"the run store has schema version {before}; this allure reads up to {SCHEMA_VERSION}",
+            where=where,
+            fix="upgrade allure (pip install -U allure) to open this project",
+        )
+    version = before
+    while version < SCHEMA_VERSION:
+        conn.execute("BEGIN IMMEDIATE")  # another process may be migrating: read the version under the lock
+        try:
+            version = schema_version(conn)
+            if version < SCHEMA_VERSION:
+                MIGRATIONS[version](conn)
+                version += 1
+                conn.execute(f"PRAGMA user_version = {version}")
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+    return before
