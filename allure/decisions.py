@@ -14,11 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import ValidationError
-
 from allure._io import atomic_write_lines
 from allure.errors import ReviewError, closest_name
 from allure.models import ReviewDecision, ReviewDecisionKind
+from allure.records import read_records
 from allure.store import RunStore
 
 
@@ -103,56 +102,21 @@ def read_decisions(
     Raises:
         ReviewError: naming the file, line and field, if any line is malformed.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise ReviewError(
-            "decisions file not found" + (" (it is a folder)" if p.is_dir() else ""),
-            where=str(p),
-            fix="pass an existing JSONL file",
-        )
-    try:
-        lines = p.read_text(encoding="utf-8-sig").splitlines()
-    except UnicodeDecodeError as exc:
-        raise ReviewError(
-            f"not UTF-8 text (byte {exc.start}: {exc.reason})",
-            where=str(p),
-            fix="save the decisions file as UTF-8",
-        ) from exc
-    out: list[tuple[int, ReviewDecision]] = []
-    seen: dict[str, int] = {}
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReviewError(
-                f"malformed JSON ({exc.msg}, column {exc.colno})",
-                where=f"{p}:{lineno}",
-                fix="each line must be one JSON object",
-            ) from exc
-        if not isinstance(raw, dict):
-            raise ReviewError(
-                "expected a JSON object", where=f"{p}:{lineno}", fix="each line must be one JSON object"
-            )
-        _check_line(raw, f"{p}:{lineno}", label_set)
-        if reviewer and not raw.get("reviewer"):
-            raw["reviewer"] = reviewer
-        try:
-            dec = ReviewDecision.model_validate(raw)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(x) for x in err["loc"]) or "(line)"
-            raise ReviewError(f"{err['msg']}", where=f"{p}:{lineno}, field '{field}'", fix=_EXAMPLE) from exc
-        if dec.candidate_id in seen:
-            raise ReviewError(
-                f"candidate {dec.candidate_id} is decided twice (also on line {seen[dec.candidate_id]})",
-                where=f"{p}:{lineno}, field 'candidate_id'",
-                fix="keep one decision per candidate",
-            )
-        seen[dec.candidate_id] = lineno
-        out.append((lineno, dec))
-    return out
+
+    def prepare(raw: dict[str, Any], where: str) -> dict[str, Any]:
+        _check_line(raw, where, label_set)
+        return {**raw, "reviewer": raw.get("reviewer") or reviewer or ""}
+
+    return read_records(
+        path,
+        ReviewDecision,
+        error=ReviewError,
+        fix=_EXAMPLE,
+        what="decisions file",
+        kind="jsonl",
+        prepare=prepare,
+        unique=("candidate_id", lambda d: d.candidate_id),
+    )
 
 
 def export_pending(store: RunStore, run_id: str, path: str | Path) -> int:

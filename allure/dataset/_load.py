@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from allure.dataset._cogeval import is_cogeval_row, item_from_cogeval_row
-from allure.dataset._rows import FileKind, csv_header, iter_csv, iter_jsonl, kind_from_name
 from allure.dataset._sample import stratified_sample
 from allure.dataset._spec import ColumnMap, DatasetSpec
 from allure.dataset._values import as_text, is_empty, parse_gold, parse_label, small_metadata
 from allure.errors import DatasetError
 from allure.models import Item
+from allure.records import FileKind, csv_header, iter_rows, kind_from_name
 
 
 def load_items(
@@ -43,8 +43,8 @@ def load_items(
             "(a relative path is read from the spec file's folder)",
         )
     explicit: dict[str, FileKind] = {"csv": "csv", "jsonl": "jsonl", "cogeval": "jsonl"}
-    kind = explicit[spec.format] if spec.format in explicit else kind_from_name(path)
-    rows = iter_csv(path) if kind == "csv" else iter_jsonl(path)
+    kind = explicit[spec.format] if spec.format in explicit else kind_from_name(path, error=DatasetError)
+    rows = iter_rows(path, kind=kind, error=DatasetError)
     if kind == "csv":
         _check_csv_header(path, spec.columns)
 
@@ -92,7 +92,7 @@ def load_items(
 
 
 def _check_csv_header(path: Path, columns: ColumnMap) -> None:
-    header = csv_header(path)
+    header = csv_header(path, error=DatasetError)
     if not header:
         raise DatasetError(
             "the dataset has no rows (not even a header)",

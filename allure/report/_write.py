@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from allure._io import atomic_write_bytes
+from allure.records import validate_record
 from allure.report._markdown import render_markdown
 from allure.report._model import ReportData, ReportError, migrate_report
 from allure.report._plot import render_plot
@@ -74,14 +73,13 @@ def read_report(path: Path) -> ReportData:
             fix="re-create the report; allure writes it atomically, so this file was edited or copied partially",
         ) from exc
     try:
-        return ReportData.model_validate(migrate_report(raw))
+        upgraded = migrate_report(raw)
     except ReportError as exc:
         raise ReportError(exc.message, where=f"{path}: {exc.where or ''}".rstrip(": "), fix=exc.fix) from exc
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ReportError(
-            f"field {field!r}: {first['msg']} ({exc.error_count()} problem(s) in all)",
-            where=f"{path}: {field}",
-            fix="re-create the report with allure, or correct that field",
-        ) from exc
+    return validate_record(
+        ReportData,
+        upgraded,
+        where=str(path),
+        error=ReportError,
+        fix="re-create the report with allure, or correct that field",
+    )

@@ -220,7 +220,7 @@ def test_read_report_errors_name_file_and_field(tmp_path: Path) -> None:
     path.write_text(json.dumps(d))
     with pytest.raises(ReportError, match="reference_source") as exc:
         read_report(path)
-    assert exc.value.where == f"{path}: reference_source"
+    assert exc.value.where == f"{path}, field 'reference_source'"
 
 
 def test_nothing_half_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

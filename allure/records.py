@@ -1,0 +1,277 @@
+"""One reader for records files: JSONL (plain or gzip) and CSV rows, validated into pydantic models.
+
+Every error names the file, the line and (for a validation error) the field, with a fix, and is
+raised as the caller's :class:`~allure.errors.AllureError` subclass, so a dataset, a decisions
+file, a memory export and a report each fail with their own error type and exit code.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from allure.errors import AllureError
+
+FileKind = Literal["jsonl", "csv"]
+"""The layout of a records file."""
+
+M = TypeVar("M", bound=BaseModel)
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def kind_from_name(path: Path, *, error: type[AllureError] = AllureError) -> FileKind:
+    """The file kind from its name (``.jsonl``, ``.jsonl.gz``, ``.ndjson``, ``.csv``, ``.csv.gz``).
+
+    Raises:
+        error: the extension is not one of those.
+    """
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith((".jsonl", ".ndjson")):
+        return "jsonl"
+    if name.endswith(".csv"):
+        return "csv"
+    raise error(
+        "cannot tell the format from the file name",
+        where=f"{path}, field 'format'",
+        fix='name the file .jsonl, .jsonl.gz or .csv, or set [dataset] format = "jsonl" | "csv" | "cogeval"',
+    )
+
+
+def open_text(path: Path) -> IO[str]:
+    """Open ``path`` for reading text (UTF-8, a byte-order mark skipped), decompressing gzip by its magic."""
+    with path.open("rb") as fh:
+        magic = fh.read(2)
+    if magic == _GZIP_MAGIC:
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return path.open(encoding="utf-8-sig", newline="")
+
+
+def check_file(path: Path, *, error: type[AllureError], what: str, fix: str) -> None:
+    """Raise ``error`` unless ``path`` is an existing file (``what`` names it in the message)."""
+    if not path.is_file():
+        raise error(
+            f"{what} not found" + (" (it is a folder)" if path.is_dir() else ""), where=str(path), fix=fix
+        )
+
+
+def iter_jsonl(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for every non-blank line of a JSONL file.
+
+    Raises:
+        error: a line is not valid JSON or not a JSON object, or the file is not UTF-8 (gzip) text.
+    """
+    with open_text(path) as fh:
+        try:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise error(
+                        f"malformed JSON ({exc.msg}, column {exc.colno})",
+                        where=f"{path}:{lineno}",
+                        fix="each line must hold exactly one JSON object; fix or delete this line",
+                    ) from exc
+                if not isinstance(row, dict):
+                    raise error(
+                        f"expected a JSON object, got {type(row).__name__}",
+                        where=f"{path}:{lineno}",
+                        fix="each line must hold exactly one JSON object",
+                    )
+                yield lineno, row
+        except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
+            raise error(
+                f"cannot read the file ({_reason(path, exc)})",
+                where=_where(path, exc),
+                fix="save it as UTF-8 text (gzip-compressed is fine) and check it is not truncated",
+            ) from exc
+
+
+def csv_header(path: Path, *, error: type[AllureError] = AllureError) -> list[str]:
+    """The header row of a CSV file (``[]`` for an empty file).
+
+    Raises:
+        error: the file is not UTF-8 CSV, or two header cells share a name.
+    """
+    try:
+        with open_text(path) as fh:
+            header = next(csv.reader(fh), [])
+    except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
+        raise error(
+            f"cannot parse the CSV ({_reason(path, exc)})",
+            where=_where(path, exc, default=1),
+            fix="save it as UTF-8 CSV with a header row and quoted multi-line cells",
+        ) from exc
+    _check_unique(path, header, error)
+    return header
+
+
+def iter_csv(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, row)`` for every data row of a CSV file with a header row.
+
+    Empty cells become ``None``. The line number is where the row starts (the header is line 1).
+
+    Raises:
+        error: a row has more cells than the header, or the file is not valid CSV/UTF-8.
+    """
+    with open_text(path) as fh:
+        reader = csv.reader(fh)
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            _check_unique(path, header, error)
+            start = reader.line_num + 1
+            for cells in reader:
+                lineno, start = start, reader.line_num + 1
+                if not any(c.strip() for c in cells):
+                    continue
+                if len(cells) > len(header):
+                    raise error(
+                        f"row has {len(cells)} cells but the header has {len(header)} columns",
+                        where=f"{path}:{lineno}",
+                        fix="quote cells that contain commas or newlines, or add the missing header names",
+                    )
+                yield (
+                    lineno,
+                    {
+                        name: (cells[i] if i < len(cells) and cells[i] != "" else None)
+                        for i, name in enumerate(header)
+                    },
+                )
+        except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
+            raise error(
+                f"cannot parse the CSV ({_reason(path, exc)})",
+                where=_where(path, exc, default=reader.line_num),
+                fix="save it as UTF-8 CSV with a header row and quoted multi-line cells",
+            ) from exc
+
+
+def iter_rows(
+    path: Path, *, kind: FileKind | None = None, error: type[AllureError] = AllureError
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, row)`` of a JSONL or CSV file (``kind`` from the file name when not given)."""
+    kind = kind or kind_from_name(path, error=error)
+    return iter_csv(path, error=error) if kind == "csv" else iter_jsonl(path, error=error)
+
+
+def validation_error(exc: ValidationError, *, where: str, error: type[AllureError], fix: str) -> AllureError:
+    """``error`` for the first problem of a pydantic validation error, naming its field after ``where``."""
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or "(record)"
+    more = f" ({exc.error_count()} problems in all)" if exc.error_count() > 1 else ""
+    return error(f"{first['msg']}{more}", where=f"{where}, field '{field}'", fix=fix)
+
+
+def validate_record(model: type[M], raw: Any, *, where: str, error: type[AllureError], fix: str) -> M:
+    """``model`` validated from ``raw``; a validation error becomes ``error`` naming ``where`` and the field."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_error(exc, where=where, error=error, fix=fix) from exc
+
+
+def read_records(
+    path: str | Path,
+    model: type[M],
+    *,
+    error: type[AllureError],
+    fix: str,
+    what: str = "file",
+    kind: FileKind | None = None,
+    prepare: Callable[[dict[str, Any], str], dict[str, Any]] | None = None,
+    unique: tuple[str, Callable[[M], str]] | None = None,
+) -> list[tuple[int, M]]:
+    """Read every record of a JSONL or CSV file into ``model``, with its line number.
+
+    Args:
+        path: The file.
+        model: The pydantic model of one record.
+        error: The error type raised for any problem (the caller's area).
+        fix: How to fix an invalid record, for the message.
+        what: What the file is, for the message when it is missing (``"decisions file"``).
+        kind: ``jsonl`` or ``csv``; by default from the file name, JSONL when the name says neither.
+        prepare: Called with each raw row and its ``file:line`` before validation (checks, defaults).
+        unique: ``(field, key of a record)`` that must not repeat (e.g. ``("id", ...)``); a repeat names
+            both lines.
+
+    Raises:
+        error: The file is missing or unreadable, a line is malformed or invalid, or a key repeats;
+            the message names the file, the line and the field.
+    """
+    p = Path(path)
+    check_file(p, error=error, what=what, fix="pass an existing JSONL or CSV file")
+    if kind is None:
+        name = p.name.lower().removesuffix(".gz")
+        kind = "csv" if name.endswith(".csv") else "jsonl"
+    out: list[tuple[int, M]] = []
+    seen: dict[str, int] = {}
+    for lineno, raw in iter_rows(p, kind=kind, error=error):
+        where = f"{p}:{lineno}"
+        record = validate_record(
+            model, prepare(raw, where) if prepare else raw, where=where, error=error, fix=fix
+        )
+        if unique is not None:
+            field, key_of = unique
+            key = key_of(record)
+            if key in seen:
+                raise error(
+                    f"{field} {key!r} appears twice (also on line {seen[key]})",
+                    where=f"{where}, field '{field}'",
+                    fix=f"keep one line per {field}",
+                )
+            seen[key] = lineno
+        out.append((lineno, record))
+    return out
+
+
+def _bad_utf8(path: Path) -> tuple[int, int, int] | None:
+    """``(line, column, byte)`` of the first byte that is not UTF-8 in the (decompressed) file."""
+    with path.open("rb") as raw:
+        gz = raw.read(2) == _GZIP_MAGIC
+    try:
+        with gzip.open(path, "rb") if gz else path.open("rb") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return lineno, exc.start + 1, line[exc.start]
+    except (gzip.BadGzipFile, EOFError, OSError):
+        return None
+    return None
+
+
+def _reason(path: Path, exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        bad = _bad_utf8(path)
+        if bad is not None:
+            return f"not UTF-8: byte 0x{bad[2]:02x} at column {bad[1]}"
+        return f"not UTF-8: {exc.reason}"
+    return str(exc)
+
+
+def _where(path: Path, exc: Exception, default: int | None = None) -> str:
+    bad = _bad_utf8(path) if isinstance(exc, UnicodeDecodeError) else None
+    line = bad[0] if bad is not None else default
+    return f"{path}:{line}" if line else str(path)
+
+
+def _check_unique(path: Path, header: list[str], error: type[AllureError]) -> None:
+    seen: dict[str, int] = {}
+    for col, name in enumerate(header, start=1):
+        if name in seen:
+            raise error(
+                f"the header names column '{name}' twice (columns {seen[name]} and {col})",
+                where=f"{path}:1, field '{name}'",
+                fix="give every header cell a distinct name",
+            )
+        seen[name] = col
