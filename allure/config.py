@@ -1,8 +1,8 @@
-"""The audit spec (TOML) and process-wide settings.
+"""The audit spec (TOML).
 
 One source of truth: a run is fully described by its :class:`AuditSpec`, stored with the run.
-Settings that belong to the machine rather than the audit (project folder, reviewer) come
-from :class:`Settings` (environment variables with the ``ALLURE_`` prefix).
+Settings that belong to the machine rather than the audit (reviewer, caches) come from
+:class:`allure.settings.Settings` (environment variables with the ``ALLURE_`` prefix).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from allure.dataset import DatasetSpec
 from allure.errors import SpecError, closest_name
@@ -365,16 +364,3 @@ def load_spec(path: str | Path) -> AuditSpec:
             f"TOML syntax error: {exc}", where=str(p), fix="correct the TOML at that line"
         ) from exc
     return parse_spec(data, source=str(p), base_dir=p.parent, text=text)
-
-
-class Settings(BaseSettings):
-    """Process-wide settings from the environment (``ALLURE_`` prefix)."""
-
-    model_config = SettingsConfigDict(env_prefix="ALLURE_", extra="ignore")
-
-    project: str = "."
-    """Project folder holding ``.allure/`` (run store, checkpoints, memory, runs)."""
-    reviewer: str = ""
-    """Reviewer name recorded with decisions (default: the OS user)."""
-    memory: str = ""
-    """Override of the memory location."""

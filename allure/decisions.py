@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import getpass
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
@@ -18,6 +17,7 @@ from allure._io import atomic_write_lines
 from allure.errors import ReviewError, closest_name
 from allure.models import ReviewDecision, ReviewDecisionKind
 from allure.records import read_records
+from allure.settings import load_settings
 from allure.store import RunStore
 
 
@@ -25,7 +25,7 @@ def default_reviewer(configured: str | None = None) -> str:
     """The reviewer's name: ``configured``, else ``$ALLURE_REVIEWER``, else the OS user."""
     if configured:
         return configured
-    env = os.environ.get("ALLURE_REVIEWER")
+    env = load_settings(error=ReviewError).reviewer
     if env:
         return env
     try:

@@ -34,7 +34,13 @@ from allure.memory import EpisodicMemory, cluster_memory, memory_stats, tsne_map
 from allure.memory.failure_modes import classify_failure
 from allure.models import IclExample, Item, utcnow
 
-DEFAULT_DATA = Path("/work/shared/data/cogeval_cogmaps/cogeval_conversations.jsonl.gz")
+DEFAULT_DATA = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "data"
+    / "cogeval_cogmaps"
+    / "cogeval_conversations.jsonl.gz"
+)
 
 
 def disagreements(path: Path, check: GoldCheck) -> list[IclExample]:

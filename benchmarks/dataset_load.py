@@ -18,7 +18,13 @@ from pathlib import Path
 
 from allure.dataset import DatasetSpec, demo_spec, load_items
 
-DEFAULT_DATA = Path("/work/shared/data/cogeval_cogmaps/cogeval_conversations.jsonl.gz")
+DEFAULT_DATA = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "data"
+    / "cogeval_cogmaps"
+    / "cogeval_conversations.jsonl.gz"
+)
 
 
 def timed(label: str, spec: DatasetSpec, repeat: int) -> None:

@@ -25,7 +25,13 @@ from allure.gold_check import GoldCheck
 from allure.memory.failure_modes import classify_failure
 from allure.models import Item
 
-DEFAULT_DATA = Path("/work/shared/data/cogeval_cogmaps/cogeval_conversations.jsonl.gz")
+DEFAULT_DATA = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "data"
+    / "cogeval_cogmaps"
+    / "cogeval_conversations.jsonl.gz"
+)
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:

@@ -36,7 +36,13 @@ from typing import Any
 from allure.dataset import item_from_cogeval_row
 from allure.gold_check import GoldCheck
 
-SOURCE = Path("/work/shared/data/cogeval_cogmaps/cogeval_conversations.jsonl.gz")
+SOURCE = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "data"
+    / "cogeval_cogmaps"
+    / "cogeval_conversations.jsonl.gz"
+)
 START, END = "<!-- demo-summary:start -->", "<!-- demo-summary:end -->"
 KEEP = (
     "path",

@@ -18,6 +18,16 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 HERE = Path(__file__).parent
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+"""``../shared`` beside the repository (the team's data and papers), found relative to this checkout."""
+
+
+def shared_file(relative: str) -> Path:
+    """A file under ``../shared``; a test that needs it fails (never skips) when it is missing."""
+    path = SHARED / relative
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: this test needs ../shared beside the repository ({relative})")
+    return path
 
 
 @dataclass

@@ -3,30 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
 from allure.cli._common import ProjectOpt, progress_bar, say
 from allure.cli._outcome import print_outcome
 from allure.config import AuditSpec, EvaluatorKind, load_spec, parse_spec
-
-
-def _demo_spec(evaluator: str) -> dict[str, Any]:
-    """The built-in demo: 100 short CogEval items, two passes, the same 8 sampled examples in every prompt.
-
-    One shared ICL block is computed once, then served from llama.cpp's prompt cache; the items
-    are :func:`allure.dataset.demo_audit_spec`'s.
-    """
-    from allure.dataset import demo_audit_spec
-
-    return {
-        "name": "demo",
-        "dataset": demo_audit_spec().model_dump(mode="json", exclude_defaults=True),
-        "evaluator": {"kind": evaluator},
-        "memory": {"retrieval": {"kind": "sample", "x": 8, "seed": 0}},
-        "loop": {"max_iterations": 2, "heldout_fraction": 0.4, "seed": 0},
-    }
 
 
 def audit(
@@ -63,7 +45,9 @@ def audit(
         data = load_spec(spec_path).model_dump(mode="json")
         source = str(spec_path)
     elif demo:
-        data = _demo_spec(evaluator or "local")
+        from allure.dataset import demo_audit
+
+        data = demo_audit(evaluator or "local")
         source = "--demo"
     else:
         data = {"name": Path(dataset).name, "dataset": {"path": str(Path(dataset).resolve())}}

@@ -25,7 +25,6 @@ MemoryOpt = typer.Option(
     None,
     "--memory",
     "-m",
-    envvar="ALLURE_MEMORY",
     help="Memory directory or http://host:port Chroma server (default: PROJECT/.allure/memory; env ALLURE_MEMORY).",
 )
 ProjectOpt = typer.Option(Path("."), "--project", "-p", help="Project folder holding .allure/.")
@@ -34,19 +33,12 @@ DEFAULT_LIST_LIMIT = 50
 """Examples ``allure memory list`` shows without ``--limit``/``--all``."""
 
 
-def _location(memory: str | None, project: Path) -> str:
-    if memory and memory.startswith(("http://", "https://")):
-        return memory
-    if memory:
-        path = Path(memory)
-        return str(path if path.is_absolute() else project / path)
-    return str(project / ".allure" / "memory")
-
-
 def _open(memory: str | None, project: Path, collection: str, *, create: bool = False) -> EpisodicMemory:
     from allure.memory import EpisodicMemory
+    from allure.settings import load_settings
 
-    return EpisodicMemory.open(_location(memory, project), collection=collection, create=create)
+    location = memory or load_settings().memory or None
+    return EpisodicMemory.open_at(location, project_dir=project, collection=collection, create=create)
 
 
 def _short(text: str, width: int) -> str:

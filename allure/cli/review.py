@@ -29,14 +29,13 @@ def _pick_run(store: RunStore, run: str | None) -> RunRecord:
 
 
 def memory_similar(
-    location: str, project: Path, k: int = 3
+    location: str | None, collection: str, project: Path, k: int = 3
 ) -> Callable[[IclExample], list[tuple[IclExample, float]]]:
     """A ``similar`` callable for the review app over the run's memory, opened on first use.
 
     The memory (Chroma and the embedding model) is imported and opened lazily, in the
     app's worker thread, so the review screen opens at once.
     """
-    target = location if location.startswith(("http://", "https://")) else str(project / location)
     lock = threading.Lock()
     opened: list[object] = []
 
@@ -45,7 +44,9 @@ def memory_similar(
 
         with lock:
             if not opened:
-                opened.append(EpisodicMemory.open(target, create=False))
+                opened.append(
+                    EpisodicMemory.open_at(location, project_dir=project, collection=collection, create=False)
+                )
             memory = opened[0]
             assert isinstance(memory, EpisodicMemory)
             return memory.similar(example.response, k=k)
@@ -106,13 +107,14 @@ def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | 
             "`allure review` needs a terminal",
             fix=f"without one: `allure review {record.id} --export pending.jsonl`, edit, then `--import`",
         )
+    from allure.config import parse_spec
     from allure.tui import create_app
 
-    location = str((record.spec.get("memory") or {}).get("location") or ".allure/memory")
+    memory = parse_spec(record.spec, source=f"run {record.id} spec", strict=False).memory
     app = create_app(
         store,
         record.id,
-        similar=memory_similar(location, project.resolve()),
+        similar=memory_similar(memory.location, memory.collection, project.resolve()),
         reviewer=reviewer,
         project_dir=project.resolve(),
     )

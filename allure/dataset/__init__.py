@@ -7,9 +7,9 @@ points at the CogEval sample shipped with allure.
 
 from allure.dataset._cogeval import COGEVAL_COLUMNS, cogeval_label, is_cogeval_row, item_from_cogeval_row
 from allure.dataset._load import load_items
-from allure.dataset._sample import allocate, stratified_sample
+from allure.dataset._sample import allocate, split_heldout, stratified_sample
 from allure.dataset._spec import ColumnMap, DatasetFormat, DatasetSpec
-from allure.dataset.demo import DEMO_FILE, demo_audit_spec, demo_dataset_path, demo_spec
+from allure.dataset.demo import DEMO_FILE, demo_audit, demo_audit_spec, demo_dataset_path, demo_spec
 
 __all__ = [
     "COGEVAL_COLUMNS",
@@ -19,11 +19,13 @@ __all__ = [
     "DatasetSpec",
     "allocate",
     "cogeval_label",
+    "demo_audit",
     "demo_audit_spec",
     "demo_dataset_path",
     "demo_spec",
     "is_cogeval_row",
     "item_from_cogeval_row",
     "load_items",
+    "split_heldout",
     "stratified_sample",
 ]

@@ -6,7 +6,7 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 
-from allure.models import Item
+from allure.models import Item, Split
 
 
 def allocate(sizes: dict[str, int], total: int) -> dict[str, int]:
@@ -75,3 +75,25 @@ def stratified_sample(
         taken = [idx for group in groups for idx in group][: alloc[name]]
         chosen.extend(taken)
     return [items[i] for i in sorted(chosen)]
+
+
+def split_heldout(items: Sequence[Item], fraction: float, seed: int) -> dict[str, Split]:
+    """Item id -> ``audit`` or ``heldout``: a seeded split stratified by problem type.
+
+    Of each problem type's ``n`` items, ``round(fraction * n)`` are held out, at least one and at
+    most ``n - 1`` when ``n >= 2`` and ``fraction > 0`` (so every type is in both splits).
+    """
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for it in items:
+        by_type[it.problem_type].append(it.id)
+    rng = random.Random(seed)
+    out: dict[str, Split] = {}
+    for ptype in sorted(by_type):
+        ids = sorted(by_type[ptype])
+        rng.shuffle(ids)
+        n_held = round(fraction * len(ids))
+        if fraction > 0 and len(ids) >= 2:
+            n_held = min(max(n_held, 1), len(ids) - 1)
+        for i, item_id in enumerate(ids):
+            out[item_id] = "heldout" if i < n_held else "audit"
+    return out

@@ -1,9 +1,11 @@
 """The ALLURE loop graph.
 
-prepare -> evaluate -> score -> propose -> decide --(stop)--> finish
-                ^                            |
-                |                          review (interrupt) -> commit --(nothing new)--> finish
-                +--------------------------------------------------+
+prepare -> evaluate -> score -> propose -> should_continue --(stop)--> finish
+                ^                                  |
+                |                                review (interrupt) -> commit --(stop)--> finish
+                +---------------------------------------------------------+
+
+``should_continue`` and ``commit`` route by returning ``Command(goto=...)``.
 
 ``builder`` is the uncompiled graph (``langgraph.json`` points at ``graph``); the CLI compiles it
 with a SQLite checkpointer so a run paused at review resumes in another process.
@@ -19,14 +21,6 @@ from allure.graphs import nodes
 from allure.graphs.state import AuditContext, LoopState
 
 
-def _after_decide(state: LoopState) -> str:
-    return "finish" if state.get("stop_reason") else "review"
-
-
-def _after_commit(state: LoopState) -> str:
-    return "finish" if state.get("stop_reason") else "evaluate"
-
-
 def build_graph() -> StateGraph[LoopState, AuditContext, LoopState, LoopState]:
     """The uncompiled loop graph."""
     g = StateGraph(LoopState, context_schema=AuditContext)
@@ -34,18 +28,16 @@ def build_graph() -> StateGraph[LoopState, AuditContext, LoopState, LoopState]:
     g.add_node("evaluate", nodes.evaluate)
     g.add_node("score", nodes.score)
     g.add_node("propose", nodes.propose)
-    g.add_node("decide", nodes.decide)
+    g.add_node("should_continue", nodes.should_continue, destinations=("review", "finish"))
     g.add_node("review", nodes.review)
-    g.add_node("commit", nodes.commit)
+    g.add_node("commit", nodes.commit, destinations=("evaluate", "finish"))
     g.add_node("finish", nodes.finish)
     g.add_edge(START, "prepare")
     g.add_edge("prepare", "evaluate")
     g.add_edge("evaluate", "score")
     g.add_edge("score", "propose")
-    g.add_edge("propose", "decide")
-    g.add_conditional_edges("decide", _after_decide, {"finish": "finish", "review": "review"})
+    g.add_edge("propose", "should_continue")
     g.add_edge("review", "commit")
-    g.add_conditional_edges("commit", _after_commit, {"finish": "finish", "evaluate": "evaluate"})
     g.add_edge("finish", END)
     return g
 

@@ -6,35 +6,18 @@ here is idempotent (items and candidates by id, memory by example id, calls by p
 
 from __future__ import annotations
 
-import random
-from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
+from langgraph.types import Command, interrupt
 
+from allure.gold_check import GoldCheck
+from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext, LoopState
+from allure.memory import build_candidates, sample_candidates
 from allure.metrics import SplitMetrics
-from allure.models import IclExample, Item, ReviewDecision, Split, Verdict
-
-
-def split_items(items: list[Item], heldout_fraction: float, seed: int) -> dict[str, Split]:
-    """Seeded split stratified by problem type: ``round(fraction * n)`` of each type held out (at least one when n >= 2)."""
-    by_type: dict[str, list[str]] = defaultdict(list)
-    for it in items:
-        by_type[it.problem_type].append(it.id)
-    rng = random.Random(seed)
-    out: dict[str, Split] = {}
-    for ptype in sorted(by_type):
-        ids = sorted(by_type[ptype])
-        rng.shuffle(ids)
-        n_held = round(heldout_fraction * len(ids))
-        if heldout_fraction > 0 and len(ids) >= 2:
-            n_held = min(max(n_held, 1), len(ids) - 1)
-        for i, item_id in enumerate(ids):
-            out[item_id] = "heldout" if i < n_held else "audit"
-    return out
+from allure.models import ReviewDecision, Verdict
+from allure.report import write_run_report
 
 
 def prepare(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
@@ -42,20 +25,9 @@ def prepare(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     ctx = runtime.context
     run_id = state["run_id"]
     if not ctx.store.splits(run_id):
-        from allure.dataset import load_items
-        from allure.gold_check import GoldCheck
-
-        spec = ctx.spec
-        base = Path(spec.base_dir) if spec.base_dir else ctx.project_dir
-        items = load_items(spec.dataset, base_dir=base, label_set=spec.label_set)
-        check = GoldCheck(spec.gold_check)
-        reference = {it.id: check.reference_label(it) for it in items}
-        splits = split_items(items, spec.loop.heldout_fraction, spec.loop.seed)
-        ctx.store.add_items(run_id, items, splits, reference)
-        n_gold = sum(it.gold_label is not None for it in items)
-        source = "gold_label" if n_gold == len(items) else ("regex" if n_gold == 0 else "mixed")
-        ctx.store.update_run(run_id, info={"reference_source": source, "n_items": len(items)})
-        ctx.say(f"loaded {len(items)} items ({sum(s == 'heldout' for s in splits.values())} held out)")
+        prepared = prepare_audit(ctx.spec, ctx.project_dir)
+        prepared.store_in(ctx.store, run_id)
+        ctx.say(f"loaded {len(prepared.items)} items ({prepared.n_heldout} held out)")
     return {"iteration": state.get("iteration", 0)}
 
 
@@ -67,7 +39,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     run_id = state["run_id"]
     it = state.get("iteration", 0) + 1
     items = ctx.items(run_id)
-    memory = ctx.memory()
+    memory = ctx.memory
     version = memory.version()
     policy = ctx.spec.memory.retrieval
     ctx.say(f"iteration {it}: evaluating {len(items)} items with {version.size} examples in memory")
@@ -81,7 +53,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     stats = result.stats.as_dict()
     ctx.say(
         f"iteration {it}: {stats['calls']} calls, {stats['cache_hits']} cache hits, "
-        f"{stats['unparsed']} unparsed, {stats['errors']} errors, {stats['wall_s']:.1f}s"
+        f"{stats['unparsed']} unparsed, {stats['errors']} errors, {stats['wall_s']:.1f} s"
         + (f", {stats['server_restarts']} server restart(s)" if stats["server_restarts"] else "")
     )
     return {
@@ -145,72 +117,22 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     return {}
 
 
-def _candidates(ctx: AuditContext, run_id: str, it: int) -> list[IclExample]:
-    from allure.gold_check import GoldCheck
-    from allure.memory.failure_modes import classify_failure
-
-    check = GoldCheck(ctx.spec.gold_check)
-    refs = ctx.store.reference_labels(run_id)
-    splits = ctx.store.splits(run_id)
-    verdicts = ctx.verdicts(run_id, it)
-    out = []
-    for item in ctx.items(run_id):
-        ref, v = refs.get(item.id), verdicts.get(item.id)
-        # A wrong *label* (ALLURE Fig. 2); unparsed and failed calls are counted in the metrics, not mined.
-        if ref is None or v is None or v.status != "ok" or v.label == ref or splits[item.id] != "audit":
-            continue
-        fa = classify_failure(
-            response=item.response,
-            task=item.task,
-            gold_answers=item.gold_answers,
-            extracted=check.extract(item.response),
-        )
-        out.append(
-            IclExample(
-                id=IclExample.make_id(item.id, ref),
-                item_id=item.id,
-                run_id=run_id,
-                task=item.task,
-                response=item.response,
-                gold_answers=item.gold_answers,
-                correct_label=ref,
-                wrong_label=v.label,
-                evaluator_output=v.raw_output,
-                problem_type=item.problem_type,
-                group=item.group,
-                generator=item.generator,
-                failure_mode=fa.mode,
-                failure_reason=fa.reason,
-            )
-        )
-    return out
-
-
-def _sample(cands: list[IclExample], k: int, seed: int) -> list[IclExample]:
-    """At most ``k`` candidates, seeded, round-robin over problem types (stratified)."""
-    by_type: dict[str, list[IclExample]] = defaultdict(list)
-    for c in cands:
-        by_type[c.problem_type].append(c)
-    rng = random.Random(seed)
-    for group in by_type.values():
-        rng.shuffle(group)
-    out: list[IclExample] = []
-    while len(out) < k and any(by_type.values()):
-        for ptype in sorted(by_type):
-            if by_type[ptype] and len(out) < k:
-                out.append(by_type[ptype].pop())
-    return out
-
-
 def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Turn the audit split's mistakes into candidate ICL examples (never the held-out split's)."""
     ctx = runtime.context
     run_id, it = state["run_id"], state["iteration"]
-    mistakes = _candidates(ctx, run_id, it)
-    in_memory = set(ctx.memory().version().ids)
+    mistakes = build_candidates(
+        run_id,
+        ctx.items(run_id),
+        references=ctx.store.reference_labels(run_id),
+        splits=ctx.store.splits(run_id),
+        verdicts=ctx.verdicts(run_id, it),
+        extract=GoldCheck(ctx.spec.gold_check).extract,
+    )
+    in_memory = set(ctx.memory.version().ids)
     cands = [c for c in mistakes if c.id not in in_memory]
     if ctx.spec.loop.max_candidates is not None:
-        cands = _sample(cands, ctx.spec.loop.max_candidates, ctx.spec.loop.seed + it)
+        cands = sample_candidates(cands, ctx.spec.loop.max_candidates, ctx.spec.loop.seed + it)
     new = ctx.store.add_candidates(run_id, it, cands)
     ctx.say(
         f"iteration {it}: {len(mistakes)} mistakes on the audit split "
@@ -219,27 +141,38 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     return {"proposed": new}
 
 
-def decide(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
-    """Decide whether to stop after an evaluation (sets ``stop_reason``; empty means go on)."""
+def _no_gain(ctx: AuditContext, run_id: str, it: int) -> str:
+    """The reason to stop when held-out accuracy did not rise from the previous pass, else ``""``."""
+    rows = ctx.store.metrics(run_id)
+    now, before = (
+        rows[i]["heldout"].accuracy if "heldout" in rows.get(i, {}) else None for i in (it, it - 1)
+    )
+    if now is not None and before is not None and now <= before:
+        return f"no gain on the held-out split (accuracy {before:.3f} -> {now:.3f})"
+    return ""
+
+
+def should_continue(state: LoopState, runtime: Runtime[AuditContext]) -> Command[str]:
+    """Stop after this evaluation, or review its candidates and go on.
+
+    The loop stops at ``max_iterations``, when held-out accuracy did not rise from the previous
+    pass (``stop_when_no_gain``), or when there is no new candidate. With ``auto_approve`` the
+    last pass's candidates are still reviewed and committed (they cost no reviewer time and the
+    memory keeps every correction); the loop then stops without evaluating again.
+    """
     ctx = runtime.context
     it = state["iteration"]
+    loop = ctx.spec.loop
     reason = ""
-    if it >= ctx.spec.loop.max_iterations:
-        reason = f"reached max_iterations ({ctx.spec.loop.max_iterations})"
-    elif it > 1 and ctx.spec.loop.stop_when_no_gain:
-        rows = ctx.store.metrics(state["run_id"])
-        now, before = (
-            rows[i]["heldout"].accuracy if "heldout" in rows.get(i, {}) else None for i in (it, it - 1)
-        )
-        if now is not None and before is not None and now <= before:
-            reason = f"no gain on the held-out split (accuracy {before:.3f} -> {now:.3f})"
-    if not reason and state.get("proposed", 0) == 0:
+    if it >= loop.max_iterations:
+        reason = f"reached max_iterations ({loop.max_iterations})"
+    elif it > 1 and loop.stop_when_no_gain:
+        reason = _no_gain(ctx, state["run_id"], it)
+    proposed = state.get("proposed", 0)
+    if not reason and proposed == 0:
         reason = "no new candidates"
-    if reason and ctx.spec.auto_approve and state.get("proposed", 0) > 0:
-        # Auto-approved corrections cost no reviewer time: commit the last pass's too, so the
-        # memory holds every correction for later runs, then stop without evaluating again.
-        return {"stop_reason": "", "final_reason": reason}
-    return {"stop_reason": reason, "final_reason": ""}
+    review_first = not reason or (ctx.spec.auto_approve and proposed > 0)
+    return Command(update={"stop_reason": reason}, goto="review" if review_first else "finish")
 
 
 def review(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
@@ -285,27 +218,35 @@ def review(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     return {}
 
 
-def commit(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
-    """Add this iteration's approved examples to memory (idempotent ids)."""
+def commit(state: LoopState, runtime: Runtime[AuditContext]) -> Command[str]:
+    """Add this iteration's approved examples to memory (idempotent ids); evaluate again, or stop
+    when the loop was told to or nothing new entered memory."""
     ctx = runtime.context
     run_id, it = state["run_id"], state["iteration"]
     approved = ctx.store.candidates(run_id, status="approved", iteration=it)
-    added = ctx.memory().add(approved) if approved else 0
+    added = ctx.memory.add(approved) if approved else 0
     counts = ctx.store.candidate_counts(run_id, iteration=it)
     ctx.say(
         f"iteration {it}: {counts['approved']} approved, {counts['rejected']} rejected, {added} added to memory"
     )
-    reason = state.get("final_reason") or ("" if added else "no new approved example")
-    return {"new_approved": added, "stop_reason": reason}
+    reason = state.get("stop_reason") or ("" if added else "no new approved example")
+    return Command(
+        update={"new_approved": added, "stop_reason": reason}, goto="finish" if reason else "evaluate"
+    )
 
 
 def finish(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Write the report and mark the run done."""
-    from allure.graphs.reporting import write_run_report
-
     ctx = runtime.context
     reason = state.get("stop_reason") or "done"
-    paths = write_run_report(ctx, state["run_id"], state.get("history", []), reason)
+    paths = write_run_report(
+        ctx.store,
+        ctx.spec,
+        state["run_id"],
+        state.get("history", []),
+        stop_reason=reason,
+        run_dir=ctx.run_dir,
+    )
     ctx.store.update_run(
         state["run_id"],
         status="done",

@@ -19,7 +19,7 @@ from langgraph.types import Command
 from allure.config import AuditSpec, parse_spec
 from allure.errors import EvaluatorError, StoreError
 from allure.graphs.graph import build_graph
-from allure.graphs.nodes import split_items
+from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext
 from allure.store import RunStore, project_db_path
 
@@ -55,11 +55,8 @@ def _compiled(project_dir: Path) -> Iterator[Any]:
         conn.close()
 
 
-def _preflight(spec: AuditSpec, project_dir: Path) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
-    """Load and check everything before the first write; returns items, references, splits."""
-    from allure.dataset import load_items
-    from allure.gold_check import GoldCheck
-
+def _check_evaluator(spec: AuditSpec) -> None:
+    """An OpenAI evaluator without a local ``base_url`` needs its API key in the environment."""
     ev = spec.evaluator
     if ev.kind == "openai" and not ev.base_url and not os.environ.get(ev.api_key_env):
         raise EvaluatorError(
@@ -67,12 +64,6 @@ def _preflight(spec: AuditSpec, project_dir: Path) -> tuple[list[Any], dict[str,
             where="evaluator.api_key_env",
             fix=f"export {ev.api_key_env}=... or set [evaluator] base_url for a local server",
         )
-    check = GoldCheck(spec.gold_check)
-    base = Path(spec.base_dir) if spec.base_dir else project_dir
-    items = load_items(spec.dataset, base_dir=base, label_set=spec.label_set)
-    refs = {it.id: check.reference_label(it) for it in items}
-    splits = split_items(items, spec.loop.heldout_fraction, spec.loop.seed)
-    return items, refs, splits
 
 
 def _drive(graph: Any, inp: Any, run_id: str, ctx: AuditContext) -> RunOutcome:
@@ -102,14 +93,24 @@ def _drive(graph: Any, inp: Any, run_id: str, ctx: AuditContext) -> RunOutcome:
 
 
 def _context(
-    spec: AuditSpec, store: RunStore, project_dir: Path, run_id: str, progress: Any, eval_progress: Any
+    spec: AuditSpec,
+    store: RunStore,
+    project_dir: Path,
+    run_id: str,
+    progress: Callable[[str], None] | None,
+    eval_progress: Callable[[int, int], None] | None,
 ) -> AuditContext:
-    run_dir = project_dir / ".allure" / "runs" / run_id
+    from allure.memory import EpisodicMemory
+
+    memory = EpisodicMemory.open_at(
+        spec.memory.location, project_dir=project_dir, collection=spec.memory.collection
+    )
     return AuditContext(
         spec=spec,
         store=store,
+        memory=memory,
         project_dir=project_dir,
-        run_dir=run_dir,
+        run_dir=project_dir / ".allure" / "runs" / run_id,
         progress=progress,
         eval_progress=eval_progress,
     )
@@ -124,18 +125,14 @@ def start_run(
 ) -> RunOutcome:
     """Run the ALLURE loop on ``spec`` until it stops or pauses for review."""
     project = Path(project_dir).resolve()
-    items, refs, splits = _preflight(spec, project)
+    _check_evaluator(spec)
+    prepared = prepare_audit(spec, project)
     store = RunStore(project_db_path(project))
     try:
         run_id = store.create_run(spec.model_dump(mode="json"))
-        store.add_items(run_id, items, splits, refs)
-        n_gold = sum(it.gold_label is not None for it in items)
-        source = "gold_label" if n_gold == len(items) else ("regex" if n_gold == 0 else "mixed")
-        store.update_run(run_id, info={"reference_source": source, "n_items": len(items)})
+        prepared.store_in(store, run_id)
         if progress:
-            progress(
-                f"run {run_id}: {len(items)} items, {sum(s == 'heldout' for s in splits.values())} held out"
-            )
+            progress(f"run {run_id}: {len(prepared.items)} items, {prepared.n_heldout} held out")
         ctx = _context(spec, store, project, run_id, progress, eval_progress)
         with _compiled(project) as graph:
             return _drive(graph, {"run_id": run_id, "iteration": 0, "history": []}, run_id, ctx)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
+    from allure.memory import EpisodicMemory
+    from allure.models import Item, Verdict
     from allure.store import RunStore
-
-ProgressLine = Any  # Callable[[str], None] | None; typed loosely to keep the context dataclass simple
 
 
 class LoopState(TypedDict, total=False):
@@ -30,11 +31,11 @@ class LoopState(TypedDict, total=False):
     new_approved: int
     """Examples the last commit added to memory."""
     stop_reason: str
-    """Why the loop stopped (empty while running)."""
-    final_reason: str
-    """Why the loop stops after this commit (auto-approved candidates of a last pass still enter memory)."""
+    """Why the loop stops; empty while it goes on. Set by ``should_continue`` (or by ``commit``
+    when nothing new entered memory); with ``auto_approve`` the last pass's candidates are still
+    reviewed and committed before the loop stops."""
     history: Annotated[list[dict[str, Any]], operator.add]
-    """One summary per iteration (metrics of each split, costs)."""
+    """One summary per iteration: ``iteration``, ``stats`` (costs), ``memory_size``, ``memory_version``."""
 
 
 @dataclass
@@ -42,31 +43,36 @@ class AuditContext:
     """What the nodes need and the checkpoint must not hold (passed as LangGraph runtime context)."""
 
     spec: AuditSpec
+    """The run's audit spec."""
     store: RunStore
+    """The project's run store."""
+    memory: EpisodicMemory
+    """The episodic memory the prompts draw from and approved examples enter."""
     project_dir: Path
+    """The project folder."""
     run_dir: Path
-    progress: Any = None
-    """``Callable[[str], None]`` for status lines, or None."""
-    eval_progress: Any = None
-    """``Callable[[int, int], None]`` for the evaluation progress bar, or None."""
-    _memory: Any = field(default=None, repr=False)
-    _items: dict[str, Any] = field(default_factory=dict, repr=False)
-    _verdicts: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
+    """The run's folder (report files)."""
+    progress: Callable[[str], None] | None = None
+    """Called with each status line, or None."""
+    eval_progress: Callable[[int, int], None] | None = None
+    """Called with (done, total) while the evaluator works, or None."""
+    _items: dict[str, list[Item]] = field(default_factory=dict, repr=False)
+    _verdicts: dict[tuple[str, int], dict[str, Verdict]] = field(default_factory=dict, repr=False)
 
-    def items(self, run_id: str) -> list[Any]:
+    def items(self, run_id: str) -> list[Item]:
         """The run's items (read once per process: they never change during a run)."""
         if run_id not in self._items:
             self._items[run_id] = self.store.items(run_id)
         return self._items[run_id]
 
-    def verdicts(self, run_id: str, iteration: int) -> dict[str, Any]:
+    def verdicts(self, run_id: str, iteration: int) -> dict[str, Verdict]:
         """Item id -> verdict of an iteration (read once per process)."""
         key = (run_id, iteration)
         if key not in self._verdicts:
             self._verdicts = {key: self.store.verdicts(run_id, iteration)}
         return self._verdicts[key]
 
-    def remember_verdicts(self, run_id: str, iteration: int, verdicts: dict[str, Any]) -> None:
+    def remember_verdicts(self, run_id: str, iteration: int, verdicts: dict[str, Verdict]) -> None:
         """Keep an iteration's verdicts just written, so later nodes need not read them back."""
         self._verdicts = {(run_id, iteration): verdicts}
 
@@ -74,14 +80,3 @@ class AuditContext:
         """Send a status line to the caller, if it listens."""
         if self.progress:
             self.progress(line)
-
-    def memory(self) -> Any:
-        """The episodic memory (opened once)."""
-        if self._memory is None:
-            from allure.memory import EpisodicMemory
-
-            loc = self.spec.memory.location
-            if "://" not in loc and not Path(loc).is_absolute():
-                loc = str(self.project_dir / loc)
-            self._memory = EpisodicMemory.open(loc, collection=self.spec.memory.collection)
-        return self._memory

@@ -3,6 +3,7 @@
 - :class:`EpisodicMemory`: open a directory or a Chroma server URL; add, get, delete,
   version, retrieve by :class:`RetrievalPolicy`, similar.
 - :func:`embed`: all-MiniLM-L6-v2 embeddings from its PyPI package (loaded lazily).
+- :func:`build_candidates`, :func:`sample_candidates`: an evaluator's mistakes as candidate ICL examples.
 - :func:`cluster_memory`, :func:`tsne_map`: KMeans clusters vs failure modes; the t-SNE map.
 - :func:`export_jsonl`, :func:`import_jsonl`: JSONL round trip.
 - :class:`ChromaServer`: start a shared Chroma server process.
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from allure.memory._candidates import build_candidates, sample_candidates
+    from allure.memory._client import DEFAULT_LOCATION, is_url, resolve_location
     from allure.memory._clusters import (
         ClusterReport,
         cluster_embeddings,
@@ -30,6 +33,11 @@ if TYPE_CHECKING:
     from allure.memory._store import DEFAULT_COLLECTION, EpisodicMemory, MemoryVersion, content_hash
 
 _WHERE = {
+    "DEFAULT_LOCATION": "_client",
+    "build_candidates": "_candidates",
+    "is_url": "_client",
+    "resolve_location": "_client",
+    "sample_candidates": "_candidates",
     "ChromaServer": "_server",
     "ClusterReport": "_clusters",
     "DEFAULT_COLLECTION": "_store",
@@ -56,6 +64,7 @@ _WHERE = {
 
 __all__ = [
     "DEFAULT_COLLECTION",
+    "DEFAULT_LOCATION",
     "ChromaServer",
     "ClusterReport",
     "EpisodicMemory",
@@ -64,6 +73,7 @@ __all__ = [
     "MiniLMEmbeddingFunction",
     "RetrievalKind",
     "RetrievalPolicy",
+    "build_candidates",
     "cluster_embeddings",
     "cluster_memory",
     "content_hash",
@@ -71,8 +81,11 @@ __all__ = [
     "export_jsonl",
     "free_port",
     "import_jsonl",
+    "is_url",
     "memory_stats",
     "read_examples_jsonl",
+    "resolve_location",
+    "sample_candidates",
     "select_examples",
     "stable_order",
     "tsne_map",

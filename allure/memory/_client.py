@@ -12,9 +12,22 @@ CHROMA_DB_FILE = "chroma.sqlite3"
 """The file that marks a directory as an embedded Chroma store."""
 
 
+DEFAULT_LOCATION = str(Path(".allure") / "memory")
+"""The memory of a project, relative to its folder."""
+
+
 def is_url(location: str) -> bool:
     """True when ``location`` names a Chroma server rather than a directory."""
     return location.startswith(("http://", "https://"))
+
+
+def resolve_location(location: str | None, project_dir: str | Path) -> str:
+    """Where a memory is: a server URL as it is, a relative folder under ``project_dir``, or
+    the project's :data:`DEFAULT_LOCATION` when ``location`` is empty."""
+    if location and is_url(location):
+        return location
+    path = Path(location or DEFAULT_LOCATION)
+    return str(path if path.is_absolute() else Path(project_dir) / path)
 
 
 def _settings() -> Any:

@@ -19,6 +19,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from allure.errors import MemoryStoreError
+from allure.settings import load_settings
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 """The embedding model (SBERT, 384-d), as in the ALLURE paper's t-SNE maps."""
@@ -69,18 +70,7 @@ def _set_threads(n_texts: int | None = None) -> None:
 
 
 def _configured_threads() -> int:
-    raw = os.environ.get("ALLURE_EMBED_THREADS") or str(os.cpu_count() or 1)
-    try:
-        threads = int(raw)
-        if threads < 1:
-            raise ValueError(raw)
-    except ValueError as exc:
-        raise MemoryStoreError(
-            f"ALLURE_EMBED_THREADS must be a whole number >= 1, got {raw!r}",
-            where="environment variable ALLURE_EMBED_THREADS",
-            fix="unset it (all cores), or set e.g. ALLURE_EMBED_THREADS=2",
-        ) from exc
-    return threads
+    return load_settings(error=MemoryStoreError).embed_threads or os.cpu_count() or 1
 
 
 def embed(texts: list[str], *, batch_size: int = 64) -> np.ndarray:

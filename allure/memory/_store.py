@@ -11,13 +11,14 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from allure.errors import MemoryStoreError
-from allure.memory._client import is_url, open_client
+from allure.memory._client import is_url, open_client, resolve_location
 from allure.memory._embed import EMBEDDING_DIM, MiniLMEmbeddingFunction, embed
 from allure.memory._policy import RetrievalPolicy, cap, select_examples, stable_order
 from allure.models import IclExample, Item
@@ -117,6 +118,18 @@ class EpisodicMemory:
                 fix="check the collection name, or create the memory first",
             ) from exc
         return cls(client, col, str(location))
+
+    @classmethod
+    def open_at(
+        cls,
+        location: str | None,
+        *,
+        project_dir: str | Path,
+        collection: str = DEFAULT_COLLECTION,
+        create: bool = True,
+    ) -> EpisodicMemory:
+        """:meth:`open` the memory at ``location`` as a project names it (see :func:`resolve_location`)."""
+        return cls.open(resolve_location(location, project_dir), collection=collection, create=create)
 
     @property
     def is_remote(self) -> bool:

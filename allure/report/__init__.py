@@ -1,9 +1,10 @@
 """A run's report: ``report.json`` (versioned), ``report.md`` and ``metrics.png``.
 
-Build a :class:`ReportData` (the loop does it in :mod:`allure.graphs.reporting`), then call
-:func:`write_report`; :func:`read_report` reads it back through :func:`migrate_report`.
+:func:`write_run_report` builds a finished run's :class:`ReportData` from the run store
+(:func:`build_run_report`) and writes it with :func:`write_report`; :func:`read_report` reads it back through :func:`migrate_report`.
 """
 
+from allure.report._from_store import CANDIDATES_JSONL, build_run_report, write_run_report
 from allure.report._markdown import render_markdown
 from allure.report._model import (
     SCHEMA_VERSION,
@@ -22,6 +23,7 @@ from allure.report._summary import SUMMARY_HEADER, helped_sentence, summary_tabl
 from allure.report._write import METRICS_PNG, REPORT_JSON, REPORT_MD, read_report, write_report
 
 __all__ = [
+    "CANDIDATES_JSONL",
     "METRICS_PNG",
     "REPORT_JSON",
     "REPORT_MD",
@@ -35,6 +37,7 @@ __all__ = [
     "ReplayAgreement",
     "ReportData",
     "ReportError",
+    "build_run_report",
     "helped_sentence",
     "migrate_report",
     "read_report",
@@ -42,4 +45,5 @@ __all__ = [
     "render_plot",
     "summary_table",
     "write_report",
+    "write_run_report",
 ]

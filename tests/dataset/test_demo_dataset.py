@@ -11,8 +11,10 @@ import pytest
 
 from allure.dataset import DatasetSpec, demo_audit_spec, demo_dataset_path, demo_spec, load_items
 from allure.models import Item
+from tests.conftest import shared_file
 
-SHARED = Path("/work/shared/data/cogeval_cogmaps/cogeval_conversations.jsonl.gz")
+COGEVAL = "data/cogeval_cogmaps/cogeval_conversations.jsonl.gz"
+
 DATA = Path(__file__).parents[2] / "allure" / "data"
 
 
@@ -65,9 +67,8 @@ def test_demo_prefers_short_responses(demo: list[Item]) -> None:
     assert max(len(i.response) for i in demo) <= 2500
 
 
-@pytest.mark.skipif(not SHARED.is_file(), reason="the shared CogEval file is not on this machine")
 def test_demo_covers_every_scored_graph_task_generator(demo: list[Item]) -> None:
-    full = load_items(DatasetSpec(path=str(SHARED)))
+    full = load_items(DatasetSpec(path=str(shared_file(COGEVAL))))
     scored = [i for i in full if i.recorded_label is not None]
     for key in (lambda i: i.metadata["graph"], lambda i: i.problem_type, lambda i: i.generator):
         assert {key(i) for i in demo} == {key(i) for i in scored}

@@ -11,8 +11,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from allure.config import parse_spec
+from allure.dataset import split_heldout
 from allure.graphs import build_graph
-from allure.graphs.nodes import split_items
 from allure.graphs.state import AuditContext
 from allure.models import IclExample, Item
 from allure.store import RunStore
@@ -42,12 +42,12 @@ class FakeMemory:
 
 def test_split_is_stratified_seeded_and_disjoint() -> None:
     items = [Item(id=f"{p}-{i}", task="t", response="r", problem_type=p) for p in "ab" for i in range(10)]
-    s1, s2 = split_items(items, 0.3, 1), split_items(items, 0.3, 1)
+    s1, s2 = split_heldout(items, 0.3, 1), split_heldout(items, 0.3, 1)
     assert s1 == s2
     for p in "ab":
         assert sum(v == "heldout" for k, v in s1.items() if k.startswith(p)) == 3
-    assert split_items(items, 0.3, 2) != s1
-    assert set(split_items(items, 0.0, 1).values()) == {"audit"}
+    assert split_heldout(items, 0.3, 2) != s1
+    assert set(split_heldout(items, 0.0, 1).values()) == {"audit"}
 
 
 def _replay_run(
@@ -76,7 +76,7 @@ def _replay_run(
     store = RunStore(tmp_path / "s.db")
     rid = store.create_run(spec.model_dump(mode="json"))
     ctx = AuditContext(
-        spec=spec, store=store, project_dir=tmp_path, run_dir=tmp_path / "run", _memory=FakeMemory()
+        spec=spec, store=store, memory=FakeMemory(), project_dir=tmp_path, run_dir=tmp_path / "run"
     )
     graph = build_graph().compile(checkpointer=InMemorySaver())
     out = graph.invoke(
@@ -90,14 +90,14 @@ def test_last_pass_auto_approved_candidates_enter_memory(tmp_path: Path) -> None
     assert out["stop_reason"] == "reached max_iterations (1)"
     assert out["iteration"] == 1  # committed, not evaluated again
     approved = store.candidates(rid, status="approved", iteration=1)
-    assert approved and set(ctx._memory.examples) == {c.id for c in approved}
+    assert approved and set(ctx.memory.examples) == {c.id for c in approved}
     assert store.get_run(rid).status == "done"
 
 
 def test_last_pass_without_auto_approve_stops_without_review(tmp_path: Path) -> None:
     out, store, ctx, rid, _ = _replay_run(tmp_path, auto=False, max_iterations=1)
     assert "__interrupt__" not in out and out["stop_reason"] == "reached max_iterations (1)"
-    assert not ctx._memory.examples
+    assert not ctx.memory.examples
     assert store.candidates(rid, status="pending", iteration=1)  # listed for the record, not reviewed
 
 
@@ -114,13 +114,80 @@ def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
     # replay labels never change, so the 2nd pass finds nothing new: the loop stops on its own
     assert out["stop_reason"] == "no new candidates"
     assert out["iteration"] == 2
-    assert len(ctx._memory.examples) == store.candidate_counts(rid)["approved"] > 0
-    assert all(store.candidates(rid, status="approved"))
+    assert len(ctx.memory.examples) == store.candidate_counts(rid)["approved"] > 0
+    approved = store.candidates(rid, status="approved")
+    assert {c.decision for c in approved} == {"approve"} and {c.id for c in approved} == set(
+        ctx.memory.examples
+    )
     assert (tmp_path / "run" / "report.json").is_file()
     # each iteration names the memory it used: ids and content hash, in the store and the report
     versions = store.memory_versions(rid)
-    assert versions[1][1] == [] and sorted(versions[2][1]) == sorted(ctx._memory.examples)
-    assert versions[2][0] == ctx._memory.version().content_hash != versions[1][0]
+    assert versions[1][1] == [] and sorted(versions[2][1]) == sorted(ctx.memory.examples)
+    assert versions[2][0] == ctx.memory.version().content_hash != versions[1][0]
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert [i["memory_ids"] for i in report["iterations"]] == [versions[1][1], versions[2][1]]
     assert store.get_run(rid).status == "done"
+
+
+def test_stop_when_no_gain_stops_the_loop_when_held_out_accuracy_does_not_rise(tmp_path: Path) -> None:
+    # Replayed labels never change, so the 2nd pass's held-out accuracy equals the 1st: no gain.
+    out, store, ctx, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=3)
+    acc = [store.metrics(rid)[i]["heldout"].accuracy for i in (1, 2)]
+    assert acc[0] is not None and acc[0] == acc[1]
+    assert out["stop_reason"] == f"no gain on the held-out split (accuracy {acc[0]:.3f} -> {acc[1]:.3f})"
+    assert out["iteration"] == 2
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["stop_reason"] == out["stop_reason"]
+    # The same run with the rule off goes on until nothing new is proposed.
+    (tmp_path / "off").mkdir()
+    off, *_ = _replay_run(tmp_path / "off", auto=True, max_iterations=3, stop_when_no_gain=False)
+    assert off["stop_reason"] == "no new candidates"
+
+
+def test_a_label_set_other_than_0_1_runs_through_the_loop(tmp_path: Path) -> None:
+    """Labels 1 (wrong) and 2 (right): reference, replayed labels, candidates, metrics and report use them."""
+    rows = [json.loads(line) for line in write_dataset(tmp_path / "raw.jsonl").read_text().splitlines()]
+    (tmp_path / "items.jsonl").write_text(
+        "".join(json.dumps({**r, "judge": r["judge"] + 1}) + "\n" for r in rows)
+    )
+    spec = parse_spec(
+        {
+            "label_set": [1, 2],
+            "dataset": {
+                "path": "items.jsonl",
+                "columns": {
+                    "id": "uid",
+                    "task": "question",
+                    "response": "answer",
+                    "gold_answers": "gold",
+                    "problem_type": "kind",
+                    "recorded_label": "judge",
+                },
+            },
+            "gold_check": {"positive_label": 2, "negative_label": 1},
+            "evaluator": {"kind": "replay", "label_pattern": "score:\\s*([12])\\b"},
+            "loop": {"max_iterations": 2, "heldout_fraction": 0.34},
+            "auto_approve": True,
+        },
+        base_dir=tmp_path,
+    )
+    store = RunStore(tmp_path / "s.db")
+    rid = store.create_run(spec.model_dump(mode="json"))
+    ctx = AuditContext(
+        spec=spec, store=store, memory=FakeMemory(), project_dir=tmp_path, run_dir=tmp_path / "run"
+    )
+    graph = build_graph().compile(checkpointer=InMemorySaver())
+    out = graph.invoke(
+        {"run_id": rid, "iteration": 0, "history": []}, {"configurable": {"thread_id": rid}}, context=ctx
+    )
+    assert out["stop_reason"]
+    assert set(store.reference_labels(rid).values()) == {1, 2}
+    labels = {v.label for v in store.verdicts(rid, 1).values()}
+    assert labels == {1, 2}  # parsed by the spec's pattern, never coerced to 0/1
+    m = store.metrics(rid)[1]["all"]
+    assert m.confusion.labels == [1, 2] and m.positive_label == 2 and m.n_unparsed == 0
+    # The recorded judge calls every 'Room' answer right: its mistakes are false 2s, corrected to 1.
+    cands = store.candidates(rid)
+    assert cands and {(c.wrong_label, c.correct_label) for c in cands} == {(2, 1)}
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["iterations"][0]["splits"]["heldout"]["confusion"]["labels"] == [1, 2]

@@ -24,7 +24,7 @@ async def test_panel_shows_nearest_examples_from_a_real_memory(tmp_path: Path) -
     memory = EpisodicMemory.open(str(tmp_path / "memory"))
     memory.add(stored[:2])
 
-    similar = memory_similar("memory", tmp_path, k=2)
+    similar = memory_similar("memory", "icl_examples", tmp_path, k=2)
     store = make_run(tmp_path / "proj", 2)
     candidate = store.candidates(RUN)[0].model_copy(update={"response": "Room 1, then Room 3"})
     rows = similar(candidate)
@@ -39,7 +39,7 @@ async def test_panel_shows_nearest_examples_from_a_real_memory(tmp_path: Path) -
 
 
 async def test_missing_memory_is_shown_in_the_panel(tmp_path: Path) -> None:
-    similar = memory_similar("nowhere", tmp_path)
+    similar = memory_similar("nowhere", "icl_examples", tmp_path)
     store = make_run(tmp_path, 1)
     with pytest.raises(MemoryStoreError):
         similar(store.candidates(RUN)[0])

@@ -176,18 +176,13 @@ def spec_items(spec: AuditSpec, project_dir: Path, split: ReauditSplit) -> list[
     Raises:
         DatasetError, GoldCheckError: the dataset or the gold check is invalid.
     """
-    from allure.dataset import load_items
-    from allure.gold_check import GoldCheck
-    from allure.graphs import split_items
+    from allure.graphs import prepare_audit
 
-    check = GoldCheck(spec.gold_check)
-    base = Path(spec.base_dir) if spec.base_dir else project_dir
-    items = load_items(spec.dataset, base_dir=base, label_set=spec.label_set)
-    splits = split_items(items, spec.loop.heldout_fraction, spec.loop.seed)
+    prepared = prepare_audit(spec, project_dir)
     return [
-        FrozenItem(item=it, reference_label=check.reference_label(it))
-        for it in items
-        if _pick(dict(splits), it.id, split)
+        FrozenItem(item=it, reference_label=prepared.references[it.id])
+        for it in prepared.items
+        if _pick(dict(prepared.splits), it.id, split)
     ]
 
 

@@ -153,12 +153,10 @@ class _EmptyMemory:
 
 def _memory(spec: AuditSpec, project: Path) -> tuple[Any, str, int]:
     """The spec's memory (an empty stand-in when a local memory folder does not exist), its hash and size."""
-    from allure.memory import EpisodicMemory, content_hash
+    from allure.memory import EpisodicMemory, content_hash, is_url, resolve_location
 
-    loc = spec.memory.location
-    if "://" not in loc and not Path(loc).is_absolute():
-        loc = str(project / loc)
-    if "://" not in loc and not Path(loc).exists():
+    loc = resolve_location(spec.memory.location, project)
+    if not is_url(loc) and not Path(loc).exists():
         return _EmptyMemory(), content_hash([]), 0
     memory = EpisodicMemory.open(loc, collection=spec.memory.collection)
     version = memory.version()

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from allure.errors import ModelFilesError
+from allure.settings import load_settings
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 """Name of the builtin model the embedded evaluator uses unless told otherwise."""
@@ -85,7 +86,7 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
 
 def default_cache_dir() -> Path:
     """Where joined models live: ``$ALLURE_CACHE_DIR/models``, else ``~/.cache/allure/models``."""
-    root = os.environ.get("ALLURE_CACHE_DIR")
+    root = load_settings(error=ModelFilesError).cache_dir
     base = Path(root).expanduser() if root else Path.home() / ".cache" / "allure"
     return base / "models"
 

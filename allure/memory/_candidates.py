@@ -1,0 +1,83 @@
+"""Candidate ICL examples from an evaluator's mistakes (ALLURE Fig. 2), each with its failure mode.
+
+A candidate is an audit-split item whose parsed label differs from the reference label: the
+example repeats the response with the expected answer and assigns the reference label.
+Unparsed and failed calls are counted in the metrics, never mined; held-out items never
+become candidates (they measure the gain).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+
+from allure.memory.failure_modes import classify_failure
+from allure.models import IclExample, Item, Split, Verdict
+
+
+def build_candidates(
+    run_id: str,
+    items: list[Item],
+    *,
+    references: Mapping[str, int | None],
+    splits: Mapping[str, Split],
+    verdicts: Mapping[str, Verdict],
+    extract: Callable[[str], str | None],
+) -> list[IclExample]:
+    """One candidate per audit item the evaluator labelled wrongly, in item order.
+
+    Args:
+        run_id: The run the mistakes come from.
+        items: The run's items.
+        references: Item id -> reference label (``None``: undecided, never a candidate).
+        splits: Item id -> split.
+        verdicts: Item id -> the evaluator's verdict in this pass.
+        extract: The gold check's answer extraction, for the failure-mode rules.
+    """
+    out = []
+    for item in items:
+        ref, v = references.get(item.id), verdicts.get(item.id)
+        if ref is None or v is None or v.status != "ok" or v.label == ref or splits[item.id] != "audit":
+            continue
+        fa = classify_failure(
+            response=item.response,
+            task=item.task,
+            gold_answers=item.gold_answers,
+            extracted=extract(item.response),
+        )
+        out.append(
+            IclExample(
+                id=IclExample.make_id(item.id, ref),
+                item_id=item.id,
+                run_id=run_id,
+                task=item.task,
+                response=item.response,
+                gold_answers=item.gold_answers,
+                correct_label=ref,
+                wrong_label=v.label,
+                evaluator_output=v.raw_output,
+                problem_type=item.problem_type,
+                group=item.group,
+                generator=item.generator,
+                failure_mode=fa.mode,
+                failure_reason=fa.reason,
+            )
+        )
+    return out
+
+
+def sample_candidates(cands: list[IclExample], k: int, seed: int) -> list[IclExample]:
+    """At most ``k`` candidates, seeded, round-robin over problem types (stratified)."""
+    by_type: dict[str, list[IclExample]] = defaultdict(list)
+    for c in cands:
+        by_type[c.problem_type].append(c)
+    rng = random.Random(seed)
+    for group in by_type.values():
+        rng.shuffle(group)
+    out: list[IclExample] = []
+    while len(out) < k and any(by_type.values()):
+        for ptype in sorted(by_type):
+            if by_type[ptype] and len(out) < k:
+                out.append(by_type[ptype].pop())
+    return out
