@@ -27,18 +27,16 @@ from allure.audits.reaudit._outputs import (
     notify_text,
     resolve_webhook,
 )
-from allure.audits.reaudit._run import (
+from allure.audits.reaudit._record import (
     EXIT_BAD_INPUT,
     EXIT_BUSY,
     EXIT_PASS,
     EXIT_REGRESSION,
     EXIT_UNAVAILABLE,
-    ReauditOutcome,
     ReauditRecord,
     ReauditStats,
-    load_records,
-    run_reaudit,
 )
+from allure.audits.reaudit._run import ReauditOutcome, load_records, run_reaudit
 
 __all__ = [
     "EXIT_BAD_INPUT",

@@ -12,7 +12,7 @@ from allure.audits.reaudit._gate import metric_value
 from allure.audits.reaudit._outputs import SUMMARY_METRICS
 
 if TYPE_CHECKING:
-    from allure.audits.reaudit._run import ReauditRecord
+    from allure.audits.reaudit._record import ReauditRecord
 
 
 class HistoryRow(BaseModel):

@@ -16,7 +16,7 @@ from allure.errors import ReauditError
 from allure.metrics import SplitMetrics
 
 if TYPE_CHECKING:
-    from allure.audits.reaudit._run import ReauditRecord
+    from allure.audits.reaudit._record import ReauditRecord
 
 SUMMARY_METRICS = ("accuracy", "f1", "kappa")
 """Metrics the summary and the history show (with their 95% intervals)."""
