@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -31,14 +31,8 @@ FailureMode = Literal[
 - ``other``: none of the rules fired.
 """
 
-FAILURE_MODES: tuple[FailureMode, ...] = (
-    "partial_correctness",
-    "keywords",
-    "lengthy_argument",
-    "gibberish",
-    "parroting",
-    "other",
-)
+FAILURE_MODES: tuple[FailureMode, ...] = get_args(FailureMode)
+"""The failure modes in :data:`FailureMode`'s order."""
 
 VerdictStatus = Literal["ok", "unparsed", "error"]
 """``ok``: a label was parsed; ``unparsed``: the output held no label (never coerced);

@@ -20,6 +20,20 @@ DatasetFormat = Literal["auto", "jsonl", "csv", "cogeval"]
 """
 
 
+SINGLE_COLUMN_FIELDS = (
+    "id",
+    "task",
+    "response",
+    "gold_answers",
+    "gold_label",
+    "recorded_label",
+    "recorded_output",
+    "problem_type",
+    "generator",
+)
+"""The item fields a :class:`ColumnMap` maps to one column each (``group`` may take several)."""
+
+
 class ColumnMap(BaseModel):
     """Which source column fills each :class:`~allure.models.Item` field.
 
@@ -50,17 +64,7 @@ class ColumnMap(BaseModel):
     generator: str | None = None
     """Column with the name of the model that wrote the response."""
 
-    @field_validator(
-        "id",
-        "task",
-        "response",
-        "gold_answers",
-        "gold_label",
-        "recorded_label",
-        "recorded_output",
-        "problem_type",
-        "generator",
-    )
+    @field_validator(*SINGLE_COLUMN_FIELDS)
     @classmethod
     def _not_blank(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
@@ -84,18 +88,7 @@ class ColumnMap(BaseModel):
 
     def mapped(self) -> dict[str, str]:
         """``{item field: column}`` for every mapped single-column field (``group`` excluded)."""
-        fields = (
-            "id",
-            "task",
-            "response",
-            "gold_answers",
-            "gold_label",
-            "recorded_label",
-            "recorded_output",
-            "problem_type",
-            "generator",
-        )
-        return {f: col for f in fields if (col := getattr(self, f)) is not None}
+        return {f: col for f in SINGLE_COLUMN_FIELDS if (col := getattr(self, f)) is not None}
 
 
 class DatasetSpec(BaseModel):

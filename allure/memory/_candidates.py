@@ -15,6 +15,9 @@ from collections.abc import Callable, Mapping
 from allure.memory.failure_modes import classify_failure
 from allure.models import IclExample, Item, Split, Verdict
 
+_FROM_ITEM = {"task", "response", "gold_answers", "problem_type", "group", "generator"}
+"""The fields a candidate copies from its item."""
+
 
 def build_candidates(
     run_id: str,
@@ -48,18 +51,13 @@ def build_candidates(
         )
         out.append(
             IclExample(
+                **item.model_dump(include=_FROM_ITEM),
                 id=IclExample.make_id(item.id, ref),
                 item_id=item.id,
                 run_id=run_id,
-                task=item.task,
-                response=item.response,
-                gold_answers=item.gold_answers,
                 correct_label=ref,
                 wrong_label=v.label,
                 evaluator_output=v.raw_output,
-                problem_type=item.problem_type,
-                group=item.group,
-                generator=item.generator,
                 failure_mode=fa.mode,
                 failure_reason=fa.reason,
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from allure.models import Verdict, utcnow
@@ -19,37 +19,28 @@ _CHUNK = 500
 """Ids per ``IN (...)`` list (below SQLite's variable limit)."""
 
 
+_VERDICT_COLUMNS = tuple(f for f in Verdict.model_fields if f not in ("icl_ids", "cache_hit"))
+"""The ``calls`` columns a :class:`Verdict` is read from (by name)."""
+
+
 def _verdict(row: sqlite3.Row, icl_ids: list[str]) -> Verdict:
-    return Verdict(
-        item_id=row["item_id"],
-        label=row["label"],
-        status=row["status"],
-        raw_output=row["raw_output"],
-        prob_positive=row["prob_positive"],
-        error=row["error"],
-        prompt_hash=row["prompt_hash"],
-        model=row["model"],
-        icl_ids=icl_ids,
-        latency_s=row["latency_s"],
-        prompt_tokens=row["prompt_tokens"],
-        completion_tokens=row["completion_tokens"],
-        cached_tokens=row["cached_tokens"],
-    )
+    return Verdict.model_validate({**{k: row[k] for k in _VERDICT_COLUMNS}, "icl_ids": icl_ids})
 
 
 class CallsStore(StoreBase):
     """The call cache and the verdicts of each run's passes."""
 
+    def _query_in(self, sql: str, values: list[Any]) -> Iterator[list[sqlite3.Row]]:
+        """The rows of ``sql`` (whose ``IN ({})`` takes the values) for each chunk of ``values``."""
+        for start in range(0, len(values), _CHUNK):
+            chunk = values[start : start + _CHUNK]
+            yield self._query(sql.format(",".join("?" * len(chunk))), chunk)
+
     def _examples_of(self, call_ids: list[int]) -> dict[int, list[str]]:
         """Call id -> the ICL example ids of its prompt, in prompt order."""
         out: dict[int, list[str]] = {}
-        for start in range(0, len(call_ids), _CHUNK):
-            chunk = call_ids[start : start + _CHUNK]
-            rows = self._query(
-                f"SELECT call_id, example_id FROM call_examples WHERE call_id IN ({','.join('?' * len(chunk))}) "
-                "ORDER BY call_id, position",
-                chunk,
-            )
+        sql = "SELECT call_id, example_id FROM call_examples WHERE call_id IN ({}) ORDER BY call_id, position"
+        for rows in self._query_in(sql, list(call_ids)):
             for r in rows:
                 out.setdefault(r["call_id"], []).append(r["example_id"])
         return out
@@ -62,13 +53,8 @@ class CallsStore(StoreBase):
         """Prompt hash -> (call id, verdict) of the newest stored call that is not an error, for the hashes known."""
         hashes = list(dict.fromkeys(prompt_hashes))
         out: dict[str, tuple[int, Verdict]] = {}
-        for start in range(0, len(hashes), _CHUNK):
-            chunk = hashes[start : start + _CHUNK]
-            rows = self._query(
-                f"SELECT * FROM calls WHERE prompt_hash IN ({','.join('?' * len(chunk))}) "
-                "AND status != 'error' ORDER BY id",
-                chunk,
-            )
+        sql = "SELECT * FROM calls WHERE prompt_hash IN ({}) AND status != 'error' ORDER BY id"
+        for rows in self._query_in(sql, hashes):
             for row, v in zip(rows, self._verdicts(rows), strict=True):
                 out[row["prompt_hash"]] = (row["id"], v)
         return out

@@ -41,16 +41,8 @@ class RunRecord(BaseModel):
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> RunRecord:
         """The record of a ``runs`` row."""
-        return cls(
-            id=row["id"],
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-            status=row["status"],
-            iteration=row["iteration"],
-            spec=json.loads(row["spec_json"]),
-            run_dir=row["run_dir"],
-            memory_version=row["memory_version"],
-            info=json.loads(row["info_json"]),
+        return cls.model_validate(
+            {**dict(row), "spec": json.loads(row["spec_json"]), "info": json.loads(row["info_json"])}
         )
 
 
