@@ -107,10 +107,10 @@ def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | 
             "`allure review` needs a terminal",
             fix=f"without one: `allure review {record.id} --export pending.jsonl`, edit, then `--import`",
         )
-    from allure.config import parse_spec
+    from allure.config import MemorySpec
     from allure.tui import create_app
 
-    memory = parse_spec(record.spec, source=f"run {record.id} spec", strict=False).memory
+    memory = MemorySpec.model_validate(record.spec.get("memory") or {})
     app = create_app(
         store,
         record.id,
