@@ -20,6 +20,7 @@ from langchain_core.messages import BaseMessage
 
 from allure.errors import EvaluatorError
 from allure.evaluator._parse import LabelParser, prob_positive
+from allure.evaluator._redact import redact
 from allure.models import IclExample, Item, Verdict, stable_hash
 from allure.prompts import PromptSet
 from allure.store import RunStore
@@ -29,6 +30,9 @@ ProgressFn = Callable[[int, int], None]
 
 ExamplesFor = Callable[[Item], list[IclExample]]
 """The ICL examples (stable order) that go into an item's prompt."""
+
+AnswerKey = Callable[[Item], Any]
+"""What an item's answer depends on besides its prompt (replay: the item's recorded output)."""
 
 _RETRYABLE = (
     openai.APIConnectionError,
@@ -110,6 +114,8 @@ class Evaluator:
         replay: bool = False,
         revive: Callable[[], bool] | None = None,
         connect: Callable[[], BaseChatModel] | None = None,
+        answer_key: AnswerKey | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         self._chat_model = chat_model
         self.connect = connect
@@ -128,6 +134,10 @@ class Evaluator:
         self.replay = replay
         self.revive = revive
         """Called on a connection error: restarts a dead server (the embedded one); True if it did."""
+        self.answer_key = answer_key
+        """Part of the cache key besides the prompt, model and parameters (replay: the recorded output)."""
+        self.secrets = [s for s in secrets if s]
+        """Values removed from stored error texts (the API key), besides anything shaped like a key."""
         self.server: Any = None
         """The embedded server allure started for this evaluator, if any."""
 
@@ -150,16 +160,24 @@ class Evaluator:
         return self._chat_model
 
     # -- prompts ----------------------------------------------------------------------------------
-    def prompt_hash(self, messages: list[BaseMessage]) -> str:
-        """Cache key: the rendered messages plus the model and its parameters."""
-        return stable_hash([(m.type, m.content) for m in messages], self.model_name, self.params, length=32)
+    def prompt_hash(self, messages: list[BaseMessage], item: Item | None = None) -> str:
+        """Cache key: everything the answer depends on.
+
+        That is the rendered messages, the model and its parameters, and, when the evaluator
+        has an ``answer_key`` (replay), that key for ``item``: two items with one prompt but
+        different recorded answers never share a call.
+        """
+        parts: list[Any] = [[(m.type, m.content) for m in messages], self.model_name, self.params]
+        if self.answer_key is not None:
+            parts.append(self.answer_key(item) if item is not None else None)
+        return stable_hash(*parts, length=32)
 
     def _jobs(self, items: list[Item], examples_for: ExamplesFor) -> list[_Job]:
         jobs = []
         for seq, item in enumerate(items):
             examples = examples_for(item)
             messages = self.prompts.render(item, examples)
-            jobs.append(_Job(item, messages, [e.id for e in examples], self.prompt_hash(messages), seq))
+            jobs.append(_Job(item, messages, [e.id for e in examples], self.prompt_hash(messages, item), seq))
         return jobs
 
     # -- one call -------------------------------------------------------------------------------
@@ -188,7 +206,7 @@ class Evaluator:
             item_id=job.item.id,
             label=None,
             status="error",
-            error=error[:2000],
+            error=redact(error, self.secrets)[:2000],
             prompt_hash=job.prompt_hash,
             model=self.model_name,
             icl_ids=job.icl_ids,

@@ -56,6 +56,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         f"{stats['unparsed']} unparsed, {stats['errors']} errors, {stats['wall_s']:.1f} s"
         + (f", {stats['server_restarts']} server restart(s)" if stats["server_restarts"] else "")
     )
+    _fail_if_mostly_errors(ctx, run_id, it, items, result.verdicts)
     return {
         "iteration": it,
         "memory_version": version.content_hash,
@@ -69,6 +70,25 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
             }
         ],
     }
+
+
+def _fail_if_mostly_errors(
+    ctx: AuditContext, run_id: str, it: int, items: list[Item], verdicts: dict[str, Verdict]
+) -> None:
+    """Stop the run (status ``failed``, exit 1) when more than ``max_error_share`` of the calls failed."""
+    from allure.errors import EvaluationFailedError
+
+    ev = ctx.spec.evaluator
+    failed = [verdicts[x.id] for x in items if x.id in verdicts and verdicts[x.id].status == "error"]
+    if not items or len(failed) <= ev.max_error_share * len(items):
+        return
+    raise EvaluationFailedError(
+        f"{len(failed)} of {len(items)} evaluator calls failed in iteration {it} "
+        f"(more than max_error_share = {ev.max_error_share:g}); first error: {failed[0].error}",
+        where=f"evaluator {ev.model!r}" + (f" at {ev.base_url}" if ev.base_url else ""),
+        fix=f"correct the evaluator (API key in ${ev.api_key_env}, base_url, model), then "
+        f"`allure resume {run_id}`: failed calls are sent again, answered ones are kept",
+    )
 
 
 def _metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, SplitMetrics]:

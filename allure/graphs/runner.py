@@ -55,6 +55,39 @@ def _compiled(project_dir: Path) -> Iterator[Any]:
         conn.close()
 
 
+def _checkpoint_fix(run_id: str) -> str:
+    return (
+        f"restore {CHECKPOINTS} from a backup and run `allure resume {run_id}` again, or start the audit "
+        "anew with `allure audit` (stored evaluator calls are re-used, so nothing is paid twice)"
+    )
+
+
+def _checked_snapshot(graph: Any, project: Path, run: Any) -> Any:
+    """The run's last checkpoint, read before anything is written.
+
+    Raises:
+        StoreError: the checkpoint database is unreadable, or a run that got past its first
+            checkpoint (paused, or evaluated at least once) has none: resuming it would
+            silently restart it from scratch.
+    """
+    path = project / CHECKPOINTS
+    try:
+        snapshot = graph.get_state({"configurable": {"thread_id": run.id}})
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"the checkpoint of run {run.id} cannot be read ({exc})",
+            where=str(path),
+            fix=_checkpoint_fix(run.id),
+        ) from exc
+    if not snapshot.next and not snapshot.interrupts and (run.status == "paused" or run.iteration > 0):
+        raise StoreError(
+            f"run {run.id} is {run.status} at iteration {run.iteration} but its checkpoint is missing",
+            where=str(path),
+            fix=_checkpoint_fix(run.id),
+        )
+    return snapshot
+
+
 def _check_evaluator(spec: AuditSpec) -> None:
     """An OpenAI evaluator without a local ``base_url`` needs its API key in the environment."""
     ev = spec.evaluator
@@ -73,7 +106,14 @@ def _drive(graph: Any, inp: Any, run_id: str, ctx: AuditContext) -> RunOutcome:
     try:
         result = graph.invoke(inp, config, context=ctx)
     except BaseException as exc:
-        store.update_run(run_id, status="failed", info={"error": f"{type(exc).__name__}: {exc}"})
+        from allure.evaluator import redact
+
+        secret = os.environ.get(ctx.spec.evaluator.api_key_env, "")
+        store.update_run(
+            run_id,
+            status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+            info={"error": redact(f"{type(exc).__name__}: {exc}", [secret])},
+        )
         raise
     interrupts = result.get("__interrupt__") if isinstance(result, dict) else None
     if interrupts:
@@ -162,13 +202,20 @@ def resume_run(
                 f"run {run_id} is already done", where=str(db), fix="start a new run with `allure audit`"
             )
         spec = parse_spec(run.spec, source=f"run {run_id} spec", strict=False)
-        if decisions_file is not None:
-            n = import_decisions(store, run_id, decisions_file)
-            if progress:
-                progress(f"imported {n} decisions from {decisions_file}")
+        if not (project / CHECKPOINTS).is_file() and (run.status == "paused" or run.iteration > 0):
+            raise StoreError(
+                f"run {run_id} is {run.status} at iteration {run.iteration} but its checkpoint is missing "
+                f"({CHECKPOINTS} does not exist)",
+                where=str(project / CHECKPOINTS),
+                fix=_checkpoint_fix(run_id),
+            )
         ctx = _context(spec, store, project, run_id, progress, eval_progress)
         with _compiled(project) as graph:
-            snapshot = graph.get_state({"configurable": {"thread_id": run_id}})
+            snapshot = _checked_snapshot(graph, project, run)
+            if decisions_file is not None:  # only once the checkpoint is known to be good
+                n = import_decisions(store, run_id, decisions_file)
+                if progress:
+                    progress(f"imported {n} decisions from {decisions_file}")
             if snapshot.interrupts:
                 inp: Any = Command(resume={"decisions": []})
             elif snapshot.next:
