@@ -18,6 +18,7 @@ import openai
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from allure._fault import fault_point
 from allure.errors import EvaluatorError
 from allure.evaluator._parse import LabelParser, prob_positive
 from allure.evaluator._redact import redact
@@ -322,6 +323,7 @@ class Evaluator:
         self.store.record_verdicts(
             run_id, iteration, [(cid, v.item_id, False) for cid, v in zip(call_ids, verdicts, strict=True)]
         )
+        fault_point("evaluate")
         s = result.stats
         for v in verdicts:
             result.verdicts[v.item_id] = v

@@ -11,13 +11,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
+from allure._fault import fault_point
 from allure.gold_check import GoldCheck
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext, LoopState
 from allure.memory import build_candidates, sample_candidates
 from allure.metrics import SplitMetrics
-from allure.models import ReviewDecision, Verdict
+from allure.models import Item, ReviewDecision, Verdict
 from allure.report import write_run_report
+
+COMMIT_CHUNK = 1000
+"""Approved examples embedded and written to memory at a time."""
 
 
 def prepare(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
@@ -130,6 +134,7 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     metrics = _metrics_for(ctx, run_id, it)
     for split, m in metrics.items():
         ctx.store.record_metrics(run_id, it, split, m)
+        fault_point("score")
     ctx.say(
         f"iteration {it}: held-out accuracy {_rounded(metrics['heldout'].accuracy)}, "
         f"audit accuracy {_rounded(metrics['audit'].accuracy)}"
@@ -239,12 +244,23 @@ def review(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
 
 
 def commit(state: LoopState, runtime: Runtime[AuditContext]) -> Command[str]:
-    """Add this iteration's approved examples to memory (idempotent ids); evaluate again, or stop
-    when the loop was told to or nothing new entered memory."""
+    """Add this iteration's approved examples to memory (idempotent ids), in chunks; evaluate again,
+    or stop when the loop was told to or nothing new entered memory.
+
+    A kill loses at most the chunk being embedded; the node then runs again and adds the rest.
+    The examples counted as added are the approved ones that were not in the memory this
+    iteration evaluated with, so a re-run after a kill counts the same as an uninterrupted one.
+    """
     ctx = runtime.context
     run_id, it = state["run_id"], state["iteration"]
     approved = ctx.store.candidates(run_id, status="approved", iteration=it)
-    added = ctx.memory.add(approved) if approved else 0
+    if approved:
+        ctx.say(f"iteration {it}: adding {len(approved)} approved examples to memory")
+    for start in range(0, len(approved), COMMIT_CHUNK):
+        ctx.memory.add(approved[start : start + COMMIT_CHUNK])
+        fault_point("commit")
+    before = set(ctx.store.memory_versions(run_id).get(it, ("", []))[1])
+    added = sum(ex.id not in before for ex in approved)
     counts = ctx.store.candidate_counts(run_id, iteration=it)
     ctx.say(
         f"iteration {it}: {counts['approved']} approved, {counts['rejected']} rejected, {added} added to memory"

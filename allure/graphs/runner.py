@@ -16,6 +16,7 @@ from typing import Any
 
 from langgraph.types import Command
 
+from allure._fault import fault_point
 from allure.config import AuditSpec, parse_spec
 from allure.errors import EvaluatorError, StoreError
 from allure.graphs.graph import build_graph
@@ -170,6 +171,7 @@ def start_run(
     store = RunStore(project_db_path(project))
     try:
         run_id = store.create_run(spec.model_dump(mode="json"))
+        fault_point("load")
         prepared.store_in(store, run_id)
         if progress:
             progress(f"run {run_id}: {len(prepared.items)} items, {prepared.n_heldout} held out")
