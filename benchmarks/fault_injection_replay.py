@@ -92,7 +92,10 @@ def run_facts(project: Path) -> dict[str, Any]:
     }
     raw.close()
     store = RunStore(project_db_path(project), create=False)
-    facts["metrics"] = [(r["iteration"], r["split"], r["metrics"]) for r in store.metrics(run.id)]
+    facts["metrics"] = {
+        it: {split: m.model_dump(mode="json") for split, m in by_split.items()}
+        for it, by_split in store.metrics(run.id).items()
+    }
     store.close()
     memory = EpisodicMemory.open(str(project / ".allure" / "memory"), create=False)
     facts["memory_ids"] = sorted(memory.version().ids)
@@ -164,7 +167,7 @@ def main() -> int:
         "memory count == approved count": len(b["memory_ids"]) == len(b["approved"])
         and b["memory_ids"] == b["approved"],
     }
-    all_m = dict((s, m) for it, s, m in b["metrics"] if it == 1).get("all", {})
+    all_m = b["metrics"].get(1, {}).get("all", {})
     print(f"items:                         {b['n_items']}")
     print(
         f"verdicts (uninterrupted/faulted): {len(a['verdicts'])} / {len(b['verdicts'])}; differing: {diff_verdicts}"
