@@ -71,6 +71,8 @@ class EvalResult:
 
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     stats: EvalStats = field(default_factory=EvalStats)
+    call_ids: dict[str, int] = field(default_factory=dict)
+    """Prompt hash -> id of the call stored for it in this pass."""
 
 
 @dataclass
@@ -135,6 +137,8 @@ class Evaluator:
         self.replay = replay
         self.revive = revive
         """Called on a connection error: restarts a dead server (the embedded one); True if it did."""
+        self.claim_poll_s = 0.25
+        """How often a prompt in flight in another process is looked for in the store."""
         self.answer_key = answer_key
         """Part of the cache key besides the prompt, model and parameters (replay: the recorded output)."""
         self.secrets = [s for s in secrets if s]
@@ -260,8 +264,14 @@ class Evaluator:
         examples_for: ExamplesFor,
         *,
         progress: ProgressFn | None = None,
+        claim_token: str = "",
     ) -> EvalResult:
-        """Label ``items`` for ``run_id``'s ``iteration``; stored calls are re-used, new ones stored at once."""
+        """Label ``items`` for ``run_id``'s ``iteration``; stored calls are re-used, new ones stored at once.
+
+        Items whose prompts share a cache key share one call. With ``claim_token`` (the run's
+        lease), prompts about to be sent are claimed in the run store first; a prompt another
+        live process of the project has in flight is not sent again but waited for.
+        """
         t0 = time.perf_counter()
         result = EvalResult()
         stats = result.stats
@@ -307,19 +317,96 @@ class Evaluator:
                 if progress:
                     progress(done, len(jobs))
         elif misses:
-            _ = self.chat_model  # connect (start the server) before the event loop
-            done = asyncio.run(self._run_async(run_id, iteration, misses, result, done, len(jobs), progress))
+            done = self._send(run_id, iteration, misses, result, done, len(jobs), progress, claim_token)
         for v in result.verdicts.values():
             stats.unparsed += v.status == "unparsed"
             stats.errors += v.status == "error"
         stats.wall_s = time.perf_counter() - t0
         return result
 
+    def _link(
+        self,
+        run_id: str,
+        iteration: int,
+        jobs: list[_Job],
+        calls: dict[str, tuple[int, Verdict]],
+        result: EvalResult,
+    ) -> None:
+        """Record ``jobs`` as answered by stored calls (``prompt hash -> (call id, verdict)``)."""
+        links = []
+        for job in jobs:
+            call_id, v = calls[job.prompt_hash]
+            result.verdicts[job.item.id] = v.model_copy(
+                update={"item_id": job.item.id, "cache_hit": True, "icl_ids": job.icl_ids}
+            )
+            links.append((call_id, job.item.id, True))
+        self.store.record_verdicts(run_id, iteration, links)
+        result.stats.cache_hits += len(jobs)
+
+    def _send(
+        self,
+        run_id: str,
+        iteration: int,
+        misses: list[_Job],
+        result: EvalResult,
+        done: int,
+        total: int,
+        progress: ProgressFn | None,
+        claim_token: str,
+    ) -> int:
+        """Send one call per distinct prompt among ``misses`` (claimed first when ``claim_token``)."""
+        leads: dict[str, _Job] = {}
+        followers: list[_Job] = []
+        for job in misses:
+            if job.prompt_hash in leads:
+                followers.append(job)
+            else:
+                leads[job.prompt_hash] = job
+        todo, waiting = list(leads.values()), []
+        if claim_token:
+            mine = self.store.claim_calls(claim_token, list(leads))
+            waiting = [j for j in todo if j.prompt_hash not in mine]
+            todo = [j for j in todo if j.prompt_hash in mine]
+        try:
+            while True:
+                if todo:
+                    _ = self.chat_model  # connect (start the server) before the event loop
+                    done = asyncio.run(
+                        self._run_async(run_id, iteration, todo, result, done, total, progress)
+                    )
+                if not waiting:
+                    break
+                # In flight in another process of this project: take its answers as they are stored;
+                # send those whose claim it gave up (it failed, or died) ourselves.
+                found = self.store.lookup_calls(j.prompt_hash for j in waiting)
+                self._link(run_id, iteration, [j for j in waiting if j.prompt_hash in found], found, result)
+                done += sum(j.prompt_hash in found for j in waiting)
+                rest = [j for j in waiting if j.prompt_hash not in found]
+                mine = self.store.claim_calls(claim_token, [j.prompt_hash for j in rest]) if rest else set()
+                todo = [j for j in rest if j.prompt_hash in mine]
+                waiting = [j for j in rest if j.prompt_hash not in mine]
+                if rest and not todo:
+                    time.sleep(self.claim_poll_s)
+        finally:
+            if claim_token:
+                self.store.release_claims(claim_token, list(leads))
+        if followers:
+            calls = {
+                h: (result.call_ids[h], result.verdicts[j.item.id])
+                for h, j in leads.items()
+                if h in result.call_ids
+            }
+            calls.update(self.store.lookup_calls(h for h in leads if h not in calls))
+            self._link(run_id, iteration, followers, calls, result)
+            done += len(followers)
+        return done
+
     def _store(self, run_id: str, iteration: int, verdict: Verdict, result: EvalResult) -> None:
         self._store_many(run_id, iteration, [verdict], result)
 
     def _store_many(self, run_id: str, iteration: int, verdicts: list[Verdict], result: EvalResult) -> None:
         call_ids = self.store.record_calls(verdicts, self.params)
+        result.call_ids.update((v.prompt_hash, cid) for cid, v in zip(call_ids, verdicts, strict=True))
         self.store.record_verdicts(
             run_id, iteration, [(cid, v.item_id, False) for cid, v in zip(call_ids, verdicts, strict=True)]
         )

@@ -51,7 +51,12 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     ctx.store.record_memory_version(run_id, it, version.content_hash, version.ids)
     with open_evaluator(ctx.spec, ctx.store, items) as ev:
         result = ev.evaluate(
-            run_id, it, items, lambda item: memory.retrieve(item, policy), progress=ctx.eval_progress
+            run_id,
+            it,
+            items,
+            lambda item: memory.retrieve(item, policy),
+            progress=ctx.eval_progress,
+            claim_token=ctx.lease_token,
         )
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = result.stats.as_dict()

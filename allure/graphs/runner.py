@@ -22,7 +22,7 @@ from allure.errors import EvaluatorError, StoreError
 from allure.graphs.graph import build_graph
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext
-from allure.store import RunStore, project_db_path
+from allure.store import RunLease, RunStore, project_db_path
 
 CHECKPOINTS = Path(".allure") / "checkpoints.db"
 
@@ -140,6 +140,7 @@ def _context(
     run_id: str,
     progress: Callable[[str], None] | None,
     eval_progress: Callable[[int, int], None] | None,
+    lease: RunLease,
 ) -> AuditContext:
     from allure.memory import EpisodicMemory
 
@@ -154,6 +155,7 @@ def _context(
         run_dir=project_dir / ".allure" / "runs" / run_id,
         progress=progress,
         eval_progress=eval_progress,
+        lease_token=lease.token,
     )
 
 
@@ -169,16 +171,20 @@ def start_run(
     _check_evaluator(spec)
     prepared = prepare_audit(spec, project)
     store = RunStore(project_db_path(project))
+    lease: RunLease | None = None
     try:
         run_id = store.create_run(spec.model_dump(mode="json"))
+        lease = store.acquire_lease(run_id, "audit")
         fault_point("load")
         prepared.store_in(store, run_id)
         if progress:
             progress(f"run {run_id}: {len(prepared.items)} items, {prepared.n_heldout} held out")
-        ctx = _context(spec, store, project, run_id, progress, eval_progress)
+        ctx = _context(spec, store, project, run_id, progress, eval_progress, lease)
         with _compiled(project) as graph:
             return _drive(graph, {"run_id": run_id, "iteration": 0, "history": []}, run_id, ctx)
     finally:
+        if lease is not None:
+            lease.release()
         store.close()
 
 
@@ -189,15 +195,27 @@ def resume_run(
     decisions_file: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     eval_progress: Callable[[int, int], None] | None = None,
+    wait: bool = False,
 ) -> RunOutcome:
     """Continue a run: one paused at review (with decisions from the store and ``decisions_file``),
-    or one that was killed or failed (from its last checkpoint; stored calls are not sent again)."""
+    or one that was killed or failed (from its last checkpoint; stored calls are not sent again).
+
+    The run's lease is taken first (one writer per run): another live process writing the run is
+    an error, or, with ``wait``, waited for.
+
+    Raises:
+        RunBusyError: another process writes the run (and ``wait`` is False).
+        StoreError: the run is done, or its checkpoint is missing or unreadable (nothing is changed).
+    """
     from allure.decisions import import_decisions
 
     project = Path(project_dir).resolve()
     db = project_db_path(project)
     store = RunStore(db, create=False)
+    lease: RunLease | None = None
     try:
+        store.get_run(run_id)  # an unknown run is an error before any lease is taken
+        lease = store.acquire_lease(run_id, "resume", wait=wait)
         run = store.get_run(run_id)
         if run.status == "done":
             raise StoreError(
@@ -211,7 +229,7 @@ def resume_run(
                 where=str(project / CHECKPOINTS),
                 fix=_checkpoint_fix(run_id),
             )
-        ctx = _context(spec, store, project, run_id, progress, eval_progress)
+        ctx = _context(spec, store, project, run_id, progress, eval_progress, lease)
         with _compiled(project) as graph:
             snapshot = _checked_snapshot(graph, project, run)
             if decisions_file is not None:  # only once the checkpoint is known to be good
@@ -226,4 +244,6 @@ def resume_run(
                 inp = {"run_id": run_id, "iteration": 0, "history": []}
             return _drive(graph, inp, run_id, ctx)
     finally:
+        if lease is not None:
+            lease.release()
         store.close()

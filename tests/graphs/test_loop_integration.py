@@ -142,7 +142,9 @@ def test_killed_run_does_not_resend_stored_calls(tmp_path: Path) -> None:
         stored = store.call_count()
         assert 0 < stored < 12
         run = store.list_runs()[-1]
-        assert run.status == "running"
+        assert run.status == "interrupted"  # its owner died: the lease says so, not "running" forever
+        listed = allure("runs", "--project", str(tmp_path), cwd=tmp_path)
+        assert listed.returncode == 0 and "interrupted" in listed.stdout and "running" not in listed.stdout
         before = len(srv.requests())
         stored_bodies = {json.dumps(r["body"]["messages"]) for r in srv.requests()[:stored]}
 
