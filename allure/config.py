@@ -72,6 +72,9 @@ class EvaluatorSpec(BaseModel):
     """Retries after a failed call (timeouts, HTTP 5xx, connection errors, no label is NOT retried)."""
     retry_backoff_s: float = 0.5
     """First backoff; doubles with each retry."""
+    max_error_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    """A pass where more than this share of the items' calls failed (after retries) stops the run with
+    status ``failed`` (exit status 1), naming the first error; ``1.0`` never stops."""
     local: LocalSpec = Field(default_factory=LocalSpec)
     """Embedded server settings."""
 

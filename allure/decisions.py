@@ -146,3 +146,32 @@ def import_decisions(store: RunStore, run_id: str, path: str | Path, *, reviewer
     for _, dec in decisions:
         store.record_decision(run_id, dec, label_set=label_set)
     return len(decisions)
+
+
+def import_review_decisions(
+    store: RunStore, run_id: str, path: str | Path, *, reviewer: str | None = None, wait: bool = False
+) -> int:
+    """``allure review --import``: record a decisions file for a run paused at review, holding its lease.
+
+    A run that another process writes (a resume in progress) is refused, or waited for with
+    ``wait``; a run that is not paused at review (done, running, failed, interrupted) is refused.
+    Either way nothing is recorded.
+
+    Raises:
+        RunBusyError: another process holds the run's lease (and ``wait`` is False).
+        ReviewError: the run is not paused at review, or the file is invalid.
+    """
+    with store.acquire_lease(run_id, "review --import", wait=wait):
+        run = store.get_run(run_id)
+        if run.status != "paused":
+            fix = (
+                "a done run's decisions can no longer change it; start a new run with `allure audit`"
+                if run.status == "done"
+                else f"continue it first with `allure resume {run_id}`: it pauses at review again"
+            )
+            raise ReviewError(
+                f"run {run_id} is {run.status}, not paused at review: decisions are not recorded",
+                where=str(store.path),
+                fix=fix,
+            )
+        return import_decisions(store, run_id, path, reviewer=reviewer)

@@ -1,7 +1,8 @@
 """One error hierarchy for allure.
 
 Every error says what was wrong, where (file, line, field) and how to fix it.
-The CLI turns any :class:`AllureError` into a message on stderr and exit status 2.
+The CLI turns any :class:`AllureError` into a message on stderr and its ``exit_code``
+(2 for bad input or state; 1 for a run that failed, see :class:`EvaluationFailedError`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import difflib
 
 class AllureError(Exception):
     """Base class of every error allure raises on purpose."""
+
+    exit_code: int = 2
+    """The CLI's exit status for this error."""
 
     def __init__(self, message: str, *, where: str | None = None, fix: str | None = None) -> None:
         self.message = message
@@ -53,6 +57,12 @@ class EvaluatorError(AllureError):
     """The evaluator cannot be built or reached."""
 
 
+class EvaluationFailedError(EvaluatorError):
+    """Too many evaluator calls of a pass failed: the run stopped with status ``failed`` (exit status 1)."""
+
+    exit_code = 1
+
+
 class ModelFilesError(EvaluatorError):
     """The embedded model's files are missing or corrupt."""
 
@@ -75,3 +85,7 @@ class EvaluatorUnavailableError(EvaluatorError):
 
 class ReauditError(AllureError):
     """A re-audit was given bad input: an unknown frozen set, an invalid gate, a baseline of another set."""
+
+
+class RunBusyError(StoreError):
+    """Another live process holds the run's lease (one writer per run)."""

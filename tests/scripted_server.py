@@ -11,6 +11,8 @@ answers text without a label, ``--delay S`` sleeps before answering, ``--slow-fi
 the process after N requests. ``--worse-when MARKER --worse-on REGEX``: when the system prompt
 contains MARKER (an edited prompt), items whose user turn matches REGEX (e.g. one problem type's
 task wording) get the opposite of the right grade: the judge answers worse on that type.
+``--reject-auth`` answers every request HTTP 401 with an error body that echoes the request's
+``Authorization`` header (as some servers do).
 
 Run: ``python tests/scripted_server.py --port-file F --log L [...]``.
 """
@@ -75,6 +77,11 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 n = state.count
                 with open(a.log, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"n": n, "pid": os.getpid(), "body": body}) + "\n")
+            if a.reject_auth:
+                auth = self.headers.get("Authorization", "")
+                msg = f"Incorrect API key provided ({auth}); key={auth.removeprefix('Bearer ')}"
+                self._send(401, {"error": {"message": msg, "type": "invalid_request_error"}})
+                return
             if a.delay:
                 time.sleep(a.delay)
             if n <= a.slow_first:
@@ -140,6 +147,7 @@ def main() -> None:
     ap.add_argument("--slow-s", type=float, default=5.0)
     ap.add_argument("--worse-when", default="")
     ap.add_argument("--worse-on", default="")
+    ap.add_argument("--reject-auth", action="store_true")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

@@ -30,12 +30,12 @@ _register()
 
 
 def main() -> None:
-    """Run the CLI; an :class:`AllureError` becomes a clear message and exit status 2."""
+    """Run the CLI; an :class:`AllureError` becomes a clear message and its exit status (2, or 1 for a failed run)."""
     try:
         app()
     except AllureError as exc:
         typer.secho(f"error: {visible(exc.render())}", fg="red", err=True)
-        sys.exit(2)
+        sys.exit(exc.exit_code)
 
 
 if __name__ == "__main__":  # pragma: no cover

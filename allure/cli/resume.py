@@ -13,13 +13,18 @@ from allure.cli._outcome import print_outcome
 def resume(
     run_id: str = typer.Argument(..., help="The run to continue (see `allure runs`)."),
     decisions: Path = typer.Option(None, "--decisions", help="JSONL of review decisions to apply first."),
+    wait: bool = typer.Option(
+        False, "--wait", help="Wait while another process writes the run, instead of exit 2."
+    ),
     project: Path = ProjectOpt,
 ) -> None:
     """Continue a run paused at review (or one that was killed) from its checkpoint."""
     from allure.graphs import resume_run
 
     with progress_bar("evaluating") as bar:
-        outcome = resume_run(project, run_id, decisions_file=decisions, progress=say, eval_progress=bar)
+        outcome = resume_run(
+            project, run_id, decisions_file=decisions, progress=say, eval_progress=bar, wait=wait
+        )
     print_outcome(outcome, project)
 
 

@@ -70,9 +70,12 @@ def review(
         "--reviewer",
         help="Name recorded with each decision (default: $ALLURE_REVIEWER, else the OS user).",
     ),
+    wait: bool = typer.Option(
+        False, "--wait", help="With --import: wait while another process writes the run, instead of exit 2."
+    ),
 ) -> None:
     """Review the pending ICL examples of a run paused at review, then resume it."""
-    from allure.decisions import export_pending, import_decisions
+    from allure.decisions import export_pending, import_review_decisions
 
     if export is not None and import_ is not None:
         raise ReviewError("--export and --import cannot be used together", fix="run them one after the other")
@@ -84,7 +87,7 @@ def review(
             echo(f"exported {n} pending candidates of {record.id} to {export}")
             return
         if import_ is not None:
-            n = import_decisions(store, record.id, import_, reviewer=reviewer)
+            n = import_review_decisions(store, record.id, import_, reviewer=reviewer, wait=wait)
             left = store.candidate_counts(record.id)["pending"]
             echo(f"recorded {n} decisions for {record.id}; {left} pending")
             if not left:
@@ -118,7 +121,8 @@ def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | 
         reviewer=reviewer,
         project_dir=project.resolve(),
     )
-    app.run()
+    with store.acquire_lease(record.id, "review"):  # one writer: no resume or import meanwhile
+        app.run()
 
 
 def register(app: typer.Typer) -> None:

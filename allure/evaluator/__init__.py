@@ -14,7 +14,15 @@ if TYPE_CHECKING:
     from allure.evaluator._chat import ReplayChatModel, build_openai_model
     from allure.evaluator._open import open_evaluator
     from allure.evaluator._parse import LabelParser, prob_positive
-    from allure.evaluator._runner import EvalResult, EvalStats, Evaluator, ExamplesFor, ProgressFn
+    from allure.evaluator._redact import REDACTED, redact
+    from allure.evaluator._runner import (
+        AnswerKey,
+        EvalResult,
+        EvalStats,
+        Evaluator,
+        ExamplesFor,
+        ProgressFn,
+    )
 
 _WHERE = {
     "ReplayChatModel": "_chat",
@@ -22,6 +30,9 @@ _WHERE = {
     "open_evaluator": "_open",
     "LabelParser": "_parse",
     "prob_positive": "_parse",
+    "REDACTED": "_redact",
+    "redact": "_redact",
+    "AnswerKey": "_runner",
     "EvalResult": "_runner",
     "EvalStats": "_runner",
     "Evaluator": "_runner",
@@ -30,16 +41,19 @@ _WHERE = {
 }
 
 __all__ = [
+    "AnswerKey",
     "EvalResult",
     "EvalStats",
     "Evaluator",
     "ExamplesFor",
     "LabelParser",
     "ProgressFn",
+    "REDACTED",
     "ReplayChatModel",
     "build_openai_model",
     "open_evaluator",
     "prob_positive",
+    "redact",
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -51,8 +52,16 @@ def open_evaluator(
         retry_backoff_s=ev.retry_backoff_s,
     )
     if ev.kind == "replay":
-        model = ReplayChatModel(recorded=_recorded_outputs(items, spec.positive_label))
-        yield Evaluator(chat_model=model, model_name="replay", params=ev.params(), replay=True, **common)  # type: ignore[arg-type]
+        recorded = _recorded_outputs(items, spec.positive_label)
+        model = ReplayChatModel(recorded=recorded)
+        yield Evaluator(
+            chat_model=model,
+            model_name="replay",
+            params=ev.params(),
+            replay=True,
+            answer_key=lambda item: recorded.get(item.id, ""),
+            **common,  # type: ignore[arg-type]
+        )
         return
     if ev.kind == "openai":
         chat = build_openai_model(
@@ -65,7 +74,13 @@ def open_evaluator(
             logprobs=ev.logprobs,
             timeout_s=ev.timeout_s,
         )
-        yield Evaluator(chat_model=chat, model_name=ev.model, params=ev.params(), **common)  # type: ignore[arg-type]
+        yield Evaluator(
+            chat_model=chat,
+            model_name=ev.model,
+            params=ev.params(),
+            secrets=[os.environ.get(ev.api_key_env, "")],
+            **common,  # type: ignore[arg-type]
+        )
         return
     from allure.evaluator.local import LocalServer, LocalServerSettings
 

@@ -18,8 +18,10 @@ import openai
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from allure._fault import fault_point
 from allure.errors import EvaluatorError
 from allure.evaluator._parse import LabelParser, prob_positive
+from allure.evaluator._redact import redact
 from allure.models import IclExample, Item, Verdict, stable_hash
 from allure.prompts import PromptSet
 from allure.store import RunStore
@@ -29,6 +31,9 @@ ProgressFn = Callable[[int, int], None]
 
 ExamplesFor = Callable[[Item], list[IclExample]]
 """The ICL examples (stable order) that go into an item's prompt."""
+
+AnswerKey = Callable[[Item], Any]
+"""What an item's answer depends on besides its prompt (replay: the item's recorded output)."""
 
 _RETRYABLE = (
     openai.APIConnectionError,
@@ -66,6 +71,8 @@ class EvalResult:
 
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     stats: EvalStats = field(default_factory=EvalStats)
+    call_ids: dict[str, int] = field(default_factory=dict)
+    """Prompt hash -> id of the call stored for it in this pass."""
 
 
 @dataclass
@@ -110,6 +117,8 @@ class Evaluator:
         replay: bool = False,
         revive: Callable[[], bool] | None = None,
         connect: Callable[[], BaseChatModel] | None = None,
+        answer_key: AnswerKey | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         self._chat_model = chat_model
         self.connect = connect
@@ -128,6 +137,12 @@ class Evaluator:
         self.replay = replay
         self.revive = revive
         """Called on a connection error: restarts a dead server (the embedded one); True if it did."""
+        self.claim_poll_s = 0.25
+        """How often a prompt in flight in another process is looked for in the store."""
+        self.answer_key = answer_key
+        """Part of the cache key besides the prompt, model and parameters (replay: the recorded output)."""
+        self.secrets = [s for s in secrets if s]
+        """Values removed from stored error texts (the API key), besides anything shaped like a key."""
         self.server: Any = None
         """The embedded server allure started for this evaluator, if any."""
 
@@ -150,16 +165,24 @@ class Evaluator:
         return self._chat_model
 
     # -- prompts ----------------------------------------------------------------------------------
-    def prompt_hash(self, messages: list[BaseMessage]) -> str:
-        """Cache key: the rendered messages plus the model and its parameters."""
-        return stable_hash([(m.type, m.content) for m in messages], self.model_name, self.params, length=32)
+    def prompt_hash(self, messages: list[BaseMessage], item: Item | None = None) -> str:
+        """Cache key: everything the answer depends on.
+
+        That is the rendered messages, the model and its parameters, and, when the evaluator
+        has an ``answer_key`` (replay), that key for ``item``: two items with one prompt but
+        different recorded answers never share a call.
+        """
+        parts: list[Any] = [[(m.type, m.content) for m in messages], self.model_name, self.params]
+        if self.answer_key is not None:
+            parts.append(self.answer_key(item) if item is not None else None)
+        return stable_hash(*parts, length=32)
 
     def _jobs(self, items: list[Item], examples_for: ExamplesFor) -> list[_Job]:
         jobs = []
         for seq, item in enumerate(items):
             examples = examples_for(item)
             messages = self.prompts.render(item, examples)
-            jobs.append(_Job(item, messages, [e.id for e in examples], self.prompt_hash(messages), seq))
+            jobs.append(_Job(item, messages, [e.id for e in examples], self.prompt_hash(messages, item), seq))
         return jobs
 
     # -- one call -------------------------------------------------------------------------------
@@ -188,7 +211,7 @@ class Evaluator:
             item_id=job.item.id,
             label=None,
             status="error",
-            error=error[:2000],
+            error=redact(error, self.secrets)[:2000],
             prompt_hash=job.prompt_hash,
             model=self.model_name,
             icl_ids=job.icl_ids,
@@ -241,8 +264,14 @@ class Evaluator:
         examples_for: ExamplesFor,
         *,
         progress: ProgressFn | None = None,
+        claim_token: str = "",
     ) -> EvalResult:
-        """Label ``items`` for ``run_id``'s ``iteration``; stored calls are re-used, new ones stored at once."""
+        """Label ``items`` for ``run_id``'s ``iteration``; stored calls are re-used, new ones stored at once.
+
+        Items whose prompts share a cache key share one call. With ``claim_token`` (the run's
+        lease), prompts about to be sent are claimed in the run store first; a prompt another
+        live process of the project has in flight is not sent again but waited for.
+        """
         t0 = time.perf_counter()
         result = EvalResult()
         stats = result.stats
@@ -288,22 +317,100 @@ class Evaluator:
                 if progress:
                     progress(done, len(jobs))
         elif misses:
-            _ = self.chat_model  # connect (start the server) before the event loop
-            done = asyncio.run(self._run_async(run_id, iteration, misses, result, done, len(jobs), progress))
+            done = self._send(run_id, iteration, misses, result, done, len(jobs), progress, claim_token)
         for v in result.verdicts.values():
             stats.unparsed += v.status == "unparsed"
             stats.errors += v.status == "error"
         stats.wall_s = time.perf_counter() - t0
         return result
 
+    def _link(
+        self,
+        run_id: str,
+        iteration: int,
+        jobs: list[_Job],
+        calls: dict[str, tuple[int, Verdict]],
+        result: EvalResult,
+    ) -> None:
+        """Record ``jobs`` as answered by stored calls (``prompt hash -> (call id, verdict)``)."""
+        links = []
+        for job in jobs:
+            call_id, v = calls[job.prompt_hash]
+            result.verdicts[job.item.id] = v.model_copy(
+                update={"item_id": job.item.id, "cache_hit": True, "icl_ids": job.icl_ids}
+            )
+            links.append((call_id, job.item.id, True))
+        self.store.record_verdicts(run_id, iteration, links)
+        result.stats.cache_hits += len(jobs)
+
+    def _send(
+        self,
+        run_id: str,
+        iteration: int,
+        misses: list[_Job],
+        result: EvalResult,
+        done: int,
+        total: int,
+        progress: ProgressFn | None,
+        claim_token: str,
+    ) -> int:
+        """Send one call per distinct prompt among ``misses`` (claimed first when ``claim_token``)."""
+        leads: dict[str, _Job] = {}
+        followers: list[_Job] = []
+        for job in misses:
+            if job.prompt_hash in leads:
+                followers.append(job)
+            else:
+                leads[job.prompt_hash] = job
+        todo, waiting = list(leads.values()), []
+        if claim_token:
+            mine = self.store.claim_calls(claim_token, list(leads))
+            waiting = [j for j in todo if j.prompt_hash not in mine]
+            todo = [j for j in todo if j.prompt_hash in mine]
+        try:
+            while True:
+                if todo:
+                    _ = self.chat_model  # connect (start the server) before the event loop
+                    done = asyncio.run(
+                        self._run_async(run_id, iteration, todo, result, done, total, progress)
+                    )
+                if not waiting:
+                    break
+                # In flight in another process of this project: take its answers as they are stored;
+                # send those whose claim it gave up (it failed, or died) ourselves.
+                found = self.store.lookup_calls(j.prompt_hash for j in waiting)
+                self._link(run_id, iteration, [j for j in waiting if j.prompt_hash in found], found, result)
+                done += sum(j.prompt_hash in found for j in waiting)
+                rest = [j for j in waiting if j.prompt_hash not in found]
+                mine = self.store.claim_calls(claim_token, [j.prompt_hash for j in rest]) if rest else set()
+                todo = [j for j in rest if j.prompt_hash in mine]
+                waiting = [j for j in rest if j.prompt_hash not in mine]
+                if rest and not todo:
+                    time.sleep(self.claim_poll_s)
+        finally:
+            if claim_token:
+                self.store.release_claims(claim_token, list(leads))
+        if followers:
+            calls = {
+                h: (result.call_ids[h], result.verdicts[j.item.id])
+                for h, j in leads.items()
+                if h in result.call_ids
+            }
+            calls.update(self.store.lookup_calls(h for h in leads if h not in calls))
+            self._link(run_id, iteration, followers, calls, result)
+            done += len(followers)
+        return done
+
     def _store(self, run_id: str, iteration: int, verdict: Verdict, result: EvalResult) -> None:
         self._store_many(run_id, iteration, [verdict], result)
 
     def _store_many(self, run_id: str, iteration: int, verdicts: list[Verdict], result: EvalResult) -> None:
         call_ids = self.store.record_calls(verdicts, self.params)
+        result.call_ids.update((v.prompt_hash, cid) for cid, v in zip(call_ids, verdicts, strict=True))
         self.store.record_verdicts(
             run_id, iteration, [(cid, v.item_id, False) for cid, v in zip(call_ids, verdicts, strict=True)]
         )
+        fault_point("evaluate")
         s = result.stats
         for v in verdicts:
             result.verdicts[v.item_id] = v

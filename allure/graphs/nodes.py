@@ -11,13 +11,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
+from allure._fault import fault_point
 from allure.gold_check import GoldCheck
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext, LoopState
 from allure.memory import build_candidates, sample_candidates
 from allure.metrics import SplitMetrics
-from allure.models import ReviewDecision, Verdict
+from allure.models import Item, ReviewDecision, Verdict
 from allure.report import write_run_report
+
+COMMIT_CHUNK = 1000
+"""Approved examples embedded and written to memory at a time."""
 
 
 def prepare(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
@@ -47,7 +51,12 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     ctx.store.record_memory_version(run_id, it, version.content_hash, version.ids)
     with open_evaluator(ctx.spec, ctx.store, items) as ev:
         result = ev.evaluate(
-            run_id, it, items, lambda item: memory.retrieve(item, policy), progress=ctx.eval_progress
+            run_id,
+            it,
+            items,
+            lambda item: memory.retrieve(item, policy),
+            progress=ctx.eval_progress,
+            claim_token=ctx.lease_token,
         )
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = result.stats.as_dict()
@@ -56,6 +65,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         f"{stats['unparsed']} unparsed, {stats['errors']} errors, {stats['wall_s']:.1f} s"
         + (f", {stats['server_restarts']} server restart(s)" if stats["server_restarts"] else "")
     )
+    _fail_if_mostly_errors(ctx, run_id, it, items, result.verdicts)
     return {
         "iteration": it,
         "memory_version": version.content_hash,
@@ -69,6 +79,25 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
             }
         ],
     }
+
+
+def _fail_if_mostly_errors(
+    ctx: AuditContext, run_id: str, it: int, items: list[Item], verdicts: dict[str, Verdict]
+) -> None:
+    """Stop the run (status ``failed``, exit 1) when more than ``max_error_share`` of the calls failed."""
+    from allure.errors import EvaluationFailedError
+
+    ev = ctx.spec.evaluator
+    failed = [verdicts[x.id] for x in items if x.id in verdicts and verdicts[x.id].status == "error"]
+    if not items or len(failed) <= ev.max_error_share * len(items):
+        return
+    raise EvaluationFailedError(
+        f"{len(failed)} of {len(items)} evaluator calls failed in iteration {it} "
+        f"(more than max_error_share = {ev.max_error_share:g}); first error: {failed[0].error}",
+        where=f"evaluator {ev.model!r}" + (f" at {ev.base_url}" if ev.base_url else ""),
+        fix=f"correct the evaluator (API key in ${ev.api_key_env}, base_url, model), then "
+        f"`allure resume {run_id}`: failed calls are sent again, answered ones are kept",
+    )
 
 
 def _metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, SplitMetrics]:
@@ -110,6 +139,7 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     metrics = _metrics_for(ctx, run_id, it)
     for split, m in metrics.items():
         ctx.store.record_metrics(run_id, it, split, m)
+        fault_point("score")
     ctx.say(
         f"iteration {it}: held-out accuracy {_rounded(metrics['heldout'].accuracy)}, "
         f"audit accuracy {_rounded(metrics['audit'].accuracy)}"
@@ -219,12 +249,23 @@ def review(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
 
 
 def commit(state: LoopState, runtime: Runtime[AuditContext]) -> Command[str]:
-    """Add this iteration's approved examples to memory (idempotent ids); evaluate again, or stop
-    when the loop was told to or nothing new entered memory."""
+    """Add this iteration's approved examples to memory (idempotent ids), in chunks; evaluate again,
+    or stop when the loop was told to or nothing new entered memory.
+
+    A kill loses at most the chunk being embedded; the node then runs again and adds the rest.
+    The examples counted as added are the approved ones that were not in the memory this
+    iteration evaluated with, so a re-run after a kill counts the same as an uninterrupted one.
+    """
     ctx = runtime.context
     run_id, it = state["run_id"], state["iteration"]
     approved = ctx.store.candidates(run_id, status="approved", iteration=it)
-    added = ctx.memory.add(approved) if approved else 0
+    if approved:
+        ctx.say(f"iteration {it}: adding {len(approved)} approved examples to memory")
+    for start in range(0, len(approved), COMMIT_CHUNK):
+        ctx.memory.add(approved[start : start + COMMIT_CHUNK])
+        fault_point("commit")
+    before = set(ctx.store.memory_versions(run_id).get(it, ("", []))[1])
+    added = sum(ex.id not in before for ex in approved)
     counts = ctx.store.candidate_counts(run_id, iteration=it)
     ctx.say(
         f"iteration {it}: {counts['approved']} approved, {counts['rejected']} rejected, {added} added to memory"

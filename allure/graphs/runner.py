@@ -16,12 +16,13 @@ from typing import Any
 
 from langgraph.types import Command
 
+from allure._fault import fault_point
 from allure.config import AuditSpec, parse_spec
 from allure.errors import EvaluatorError, StoreError
 from allure.graphs.graph import build_graph
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext
-from allure.store import RunStore, project_db_path
+from allure.store import RunLease, RunStore, project_db_path
 
 CHECKPOINTS = Path(".allure") / "checkpoints.db"
 
@@ -55,6 +56,39 @@ def _compiled(project_dir: Path) -> Iterator[Any]:
         conn.close()
 
 
+def _checkpoint_fix(run_id: str) -> str:
+    return (
+        f"restore {CHECKPOINTS} from a backup and run `allure resume {run_id}` again, or start the audit "
+        "anew with `allure audit` (stored evaluator calls are re-used, so nothing is paid twice)"
+    )
+
+
+def _checked_snapshot(graph: Any, project: Path, run: Any) -> Any:
+    """The run's last checkpoint, read before anything is written.
+
+    Raises:
+        StoreError: the checkpoint database is unreadable, or a run that got past its first
+            checkpoint (paused, or evaluated at least once) has none: resuming it would
+            silently restart it from scratch.
+    """
+    path = project / CHECKPOINTS
+    try:
+        snapshot = graph.get_state({"configurable": {"thread_id": run.id}})
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"the checkpoint of run {run.id} cannot be read ({exc})",
+            where=str(path),
+            fix=_checkpoint_fix(run.id),
+        ) from exc
+    if not snapshot.next and not snapshot.interrupts and (run.status == "paused" or run.iteration > 0):
+        raise StoreError(
+            f"run {run.id} is {run.status} at iteration {run.iteration} but its checkpoint is missing",
+            where=str(path),
+            fix=_checkpoint_fix(run.id),
+        )
+    return snapshot
+
+
 def _check_evaluator(spec: AuditSpec) -> None:
     """An OpenAI evaluator without a local ``base_url`` needs its API key in the environment."""
     ev = spec.evaluator
@@ -73,7 +107,14 @@ def _drive(graph: Any, inp: Any, run_id: str, ctx: AuditContext) -> RunOutcome:
     try:
         result = graph.invoke(inp, config, context=ctx)
     except BaseException as exc:
-        store.update_run(run_id, status="failed", info={"error": f"{type(exc).__name__}: {exc}"})
+        from allure.evaluator import redact
+
+        secret = os.environ.get(ctx.spec.evaluator.api_key_env, "")
+        store.update_run(
+            run_id,
+            status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+            info={"error": redact(f"{type(exc).__name__}: {exc}", [secret])},
+        )
         raise
     interrupts = result.get("__interrupt__") if isinstance(result, dict) else None
     if interrupts:
@@ -99,6 +140,7 @@ def _context(
     run_id: str,
     progress: Callable[[str], None] | None,
     eval_progress: Callable[[int, int], None] | None,
+    lease: RunLease,
 ) -> AuditContext:
     from allure.memory import EpisodicMemory
 
@@ -113,6 +155,7 @@ def _context(
         run_dir=project_dir / ".allure" / "runs" / run_id,
         progress=progress,
         eval_progress=eval_progress,
+        lease_token=lease.token,
     )
 
 
@@ -128,15 +171,20 @@ def start_run(
     _check_evaluator(spec)
     prepared = prepare_audit(spec, project)
     store = RunStore(project_db_path(project))
+    lease: RunLease | None = None
     try:
         run_id = store.create_run(spec.model_dump(mode="json"))
+        lease = store.acquire_lease(run_id, "audit")
+        fault_point("load")
         prepared.store_in(store, run_id)
         if progress:
             progress(f"run {run_id}: {len(prepared.items)} items, {prepared.n_heldout} held out")
-        ctx = _context(spec, store, project, run_id, progress, eval_progress)
+        ctx = _context(spec, store, project, run_id, progress, eval_progress, lease)
         with _compiled(project) as graph:
             return _drive(graph, {"run_id": run_id, "iteration": 0, "history": []}, run_id, ctx)
     finally:
+        if lease is not None:
+            lease.release()
         store.close()
 
 
@@ -147,28 +195,47 @@ def resume_run(
     decisions_file: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     eval_progress: Callable[[int, int], None] | None = None,
+    wait: bool = False,
 ) -> RunOutcome:
     """Continue a run: one paused at review (with decisions from the store and ``decisions_file``),
-    or one that was killed or failed (from its last checkpoint; stored calls are not sent again)."""
+    or one that was killed or failed (from its last checkpoint; stored calls are not sent again).
+
+    The run's lease is taken first (one writer per run): another live process writing the run is
+    an error, or, with ``wait``, waited for.
+
+    Raises:
+        RunBusyError: another process writes the run (and ``wait`` is False).
+        StoreError: the run is done, or its checkpoint is missing or unreadable (nothing is changed).
+    """
     from allure.decisions import import_decisions
 
     project = Path(project_dir).resolve()
     db = project_db_path(project)
     store = RunStore(db, create=False)
+    lease: RunLease | None = None
     try:
+        store.get_run(run_id)  # an unknown run is an error before any lease is taken
+        lease = store.acquire_lease(run_id, "resume", wait=wait)
         run = store.get_run(run_id)
         if run.status == "done":
             raise StoreError(
                 f"run {run_id} is already done", where=str(db), fix="start a new run with `allure audit`"
             )
         spec = parse_spec(run.spec, source=f"run {run_id} spec", strict=False)
-        if decisions_file is not None:
-            n = import_decisions(store, run_id, decisions_file)
-            if progress:
-                progress(f"imported {n} decisions from {decisions_file}")
-        ctx = _context(spec, store, project, run_id, progress, eval_progress)
+        if not (project / CHECKPOINTS).is_file() and (run.status == "paused" or run.iteration > 0):
+            raise StoreError(
+                f"run {run_id} is {run.status} at iteration {run.iteration} but its checkpoint is missing "
+                f"({CHECKPOINTS} does not exist)",
+                where=str(project / CHECKPOINTS),
+                fix=_checkpoint_fix(run_id),
+            )
+        ctx = _context(spec, store, project, run_id, progress, eval_progress, lease)
         with _compiled(project) as graph:
-            snapshot = graph.get_state({"configurable": {"thread_id": run_id}})
+            snapshot = _checked_snapshot(graph, project, run)
+            if decisions_file is not None:  # only once the checkpoint is known to be good
+                n = import_decisions(store, run_id, decisions_file)
+                if progress:
+                    progress(f"imported {n} decisions from {decisions_file}")
             if snapshot.interrupts:
                 inp: Any = Command(resume={"decisions": []})
             elif snapshot.next:
@@ -177,4 +244,6 @@ def resume_run(
                 inp = {"run_id": run_id, "iteration": 0, "history": []}
             return _drive(graph, inp, run_id, ctx)
     finally:
+        if lease is not None:
+            lease.release()
         store.close()

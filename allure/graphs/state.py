@@ -56,6 +56,8 @@ class AuditContext:
     """Called with each status line, or None."""
     eval_progress: Callable[[int, int], None] | None = None
     """Called with (done, total) while the evaluator works, or None."""
+    lease_token: str = ""
+    """The run's lease held by this process (claims on in-flight prompts name it); empty: none."""
     _items: dict[str, list[Item]] = field(default_factory=dict, repr=False)
     _verdicts: dict[tuple[str, int], dict[str, Verdict]] = field(default_factory=dict, repr=False)
 

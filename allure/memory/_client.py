@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -52,6 +54,30 @@ def open_client(location: str, *, create: bool) -> Any:
     if is_url(location):
         return _http_client(chromadb, location)
     path = Path(location)
+    if create and not (path / CHROMA_DB_FILE).exists():
+        with _creation_lock(path):  # two processes creating one new memory: one creates, one opens
+            return _open_dir(chromadb, path, create=create)
+    return _open_dir(chromadb, path, create=create)
+
+
+@contextmanager
+def _creation_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock (a lock file beside ``path``) held while a new store is created."""
+    try:
+        import fcntl
+    except ImportError:  # no fcntl (Windows): no cross-process lock
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f".{path.name}.create-lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _open_dir(chromadb: Any, path: Path, *, create: bool) -> Any:
     db_file = path / CHROMA_DB_FILE
     if path.exists() and not path.is_dir():
         raise MemoryStoreError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from allure._fault import fault_point
 from allure._io import atomic_write_bytes
 from allure.records import validate_record
 from allure.report._markdown import render_markdown
@@ -41,6 +42,7 @@ def write_report(run_dir: Path, data: ReportData) -> dict[str, Path]:
         run_dir.mkdir(parents=True, exist_ok=True)
         for key, payload in (("png", png), ("md", markdown), ("json", blob)):
             atomic_write_bytes(paths[key], payload)
+            fault_point("report")
     except (FileExistsError, NotADirectoryError, PermissionError) as exc:
         raise ReportError(
             f"cannot write the report: {exc.strerror or exc}",

@@ -5,10 +5,11 @@ it returns, and an identical prompt (same model and parameters) is never sent tw
 schema carries a version (``PRAGMA user_version``); opening an older database migrates it in
 place. :class:`RunStore` is the one handle; its parts live in one module per concern
 (``_runs``: runs and items, ``_calls``: the call cache, ``_review``: candidates and decisions,
-``_metrics``: metrics, ``_reaudits``: frozen sets and re-audits; ``_schema``: versions and
-migrations).
+``_metrics``: metrics, ``_reaudits``: frozen sets and re-audits, ``_leases``: one writer per run
+and claims on in-flight prompts; ``_schema``: versions and migrations).
 """
 
+from allure.store._leases import HEARTBEAT_S, LEASE_STALE_S, LeaseHolder, RunLease
 from allure.store._review import CandidateStatus
 from allure.store._runs import RunRecord, RunStatus
 from allure.store._schema import SCHEMA_VERSION, schema_version
@@ -16,8 +17,12 @@ from allure.store._store import DEFAULT_DB, RunStore, project_db_path
 
 __all__ = [
     "DEFAULT_DB",
+    "HEARTBEAT_S",
+    "LEASE_STALE_S",
     "SCHEMA_VERSION",
     "CandidateStatus",
+    "LeaseHolder",
+    "RunLease",
     "RunRecord",
     "RunStatus",
     "RunStore",

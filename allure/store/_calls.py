@@ -105,13 +105,16 @@ class CallsStore(StoreBase):
     def verdicts(self, run_id: str, iteration: int) -> dict[str, Verdict]:
         """Item id -> verdict of a run's iteration."""
         rows = self._query(
-            "SELECT v.cache_hit, c.* FROM verdicts v JOIN calls c ON c.id = v.call_id "
+            "SELECT v.cache_hit, v.item_id AS linked_item, c.* FROM verdicts v JOIN calls c ON c.id = v.call_id "
             "WHERE v.run_id=? AND v.iteration=?",
             (run_id, iteration),
         )
         out = {}
         for row, v in zip(rows, self._verdicts(rows), strict=True):
+            # A cached call may have been made for another item with the same cache key: the
+            # verdict belongs to the item it is linked to, not to the call's first item.
             v.cache_hit = bool(row["cache_hit"])
+            v.item_id = row["linked_item"]
             out[v.item_id] = v
         return out
 
@@ -122,12 +125,13 @@ class CallsStore(StoreBase):
     def calls_with_example(self, example_id: str) -> list[tuple[str, Verdict, int | None]]:
         """``(run_id, verdict, reference_label)`` for every run verdict whose prompt carried ``example_id``."""
         rows = self._query(
-            "SELECT v.run_id, i.reference_label, c.* FROM call_examples e "
+            "SELECT v.run_id, i.reference_label, v.item_id AS linked_item, c.* FROM call_examples e "
             "JOIN calls c ON c.id = e.call_id JOIN verdicts v ON v.call_id = c.id "
             "LEFT JOIN items i ON i.run_id = v.run_id AND i.item_id = v.item_id "
             "WHERE e.example_id = ?",
             (example_id,),
         )
         return [
-            (r["run_id"], v, r["reference_label"]) for r, v in zip(rows, self._verdicts(rows), strict=True)
+            (r["run_id"], v.model_copy(update={"item_id": r["linked_item"]}), r["reference_label"])
+            for r, v in zip(rows, self._verdicts(rows), strict=True)
         ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -11,9 +12,12 @@ from pydantic import BaseModel
 from allure.errors import StoreError
 from allure.models import Item, Split, stable_hash, utcnow
 from allure.store._base import StoreBase
+from allure.store._leases import holder_from_row
 
-RunStatus = Literal["running", "paused", "done", "failed"]
-"""``paused``: waiting at review; ``done``: the loop ended; ``failed``: it stopped on an error."""
+RunStatus = Literal["running", "paused", "done", "failed", "interrupted"]
+"""``running``: a live process works on it; ``paused``: waiting at review; ``done``: the loop ended;
+``failed``: it stopped on an error; ``interrupted``: its process died (killed) or was stopped by Ctrl-C
+(continue it with ``allure resume``)."""
 
 
 class RunRecord(BaseModel):
@@ -50,9 +54,12 @@ class RunsStore(StoreBase):
     """Runs, items and the memory version of each iteration."""
 
     def create_run(self, spec: dict[str, Any], *, run_id: str | None = None, run_dir: str = "") -> str:
-        """Register a new run and return its id."""
+        """Register a new run and return its id (unique, also for two runs of one spec started in the same second)."""
         now = utcnow()
-        rid = run_id or f"run-{now[:19].replace(':', '').replace('-', '')}-{stable_hash(spec, now, length=6)}"
+        rid = (
+            run_id
+            or f"run-{now[:19].replace(':', '').replace('-', '')}-{stable_hash(spec, now, uuid.uuid4().hex, length=6)}"
+        )
         with self._tx() as c:
             c.execute(
                 "INSERT INTO runs (id, created_at, updated_at, status, spec_json, run_dir) VALUES (?,?,?,?,?,?)",
@@ -70,11 +77,23 @@ class RunsStore(StoreBase):
                 where=str(self.path),
                 fix=f"use one of: {', '.join(known) or '(no runs yet)'}; `allure runs` lists them",
             )
-        return RunRecord.from_row(rows[0])
+        return self._with_live_status([RunRecord.from_row(rows[0])])[0]
+
+    def _with_live_status(self, runs: list[RunRecord]) -> list[RunRecord]:
+        """A ``running`` run whose lease owner died (killed) reads ``interrupted``."""
+        if not any(r.status == "running" for r in runs):
+            return runs
+        holders = {h.run_id: h for h in map(holder_from_row, self._query("SELECT * FROM leases"))}
+        for r in runs:
+            h = holders.get(r.id)
+            if r.status == "running" and h is not None and not h.alive():
+                r.status = "interrupted"
+        return runs
 
     def list_runs(self) -> list[RunRecord]:
         """All runs, oldest first."""
-        return [RunRecord.from_row(r) for r in self._query("SELECT * FROM runs ORDER BY created_at, rowid")]
+        rows = self._query("SELECT * FROM runs ORDER BY created_at, rowid")
+        return self._with_live_status([RunRecord.from_row(r) for r in rows])
 
     def latest_run(self, status: RunStatus | None = None) -> RunRecord | None:
         """The newest run, optionally with the given status."""
@@ -92,7 +111,10 @@ class RunsStore(StoreBase):
         info: dict[str, Any] | None = None,
     ) -> None:
         """Update some fields of a run (``info`` is merged)."""
-        run = self.get_run(run_id)
+        rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        run = (
+            RunRecord.from_row(rows[0]) if rows else self.get_run(run_id)
+        )  # the stored status, not the live one
         merged = {**run.info, **(info or {})}
         with self._tx() as c:
             c.execute(

@@ -154,7 +154,34 @@ def _v3_reaudits(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS reaudits_set ON reaudits(set_name, created_at)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1_baseline, _v2_call_examples, _v3_reaudits]
+def _v4_leases(conn: sqlite3.Connection) -> None:
+    """One writer per run (``leases``: owner pid, host, heartbeat) and claims on in-flight prompts."""
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS leases (
+            run_id TEXT PRIMARY KEY,
+            token TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            acquired_at REAL NOT NULL,
+            heartbeat_at REAL NOT NULL
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS call_claims (
+            prompt_hash TEXT PRIMARY KEY,
+            token TEXT NOT NULL,
+            claimed_at REAL NOT NULL
+        )"""
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _v1_baseline,
+    _v2_call_examples,
+    _v3_reaudits,
+    _v4_leases,
+]
 """Migration ``k`` (1-based) turns a version ``k - 1`` database into version ``k``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from allure.store._calls import CallsStore
+from allure.store._leases import LeasesStore
 from allure.store._metrics import MetricsStore
 from allure.store._reaudits import ReauditsStore
 from allure.store._review import ReviewStore
@@ -19,9 +20,9 @@ def project_db_path(project_dir: str | Path = ".") -> Path:
     return Path(project_dir) / DEFAULT_DB
 
 
-class RunStore(RunsStore, CallsStore, ReviewStore, MetricsStore, ReauditsStore):
+class RunStore(RunsStore, CallsStore, ReviewStore, MetricsStore, ReauditsStore, LeasesStore):
     """A thread-safe handle on one run-store database (runs and items, the call cache, review, metrics,
-    frozen sets and re-audits).
+    frozen sets and re-audits, leases).
 
     Opening it upgrades an older database in place (see :mod:`allure.store._schema`); every
     write commits at once.

@@ -212,3 +212,59 @@ def test_lazy_connect_only_when_a_call_is_due(tmp_path: Path) -> None:
     second = again.evaluate("r", 2, items, lambda _it: [])
     assert second.stats.calls == 0 and second.stats.cache_hits == 3
     assert connects == [1] and not again.connected  # every item cached: nothing was started
+
+
+def test_replay_cache_key_holds_the_recorded_answer(tmp_path: Path) -> None:
+    """Two items with one prompt but different recorded answers never share a call (issue 12, item 1)."""
+    from allure.config import parse_spec
+    from allure.evaluator import open_evaluator
+
+    twin = {"task": "path to room 3?", "response": "Answer: 1, 3", "gold_answers": ["Answer: 1, 3"]}
+    items = [
+        Item(id="a", recorded_output="score: 1", **twin),
+        Item(id="b", recorded_output="score: 0", **twin),  # same prompt, another recorded answer
+        Item(id="c", recorded_output="score: 1", **twin),  # same prompt and answer as "a": may share
+    ]
+    spec = parse_spec({"dataset": {"path": "x.jsonl"}, "evaluator": {"kind": "replay"}})
+    store = RunStore(tmp_path / "a.db")
+    with open_evaluator(spec, store, items) as ev:
+        r1 = ev.evaluate("r1", 1, items, lambda it: [])
+    assert {k: v.label for k, v in r1.verdicts.items()} == {"a": 1, "b": 0, "c": 1}
+    assert r1.verdicts["a"].prompt_hash == r1.verdicts["c"].prompt_hash != r1.verdicts["b"].prompt_hash
+    # an identical second run is answered from the store, item by item, with the same labels
+    with open_evaluator(spec, store, items) as ev:
+        r2 = ev.evaluate("r2", 1, items, lambda it: [])
+    assert r2.stats.cache_hits == 3 and r2.stats.calls == 0
+    stored = store.verdicts("r2", 1)
+    assert {k: (v.item_id, v.label) for k, v in stored.items()} == {
+        "a": ("a", 1),
+        "b": ("b", 0),
+        "c": ("c", 1),
+    }
+
+
+def test_stored_verdicts_are_keyed_by_their_item_not_the_calls_first_item(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "a.db")
+    model = FakeListChatModel(responses=["score: 1"])
+    same = [Item(id=f"i{k}", task="t?", response="r", gold_answers=["r"]) for k in range(3)]
+    res = _evaluator(model, store).evaluate("r", 1, same[:1], lambda it: [])
+    assert res.stats.calls == 1
+    res = _evaluator(FakeListChatModel(responses=[]), store).evaluate("r", 2, same, lambda it: [])
+    assert res.stats.cache_hits == 3
+    assert sorted(store.verdicts("r", 2)) == ["i0", "i1", "i2"]
+
+
+def test_redact_removes_the_key_and_key_shaped_text() -> None:
+    from allure.evaluator import REDACTED, redact
+
+    text = (
+        "401: Incorrect API key provided (Bearer sk-proj-abcdefghijklmnop); "
+        'key=my-own-secret-value {"api_key": "zz-123456789"} x-api-key: qwertyuiop'
+    )
+    out = redact(text, ["my-own-secret-value"])
+    for leaked in ("sk-proj-abcdefghijklmnop", "my-own-secret-value", "zz-123456789", "qwertyuiop"):
+        assert leaked not in out
+    assert out.count(REDACTED) == 4 and out.startswith("401: Incorrect API key provided (Bearer [redacted])")
+    assert (
+        redact("no secret here: score 1", ["abc"]) == "no secret here: score 1"
+    )  # short secrets are not searched

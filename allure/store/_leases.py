@@ -1,0 +1,310 @@
+"""One writer per run: a lease row in the run store (owner pid + host + heartbeat), and claims on
+in-flight prompts so that concurrent processes of one project never pay twice for one prompt.
+
+A lease is live while its owner process is: on the same host its pid must exist (and, for this
+very process, the lease must be one it holds), and on any host its heartbeat must be younger than
+:data:`LEASE_STALE_S`. A thread renews the heartbeat every :data:`HEARTBEAT_S` seconds. A dead
+lease is taken over by the next process that asks; the run it covered then reads ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from allure.errors import RunBusyError
+from allure.store._base import StoreBase
+
+LEASE_STALE_S = 60.0
+"""A lease whose heartbeat is older than this is dead, whatever its pid."""
+HEARTBEAT_S = 10.0
+"""How often a held lease's heartbeat is renewed."""
+
+
+_HELD: dict[str, str] = {}
+"""Token -> run id of the leases this process holds."""
+_HELD_LOCK = threading.Lock()
+
+
+class LeaseHolder(BaseModel):
+    """One row of the ``leases`` table: who writes a run."""
+
+    run_id: str
+    """The run."""
+    token: str
+    """Random id of this lease (claims on in-flight prompts name it)."""
+    pid: int
+    """The owner's process id."""
+    host: str
+    """The owner's host name."""
+    purpose: str
+    """What the owner does (``audit``, ``resume``, ``review --import``, ``review``)."""
+    acquired_at: float
+    """When the lease was taken (Unix time)."""
+    heartbeat_at: float
+    """The owner's last sign of life (Unix time)."""
+
+    def alive(self, now: float | None = None) -> bool:
+        """Whether the owner still runs (see the module docstring)."""
+        if (now or time.time()) - self.heartbeat_at > LEASE_STALE_S:
+            return False
+        if self.host != socket.gethostname():
+            return True
+        if self.pid == os.getpid():
+            return self.token in _HELD
+        return _pid_runs(self.pid)
+
+    def describe(self) -> str:
+        """A human line: who holds it since when."""
+        since = time.strftime("%H:%M:%S", time.localtime(self.acquired_at))
+        return f"`allure {self.purpose}` (pid {self.pid} on {self.host}, since {since})"
+
+
+def _pid_runs(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host and is not a zombie (killed, not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        pass
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # no /proc (macOS): trust kill(0)
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def holder_from_row(row: sqlite3.Row | tuple[Any, ...]) -> LeaseHolder:
+    """The holder of a ``leases`` row (columns in table order)."""
+    run_id, token, pid, host, purpose, acquired, beat = tuple(row)
+    return LeaseHolder(
+        run_id=run_id,
+        token=token,
+        pid=pid,
+        host=host,
+        purpose=purpose,
+        acquired_at=acquired,
+        heartbeat_at=beat,
+    )
+
+
+AcquireState = Literal["new", "shared", "busy"]
+"""``new``: this call took the lease; ``shared``: this process already holds it; ``busy``: another
+live process holds it."""
+
+
+def try_acquire(conn: sqlite3.Connection, run_id: str, purpose: str) -> tuple[LeaseHolder, AcquireState]:
+    """Take the run's lease in one IMMEDIATE transaction; returns the holder and how it went.
+
+    A dead lease is replaced, and its run's status ``running`` becomes ``interrupted``.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute("SELECT * FROM leases WHERE run_id=?", (run_id,)).fetchone()
+        if row is not None:
+            old = holder_from_row(row)
+            if old.alive():
+                conn.rollback()
+                mine = old.pid == os.getpid() and old.host == socket.gethostname()
+                return old, "shared" if mine else "busy"
+            conn.execute("UPDATE runs SET status='interrupted' WHERE id=? AND status='running'", (run_id,))
+            conn.execute("DELETE FROM call_claims WHERE token=?", (old.token,))
+        now = time.time()
+        new = LeaseHolder(
+            run_id=run_id,
+            token=uuid.uuid4().hex,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            purpose=purpose,
+            acquired_at=now,
+            heartbeat_at=now,
+        )
+        conn.execute(
+            "INSERT OR REPLACE INTO leases (run_id, token, pid, host, purpose, acquired_at, heartbeat_at) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (new.run_id, new.token, new.pid, new.host, new.purpose, new.acquired_at, new.heartbeat_at),
+        )
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+    with _HELD_LOCK:
+        _HELD[new.token] = run_id
+    return new, "new"
+
+
+def release(conn: sqlite3.Connection, token: str) -> None:
+    """Drop a lease this process holds, and its claims."""
+    with _HELD_LOCK:
+        _HELD.pop(token, None)
+    conn.execute("DELETE FROM leases WHERE token=?", (token,))
+    conn.execute("DELETE FROM call_claims WHERE token=?", (token,))
+    conn.commit()
+
+
+class Heartbeat:
+    """A daemon thread that renews a lease's heartbeat on its own connection until stopped."""
+
+    def __init__(self, db_path: str, token: str, every_s: float | None = None) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(db_path, token, HEARTBEAT_S if every_s is None else every_s),
+            name="allure-lease-heartbeat",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _run(self, db_path: str, token: str, every_s: float) -> None:
+        conn = sqlite3.connect(db_path, timeout=30)
+        try:
+            while not self._stop.wait(every_s):
+                try:
+                    conn.execute("UPDATE leases SET heartbeat_at=? WHERE token=?", (time.time(), token))
+                    conn.commit()
+                except sqlite3.Error:  # a busy or closing database: the next beat tries again
+                    continue
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        """Stop renewing (the lease row itself is removed by :func:`release`)."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def claim(conn: sqlite3.Connection, token: str, hashes: list[str]) -> set[str]:
+    """Claim the prompts ``hashes`` for the lease ``token``; returns those now claimed by it.
+
+    A prompt claimed by a lease that is no longer live is taken over.
+    """
+    mine: set[str] = set()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        leases = {r[1]: holder_from_row(r) for r in conn.execute("SELECT * FROM leases")}
+        live = {t for t, h in leases.items() if h.alive()}
+        now = time.time()
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            held = {
+                h: t
+                for h, t in conn.execute(
+                    f"SELECT prompt_hash, token FROM call_claims WHERE prompt_hash IN ({marks})", chunk
+                )
+            }
+            free = [h for h in chunk if h not in held or held[h] == token or held[h] not in live]
+            conn.executemany(
+                "INSERT OR REPLACE INTO call_claims (prompt_hash, token, claimed_at) VALUES (?,?,?)",
+                [(h, token, now) for h in free],
+            )
+            mine.update(free)
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
+    return mine
+
+
+def unclaim(conn: sqlite3.Connection, token: str, hashes: list[str]) -> None:
+    """Drop this lease's claims on ``hashes`` (their calls are stored, or they failed)."""
+    for start in range(0, len(hashes), 500):
+        chunk = hashes[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({marks})", [token, *chunk])
+    conn.commit()
+
+
+class LeasesStore(StoreBase):
+    """Leases (one writer per run) and claims on in-flight prompts."""
+
+    def acquire_lease(
+        self, run_id: str, purpose: str, *, wait: bool = False, poll_s: float = 0.5
+    ) -> RunLease:
+        """Take the run's lease for ``purpose`` (one writer per run), renewing it in the background.
+
+        A lease this process already holds is shared; a dead owner's lease is taken over (the run
+        then reads ``interrupted`` until its new owner sets a status).
+
+        Raises:
+            RunBusyError: another live process holds the lease (and ``wait`` is False).
+        """
+        while True:
+            with self._lock:
+                holder, state = try_acquire(self._conn, run_id, purpose)
+            if state != "busy":
+                return RunLease(self, holder, owned=state == "new")
+            if not wait:
+                raise RunBusyError(
+                    f"run {run_id} is in use by {holder.describe()}",
+                    where=str(self.path),
+                    fix="wait until it ends, or pass --wait to wait for it (a killed owner's lease is "
+                    f"taken over at once on its host, elsewhere {int(LEASE_STALE_S)} s after its last heartbeat)",
+                )
+            time.sleep(poll_s)
+
+    def lease_holders(self) -> list[LeaseHolder]:
+        """Every lease row (live or dead)."""
+        return [holder_from_row(r) for r in self._query("SELECT * FROM leases")]
+
+    def lease_holder(self, run_id: str) -> LeaseHolder | None:
+        """The lease row of ``run_id``, if any (check :meth:`LeaseHolder.alive`)."""
+        rows = self._query("SELECT * FROM leases WHERE run_id=?", (run_id,))
+        return holder_from_row(rows[0]) if rows else None
+
+    def _release_lease(self, token: str) -> None:
+        with self._lock:
+            release(self._conn, token)
+
+    # -- claims on in-flight prompts ------------------------------------------------------------------
+    def claim_calls(self, token: str, prompt_hashes: Iterable[str]) -> set[str]:
+        """Claim prompts about to be sent for the lease ``token``; returns those it now holds.
+
+        The others are in flight in another live process: wait for their calls to be stored.
+        """
+        with self._lock:
+            return claim(self._conn, token, list(dict.fromkeys(prompt_hashes)))
+
+    def release_claims(self, token: str, prompt_hashes: Iterable[str]) -> None:
+        """Drop the lease ``token``'s claims on ``prompt_hashes``."""
+        with self._lock:
+            unclaim(self._conn, token, list(prompt_hashes))
+
+
+class RunLease:
+    """A held lease on a run; use as a context manager, or call :meth:`release`."""
+
+    def __init__(self, store: LeasesStore, holder: LeaseHolder, *, owned: bool) -> None:
+        self.store = store
+        self.holder = holder
+        self.owned = owned
+        """False when this process already held the lease (a nested use): release leaves it be."""
+        self._beat = Heartbeat(str(store.path), holder.token) if owned else None
+
+    @property
+    def token(self) -> str:
+        """The lease's id (claims on in-flight prompts name it)."""
+        return self.holder.token
+
+    def release(self) -> None:
+        """Give the lease back (a nested use keeps it)."""
+        if self._beat is not None:
+            self._beat.stop()
+            self._beat = None
+            self.store._release_lease(self.holder.token)
+
+    def __enter__(self) -> RunLease:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -1,0 +1,231 @@
+"""A paused run's checkpoint and its store must agree; one process writes a run at a time (issue 12).
+
+Real processes throughout: the CLI in subprocesses, the SQLite checkpointer and run store on disk,
+Chroma on disk, the replay evaluator (recorded labels, no server).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from allure.store import RunStore, project_db_path
+from tests.conftest import ScriptedServer, start_scripted_server, write_dataset, write_spec
+
+pytestmark = pytest.mark.integration
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+
+
+def allure(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "allure.cli.main", *args],
+        cwd=cwd,
+        env=env or ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def write_replay_spec(tmp: Path, max_iterations: int = 2) -> Path:
+    """A replay audit of the small dataset (recorded labels in column ``judge``) that pauses at review."""
+    write_dataset(tmp / "items.jsonl")
+    spec = tmp / "audit.toml"
+    spec.write_text(
+        f"""
+name = "guards"
+[dataset]
+path = "items.jsonl"
+[dataset.columns]
+id = "uid"
+task = "question"
+response = "answer"
+gold_answers = "gold"
+problem_type = "kind"
+generator = "model"
+recorded_label = "judge"
+[evaluator]
+kind = "replay"
+[memory]
+location = "{tmp / "memory"}"
+[memory.retrieval]
+kind = "all"
+[loop]
+max_iterations = {max_iterations}
+heldout_fraction = 0.34
+stop_when_no_gain = false
+"""
+    )
+    return spec
+
+
+def paused_run(tmp: Path) -> tuple[str, Path]:
+    """Start an audit that pauses at review; returns its run id and a decisions file approving every candidate."""
+    res = allure("audit", str(write_replay_spec(tmp)), "--project", str(tmp), cwd=tmp)
+    assert res.returncode == 0, res.stderr
+    store = RunStore(project_db_path(tmp), create=False)
+    run = store.list_runs()[-1]
+    assert run.status == "paused"
+    pending = store.candidates(run.id, status="pending")
+    store.close()
+    assert pending
+    decisions = tmp / "decisions.jsonl"
+    decisions.write_text(
+        "".join(json.dumps({"candidate_id": c.id, "decision": "approve"}) + "\n" for c in pending)
+    )
+    return run.id, decisions
+
+
+def _state(tmp: Path, run_id: str) -> tuple[str, dict[str, int], int]:
+    store = RunStore(project_db_path(tmp), create=False)
+    try:
+        return store.get_run(run_id).status, store.candidate_counts(run_id), len(store.decision_log(run_id))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("damage", ["deleted", "truncated"])
+def test_paused_run_with_a_lost_checkpoint_is_reported_not_restarted(tmp_path: Path, damage: str) -> None:
+    run_id, decisions = paused_run(tmp_path)
+    before = _state(tmp_path, run_id)
+    ckpt = tmp_path / ".allure" / "checkpoints.db"
+    if damage == "deleted":
+        for f in tmp_path.joinpath(".allure").glob("checkpoints.db*"):
+            f.unlink()
+    else:
+        for f in tmp_path.joinpath(".allure").glob("checkpoints.db-*"):
+            f.unlink()
+        ckpt.write_bytes(ckpt.read_bytes()[:1000])
+    res = allure("resume", run_id, "--decisions", str(decisions), "--project", str(tmp_path), cwd=tmp_path)
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr
+    assert "checkpoints.db" in res.stderr and "fix: restore" in res.stderr
+    assert ("checkpoint is missing" if damage == "deleted" else "cannot be read") in res.stderr
+    assert _state(tmp_path, run_id) == before  # still paused, no decision imported, nothing restarted
+    assert before[0] == "paused" and before[2] == 0
+
+
+def _popen(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "allure.cli.main", *args],
+        cwd=cwd,
+        env={**ENV, "ALLURE_TEST_KEY": "k"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _paused_http_run(tmp: Path, srv: ScriptedServer) -> str:
+    """An audit against the scripted server, paused at review, every candidate approved via --import."""
+    spec = write_spec(tmp, srv.base_url, stop_when_no_gain=False)
+    res = allure("audit", str(spec), "--project", str(tmp), cwd=tmp, env={**ENV, "ALLURE_TEST_KEY": "k"})
+    assert res.returncode == 0, res.stderr
+    store = RunStore(project_db_path(tmp), create=False)
+    run = store.list_runs()[-1]
+    pending = store.candidates(run.id, status="pending")
+    store.close()
+    decisions = tmp / "decisions.jsonl"
+    decisions.write_text(
+        "".join(json.dumps({"candidate_id": c.id, "decision": "approve"}) + "\n" for c in pending)
+    )
+    res = allure("review", run.id, "--import", str(decisions), "--project", str(tmp), cwd=tmp)
+    assert res.returncode == 0, res.stderr
+    return run.id
+
+
+def _snapshot(tmp: Path, run_id: str) -> tuple[object, ...]:
+    raw = sqlite3.connect(project_db_path(tmp))
+    try:
+        return (
+            raw.execute("SELECT id, status FROM candidates WHERE run_id=? ORDER BY id", (run_id,)).fetchall(),
+            raw.execute("SELECT COUNT(*) FROM decisions").fetchone(),
+        )
+    finally:
+        raw.close()
+
+
+def test_two_concurrent_resumes_exactly_one_proceeds(tmp_path: Path) -> None:
+    srv = start_scripted_server(tmp_path, "--delay", "0.3")
+    try:
+        run_id = _paused_http_run(tmp_path, srv)
+        before = len(srv.requests())
+        procs = [_popen("resume", run_id, "--project", str(tmp_path), cwd=tmp_path) for _ in range(2)]
+        outs = [(p.wait(300), *p.communicate()) for p in procs]
+    finally:
+        srv.stop()
+    codes = sorted(rc for rc, _, _ in outs)
+    assert codes == [0, 2], outs
+    loser = next(err for rc, _, err in outs if rc == 2)
+    assert "is in use by `allure resume`" in loser or "already done" in loser
+    assert "Traceback" not in loser
+    store = RunStore(project_db_path(tmp_path), create=False)
+    assert store.get_run(run_id).status == "done"
+    n_items = len(store.items(run_id))
+    # iteration 2 ran once: one verdict per item, each distinct prompt sent once
+    assert len(store.verdicts(run_id, 2)) == n_items
+    second = [json.dumps(r["body"]["messages"]) for r in srv.requests()[before:]]
+    assert len(second) == len(set(second)) == n_items
+    log = store.decision_log(run_id)
+    assert len(log) == len({d["candidate_id"] for d in log})  # each candidate decided once
+
+
+def test_review_import_on_a_resuming_or_done_run_changes_nothing(tmp_path: Path) -> None:
+    srv = start_scripted_server(tmp_path, "--delay", "0.3")
+    try:
+        run_id = _paused_http_run(tmp_path, srv)
+        store = RunStore(project_db_path(tmp_path), create=False)
+        cands = store.candidates(run_id)
+        store.close()
+        flip = tmp_path / "flip.jsonl"
+        flip.write_text(
+            "".join(json.dumps({"candidate_id": c.id, "decision": "reject"}) + "\n" for c in cands)
+        )
+        resume = _popen("resume", run_id, "--project", str(tmp_path), cwd=tmp_path)
+        deadline = time.time() + 60
+        store = RunStore(project_db_path(tmp_path), create=False)
+        while (
+            store.lease_holder(run_id) is None or store.get_run(run_id).status != "running"
+        ) and time.time() < deadline:
+            time.sleep(0.05)
+        before = _snapshot(tmp_path, run_id)
+        res = allure("review", run_id, "--import", str(flip), "--project", str(tmp_path), cwd=tmp_path)
+        assert res.returncode == 2, res.stderr
+        assert "is in use by `allure resume`" in res.stderr and "--wait" in res.stderr
+        assert _snapshot(tmp_path, run_id) == before
+        assert resume.wait(300) == 0, resume.communicate()[1]
+    finally:
+        srv.stop()
+    assert store.get_run(run_id).status == "done"
+    before = _snapshot(tmp_path, run_id)
+    res = allure("review", run_id, "--import", str(flip), "--project", str(tmp_path), cwd=tmp_path)
+    assert res.returncode == 2 and "is done, not paused at review" in res.stderr, res.stderr
+    assert _snapshot(tmp_path, run_id) == before
+    assert {c.decision for c in store.candidates(run_id)} == {"approve"}
+
+
+def test_concurrent_audits_share_in_flight_prompts(tmp_path: Path) -> None:
+    srv = start_scripted_server(tmp_path, "--delay", "0.25")
+    try:
+        spec = write_spec(tmp_path, srv.base_url, max_iterations=1)
+        procs = [_popen("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path) for _ in range(2)]
+        outs = [(p.wait(300), *p.communicate()) for p in procs]
+    finally:
+        srv.stop()
+    assert [rc for rc, _, _ in outs] == [0, 0], outs
+    sent = [json.dumps(r["body"]["messages"]) for r in srv.requests()]
+    assert len(sent) == len(set(sent))  # no prompt paid twice
+    store = RunStore(project_db_path(tmp_path), create=False)
+    runs = store.list_runs()
+    assert len(runs) == 2 and all(r.status == "done" for r in runs)
+    v1, v2 = (store.verdicts(r.id, 1) for r in runs)
+    assert len(v1) == len(v2) == len(store.items(runs[0].id)) == len(sent)
+    assert {k: v.label for k, v in v1.items()} == {k: v.label for k, v in v2.items()}

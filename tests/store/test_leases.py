@@ -1,0 +1,160 @@
+"""Leases in the run store (one writer per run) and claims on in-flight prompts, with real processes as owners."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from allure.errors import RunBusyError
+from allure.store import LEASE_STALE_S, RunStore
+
+
+def _foreign_lease(
+    store: RunStore, run_id: str, pid: int, *, age_s: float = 0.0, token: str = "t-other"
+) -> None:
+    """A lease row as another process would have written it."""
+    beat = time.time() - age_s
+    store._conn.execute(
+        "INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?,?,?)",
+        (run_id, token, pid, socket.gethostname(), "resume", beat, beat),
+    )
+    store._conn.commit()
+
+
+@pytest.fixture
+def other_process():  # type: ignore[no-untyped-def]
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    yield proc
+    proc.kill()
+    proc.wait(10)
+
+
+def test_a_live_owner_blocks_a_second_writer(tmp_path: Path, other_process: subprocess.Popen[bytes]) -> None:
+    store = RunStore(tmp_path / "a.db")
+    rid = store.create_run({"x": 1})
+    _foreign_lease(store, rid, other_process.pid)
+    with pytest.raises(RunBusyError) as exc:
+        store.acquire_lease(rid, "resume")
+    assert f"pid {other_process.pid}" in str(exc.value) and "--wait" in str(exc.value)
+    assert store.get_run(rid).status == "running"  # its owner lives
+
+
+def test_a_dead_owner_is_taken_over_and_its_run_reads_interrupted(
+    tmp_path: Path, other_process: subprocess.Popen[bytes]
+) -> None:
+    store = RunStore(tmp_path / "a.db")
+    rid = store.create_run({"x": 1})
+    _foreign_lease(store, rid, other_process.pid)
+    other_process.kill()
+    other_process.wait(10)
+    assert store.get_run(rid).status == "interrupted"  # killed: never "running" forever
+    assert [r.status for r in store.list_runs()] == ["interrupted"]
+    with store.acquire_lease(rid, "resume") as lease:
+        assert lease.owned and store.lease_holder(rid).pid == os.getpid()  # type: ignore[union-attr]
+        assert store.get_run(rid).status == "interrupted"  # until its new owner sets one
+        store.update_run(rid, status="running")
+        assert store.get_run(rid).status == "running"
+    assert store.lease_holder(rid) is None
+
+
+def test_a_stale_heartbeat_is_dead_even_if_the_pid_lives(
+    tmp_path: Path, other_process: subprocess.Popen[bytes]
+) -> None:
+    store = RunStore(tmp_path / "a.db")
+    rid = store.create_run({"x": 1})
+    _foreign_lease(store, rid, other_process.pid, age_s=LEASE_STALE_S + 5)  # e.g. a reused pid
+    with store.acquire_lease(rid, "resume") as lease:
+        assert lease.owned
+
+
+def test_wait_takes_the_lease_when_its_owner_ends(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "a.db")
+    rid = store.create_run({"x": 1})
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+    _foreign_lease(store, rid, proc.pid)
+    t0 = time.monotonic()
+    with store.acquire_lease(rid, "resume", wait=True, poll_s=0.1) as lease:
+        assert lease.owned and time.monotonic() - t0 >= 1.0
+    proc.wait(10)
+
+
+def test_a_process_shares_its_own_lease(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "a.db")
+    rid = store.create_run({"x": 1})
+    outer = store.acquire_lease(rid, "review")
+    inner = store.acquire_lease(rid, "resume")  # the review UI resumes the run in-process
+    assert not inner.owned and inner.token == outer.token
+    inner.release()
+    assert store.lease_holder(rid) is not None  # the nested release keeps it
+    outer.release()
+    assert store.lease_holder(rid) is None
+
+
+def test_heartbeat_is_renewed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from allure.store import _lease
+
+    monkeypatch.setattr(_lease, "HEARTBEAT_S", 0.1)
+    store = RunStore(tmp_path / "a.db")
+    rid = store.create_run({"x": 1})
+    with store.acquire_lease(rid, "audit") as lease:
+        first = store.lease_holder(rid).heartbeat_at  # type: ignore[union-attr]
+        lease._beat = (
+            _lease.Heartbeat(str(store.path), lease.token, every_s=0.1)
+            if lease._beat is None
+            else lease._beat
+        )
+        deadline = time.time() + 5
+        while store.lease_holder(rid).heartbeat_at == first and time.time() < deadline:  # type: ignore[union-attr]
+            time.sleep(0.05)
+        assert store.lease_holder(rid).heartbeat_at > first  # type: ignore[union-attr]
+
+
+def test_claims_on_in_flight_prompts(tmp_path: Path, other_process: subprocess.Popen[bytes]) -> None:
+    store = RunStore(tmp_path / "a.db")
+    a, b = store.create_run({"a": 1}), store.create_run({"b": 1})
+    _foreign_lease(store, a, other_process.pid, token="tok-a")
+    store._conn.execute("INSERT INTO call_claims VALUES ('h1', 'tok-a', 0), ('h2', 'tok-a', 0)")
+    store._conn.commit()
+    with store.acquire_lease(b, "audit") as lease:
+        assert store.claim_calls(lease.token, ["h2", "h3"]) == {"h3"}  # h2 is in flight elsewhere
+        other_process.kill()
+        other_process.wait(10)
+        assert store.claim_calls(lease.token, ["h1", "h2"]) == {"h1", "h2"}  # its owner died
+    assert (
+        store._conn.execute("SELECT COUNT(*) FROM call_claims").fetchone()[0] == 0
+    )  # released with the lease
+
+
+def test_two_threads_one_winner(tmp_path: Path, other_process: subprocess.Popen[bytes]) -> None:
+    """Two stores on one file race for a lease left by a dead owner: exactly one takes it."""
+    path = tmp_path / "a.db"
+    setup = RunStore(path)
+    rid = setup.create_run({"x": 1})
+    _foreign_lease(setup, rid, other_process.pid)
+    other_process.kill()
+    other_process.wait(10)
+    results: list[str] = []
+
+    def grab() -> None:
+        s = RunStore(path)
+        try:
+            lease = s.acquire_lease(rid, "resume")
+            results.append("new" if lease.owned else "shared")
+        except RunBusyError:
+            results.append("busy")
+
+    threads = [threading.Thread(target=grab) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # one process: the second thread shares the first's lease, it never takes a second one
+    assert sorted(results) == ["new", "shared"]
+    assert setup._conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 1
