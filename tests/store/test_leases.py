@@ -98,7 +98,7 @@ def test_a_process_shares_its_own_lease(tmp_path: Path) -> None:
 
 
 def test_heartbeat_is_renewed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from allure.store import _lease
+    from allure.store import _leases as _lease
 
     monkeypatch.setattr(_lease, "HEARTBEAT_S", 0.1)
     store = RunStore(tmp_path / "a.db")
