@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from allure.dataset import DatasetSpec
 from allure.errors import SpecError, closest_name
 from allure.gold_check import GoldCheckConfig
+from allure.labels import Label, LabelVocabulary, default_label_pattern, label_list
 from allure.memory import RetrievalPolicy
 
 EvaluatorKind = Literal["local", "openai", "replay"]
@@ -53,9 +54,16 @@ class EvaluatorSpec(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     """Name of the environment variable that holds the API key (the key itself is never stored)."""
     prompt: str = "grader"
-    """Prompt set: a name in ``allure/prompts/`` or a folder with the same four files."""
-    label_pattern: str = r"score:\s*([01])\b"
-    """Regex with one group that captures the label in the evaluator's output (the last match wins)."""
+    """Prompt set: ``grader``, ``pairwise``, ``rubric``, ``reference_free`` (``allure/prompts/``) or a
+    folder holding ``system.txt``, ``user.txt`` and ``assistant.txt``."""
+    label_pattern: str | None = None
+    """Regex with one group that captures the label in the evaluator's output (the last match wins);
+    unset: built from the label set, its synonyms and the prompt set's assistant template."""
+    rubric: str = ""
+    """Rubric text for the ``rubric`` prompt set (a ``rubric`` column, when mapped, wins per item)."""
+    swap_positions: bool = True
+    """Pairwise prompt sets: also label every item with the two responses swapped, and report
+    position consistency and position bias."""
     temperature: float = 0.0
     """Sampling temperature."""
     max_tokens: int = 12
@@ -80,7 +88,9 @@ class EvaluatorSpec(BaseModel):
 
     @field_validator("label_pattern")
     @classmethod
-    def _compiles(cls, v: str) -> str:
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
         try:
             rx = re.compile(v)
         except re.error as exc:
@@ -190,8 +200,15 @@ class AuditSpec(BaseModel):
 
     name: str = "audit"
     """A name for reports."""
-    label_set: list[int] = Field(default_factory=lambda: [0, 1])
-    """Labels the evaluator may assign; the first is negative, the last positive."""
+    label_set: list[Label] = Field(default_factory=lambda: list[Label]([0, 1]))
+    """Labels the evaluator may assign: all integers (``[0, 1]``, ``[1, 2, 3, 4, 5]``) or all strings
+    (``["A", "B"]``, ``["yes", "no"]``). Pairwise sets name the first response's label first."""
+    positive_label: Label | None = None
+    """The label of the positive class (precision, recall, F1, AUC). Unset: the last label of an
+    integer set; for two string labels a label meaning yes/correct/pass; otherwise none (multi-class)."""
+    label_synonyms: dict[str, list[str]] = Field(default_factory=dict)
+    """Other forms of a label, keyed by the label (``A = ["Output (a)", "Response A"]``): the evaluator's
+    output and the dataset's label cells are read through them."""
     dataset: DatasetSpec
     """The items."""
     gold_check: GoldCheckConfig = Field(default_factory=GoldCheckConfig)
@@ -213,18 +230,81 @@ class AuditSpec(BaseModel):
 
     @model_validator(mode="after")
     def _labels(self) -> AuditSpec:
-        if len(self.label_set) < 2 or len(set(self.label_set)) != len(self.label_set):
+        labels = self.label_set
+        if len(labels) < 2 or len({str(x) for x in labels}) != len(labels):
             raise ValueError("label_set needs at least two distinct labels")
+        if len({type(x) for x in labels}) > 1:
+            raise ValueError(
+                f"label_set mixes integers and strings ({label_list(labels)}); use all integers or all strings"
+            )
+        unknown = [k for k in self.label_synonyms if k not in {str(x) for x in labels}]
+        if unknown:
+            raise ValueError(
+                f"label_synonyms names {unknown[0]!r}, which is not in label_set [{label_list(labels)}]"
+            )
+        vocab = self.vocabulary()
+        if self.positive_label is not None:
+            found = vocab.resolve(self.positive_label)
+            if found is None:
+                raise ValueError(
+                    f"positive_label {self.positive_label!r} is not in label_set [{label_list(labels)}]"
+                )
+            self.positive_label = found
+        elif self.evaluator.prompt != "pairwise":  # a preference has no positive class
+            self.positive_label = _guess_positive(labels)
+        gs = self.dataset.gold_score
+        if gs is not None:
+            for i, lab in enumerate(gs.labels):
+                found = vocab.resolve(lab)
+                if found is None:
+                    raise ValueError(
+                        f"dataset.gold_score.labels names {lab!r}, which is not in label_set [{label_list(labels)}]"
+                    )
+                gs.labels[i] = found
+        gc = self.gold_check
+        if "positive_label" not in gc.model_fields_set and self.positive_label is not None:
+            gc.positive_label = self.positive_label
+            others = [x for x in labels if x != self.positive_label]
+            if "negative_label" not in gc.model_fields_set and len(others) == 1:
+                gc.negative_label = others[0]
         return self
 
-    @property
-    def positive_label(self) -> int:
-        """The label that means 'correct'."""
-        return self.label_set[-1]
+    def vocabulary(self) -> LabelVocabulary:
+        """The label set with its synonyms."""
+        return LabelVocabulary(self.label_set, self.label_synonyms)
+
+
+_POSITIVE_WORDS = (
+    "yes",
+    "true",
+    "correct",
+    "pass",
+    "passed",
+    "good",
+    "consistent",
+    "faithful",
+    "supported",
+    "entailment",
+    "positive",
+    "acceptable",
+    "valid",
+    "right",
+)
+
+
+def _guess_positive(labels: list[Label]) -> Label | None:
+    """The default positive label: the last of an integer set; a yes-like word of two strings."""
+    if all(isinstance(x, int) for x in labels):
+        return labels[-1]
+    if len(labels) == 2:
+        for lab in labels:
+            if str(lab).strip().lower() in _POSITIVE_WORDS:
+                return lab
+    return None
 
 
 def _where(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(x) for x in loc) or "(top level)"
+    return ".".join(str(x) for x in loc if x not in ("int", "str")) or "(top level)"
 
 
 def _nested_model(annotation: Any) -> type[BaseModel] | None:
@@ -337,7 +417,55 @@ def parse_spec(
         raise
     if base_dir is not None:
         spec.base_dir = str(base_dir.resolve())
+    check_label_parsing(spec, source=source)
     return spec
+
+
+def replay_source(spec: AuditSpec) -> str:
+    """What a replay evaluator reads, in words: ``recorded labels from column X`` (or outputs)."""
+    cols = spec.dataset.columns
+    if spec.dataset.format == "cogeval" or (cols.recorded_label is None and cols.recorded_output is None):
+        return "recorded labels (CogEval: GPT-4's scores)"
+    if cols.recorded_label is not None:
+        return f"recorded labels from column {cols.recorded_label}"
+    return f"recorded outputs from column {cols.recorded_output} (parsed)"
+
+
+def label_pattern_for(spec: AuditSpec, assistant_template: str) -> str:
+    """The evaluator's label pattern: the spec's own, or the default built from the label set and
+    ``assistant_template`` (the prompt set's answer format)."""
+    if spec.evaluator.label_pattern:
+        return spec.evaluator.label_pattern
+    return default_label_pattern(assistant_template, spec.vocabulary())
+
+
+def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
+    """Check that the label pattern reads back every label from the prompt set's own answer format.
+
+    Each label is rendered into the prompt set's assistant template (as an ICL example's answer
+    is) and parsed with the evaluator's label pattern; a label that does not come back means
+    every verdict with that label would be unparsed.
+
+    Raises:
+        SpecError: naming the first label that does not parse, and the fix.
+    """
+    from allure.labels import LabelParser
+    from allure.prompts import load_prompt_set
+
+    prompts = load_prompt_set(spec.evaluator.prompt)
+    pattern = label_pattern_for(spec, prompts.assistant)
+    parser = LabelParser(pattern, spec.vocabulary())
+    for label in spec.label_set:
+        answer = prompts.assistant.format(label=label)
+        got = parser.parse(answer)
+        if got != label:
+            raise SpecError(
+                f"the label pattern {pattern!r} cannot read label {label!r} from the prompt set's "
+                f"answer {answer!r} (it reads {got!r})",
+                where=f"{source}, field 'evaluator.label_pattern'",
+                fix="remove label_pattern to use the one built from label_set, or change it so that its "
+                f"group captures {label!r} (add synonyms under [label_synonyms] for other forms)",
+            )
 
 
 def load_spec(path: str | Path) -> AuditSpec:

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from allure.errors import GoldCheckError
+from allure.labels import Label
 from allure.models import Item
 
 Fallback = Literal["incorrect", "whole", "search"]
@@ -93,10 +94,10 @@ class GoldCheckConfig(BaseModel):
     """Regex of separators between the parts of an answer; every match becomes ``", "``."""
     match: MatchMode = "exact"
     """``exact`` or ``contains`` (see :data:`MatchMode`)."""
-    positive_label: int = 1
-    """The reference label of a correct response."""
-    negative_label: int = 0
-    """The reference label of an incorrect response."""
+    positive_label: Label = 1
+    """The reference label of a correct response (default: the spec's positive label)."""
+    negative_label: Label = 0
+    """The reference label of an incorrect response (default: the other label of a two-label set)."""
 
 
 def _compile(pattern: str, field: str, *, groups: int | None = None) -> re.Pattern[str]:
@@ -216,7 +217,7 @@ class GoldCheck:
                 return gold
         return None
 
-    def reference_label(self, item: Item) -> int | None:
+    def reference_label(self, item: Item) -> Label | None:
         """The reference label of ``item``.
 
         Returns:

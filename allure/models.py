@@ -13,6 +13,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from allure.labels import Label
+
 FailureMode = Literal[
     "partial_correctness",
     "keywords",
@@ -68,12 +70,17 @@ class Item(BaseModel):
     """The generator's response, untrusted text."""
     gold_answers: list[str] = Field(default_factory=list)
     """Accepted correct answers; the gold check matches the response against them."""
-    gold_label: int | None = None
+    response_b: str | None = None
+    """The second response of a pairwise item (``response`` is the first); ``None`` otherwise."""
+    rubric: str = ""
+    """The item's own rubric text (rubric prompt sets; empty: the spec's rubric)."""
+    gold_label: Label | None = None
     """A reference label given directly by the dataset; when set, it wins over the regex check."""
-    recorded_label: int | None = None
+    recorded_label: Label | None = None
     """A label recorded for this item by an earlier evaluator (replay mode uses it)."""
     recorded_output: str | None = None
-    """The raw output recorded with ``recorded_label``, if any."""
+    """The raw output recorded with ``recorded_label``, if any (replay parses it only when no label is
+    recorded)."""
     problem_type: str = ""
     """The kind of task (CogEval: ``task``, e.g. ``1stepPath``); used for stratification."""
     group: str = ""
@@ -89,7 +96,7 @@ class Verdict(BaseModel):
 
     item_id: str
     """The item labelled."""
-    label: int | None
+    label: Label | None
     """Parsed label; ``None`` when ``status`` is ``unparsed`` or ``error``."""
     status: VerdictStatus = "ok"
     """Outcome of the call."""
@@ -134,11 +141,15 @@ class IclExample(BaseModel):
     """The item's task."""
     response: str
     """The generator's response."""
+    response_b: str | None = None
+    """The second response of a pairwise item."""
+    rubric: str = ""
+    """The item's own rubric text, if any."""
     gold_answers: list[str] = Field(default_factory=list)
     """The correct answer(s)."""
-    correct_label: int
+    correct_label: Label
     """The label the assistant turn assigns (the reference label, or the reviewer's edit)."""
-    wrong_label: int | None = None
+    wrong_label: Label | None = None
     """The evaluator's label that was wrong (``None`` if it did not parse)."""
     evaluator_output: str = ""
     """The evaluator's raw output that was wrong."""
@@ -162,9 +173,9 @@ class IclExample(BaseModel):
     """When it was decided (ISO-8601 UTC)."""
 
     @staticmethod
-    def make_id(item_id: str, correct_label: int) -> str:
+    def make_id(item_id: str, correct_label: Label) -> str:
         """The stable id of the example for ``item_id`` with ``correct_label``."""
-        return "icl-" + stable_hash(item_id, int(correct_label), length=20)
+        return "icl-" + stable_hash(item_id, correct_label, length=20)
 
 
 class ReviewDecision(BaseModel):
@@ -174,7 +185,7 @@ class ReviewDecision(BaseModel):
     """The :attr:`IclExample.id` decided."""
     decision: ReviewDecisionKind
     """Approve or reject."""
-    label: int | None = None
+    label: Label | None = None
     """A corrected label (approve only); ``None`` keeps the proposed label."""
     failure_mode: FailureMode | None = None
     """A corrected failure mode; ``None`` keeps the proposed one."""

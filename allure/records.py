@@ -19,8 +19,8 @@ from pydantic import BaseModel, ValidationError
 
 from allure.errors import AllureError
 
-FileKind = Literal["jsonl", "csv"]
-"""The layout of a records file."""
+FileKind = Literal["jsonl", "json", "csv", "parquet"]
+"""The layout of a records file (``json``: an array or an object of objects; ``parquet``: a table)."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -28,7 +28,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 
 def kind_from_name(path: Path, *, error: type[AllureError] = AllureError) -> FileKind:
-    """The file kind from its name (``.jsonl``, ``.jsonl.gz``, ``.ndjson``, ``.csv``, ``.csv.gz``).
+    """The file kind from its name (``.jsonl``, ``.jsonl.gz``, ``.ndjson``, ``.json``, ``.csv``, ``.csv.gz``,
+    ``.parquet``).
 
     Raises:
         error: the extension is not one of those.
@@ -36,12 +37,17 @@ def kind_from_name(path: Path, *, error: type[AllureError] = AllureError) -> Fil
     name = path.name.lower().removesuffix(".gz")
     if name.endswith((".jsonl", ".ndjson")):
         return "jsonl"
+    if name.endswith(".json"):
+        return "json"
     if name.endswith(".csv"):
         return "csv"
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
     raise error(
         "cannot tell the format from the file name",
         where=f"{path}, field 'format'",
-        fix='name the file .jsonl, .jsonl.gz or .csv, or set [dataset] format = "jsonl" | "csv" | "cogeval"',
+        fix="name the file .jsonl, .jsonl.gz, .json, .csv or .parquet, or set [dataset] format = "
+        '"jsonl" | "json" | "csv" | "parquet" | "cogeval"',
     )
 
 
@@ -159,15 +165,92 @@ def iter_csv(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[
 def iter_rows(
     path: Path, *, kind: FileKind | None = None, error: type[AllureError] = AllureError
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, row)`` of a JSONL or CSV file (``kind`` from the file name when not given)."""
+    """``(line number, row)`` of a JSONL, JSON, CSV or Parquet file (``kind`` from the file name when not
+    given; a JSON row's number is its position from 1, a Parquet row's its index + 1)."""
     kind = kind or kind_from_name(path, error=error)
-    return iter_csv(path, error=error) if kind == "csv" else iter_jsonl(path, error=error)
+    if kind == "csv":
+        return iter_csv(path, error=error)
+    if kind == "json":
+        return iter_json(path, error=error)
+    if kind == "parquet":
+        return iter_parquet(path, error=error)
+    return iter_jsonl(path, error=error)
+
+
+def iter_json(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a ``.json`` file: an array of objects, an object of objects (key -> ``id``), or JSON Lines.
+
+    Raises:
+        error: the file is not JSON, or holds something other than objects.
+    """
+    with open_text(path) as fh:
+        text = fh.read()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Extra data"):  # one object per line: JSON Lines named .json
+            yield from iter_jsonl(path, error=error)
+            return
+        raise error(
+            f"malformed JSON ({exc.msg}, line {exc.lineno} column {exc.colno})",
+            where=f"{path}:{exc.lineno}",
+            fix="the file must hold one JSON array of objects, one object of objects, or one object per line",
+        ) from exc
+    if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
+        for n, (key, row) in enumerate(data.items(), start=1):
+            yield n, ({"id": key, **row} if "id" not in row else row)
+        return
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        raise error(
+            f"expected a JSON array of objects, got {type(data).__name__}",
+            where=str(path),
+            fix='write [{"response": "...", ...}, ...] or one object per line',
+        )
+    for n, row in enumerate(data, start=1):
+        if not isinstance(row, dict):
+            raise error(
+                f"element {n} is {type(row).__name__}, not an object",
+                where=f"{path}:{n}",
+                fix='every element must be an object, e.g. {"response": "...", "label": 1}',
+            )
+        yield n, row
+
+
+def iter_parquet(
+    path: Path, *, error: type[AllureError] = AllureError
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a Parquet file (pandas with pyarrow); missing values become ``None``.
+
+    Raises:
+        error: the file is not a readable Parquet table.
+    """
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError, ImportError) as exc:
+        raise error(
+            f"cannot read the Parquet file ({exc})", where=str(path), fix="write it with pandas or pyarrow"
+        ) from exc
+    for n, row in enumerate(frame.to_dict(orient="records"), start=1):
+        yield n, {k: _plain(v) for k, v in row.items()}
+
+
+def _plain(value: Any) -> Any:
+    """A pandas/numpy cell as plain Python (``None`` for missing, lists for arrays)."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    return value
 
 
 def validation_error(exc: ValidationError, *, where: str, error: type[AllureError], fix: str) -> AllureError:
     """``error`` for the first problem of a pydantic validation error, naming its field after ``where``."""
     first = exc.errors()[0]
-    field = ".".join(str(p) for p in first["loc"]) or "(record)"
+    field = ".".join(str(p) for p in first["loc"] if p not in ("int", "str")) or "(record)"  # no union tags
     more = f" ({exc.error_count()} problems in all)" if exc.error_count() > 1 else ""
     return error(f"{first['msg']}{more}", where=f"{where}, field '{field}'", fix=fix)
 

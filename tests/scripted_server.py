@@ -14,6 +14,13 @@ task wording) get the opposite of the right grade: the judge answers worse on th
 ``--reject-auth`` answers every request HTTP 401 with an error body that echoes the request's
 ``Authorization`` header (as some servers do).
 
+Other judge shapes (prompts that list their labels as ``X one of L1, L2, ...``):
+
+- pairwise (``Response 1:`` / ``Response 2:``): zero-shot it always prefers the response shown first
+  (position bias); with ICL examples it prefers the longer response (the first on a tie).
+- rubric and reference-free (``Response:`` then the label list): ``labels[len(response) % len(labels)]``
+  zero-shot; with ICL examples the label an example gave to a response of the same length, if any.
+
 Run: ``python tests/scripted_server.py --port-file F --log L [...]``.
 """
 
@@ -44,6 +51,47 @@ def grade(messages: list[dict], worse_when: str = "", worse_on: str = "") -> int
     if n_examples:
         return int(has_answer)
     return int(has_answer or "room" in resp_s)
+
+
+def labels_in(text: str) -> list[str]:
+    """The labels a prompt lists after ``X one of`` (quoted strings or integers)."""
+    m = re.search(r"X one of (.+?)\.?\s*(?:\(|$)", text, re.S)
+    if not m:
+        return []
+    return [part.strip().strip('"') for part in m.group(1).split(",") if part.strip()]
+
+
+def _between(text: str, start: str, end: str) -> str:
+    m = re.search(re.escape(start) + r"\n(.*?)\n\n" + re.escape(end), text, re.S)
+    return m.group(1) if m else ""
+
+
+def answer(messages: list[dict], worse_when: str = "", worse_on: str = "") -> tuple[str, int | None]:
+    """The scripted reply text, and the 0/1 label for logprobs when the prompt is the grader's."""
+    user = messages[-1]["content"]
+    labels = labels_in(user)
+    n_examples = sum(m["role"] == "assistant" for m in messages)
+    if "Response 1:" in user and "Response 2:" in user and len(labels) >= 2:
+        first = _between(user, "Response 1:", "Response 2:")
+        second = _between(user, "Response 2:", "Which response")
+        pick = labels[0] if not n_examples or len(first) >= len(second) else labels[1]
+        return f"preference: {pick}", None
+    if labels and ("Rubric:" in user or "Judge the response" in user):
+        resp = (
+            _between(user, "Response:", "Rubric:")
+            if "Rubric:" in user
+            else _between(user, "Response:", "Judge")
+        )
+        pick = labels[len(resp) % len(labels)]
+        for i, m in enumerate(messages[:-1]):
+            if m["role"] == "user" and i + 1 < len(messages) and messages[i + 1]["role"] == "assistant":
+                end = "Rubric:" if "Rubric:" in m["content"] else "Judge"
+                if len(_between(m["content"], "Response:", end)) == len(resp):
+                    pick = messages[i + 1]["content"].split(":", 1)[-1].strip()
+        word = "score" if "Rubric:" in user else "label"
+        return f"{word}: {pick}", None
+    label = grade(messages, worse_when, worse_on)
+    return f"score: {label}", label
 
 
 class State:
@@ -89,8 +137,9 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             if n <= a.fail_first:
                 self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
                 return
-            label = grade(body["messages"], a.worse_when, a.worse_on)
-            text = "I cannot tell." if n <= a.fail_first + a.no_label_first else f"score: {label}"
+            reply, graded = answer(body["messages"], a.worse_when, a.worse_on)
+            label = 1 if graded is None else graded
+            text = "I cannot tell." if n <= a.fail_first + a.no_label_first else reply
             p = 0.9
             lp_label, lp_other = math.log(p), math.log(1 - p)
             logprobs = {
@@ -118,7 +167,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                         {
                             "index": 0,
                             "message": {"role": "assistant", "content": text},
-                            "logprobs": logprobs if body.get("logprobs") else None,
+                            "logprobs": logprobs if body.get("logprobs") and graded is not None else None,
                             "finish_reason": "stop",
                         }
                     ],

@@ -37,10 +37,21 @@ def print_outcome(outcome: RunOutcome, project: Path) -> None:
         return
     report_json = Path(outcome.report.get("json", ""))
     if report_json.is_file():
-        from allure.report import helped_sentence, read_report, summary_table
+        from allure.report import headline, helped_sentence, read_report, summary_table
 
         data = read_report(report_json)
         out.print(_terminal_table(summary_table(data), f"allure audit {outcome.run_id}"))
+        top = headline(data)
+        if top:
+            line(top)
+        for it in data.iterations:
+            if it.position is not None:
+                p = it.position
+                line(
+                    f"Pass {it.iteration}, responses swapped: {p.consistent} of {p.n} verdicts kept "
+                    f"(position consistency {_fmt(p.consistency)}); first position chosen in "
+                    f"{_fmt(p.first_position_rate)} of verdicts (0.5 = no position bias)."
+                )
         helped = helped_sentence(data)
         if helped:
             line(helped)
@@ -48,7 +59,19 @@ def print_outcome(outcome: RunOutcome, project: Path) -> None:
     line(f"Report: {outcome.report.get('md')}")
 
 
-_SHORT = {"held-out F1": "F1", "held-out kappa": "kappa", "held-out AUC": "AUC", "cache hits": "cached"}
+_SHORT = {
+    "held-out F1": "F1",
+    "held-out kappa": "kappa",
+    "held-out AUC": "AUC",
+    "all F1": "F1",
+    "all kappa": "kappa",
+    "all AUC": "AUC",
+    "cache hits": "cached",
+}
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
 
 
 def _terminal_table(rows: list[list[str]], title: str) -> Table:
@@ -57,7 +80,10 @@ def _terminal_table(rows: list[list[str]], title: str) -> Table:
     table = Table(
         *(_SHORT.get(h, h) for h in rows[0]),
         title=cell(title),
-        caption="F1, kappa, AUC: held-out split; [95% interval]",
+        caption=(
+            "F1, kappa, AUC: all items" if rows[0][2].startswith("all") else "F1, kappa, AUC: held-out split"
+        )
+        + "; [95% interval]",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         padding=(0, 0),

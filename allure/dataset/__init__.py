@@ -6,9 +6,9 @@ points at the CogEval sample shipped with allure.
 """
 
 from allure.dataset._cogeval import COGEVAL_COLUMNS, cogeval_label, is_cogeval_row, item_from_cogeval_row
-from allure.dataset._load import load_items
+from allure.dataset._load import column_value, load_items
 from allure.dataset._sample import allocate, split_heldout, stratified_sample
-from allure.dataset._spec import ColumnMap, DatasetFormat, DatasetSpec
+from allure.dataset._spec import ColumnMap, DatasetFormat, DatasetSpec, GoldScore
 from allure.dataset.demo import DEMO_FILE, demo_audit, demo_audit_spec, demo_dataset_path, demo_spec
 
 __all__ = [
@@ -17,9 +17,11 @@ __all__ = [
     "ColumnMap",
     "DatasetFormat",
     "DatasetSpec",
+    "GoldScore",
     "allocate",
     "cogeval_label",
     "demo_audit",
+    "column_value",
     "demo_audit_spec",
     "demo_dataset_path",
     "demo_spec",

@@ -41,6 +41,7 @@ from typing import Any
 from allure.dataset._spec import ColumnMap
 from allure.dataset._values import as_text, is_empty, parse_gold, parse_label
 from allure.errors import DatasetError
+from allure.labels import Label
 from allure.models import Item
 
 logger = logging.getLogger(__name__)
@@ -83,8 +84,8 @@ def is_cogeval_row(row: dict[str, Any]) -> bool:
 
 
 def cogeval_label(
-    score: Any, max_score: Any, *, where: str, label_set: Sequence[int] = (0, 1)
-) -> tuple[int | None, str | None]:
+    score: Any, max_score: Any, *, where: str, label_set: Sequence[Label] = (0, 1)
+) -> tuple[Label | None, str | None]:
     """The recorded label for a CogEval ``score``/``max_score`` pair, and a note when it is not used.
 
     Returns:
@@ -106,7 +107,7 @@ def cogeval_label(
 
 
 def item_from_cogeval_row(
-    row: dict[str, Any], *, where: str, label_set: Sequence[int] = (0, 1), gold_separator: str = "||"
+    row: dict[str, Any], *, where: str, label_set: Sequence[Label] = (0, 1), gold_separator: str = "||"
 ) -> Item:
     """Build an :class:`Item` from one CogEval row (see the module docstring for the mapping).
 

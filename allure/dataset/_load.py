@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from allure.dataset._cogeval import is_cogeval_row, item_from_cogeval_row
 from allure.dataset._sample import stratified_sample
-from allure.dataset._spec import ColumnMap, DatasetSpec
+from allure.dataset._spec import ColumnMap, DatasetSpec, GoldScore
 from allure.dataset._values import as_text, is_empty, parse_gold, parse_label, small_metadata
 from allure.errors import DatasetError
+from allure.labels import Label
 from allure.models import Item
 from allure.records import FileKind, csv_header, iter_rows, kind_from_name
 
 
 def load_items(
-    spec: DatasetSpec, *, base_dir: Path | None = None, label_set: Sequence[int] = (0, 1)
+    spec: DatasetSpec,
+    *,
+    base_dir: Path | None = None,
+    label_set: Sequence[Label] = (0, 1),
+    synonyms: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Item]:
     """Read the dataset ``spec`` names and return its items.
 
-    Steps: read every row (JSONL, gzip JSONL, CSV or CogEval), map it to an :class:`Item`,
+    Steps: read every row (JSONL, gzip JSONL, JSON, CSV, Parquet or CogEval), map it to an :class:`Item`,
     check ids are unique, drop responses longer than ``max_response_chars``, then keep a
     seeded sample of ``limit`` items stratified by problem type. The result keeps file order.
 
@@ -28,6 +33,7 @@ def load_items(
         spec: The ``[dataset]`` table.
         base_dir: Folder that a relative ``spec.path`` resolves against (the spec file's folder).
         label_set: Labels allowed in the gold and recorded label columns.
+        synonyms: Other forms of the labels in those columns (``{"A": ["Output (a)"]}``).
 
     Raises:
         DatasetError: the file is missing or malformed, a mapped column is missing, a label is
@@ -42,11 +48,17 @@ def load_items(
             fix="set [dataset] path to an existing .jsonl, .jsonl.gz or .csv file "
             "(a relative path is read from the spec file's folder)",
         )
-    explicit: dict[str, FileKind] = {"csv": "csv", "jsonl": "jsonl", "cogeval": "jsonl"}
+    explicit: dict[str, FileKind] = {
+        "csv": "csv",
+        "jsonl": "jsonl",
+        "json": "json",
+        "parquet": "parquet",
+        "cogeval": "jsonl",
+    }
     kind = explicit[spec.format] if spec.format in explicit else kind_from_name(path, error=DatasetError)
     rows = iter_rows(path, kind=kind, error=DatasetError)
     if kind == "csv":
-        _check_csv_header(path, spec.columns)
+        _check_csv_header(path, spec.columns, spec.gold_score.column if spec.gold_score else None)
 
     items: list[Item] = []
     first: dict[str, int] = {}
@@ -61,7 +73,7 @@ def load_items(
                 row, where=where, label_set=label_set, gold_separator=spec.gold_separator
             )
         else:
-            item = _item_from_row(row, lineno, where=where, spec=spec, label_set=label_set)
+            item = _item_from_row(row, lineno, where=where, spec=spec, label_set=label_set, synonyms=synonyms)
         if item.id in first:
             raise DatasetError(
                 f"duplicate id {item.id!r} (first on line {first[item.id]})",
@@ -91,7 +103,7 @@ def load_items(
     return items
 
 
-def _check_csv_header(path: Path, columns: ColumnMap) -> None:
+def _check_csv_header(path: Path, columns: ColumnMap, score: str | None = None) -> None:
     header = csv_header(path, error=DatasetError)
     if not header:
         raise DatasetError(
@@ -99,68 +111,142 @@ def _check_csv_header(path: Path, columns: ColumnMap) -> None:
             where=str(path),
             fix="write a header row naming the columns, then one row per item",
         )
-    _check_columns(set(header), columns, where=f"{path}:1")
+    _check_columns(set(header), columns, where=f"{path}:1", score=score)
 
 
-def _check_columns(present: set[str], columns: ColumnMap, *, where: str) -> None:
+def column_value(row: dict[str, Any], column: str) -> Any:
+    """The value of ``column`` in ``row``; ``a.b`` reaches key ``b`` of the object in column ``a``.
+
+    Raises:
+        KeyError: the column is absent.
+    """
+    if column in row:
+        return row[column]
+    value: Any = row
+    for part in column.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise KeyError(column)
+        value = value[part]
+    return value
+
+
+def _has(row: dict[str, Any] | set[str], column: str) -> bool:
+    if column in row:
+        return True
+    if isinstance(row, set):
+        return column.split(".", 1)[0] in row and "." in column
+    try:
+        column_value(row, column)
+    except KeyError:
+        return False
+    return True
+
+
+def _check_columns(
+    present: set[str] | dict[str, Any], columns: ColumnMap, *, where: str, score: str | None = None
+) -> None:
     wanted = [(field, col) for field, col in columns.mapped().items()]
     wanted += [("group", col) for col in columns.group_columns()]
+    if score is not None:
+        wanted.append(("gold_score", score))
     for field, col in wanted:
-        if col not in present:
+        if not _has(present, col):
             have = ", ".join(sorted(present)) or "(none)"
+            table = "[dataset.gold_score] column" if field == "gold_score" else f"[dataset.columns] {field}"
             raise DatasetError(
                 f"mapped column '{col}' is missing (columns present: {have})",
                 where=f"{where}, field '{col}'",
-                fix=f'set [dataset.columns] {field} = "<one of the columns present>"'
-                + ("" if field == "response" else f" or remove {field} from [dataset.columns]"),
+                fix=f'set {table} = "<one of the columns present>"'
+                + (
+                    ""
+                    if field in ("response", "gold_score")
+                    else f" or remove {field} from [dataset.columns]"
+                ),
             )
 
 
+def _score_label(value: Any, spec: GoldScore, *, where: str) -> Label | None:
+    """The label of a numeric cell (a list of numbers is averaged); ``None`` for an empty cell."""
+    if is_empty(value) or value == []:
+        return None
+    values = value if isinstance(value, list) else [value]
+    try:
+        numbers = [float(v) for v in values if not is_empty(v)]
+    except (TypeError, ValueError):
+        numbers = []
+    if not numbers or any(isinstance(v, bool) for v in values):
+        raise DatasetError(
+            f"score {value!r} is not a number or a list of numbers",
+            where=where,
+            fix="map [dataset.gold_score] column to a numeric column, or use [dataset.columns] gold_label "
+            "for a column of labels",
+        )
+    return spec.label_of(sum(numbers) / len(numbers))
+
+
 def _item_from_row(
-    row: dict[str, Any], lineno: int, *, where: str, spec: DatasetSpec, label_set: Sequence[int]
+    row: dict[str, Any],
+    lineno: int,
+    *,
+    where: str,
+    spec: DatasetSpec,
+    label_set: Sequence[Label],
+    synonyms: Mapping[str, Sequence[str]] | None = None,
 ) -> Item:
     cols = spec.columns
-    _check_columns(set(row), cols, where=where)
+    _check_columns(row, cols, where=where, score=spec.gold_score.column if spec.gold_score else None)
 
     def at(field: str) -> str:
         return f"{where}, field '{getattr(cols, field)}'"
 
+    def get(column: str) -> Any:
+        return column_value(row, column)
+
     if cols.id is None:
         item_id = f"line-{lineno}"
     else:
-        if is_empty(row[cols.id]):
+        if is_empty(get(cols.id)):
             raise DatasetError(
                 "the id is empty", where=at("id"), fix="give every row an id, or unmap [dataset.columns] id"
             )
-        item_id = as_text(row[cols.id]).strip()
-    group = "/".join(as_text(row[c]) for c in cols.group_columns())
-    used = set(cols.mapped().values()) | set(cols.group_columns())
+        item_id = as_text(get(cols.id)).strip()
+    group = "/".join(as_text(get(c)) for c in cols.group_columns())
+    used = {c.split(".", 1)[0] for c in [*cols.mapped().values(), *cols.group_columns()]}
+    gold_label = (
+        parse_label(get(cols.gold_label), where=at("gold_label"), label_set=label_set, synonyms=synonyms)
+        if cols.gold_label
+        else None
+    )
+    if spec.gold_score is not None and gold_label is None:
+        gs = spec.gold_score
+        gold_label = _score_label(get(gs.column), gs, where=f"{where}, field '{gs.column}'")
+        used.add(gs.column.split(".", 1)[0])
     return Item(
         id=item_id,
-        task=as_text(row[cols.task]) if cols.task else "",
-        response=as_text(row[cols.response]),
+        task=as_text(get(cols.task)) if cols.task else "",
+        response=as_text(get(cols.response)),
+        response_b=as_text(get(cols.response_b)) if cols.response_b else None,
+        rubric=as_text(get(cols.rubric)) if cols.rubric else "",
         gold_answers=(
-            parse_gold(row[cols.gold_answers], where=at("gold_answers"), separator=spec.gold_separator)
+            parse_gold(get(cols.gold_answers), where=at("gold_answers"), separator=spec.gold_separator)
             if cols.gold_answers
             else []
         ),
-        gold_label=(
-            parse_label(row[cols.gold_label], where=at("gold_label"), label_set=label_set)
-            if cols.gold_label
-            else None
-        ),
+        gold_label=gold_label,
         recorded_label=(
-            parse_label(row[cols.recorded_label], where=at("recorded_label"), label_set=label_set)
+            parse_label(
+                get(cols.recorded_label), where=at("recorded_label"), label_set=label_set, synonyms=synonyms
+            )
             if cols.recorded_label
             else None
         ),
         recorded_output=(
             None
-            if not cols.recorded_output or row[cols.recorded_output] is None
-            else as_text(row[cols.recorded_output])
+            if not cols.recorded_output or get(cols.recorded_output) is None
+            else as_text(get(cols.recorded_output))
         ),
-        problem_type=as_text(row[cols.problem_type]) if cols.problem_type else "",
+        problem_type=as_text(get(cols.problem_type)) if cols.problem_type else "",
         group=group,
-        generator=as_text(row[cols.generator]) if cols.generator else "",
+        generator=as_text(get(cols.generator)) if cols.generator else "",
         metadata=small_metadata(row, used),
     )

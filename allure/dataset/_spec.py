@@ -5,16 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-DatasetFormat = Literal["auto", "jsonl", "csv", "cogeval"]
+DatasetFormat = Literal["auto", "jsonl", "json", "csv", "parquet", "cogeval"]
 """How a dataset file is read.
 
-- ``auto``: by extension (``.jsonl``, ``.jsonl.gz``, ``.csv``); a JSONL file whose first
+- ``auto``: by extension (``.jsonl``, ``.jsonl.gz``, ``.json``, ``.csv``, ``.parquet``); a JSONL file whose first
   row has ``test_question`` and ``expected_answer`` is read as ``cogeval`` unless
   ``columns`` maps anything.
 - ``jsonl``: one JSON object per line (gzip when the name ends in ``.gz``), mapped by ``columns``.
+- ``json``: one JSON array of objects, or one object whose values are objects (the key becomes
+  the row's ``id`` unless it has one); a file holding one object per line is read as JSONL.
 - ``csv``: a header row, then one row per item (stdlib ``csv``), mapped by ``columns``.
+- ``parquet``: a Parquet table (read with pandas), mapped by ``columns``.
 - ``cogeval``: the CogEval cognitive-map conversations with the fixed CogEval mapping
   (``columns`` is ignored); see :mod:`allure.dataset._cogeval`.
 """
@@ -24,6 +27,8 @@ SINGLE_COLUMN_FIELDS = (
     "id",
     "task",
     "response",
+    "response_b",
+    "rubric",
     "gold_answers",
     "gold_label",
     "recorded_label",
@@ -37,8 +42,9 @@ SINGLE_COLUMN_FIELDS = (
 class ColumnMap(BaseModel):
     """Which source column fills each :class:`~allure.models.Item` field.
 
-    Every value names a column (a JSON key or a CSV header). Only ``response`` is
-    always mapped; an unmapped field keeps the ``Item`` default.
+    Every value names a column (a JSON key or a CSV header; ``a.b`` reaches key ``b`` inside the
+    object in column ``a``). Only ``response`` is always mapped; an unmapped field keeps the
+    ``Item`` default.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -48,11 +54,15 @@ class ColumnMap(BaseModel):
     task: str | None = None
     """Column with the task (question) the generator answered; unmapped: empty."""
     response: str = "response"
-    """Column with the generator's response (required in every row)."""
+    """Column with the generator's response (required in every row); the first response of a pair."""
+    response_b: str | None = None
+    """Column with the second response of a pair (pairwise prompt sets)."""
+    rubric: str | None = None
+    """Column with each item's rubric text (rubric prompt sets; unmapped: ``[evaluator] rubric``)."""
     gold_answers: str | None = None
     """Column with the accepted correct answer(s): a JSON list, or a string split on ``gold_separator``."""
     gold_label: str | None = None
-    """Column with a reference label (an integer in the label set; empty = none)."""
+    """Column with a reference label (a label of the label set or a synonym; empty = none)."""
     recorded_label: str | None = None
     """Column with a label recorded by an earlier evaluator (replay mode; empty = none)."""
     recorded_output: str | None = None
@@ -91,6 +101,47 @@ class ColumnMap(BaseModel):
         return {f: col for f in SINGLE_COLUMN_FIELDS if (col := getattr(self, f)) is not None}
 
 
+class GoldScore(BaseModel):
+    """A numeric column that becomes the reference label by a threshold or bins (``[dataset.gold_score]``).
+
+    ``threshold = 2.5`` with ``labels = [0, 1]``: a score below 2.5 is ``0``, 2.5 or more is ``1``
+    (ALLURE's SummEval rule). ``bins = [2, 4]`` with three labels: below 2, 2 to below 4, 4 or more.
+    A list of numbers in a cell (several annotators) is averaged first.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    column: str
+    """The numeric column (a number, or a list of numbers that is averaged)."""
+    threshold: float | None = None
+    """One cut point: below it ``labels[0]``, at or above it ``labels[1]``."""
+    bins: list[float] | None = None
+    """Increasing cut points; ``len(bins) + 1`` labels."""
+    labels: list[int | str] = Field(default_factory=lambda: list[int | str]([0, 1]))
+    """The label of each bin, lowest scores first."""
+
+    @model_validator(mode="after")
+    def _cuts(self) -> GoldScore:
+        if (self.threshold is None) == (self.bins is None):
+            raise ValueError("set exactly one of threshold (one cut point) or bins (a list of cut points)")
+        cuts = self.cuts()
+        if any(b <= a for a, b in zip(cuts, cuts[1:], strict=False)):
+            raise ValueError(f"bins must increase, got {cuts}")
+        if len(self.labels) != len(cuts) + 1:
+            raise ValueError(
+                f"{len(cuts)} cut point(s) need {len(cuts) + 1} labels, got {len(self.labels)} in labels"
+            )
+        return self
+
+    def cuts(self) -> list[float]:
+        """The cut points."""
+        return [self.threshold] if self.threshold is not None else list(self.bins or [])
+
+    def label_of(self, score: float) -> int | str:
+        """The label of ``score``: the bin it falls in (a score equal to a cut point goes up)."""
+        return self.labels[sum(score >= c for c in self.cuts())]
+
+
 class DatasetSpec(BaseModel):
     """Where a dataset is and how to turn its rows into items (the ``[dataset]`` table)."""
 
@@ -102,6 +153,8 @@ class DatasetSpec(BaseModel):
     """How to read the file (see :data:`DatasetFormat`)."""
     columns: ColumnMap = Field(default_factory=ColumnMap)
     """Column mapping for ``jsonl`` and ``csv`` (ignored for ``cogeval``)."""
+    gold_score: GoldScore | None = None
+    """A numeric column turned into reference labels by a threshold or bins (instead of ``gold_label``)."""
     gold_separator: str = "||"
     """Separator that splits a string of gold answers (CSV cells, JSON strings) into a list."""
     limit: int | None = Field(default=None, ge=1)

@@ -6,10 +6,11 @@ reported at its place, with the fix.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from allure.errors import DatasetError
+from allure.labels import Label, LabelVocabulary, label_list
 
 
 def is_empty(value: Any) -> bool:
@@ -17,48 +18,49 @@ def is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def parse_label(value: Any, *, where: str, label_set: Sequence[int]) -> int | None:
-    """An integer label from a cell, or ``None`` for an empty one.
+def parse_label(
+    value: Any,
+    *,
+    where: str,
+    label_set: Sequence[Label],
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> Label | None:
+    """The label a cell names, or ``None`` for an empty one.
 
-    Accepts ints, integral floats (``1.0``) and their string forms (``"1"``, ``"1.0"``).
+    Integer label sets accept ints, integral floats (``1.0``) and their string forms (``"1"``);
+    string label sets match the label or one of its ``synonyms``, ignoring case and surrounding
+    quotes (``"Yes"`` is ``yes``).
 
     Raises:
-        DatasetError: the value is not an integer, or not in ``label_set``.
+        DatasetError: the value names no label of ``label_set``.
     """
     if is_empty(value):
         return None
-    allowed = ", ".join(str(x) for x in label_set)
-    label: int | None = None
-    if isinstance(value, bool):
-        label = int(value)
-    elif isinstance(value, int):
-        label = value
-    elif isinstance(value, float) and value.is_integer():
-        label = int(value)
-    elif isinstance(value, str):
-        text = value.strip()
-        try:
-            label = int(text)
-        except ValueError:
-            try:
-                number = float(text)
-            except ValueError:
-                number = float("nan")
-            if number.is_integer():
-                label = int(number)
-    if label is None:
+    vocab = LabelVocabulary(label_set, synonyms)
+    label = vocab.resolve(value)
+    if label is not None:
+        return label
+    allowed = label_list(label_set)
+    if vocab.is_int and not _is_integral(value):
         raise DatasetError(
             f"label {value!r} is not an integer",
             where=where,
-            fix=f"use one of {{{allowed}}} (or leave the cell empty for no label)",
+            fix=f"use one of {{{allowed}}} (or leave the cell empty for no label), or map the column "
+            "with a threshold ([dataset.gold_score])",
         )
-    if label not in label_set:
-        raise DatasetError(
-            f"label {label} is outside the label set {{{allowed}}}",
-            where=where,
-            fix=f"correct the value, or set the evaluator's label set to include {label}",
-        )
-    return label
+    raise DatasetError(
+        f"label {value!r} is outside the label set {{{allowed}}}",
+        where=where,
+        fix=f"correct the value, add it to label_set, or name it under [label_synonyms] as a form of one of "
+        f"{{{allowed}}}",
+    )
+
+
+def _is_integral(value: Any) -> bool:
+    try:
+        return float(str(value).strip()).is_integer()
+    except ValueError:
+        return False
 
 
 def parse_gold(value: Any, *, where: str, separator: str) -> list[str]:

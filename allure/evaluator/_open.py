@@ -9,23 +9,27 @@ from typing import TYPE_CHECKING
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from allure.config import label_pattern_for, replay_source
 from allure.evaluator._chat import ReplayChatModel, build_openai_model
 from allure.evaluator._runner import Evaluator
+from allure.labels import label_list
 from allure.models import Item
-from allure.prompts import load_prompt_set
+from allure.prompts import PromptSet, load_prompt_set
 from allure.store import RunStore
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
 
 
-def _recorded_outputs(items: list[Item], positive: int) -> dict[str, str]:
+def _recorded_outputs(items: list[Item], prompts: PromptSet) -> dict[str, str]:
+    """Item id -> the recorded output (shown, and parsed when no label is recorded), else the
+    recorded label written in the prompt set's answer format."""
     out = {}
     for it in items:
         if it.recorded_output is not None:
             out[it.id] = it.recorded_output
         elif it.recorded_label is not None:
-            out[it.id] = f"score: {it.recorded_label}"
+            out[it.id] = prompts.assistant.format(label=it.recorded_label)
     return out
 
 
@@ -40,26 +44,30 @@ def open_evaluator(
     says whether it did).
     """
     ev = spec.evaluator
-    prompts = load_prompt_set(ev.prompt)
+    prompts = load_prompt_set(ev.prompt).with_context(labels=label_list(spec.label_set), rubric=ev.rubric)
     common = dict(
         prompts=prompts,
         store=store,
         label_set=spec.label_set,
-        label_pattern=ev.label_pattern,
+        label_pattern=label_pattern_for(spec, prompts.assistant),
+        synonyms=spec.label_synonyms,
+        positive_label=spec.positive_label,
         concurrency=ev.concurrency,
         timeout_s=ev.timeout_s,
         max_retries=ev.max_retries,
         retry_backoff_s=ev.retry_backoff_s,
     )
     if ev.kind == "replay":
-        recorded = _recorded_outputs(items, spec.positive_label)
-        model = ReplayChatModel(recorded=recorded)
+        outputs = _recorded_outputs(items, prompts)
+        model = ReplayChatModel(recorded=outputs)
+        recorded = {it.id: it.recorded_label for it in items if it.recorded_label is not None}
         yield Evaluator(
             chat_model=model,
-            model_name="replay",
+            model_name=replay_source(spec),
             params=ev.params(),
             replay=True,
-            answer_key=lambda item: recorded.get(item.id, ""),
+            recorded_labels=recorded,
+            answer_key=lambda item: [item.recorded_label, outputs.get(item.id, "")],
             **common,  # type: ignore[arg-type]
         )
         return

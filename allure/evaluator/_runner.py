@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,8 +20,9 @@ from langchain_core.messages import BaseMessage
 
 from allure._fault import fault_point
 from allure.errors import EvaluatorError
-from allure.evaluator._parse import LabelParser, prob_positive
+from allure.evaluator._parse import prob_positive
 from allure.evaluator._redact import redact
+from allure.labels import Label, LabelParser, LabelVocabulary
 from allure.models import IclExample, Item, Verdict, stable_hash
 from allure.prompts import PromptSet
 from allure.store import RunStore
@@ -107,14 +108,17 @@ class Evaluator:
         params: dict[str, Any],
         prompts: PromptSet,
         store: RunStore,
-        label_set: Sequence[int],
+        label_set: Sequence[Label],
         label_pattern: str,
+        synonyms: Mapping[str, Sequence[str]] | None = None,
+        positive_label: Label | None = None,
         concurrency: int = 4,
         timeout_s: float = 120.0,
         max_retries: int = 3,
         retry_backoff_s: float = 0.5,
         retry_unparsed: int = 1,
         replay: bool = False,
+        recorded_labels: Mapping[str, Label] | None = None,
         revive: Callable[[], bool] | None = None,
         connect: Callable[[], BaseChatModel] | None = None,
         answer_key: AnswerKey | None = None,
@@ -127,14 +131,19 @@ class Evaluator:
         self.params = params
         self.prompts = prompts
         self.store = store
-        self.label_set = [int(x) for x in label_set]
-        self.parser = LabelParser(label_pattern, self.label_set)
+        self.label_set: list[Label] = list(label_set)
+        self.parser = LabelParser(label_pattern, LabelVocabulary(self.label_set, synonyms))
+        self.positive_label = self.label_set[-1] if positive_label is None else positive_label
+        others = [x for x in self.label_set if x != self.positive_label]
+        self.negative_label: Label | None = others[0] if len(others) == 1 else None
         self.concurrency = max(1, concurrency)
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.retry_backoff_s = retry_backoff_s
         self.retry_unparsed = retry_unparsed
         self.replay = replay
+        self.recorded_labels = dict(recorded_labels or {})
+        """Replay: item id -> the recorded label, used as is (the recorded output is only shown)."""
         self.revive = revive
         """Called on a connection error: restarts a dead server (the embedded one); True if it did."""
         self.claim_poll_s = 0.25
@@ -188,7 +197,8 @@ class Evaluator:
     # -- one call -------------------------------------------------------------------------------
     def _verdict(self, job: _Job, msg: Any, latency: float) -> Verdict:
         text = msg.content if isinstance(msg.content, str) else str(msg.content)
-        label = self.parser.parse(text)
+        recorded = self.recorded_labels.get(job.item.id)
+        label = recorded if recorded is not None else self.parser.parse(text)
         pt, ct, cached = _usage(msg)
         logprobs = (getattr(msg, "response_metadata", {}) or {}).get("logprobs")
         return Verdict(
@@ -196,7 +206,7 @@ class Evaluator:
             label=label,
             status="ok" if label is not None else "unparsed",
             raw_output=text,
-            prob_positive=prob_positive(logprobs, label, self.label_set[-1], self.label_set[0]),
+            prob_positive=prob_positive(logprobs, label, self.positive_label, self.negative_label),
             prompt_hash=job.prompt_hash,
             model=self.model_name,
             icl_ids=job.icl_ids,

@@ -49,6 +49,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     ctx.say(f"iteration {it}: evaluating {len(items)} items with {version.size} examples in memory")
     ctx.store.update_run(run_id, iteration=it, memory_version=version.content_hash)
     ctx.store.record_memory_version(run_id, it, version.content_hash, version.ids)
+    position: dict[str, Any] | None = None
     with open_evaluator(ctx.spec, ctx.store, items) as ev:
         result = ev.evaluate(
             run_id,
@@ -58,6 +59,32 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
             progress=ctx.eval_progress,
             claim_token=ctx.lease_token,
         )
+        if _swaps(ctx, ev.prompts.pairwise, items):
+            from allure.metrics import position_consistency
+
+            swapped = [swapped_item(x) for x in items]
+            ctx.say(f"iteration {it}: evaluating {len(swapped)} items with the two responses swapped")
+            again = ev.evaluate(
+                run_id,
+                it,
+                swapped,
+                lambda item: memory.retrieve(item, policy),
+                progress=ctx.eval_progress,
+                claim_token=ctx.lease_token,
+            )
+            labels = ctx.spec.label_set
+            position = position_consistency(
+                [v.label if (v := result.verdicts.get(x.id)) else None for x in items],
+                [v.label if (v := again.verdicts.get(x.id)) else None for x in swapped],
+                first=labels[0],
+                second=labels[1],
+            )
+            for name in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens"):
+                setattr(result.stats, name, getattr(result.stats, name) + getattr(again.stats, name))
+            ctx.say(
+                f"iteration {it}: position consistency {position['consistency']} over {position['n']} items, "
+                f"first position chosen in {position['first_position_rate']} of verdicts"
+            )
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = result.stats.as_dict()
     ctx.say(
@@ -76,6 +103,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
                 "stats": stats,
                 "memory_size": version.size,
                 "memory_version": version.content_hash,
+                "position": position,
             }
         ],
     }
@@ -97,6 +125,29 @@ def _fail_if_mostly_errors(
         where=f"evaluator {ev.model!r}" + (f" at {ev.base_url}" if ev.base_url else ""),
         fix=f"correct the evaluator (API key in ${ev.api_key_env}, base_url, model), then "
         f"`allure resume {run_id}`: failed calls are sent again, answered ones are kept",
+    )
+
+
+SWAPPED = "#swapped"
+"""Suffix of the id under which a pairwise item's swapped-order verdict is stored."""
+
+
+def swapped_item(item: Item) -> Item:
+    """The pairwise ``item`` with its two responses swapped (id suffixed with :data:`SWAPPED`)."""
+    return item.model_copy(
+        update={"id": item.id + SWAPPED, "response": item.response_b or "", "response_b": item.response}
+    )
+
+
+def _swaps(ctx: AuditContext, pairwise: bool, items: list[Item]) -> bool:
+    """Whether this pass also runs the swapped order: a live evaluator, a pairwise prompt set, pairs."""
+    ev = ctx.spec.evaluator
+    return (
+        pairwise
+        and ev.swap_positions
+        and ev.kind != "replay"
+        and len(ctx.spec.label_set) >= 2
+        and any(x.response_b is not None for x in items)
     )
 
 
@@ -140,10 +191,13 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     for split, m in metrics.items():
         ctx.store.record_metrics(run_id, it, split, m)
         fault_point("score")
-    ctx.say(
-        f"iteration {it}: held-out accuracy {_rounded(metrics['heldout'].accuracy)}, "
-        f"audit accuracy {_rounded(metrics['audit'].accuracy)}"
-    )
+    h, a = metrics["heldout"], metrics["audit"]
+    if h.n == 0:
+        ctx.say(f"iteration {it}: accuracy {_rounded(a.accuracy)} over all {a.n} items (none held out)")
+    else:
+        ctx.say(
+            f"iteration {it}: held-out accuracy {_rounded(h.accuracy)}, audit accuracy {_rounded(a.accuracy)}"
+        )
     return {}
 
 

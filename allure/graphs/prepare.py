@@ -14,6 +14,7 @@ from pathlib import Path
 from allure.config import AuditSpec
 from allure.dataset import load_items, split_heldout
 from allure.gold_check import GoldCheck
+from allure.labels import Label
 from allure.models import Item, Split
 from allure.report import ReferenceSource
 from allure.store import RunStore
@@ -25,7 +26,7 @@ class PreparedAudit:
 
     items: list[Item]
     """The items, in dataset order."""
-    references: dict[str, int | None]
+    references: dict[str, Label | None]
     """Item id -> reference label (``None``: the gold check could not decide)."""
     splits: dict[str, Split]
     """Item id -> ``audit`` or ``heldout``."""
@@ -59,7 +60,7 @@ def prepare_audit(spec: AuditSpec, project_dir: Path) -> PreparedAudit:
     """
     check = GoldCheck(spec.gold_check)
     base = Path(spec.base_dir) if spec.base_dir else project_dir
-    items = load_items(spec.dataset, base_dir=base, label_set=spec.label_set)
+    items = load_items(spec.dataset, base_dir=base, label_set=spec.label_set, synonyms=spec.label_synonyms)
     return PreparedAudit(
         items=items,
         references={it.id: check.reference_label(it) for it in items},

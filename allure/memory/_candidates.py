@@ -12,10 +12,20 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 
+from allure.labels import Label
 from allure.memory.failure_modes import classify_failure
 from allure.models import IclExample, Item, Split, Verdict
 
-_FROM_ITEM = {"task", "response", "gold_answers", "problem_type", "group", "generator"}
+_FROM_ITEM = {
+    "task",
+    "response",
+    "response_b",
+    "rubric",
+    "gold_answers",
+    "problem_type",
+    "group",
+    "generator",
+}
 """The fields a candidate copies from its item."""
 
 
@@ -23,7 +33,7 @@ def build_candidates(
     run_id: str,
     items: list[Item],
     *,
-    references: Mapping[str, int | None],
+    references: Mapping[str, Label | None],
     splits: Mapping[str, Split],
     verdicts: Mapping[str, Verdict],
     extract: Callable[[str], str | None],

@@ -23,7 +23,7 @@ class MemoryStats(BaseModel):
     """Problem type -> count, sorted by name."""
     by_group: dict[str, int]
     """Group -> count, sorted by name."""
-    by_correct_label: dict[int, int]
+    by_correct_label: dict[str, int]
     """Correct label -> count."""
     reviewers: dict[str, int]
     """Reviewer -> count."""
@@ -43,6 +43,6 @@ def memory_stats(memory: EpisodicMemory) -> MemoryStats:
         by_mode={m: modes.get(m, 0) for m in FAILURE_MODES},
         by_problem_type=dict(sorted(Counter(ex.problem_type for ex in examples).items())),
         by_group=dict(sorted(Counter(ex.group for ex in examples).items())),
-        by_correct_label=dict(sorted(Counter(ex.correct_label for ex in examples).items())),
+        by_correct_label=dict(sorted(Counter(str(ex.correct_label) for ex in examples).items())),
         reviewers=dict(sorted(Counter(ex.reviewer for ex in examples).items())),
     )

@@ -29,6 +29,7 @@ from allure.metrics._model import (
     SplitMetrics,
 )
 from allure.metrics._paired import icl_helped, paired_difference
+from allure.metrics._position import position_consistency
 
 __all__ = [
     "ArmComparison",
@@ -55,5 +56,6 @@ __all__ = [
     "mcnemar_exact_p",
     "mcnemar_test",
     "paired_difference",
+    "position_consistency",
     "percentile_interval",
 ]

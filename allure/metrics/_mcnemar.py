@@ -17,7 +17,7 @@ from math import comb
 
 from pydantic import BaseModel, ConfigDict
 
-from allure.metrics._common import MetricsError, check_same_length
+from allure.metrics._common import Label, MetricsError, check_same_length
 
 
 class McNemarResult(BaseModel):
@@ -58,12 +58,12 @@ def mcnemar_exact_p(b: int, c: int) -> float:
     return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
 
 
-def _right(pred: int | None, ref: int) -> bool:
-    return pred is not None and int(pred) == int(ref)
+def _right(pred: Label | None, ref: Label) -> bool:
+    return pred is not None and bool(pred == ref)
 
 
 def mcnemar_test(
-    y_true: Sequence[int | None], pred_a: Sequence[int | None], pred_b: Sequence[int | None]
+    y_true: Sequence[Label | None], pred_a: Sequence[Label | None], pred_b: Sequence[Label | None]
 ) -> McNemarResult:
     """McNemar's exact test of ``pred_b`` against ``pred_a`` on the same items.
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -13,6 +13,13 @@ from allure.errors import SpecError
 from allure.models import IclExample, Item
 
 _FILES = ("system.txt", "user.txt", "assistant.txt")
+
+PROMPT_SETS = ("grader", "pairwise", "rubric", "reference_free")
+"""The prompt sets shipped in ``allure/prompts/`` (the judge shapes)."""
+
+USER_FIELDS = frozenset({"task", "gold_answers", "response", "response_b", "rubric", "labels"})
+"""Placeholders a user template may use: the item's task, gold answers, response (the first
+response of a pair), second response, rubric, and the label set as text."""
 
 
 def format_gold(answers: list[str]) -> str:
@@ -33,9 +40,35 @@ class PromptSet:
     system: str
     user: str
     assistant: str
+    labels: str = "0, 1"
+    """The label set as text, for the ``{labels}`` placeholder."""
+    rubric: str = ""
+    """The spec's rubric text, for items without their own."""
+    example_user: str = ""
+    """The ICL example's user turn (``example_user.txt``; default: ``user``); may also use ``{label}``."""
     _examples_cache: dict[tuple[str, ...], list[BaseMessage]] = field(
         default_factory=dict, compare=False, repr=False
     )
+
+    @property
+    def pairwise(self) -> bool:
+        """True when the user turn shows two responses (``{response_b}``)."""
+        return "{response_b}" in self.user
+
+    def with_context(self, *, labels: str, rubric: str = "") -> PromptSet:
+        """This set with the label set's text and the spec's rubric filled in."""
+        return replace(self, labels=labels, rubric=rubric, _examples_cache={})
+
+    def fields(self, item: Item | IclExample) -> dict[str, str]:
+        """The user template's values for an item or an ICL example."""
+        return {
+            "task": item.task,
+            "gold_answers": format_gold(item.gold_answers),
+            "response": item.response,
+            "response_b": item.response_b or "",
+            "rubric": item.rubric or self.rubric,
+            "labels": self.labels,
+        }
 
     def chat_template(self) -> ChatPromptTemplate:
         """System turn, then the ICL pairs, then the item's user turn."""
@@ -49,14 +82,9 @@ class PromptSet:
         cached = self._examples_cache.get(key)
         if cached is None:
             cached = []
+            template = self.example_user or self.user
             for ex in examples:
-                cached.append(
-                    HumanMessage(
-                        self.user.format(
-                            task=ex.task, gold_answers=format_gold(ex.gold_answers), response=ex.response
-                        )
-                    )
-                )
+                cached.append(HumanMessage(template.format(**self.fields(ex), label=ex.correct_label)))
                 cached.append(AIMessage(self.assistant.format(label=ex.correct_label)))
             if len(self._examples_cache) > 256:
                 self._examples_cache.clear()
@@ -66,13 +94,9 @@ class PromptSet:
     def render(self, item: Item, examples: list[IclExample]) -> list[BaseMessage]:
         """The full message list for ``item`` with ``examples`` before it (same as ``chat_template()``)."""
         return [
-            SystemMessage(self.system),
+            SystemMessage(self.system.format(labels=self.labels)),
             *self.example_messages(examples),
-            HumanMessage(
-                self.user.format(
-                    task=item.task, gold_answers=format_gold(item.gold_answers), response=item.response
-                )
-            ),
+            HumanMessage(self.user.format(**self.fields(item))),
         ]
 
 
@@ -89,7 +113,8 @@ def load_prompt_set(name_or_path: str) -> PromptSet:
             raise SpecError(
                 f"unknown prompt set {name_or_path!r}",
                 where="evaluator.prompt",
-                fix="use 'grader' or a folder holding system.txt, user.txt and assistant.txt",
+                fix=f"use one of {', '.join(PROMPT_SETS)}, or a folder holding system.txt, user.txt and "
+                "assistant.txt",
             )
         folder = Path(str(builtin))
     texts = {}
@@ -100,11 +125,20 @@ def load_prompt_set(name_or_path: str) -> PromptSet:
                 f"prompt file missing: {fname}", where=str(f), fix=f"add {fname} to the prompt folder"
             )
         texts[fname] = f.read_text(encoding="utf-8").strip()
-    ps = PromptSet(folder.name, texts["system.txt"], texts["user.txt"], texts["assistant.txt"])
-    allowed = {
-        "user.txt": {"task", "gold_answers", "response"},
+    if (folder / "example_user.txt").is_file():
+        texts["example_user.txt"] = (folder / "example_user.txt").read_text(encoding="utf-8").strip()
+    ps = PromptSet(
+        folder.name,
+        texts["system.txt"],
+        texts["user.txt"],
+        texts["assistant.txt"],
+        example_user=texts.get("example_user.txt", ""),
+    )
+    allowed: dict[str, set[str]] = {
+        "user.txt": set(USER_FIELDS),
+        "example_user.txt": set(USER_FIELDS) | {"label"},
         "assistant.txt": {"label"},
-        "system.txt": set(),
+        "system.txt": {"labels"},
     }
     for fname, text in texts.items():
         try:

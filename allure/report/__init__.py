@@ -12,6 +12,7 @@ from allure.report._model import (
     DatasetInfo,
     EvaluatorInfo,
     IterationReport,
+    PositionConsistency,
     ReferenceSource,
     ReplayAgreement,
     ReportData,
@@ -19,7 +20,7 @@ from allure.report._model import (
     migrate_report,
 )
 from allure.report._plot import render_plot
-from allure.report._summary import SUMMARY_HEADER, helped_sentence, summary_table
+from allure.report._summary import SUMMARY_HEADER, headline, helped_sentence, nothing_held_out, summary_table
 from allure.report._write import METRICS_PNG, REPORT_JSON, REPORT_MD, read_report, write_report
 
 __all__ = [
@@ -33,13 +34,16 @@ __all__ = [
     "DatasetInfo",
     "EvaluatorInfo",
     "IterationReport",
+    "PositionConsistency",
     "ReferenceSource",
     "ReplayAgreement",
     "ReportData",
     "ReportError",
     "build_run_report",
+    "headline",
     "helped_sentence",
     "migrate_report",
+    "nothing_held_out",
     "read_report",
     "render_markdown",
     "render_plot",

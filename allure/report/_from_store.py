@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from allure._io import atomic_write_lines
+from allure.config import replay_source
 from allure.metrics import PairedDifference, PairedMetric, icl_helped
 from allure.models import utcnow
 from allure.report._model import (
@@ -70,6 +71,7 @@ def _iteration(
         errors=stats.get("errors", 0),
         retries=stats.get("retries", 0),
         candidates=CandidateCounts(proposed=sum(counts.values()), **counts),
+        position=entry.get("position"),
     )
 
 
@@ -108,7 +110,9 @@ def build_run_report(
         status="done",
         stop_reason=stop_reason,
         evaluator=EvaluatorInfo(
-            kind=spec.evaluator.kind, model=spec.evaluator.model, params=spec.evaluator.params()
+            kind=spec.evaluator.kind,
+            model=replay_source(spec) if spec.evaluator.kind == "replay" else spec.evaluator.model,
+            params=spec.evaluator.params(),
         ),
         dataset=DatasetInfo(
             path=spec.dataset.path,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from allure.metrics import GroupErrors, SplitMetrics
-from allure.report._format import DASH, md_table, metric_cells, num
+from allure.report._format import DASH, md_table, metric_cells, num, signed
 from allure.report._model import ReplayAgreement, ReportData
-from allure.report._summary import helped_sentence
+from allure.report._summary import headline, helped_sentence, nothing_held_out
 from allure.safe_text import one_line
 
 TOP_ROWS = 10
@@ -81,9 +81,16 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     """
     ev, ds = data.evaluator, data.dataset
     out = [f"# allure report: run {one_line(data.run_id)}", ""]
+    top = headline(data)
+    if top:
+        out += [one_line(top), ""]
     out += [
         one_line(helped_sentence(data) or "")
-        or "Not measured whether ICL examples helped: the run has a single iteration.",
+        or (
+            "Not measured whether ICL examples helped: nothing is held out."
+            if nothing_held_out(data)
+            else "Not measured whether ICL examples helped: the run has a single iteration."
+        ),
         "",
     ]
     f1_line = helped_sentence(data, "f1")
@@ -92,7 +99,11 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     out += [
         f"- Status: {data.status}" + (f" ({one_line(data.stop_reason)})" if data.stop_reason else ""),
         f"- Started: {data.created_at}; finished: {data.finished_at or DASH}",
-        f"- Evaluator: {one_line(ev.kind)}" + (f", model `{one_line(ev.model)}`" if ev.model else ""),
+        (
+            f"- Evaluator: {one_line(ev.model)}"
+            if ev.kind == "replay"
+            else f"- Evaluator: {one_line(ev.kind)}" + (f", model `{one_line(ev.model)}`" if ev.model else "")
+        ),
         f"- Dataset: `{one_line(ds.path)}`, {ds.n_items} items ({ds.n_audit} audit, {ds.n_heldout} held-out)",
         f"- Reference labels: {one_line(data.reference_source)}",
         f"- Plot: [{plot_name}]({plot_name})",
@@ -106,13 +117,27 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
         "",
     ]
     for split in ("heldout", "audit"):
+        if split == "heldout" and nothing_held_out(data):
+            continue
         if any(split in it.splits for it in data.iterations):
             out += [f"## {SPLIT_TITLES[split]}", "", *_iteration_table(data, split), ""]
+    positions = [(it.iteration, it.position) for it in data.iterations if it.position is not None]
+    if positions:
+        out += ["## Position consistency (pairwise, responses swapped)", ""]
+        out += md_table(
+            ["iter", "items", "consistent", "consistency", "first position chosen", "position bias"],
+            [
+                [str(i), str(p.n), str(p.consistent), num(p.consistency), num(p.first_position_rate)]
+                + [signed(p.position_bias)]
+                for i, p in positions
+            ],
+        )
+        out.append("")
     if data.iterations:
         last = data.iterations[-1]
         for split in ("heldout", "audit"):
             m = last.splits.get(split)
-            if m is None:
+            if m is None or m.n == 0:
                 continue
             out += [
                 f"## Last iteration ({last.iteration}), {SPLIT_NAMES[split]} split: confusion matrix",

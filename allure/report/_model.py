@@ -65,6 +65,22 @@ class CandidateCounts(BaseModel):
     """Not decided yet."""
 
 
+class PositionConsistency(BaseModel):
+    """A pairwise evaluator's verdicts with the two responses shown in both orders."""
+
+    n: int
+    """Items whose verdict parsed in both orders."""
+    consistent: int
+    """Of those, items whose verdict names the same response after the swap."""
+    consistency: float | None
+    """``consistent / n``: the share of verdicts that survive the swap (1 = no position effect)."""
+    first_position_rate: float | None
+    """Share of all parsed verdicts (both orders) that chose the response shown first
+    (0.5 = no position bias; ties excluded)."""
+    position_bias: float | None
+    """``first_position_rate - 0.5``: positive favours the first position, negative the second."""
+
+
 class IterationReport(BaseModel):
     """One pass of the evaluator over the items."""
 
@@ -100,6 +116,8 @@ class IterationReport(BaseModel):
     """Calls repeated after a transient failure or an output with no label."""
     candidates: CandidateCounts = Field(default_factory=CandidateCounts)
     """Candidate ICL examples proposed and decided in this iteration."""
+    position: PositionConsistency | None = None
+    """Pairwise prompt sets: verdicts with the responses swapped (``None`` otherwise)."""
 
 
 class ReplayAgreement(BaseModel):

@@ -53,19 +53,55 @@ SUMMARY_HEADER = [
     "calls",
     "cache hits",
 ]
-"""Column names of :func:`summary_table`."""
+"""Column names of :func:`summary_table` (a run that holds nothing out names ``all`` instead of ``held-out``)."""
+
+
+def nothing_held_out(data: ReportData) -> bool:
+    """True when no iteration has a held-out item (``heldout_fraction = 0``: a one-pass audit of a judge)."""
+    return bool(data.iterations) and all(
+        (it.splits.get("heldout") is None or it.splits["heldout"].n == 0) for it in data.iterations
+    )
+
+
+def headline(data: ReportData) -> str | None:
+    """The metrics of the last pass over all items when nothing is held out, as one sentence.
+
+    Example: ``All 100 items (nothing held out), last pass: accuracy 0.81 [0.73, 0.88], F1 0.72,
+    kappa 0.55, AUC 0.80; 0 unparsed.`` ``None`` when a held-out split exists.
+    """
+    if not nothing_held_out(data):
+        return None
+    last = data.iterations[-1]
+    m = last.splits.get("all") or last.splits.get("audit")
+    if m is None:
+        return None
+    parts = [f"accuracy {with_ci(m.accuracy, m.ci.accuracy)}"]
+    parts += [f"{name} {num(v)}" for name, v in (("F1", m.f1), ("macro F1", m.f1_macro), ("kappa", m.kappa))]
+    if m.auc is not None:
+        parts.append(f"AUC {num(m.auc)}")
+    return (
+        f"All {m.n} items (nothing held out), pass {last.iteration}: {', '.join(parts)}; "
+        f"{m.n_unparsed} unparsed, {m.n_no_reference} without a reference."
+    )
 
 
 def summary_table(data: ReportData) -> list[list[str]]:
     """Rows for a terminal table: the header first, then one row per iteration.
 
-    Held-out accuracy carries its 95% interval; ``unparsed`` is held-out + audit.
+    Held-out accuracy carries its 95% interval; ``unparsed`` is held-out + audit. When nothing is
+    held out, the metric columns are over all items (headed ``all``).
     """
-    rows = [list(SUMMARY_HEADER)]
+    everything = nothing_held_out(data)
+    header = [h.replace("held-out", "all") for h in SUMMARY_HEADER] if everything else list(SUMMARY_HEADER)
+    rows = [header]
     for it in data.iterations:
-        h = it.splits.get("heldout")
         a = it.splits.get("audit")
-        unparsed = sum(m.n_unparsed for m in (h, a) if m is not None)
+        h = (it.splits.get("all") or a) if everything else it.splits.get("heldout")
+        unparsed = (
+            (h.n_unparsed if h else 0)
+            if everything
+            else sum(m.n_unparsed for m in (it.splits.get("heldout"), a) if m is not None)
+        )
         rows.append(
             [
                 str(it.iteration),

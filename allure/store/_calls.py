@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from allure.labels import Label, decode_label, encode_label
 from allure.models import Verdict, utcnow
 from allure.store._base import StoreBase
 
@@ -24,7 +25,9 @@ _VERDICT_COLUMNS = tuple(f for f in Verdict.model_fields if f not in ("icl_ids",
 
 
 def _verdict(row: sqlite3.Row, icl_ids: list[str]) -> Verdict:
-    return Verdict.model_validate({**{k: row[k] for k in _VERDICT_COLUMNS}, "icl_ids": icl_ids})
+    fields = {k: row[k] for k in _VERDICT_COLUMNS}
+    fields["label"] = decode_label(fields["label"])
+    return Verdict.model_validate({**fields, "icl_ids": icl_ids})
 
 
 class CallsStore(StoreBase):
@@ -77,7 +80,7 @@ class CallsStore(StoreBase):
                         v.model,
                         params_json,
                         v.status,
-                        v.label,
+                        encode_label(v.label),
                         v.raw_output,
                         v.prob_positive,
                         v.error,
@@ -122,7 +125,7 @@ class CallsStore(StoreBase):
         """Number of calls stored (all runs)."""
         return int(self._query("SELECT COUNT(*) AS n FROM calls")[0]["n"])
 
-    def calls_with_example(self, example_id: str) -> list[tuple[str, Verdict, int | None]]:
+    def calls_with_example(self, example_id: str) -> list[tuple[str, Verdict, Label | None]]:
         """``(run_id, verdict, reference_label)`` for every run verdict whose prompt carried ``example_id``."""
         rows = self._query(
             "SELECT v.run_id, i.reference_label, v.item_id AS linked_item, c.* FROM call_examples e "
@@ -132,6 +135,10 @@ class CallsStore(StoreBase):
             (example_id,),
         )
         return [
-            (r["run_id"], v.model_copy(update={"item_id": r["linked_item"]}), r["reference_label"])
+            (
+                r["run_id"],
+                v.model_copy(update={"item_id": r["linked_item"]}),
+                decode_label(r["reference_label"]),
+            )
             for r, v in zip(rows, self._verdicts(rows), strict=True)
         ]

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from allure.errors import ReviewError
+from allure.labels import Label, LabelVocabulary, label_list
 from allure.models import IclExample, ReviewDecision, utcnow
 from allure.store._base import StoreBase
 
@@ -62,7 +63,7 @@ class ReviewStore(StoreBase):
         return counts
 
     def record_decision(
-        self, run_id: str, decision: ReviewDecision, *, label_set: Iterable[int] | None = None
+        self, run_id: str, decision: ReviewDecision, *, label_set: Iterable[Label] | None = None
     ) -> IclExample:
         """Apply and log one review decision at once; returns the updated example."""
         rows = self._query(
@@ -74,13 +75,16 @@ class ReviewStore(StoreBase):
                 where="candidate_id",
                 fix="use an id from `allure review RUN --export pending.jsonl`",
             )
-        labels = set(label_set) if label_set is not None else None
-        if decision.label is not None and labels is not None and decision.label not in labels:
-            raise ReviewError(
-                f"label {decision.label} is not in the label set {sorted(labels)}",
-                where=f"candidate {decision.candidate_id}, field 'label'",
-                fix=f"use one of {sorted(labels)}",
-            )
+        if decision.label is not None and label_set is not None:
+            labels = list(label_set)
+            found = LabelVocabulary(labels).resolve(decision.label)
+            if found is None:
+                raise ReviewError(
+                    f"label {decision.label!r} is not in the label set [{label_list(labels)}]",
+                    where=f"candidate {decision.candidate_id}, field 'label'",
+                    fix=f"use one of {label_list(labels)}",
+                )
+            decision = decision.model_copy(update={"label": found})
         ex = IclExample.model_validate_json(rows[0]["example_json"])
         ex.decision = decision.decision
         if decision.label is not None:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from allure.errors import StoreError
+from allure.labels import Label, decode_label, encode_label
 from allure.models import Item, Split, stable_hash, utcnow
 from allure.store._base import StoreBase
 from allure.store._leases import holder_from_row
@@ -132,14 +133,21 @@ class RunsStore(StoreBase):
             )
 
     def add_items(
-        self, run_id: str, items: list[Item], splits: dict[str, Split], reference: dict[str, int | None]
+        self, run_id: str, items: list[Item], splits: dict[str, Split], reference: dict[str, Label | None]
     ) -> None:
-        """Store a run's items with their split and reference label (idempotent)."""
+        """Store a run's items with their split and reference label (idempotent; a label keeps its type)."""
         with self._tx() as c:
             c.executemany(
                 "INSERT OR IGNORE INTO items (run_id, item_id, seq, split, reference_label, item_json) VALUES (?,?,?,?,?,?)",
                 [
-                    (run_id, it.id, i, splits[it.id], reference.get(it.id), it.model_dump_json())
+                    (
+                        run_id,
+                        it.id,
+                        i,
+                        splits[it.id],
+                        encode_label(reference.get(it.id)),
+                        it.model_dump_json(),
+                    )
                     for i, it in enumerate(items)
                 ],
             )
@@ -157,10 +165,10 @@ class RunsStore(StoreBase):
         rows = self._query("SELECT item_id, split FROM items WHERE run_id=?", (run_id,))
         return {r["item_id"]: r["split"] for r in rows}
 
-    def reference_labels(self, run_id: str) -> dict[str, int | None]:
+    def reference_labels(self, run_id: str) -> dict[str, Label | None]:
         """Item id -> reference label (``None`` where the gold check could not decide)."""
         rows = self._query("SELECT item_id, reference_label FROM items WHERE run_id=?", (run_id,))
-        return {r["item_id"]: r["reference_label"] for r in rows}
+        return {r["item_id"]: decode_label(r["reference_label"]) for r in rows}
 
     def record_memory_version(self, run_id: str, iteration: int, content_hash: str, ids: list[str]) -> None:
         """Name the memory an iteration's prompts drew from: its example ids and content hash."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from allure.errors import ReviewError
+from allure.labels import Label
 from allure.models import FailureMode, IclExample, ReviewDecision, ReviewDecisionKind, utcnow
 from allure.store import RunStore
 
@@ -28,7 +29,7 @@ FilterField = Literal["failure_mode", "problem_type", "generator"]
 class Draft:
     """Edits to a pending candidate, carried by its next decision."""
 
-    label: int | None = None
+    label: Label | None = None
     failure_mode: FailureMode | None = None
     comment: str | None = None
 
@@ -71,12 +72,12 @@ class ReviewQueue:
         examples: Sequence[IclExample],
         *,
         reviewer: str,
-        label_set: Sequence[int] = (0, 1),
+        label_set: Sequence[Label] = (0, 1),
     ) -> None:
         self.store = store
         self.run_id = run_id
         self.reviewer = reviewer
-        self.label_set = [int(v) for v in label_set] or [0, 1]
+        self.label_set: list[Label] = list(label_set) or [0, 1]
         self.examples = list(examples)
         self.position = {ex.id: i for i, ex in enumerate(self.examples)}
         self.drafts: dict[str, Draft] = {}
@@ -165,7 +166,7 @@ class ReviewQueue:
         )
         return self._record(decision)
 
-    def cycle_label(self, candidate_id: str) -> int:
+    def cycle_label(self, candidate_id: str) -> Label:
         """Set the candidate's label to the next one in the label set; returns it."""
         shown, _ = self.shown(candidate_id)
         labels = self.label_set
@@ -212,7 +213,7 @@ class ReviewQueue:
         self,
         candidate_id: str,
         *,
-        label: int | None = None,
+        label: Label | None = None,
         failure_mode: FailureMode | None = None,
         comment: str | None = None,
     ) -> None:

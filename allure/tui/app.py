@@ -17,6 +17,7 @@ from textual.widgets import Footer, Header, Static
 
 from allure.decisions import default_reviewer
 from allure.errors import AllureError
+from allure.labels import Label
 from allure.models import FailureMode, IclExample, ReviewDecisionKind
 from allure.store import RunStore
 from allure.tui._keys import HELP, REVIEW_ACTIONS, REVIEW_BINDINGS
@@ -289,7 +290,7 @@ def create_app(
     reviewer: str | None = None,
     resume: ResumeFn | None = None,
     project_dir: Path | None = None,
-    label_set: Sequence[int] | None = None,
+    label_set: Sequence[Label] | None = None,
 ) -> ReviewApp:
     """Build the review app over the current review round of ``run_id``.
 

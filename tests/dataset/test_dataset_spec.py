@@ -40,7 +40,7 @@ def test_typos_and_bad_values_are_refused() -> None:
     with pytest.raises(ValidationError, match="respons"):
         ColumnMap.model_validate({"respons": "answer"})
     with pytest.raises(ValidationError, match="format"):
-        DatasetSpec.model_validate({"path": "x", "format": "parquet"})
+        DatasetSpec.model_validate({"path": "x", "format": "xlsx"})
     with pytest.raises(ValidationError, match="limit"):
         DatasetSpec(path="x", limit=0)
     with pytest.raises(ValidationError, match="gold_separator"):

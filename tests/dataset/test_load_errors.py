@@ -106,10 +106,10 @@ def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
 
 
 def test_unknown_extension(tmp_path: Path) -> None:
-    path = tmp_path / "d.parquet"
-    path.write_bytes(b"PAR1")
+    path = tmp_path / "d.xlsx"
+    path.write_bytes(b"PK")
     err = str(load(path))
-    assert "field 'format'" in err and 'format = "jsonl"' in err
+    assert "field 'format'" in err and 'format = "jsonl" | "json"' in err
 
 
 def test_truncated_gzip(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def _write(path: Path, rows: list[str]) -> Path:
         ("{not json", "malformed JSON"),
         ('["a list"]', "expected a JSON object"),
         (json.dumps({**make_example(50).model_dump(), "failure_mode": "verbosity"}), "field 'failure_mode'"),
-        (json.dumps({**make_example(51).model_dump(), "correct_label": "yes"}), "field 'correct_label'"),
+        (json.dumps({**make_example(51).model_dump(), "correct_label": [1]}), "field 'correct_label'"),
         (
             json.dumps({k: v for k, v in make_example(52).model_dump().items() if k != "response"}),
             "field 'response'",

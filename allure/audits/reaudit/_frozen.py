@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from allure.config import AuditSpec, ReauditSplit
 from allure.errors import ReauditError
+from allure.labels import Label
 from allure.models import Item, stable_hash, utcnow
 from allure.store import RunStore
 
@@ -23,7 +24,7 @@ class FrozenItem(BaseModel):
 
     item: Item
     """The item (task, response, gold answers, problem type...)."""
-    reference_label: int | None
+    reference_label: Label | None
     """The reference label (``None``: the gold check could not decide; the item is not scored)."""
 
 
@@ -54,7 +55,7 @@ class FrozenSet(BaseModel):
         """Number of items."""
         return len(self.items)
 
-    def references(self) -> dict[str, int | None]:
+    def references(self) -> dict[str, Label | None]:
         """Item id -> reference label."""
         return {fi.item.id: fi.reference_label for fi in self.items}
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from allure.config import GateSpec
 from allure.gold_check import GoldCheckConfig
+from allure.labels import Label
 from allure.metrics import SplitMetrics
 from allure.models import FailureMode, Item
 
@@ -71,9 +72,9 @@ class Flip(BaseModel):
     """Its problem type."""
     reference_label: int
     """The reference label."""
-    baseline_label: int | None
+    baseline_label: Label | None
     """The baseline's label (right)."""
-    label: int | None
+    label: Label | None
     """This re-audit's label (wrong; ``None``: unparsed)."""
     failure_mode: FailureMode
     """The failure mode of the response (the rules of :func:`allure.memory.failure_modes.classify_failure`)."""
@@ -109,14 +110,14 @@ def metric_value(metrics: SplitMetrics, name: str) -> float | None:
     return None if v is None else float(v)
 
 
-def _metrics(refs: list[int | None], labels: list[int | None], label_set: list[int]) -> SplitMetrics:
+def _metrics(refs: list[Label | None], labels: list[Label | None], label_set: list[Label]) -> SplitMetrics:
     from allure.metrics import compute_metrics
 
     return compute_metrics(refs, labels, labels=tuple(label_set), pos_label=label_set[-1], n_resamples=100)
 
 
-def _right(label: int | None, ref: int | None) -> bool:
-    return label is not None and ref is not None and int(label) == int(ref)
+def _right(label: Label | None, ref: Label | None) -> bool:
+    return label is not None and ref is not None and label == ref
 
 
 def _fmt(v: float | None) -> str:
@@ -127,12 +128,12 @@ def evaluate_gate(
     gate: GateSpec,
     *,
     items: list[Item],
-    references: dict[str, int | None],
-    labels: dict[str, int | None],
+    references: dict[str, Label | None],
+    labels: dict[str, Label | None],
     metrics: SplitMetrics,
-    label_set: list[int],
+    label_set: list[Label],
     baseline_id: str = "",
-    baseline_labels: dict[str, int | None] | None = None,
+    baseline_labels: dict[str, Label | None] | None = None,
     gold_check: GoldCheckConfig | None = None,
 ) -> GateResult:
     """Run every check of ``gate`` on a re-audit's labels.
@@ -261,9 +262,9 @@ def evaluate_gate(
 def _by_type(
     gate: GateSpec,
     items: list[Item],
-    references: dict[str, int | None],
-    labels: dict[str, int | None],
-    baseline_labels: dict[str, int | None] | None,
+    references: dict[str, Label | None],
+    labels: dict[str, Label | None],
+    baseline_labels: dict[str, Label | None] | None,
     paired: list[Item],
 ) -> list[GateCheck]:
     from allure.metrics import holm_adjust, mcnemar_test

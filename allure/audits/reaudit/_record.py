@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from allure.audits.reaudit._fingerprint import Fingerprint
 from allure.audits.reaudit._gate import GateResult, GateStatus
+from allure.labels import Label
 from allure.metrics import SplitMetrics
 
 EXIT_PASS = 0
@@ -65,7 +66,7 @@ class ReauditRecord(BaseModel):
     """Prompt-set diff against the baseline's prompts, one line per changed template."""
     metrics: SplitMetrics
     """:func:`allure.metrics.compute_metrics` over the set (with 95% bootstrap intervals)."""
-    labels: dict[str, int | None]
+    labels: dict[str, Label | None]
     """Item id -> label (``None``: unparsed); the next re-audit pairs with these."""
     gate: GateResult
     """The gate's verdict."""

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Collapsible, Static
 
+from allure.labels import Label
 from allure.models import IclExample
 from allure.tui._queue import mark_of
 from allure.tui._similar import SimilarRows
@@ -37,7 +38,7 @@ class CandidateView(Vertical):
         yield Static(id="similar")
 
     def show(
-        self, example: IclExample, *, edited: bool, number: int, total: int, proposed: int | None = None
+        self, example: IclExample, *, edited: bool, number: int, total: int, proposed: Label | None = None
     ) -> None:
         """Draw ``example`` (its draft applied; ``edited`` marks a draft; ``proposed``: the stored label)."""
         mark = mark_of(example)

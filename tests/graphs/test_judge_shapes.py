@@ -1,0 +1,156 @@
+"""Judge shapes end to end through ``allure audit``: pairwise replay with labels 1/2, pairwise with the
+responses swapped, string labels, and a one-pass audit that holds nothing out."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import ScriptedServer
+
+ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1"}
+
+
+def run_cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "allure.cli.main", *args, "--project", str(tmp / "proj")],
+        cwd=tmp,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def last_report(tmp: Path) -> dict[str, Any]:
+    (path,) = (tmp / "proj" / ".allure" / "runs").glob("*/report.json")
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def write_pairwise_csv(path: Path, n: int = 60) -> list[dict[str, str]]:
+    """A pairwise dataset: human winner 1/2, a judge's recorded verdict 1/2 and its raw output, whose
+    wording ("Output (a) is better") no score pattern reads."""
+    rng = random.Random(7)
+    rows = []
+    for i in range(n):
+        human = rng.choice(["1", "2"])
+        judge = human if rng.random() < 0.7 else ("2" if human == "1" else "1")
+        rows.append(
+            {
+                "question_id": f"q{i}",
+                "prompt": f"Question {i}: explain topic {i}.",
+                "response_a": "short answer" * (1 + i % 3),
+                "response_b": "a longer answer " * (1 + i % 4),
+                "model_a": f"model-{i % 3}",
+                "winner": human,
+                "judge_verdict": judge,
+                "judge_output": f"After comparing both, Output ({'a' if judge == '1' else 'b'}) is better.",
+            }
+        )
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return rows
+
+
+def test_pairwise_replay_with_labels_1_2_has_no_unparsed_and_the_files_agreement(tmp_path: Path) -> None:
+    rows = write_pairwise_csv(tmp_path / "pairs.csv")
+    (tmp_path / "audit.toml").write_text(
+        """
+name = "pairwise-replay"
+label_set = [1, 2]
+[dataset]
+path = "pairs.csv"
+[dataset.columns]
+id = "question_id"
+task = "prompt"
+response = "response_a"
+response_b = "response_b"
+gold_label = "winner"
+recorded_label = "judge_verdict"
+recorded_output = "judge_output"
+[evaluator]
+kind = "replay"
+prompt = "pairwise"
+[memory]
+location = "memory"
+[loop]
+max_iterations = 1
+heldout_fraction = 0
+"""
+    )
+    res = run_cli(tmp_path, "audit", "audit.toml")
+    assert res.returncode == 0, res.stderr
+    report = last_report(tmp_path)
+    m = report["iterations"][-1]["splits"]["all"]
+    direct = sum(r["winner"] == r["judge_verdict"] for r in rows) / len(rows)
+    assert m["n_unparsed"] == 0 and m["n_scored"] == len(rows)
+    assert m["accuracy"] == direct
+    assert report["evaluator"]["model"] == "recorded labels from column judge_verdict"
+    # nothing held out: the summary shows every item's figures, not empty held-out columns
+    assert "all acc" in res.stdout and f"All {len(rows)} items (nothing held out)" in res.stdout
+    assert f"accuracy {direct:.3f}" in res.stdout
+
+
+def test_pairwise_audit_swaps_the_responses_and_reports_position_consistency(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    rows = write_pairwise_csv(tmp_path / "pairs.csv", n=12)
+    (tmp_path / "audit.toml").write_text(
+        f"""
+name = "pairwise-live"
+label_set = ["A", "B"]
+[label_synonyms]
+A = ["1"]
+B = ["2"]
+[dataset]
+path = "pairs.csv"
+[dataset.columns]
+id = "question_id"
+task = "prompt"
+response = "response_a"
+response_b = "response_b"
+gold_label = "winner"
+[evaluator]
+kind = "openai"
+model = "scripted"
+base_url = "{scripted_server.base_url}"
+api_key_env = "ALLURE_TEST_KEY"
+prompt = "pairwise"
+concurrency = 1
+[memory]
+location = "memory"
+[loop]
+max_iterations = 1
+heldout_fraction = 0
+"""
+    )
+    res = run_cli(tmp_path, "audit", "audit.toml")
+    assert res.returncode == 0, res.stderr
+    report = last_report(tmp_path)
+    it = report["iterations"][-1]
+    # zero-shot the scripted judge always picks the response shown first: every verdict flips with
+    # the swap (consistency 0) and the first position is chosen every time (bias +0.5)
+    assert it["position"] == {
+        "n": 12,
+        "consistent": 0,
+        "consistency": 0.0,
+        "first_position_rate": 1.0,
+        "position_bias": 0.5,
+    }
+    assert it["calls"] == 24  # each item in both orders
+    m = it["splits"]["all"]
+    expected = sum(r["winner"] == "1" for r in rows) / len(rows)  # verdict "A" = response 1
+    assert m["n_unparsed"] == 0 and m["accuracy"] == expected
+    assert "position consistency 0.000" in res.stdout
+    sent = [r["body"]["messages"][-1]["content"] for r in scripted_server.requests()]
+    assert any(
+        r["response_b"] in s.split("Response 1:")[1].split("Response 2:")[0] for r in rows for s in sent
+    )
