@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from allure.dataset import DatasetSpec
 from allure.errors import SpecError, closest_name
 from allure.gold_check import GoldCheckConfig
-from allure.labels import Label, LabelVocabulary, default_label_pattern, label_list
+from allure.labels import Label, LabelVocabulary, default_label_pattern, guess_positive, label_list
 from allure.memory import RetrievalPolicy
 
 EvaluatorKind = Literal["local", "openai", "replay"]
@@ -60,7 +60,8 @@ class EvaluatorSpec(BaseModel):
     """Regex with one group that captures the label in the evaluator's output (the last match wins);
     unset: built from the label set, its synonyms and the prompt set's assistant template."""
     rubric: str = ""
-    """Rubric text for the ``rubric`` prompt set (a ``rubric`` column, when mapped, wins per item)."""
+    """What the labels mean: the rubric of the ``rubric`` prompt set (a ``rubric`` column, when mapped,
+    wins per item), and the closing paragraph of the ``pairwise`` and ``reference_free`` system turns."""
     swap_positions: bool = True
     """Pairwise prompt sets: also label every item with the two responses swapped, and report
     position consistency and position bias."""
@@ -251,7 +252,7 @@ class AuditSpec(BaseModel):
                 )
             self.positive_label = found
         elif self.evaluator.prompt != "pairwise":  # a preference has no positive class
-            self.positive_label = _guess_positive(labels)
+            self.positive_label = guess_positive(labels)
         gs = self.dataset.gold_score
         if gs is not None:
             for i, lab in enumerate(gs.labels):
@@ -272,35 +273,6 @@ class AuditSpec(BaseModel):
     def vocabulary(self) -> LabelVocabulary:
         """The label set with its synonyms."""
         return LabelVocabulary(self.label_set, self.label_synonyms)
-
-
-_POSITIVE_WORDS = (
-    "yes",
-    "true",
-    "correct",
-    "pass",
-    "passed",
-    "good",
-    "consistent",
-    "faithful",
-    "supported",
-    "entailment",
-    "positive",
-    "acceptable",
-    "valid",
-    "right",
-)
-
-
-def _guess_positive(labels: list[Label]) -> Label | None:
-    """The default positive label: the last of an integer set; a yes-like word of two strings."""
-    if all(isinstance(x, int) for x in labels):
-        return labels[-1]
-    if len(labels) == 2:
-        for lab in labels:
-            if str(lab).strip().lower() in _POSITIVE_WORDS:
-                return lab
-    return None
 
 
 def _where(loc: tuple[Any, ...]) -> str:

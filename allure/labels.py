@@ -89,6 +89,36 @@ class LabelVocabulary:
         return None
 
 
+POSITIVE_WORDS = (
+    "yes",
+    "true",
+    "correct",
+    "pass",
+    "passed",
+    "good",
+    "consistent",
+    "faithful",
+    "supported",
+    "entailment",
+    "positive",
+    "acceptable",
+    "valid",
+    "right",
+)
+"""Words that name the positive class of a two-label string set."""
+
+
+def guess_positive(labels: Sequence[Label]) -> Label | None:
+    """The default positive label: the last of an integer set; of two strings, one in :data:`POSITIVE_WORDS`."""
+    if all(isinstance(x, int) for x in labels):
+        return labels[-1]
+    if len(labels) == 2:
+        for lab in labels:
+            if str(lab).strip().lower() in POSITIVE_WORDS:
+                return lab
+    return None
+
+
 def label_list(labels: Iterable[Label]) -> str:
     """Labels as written in a message: ``0, 1`` or ``"A", "B"``."""
     return ", ".join(json.dumps(lab) if isinstance(lab, str) else str(lab) for lab in labels)

@@ -6,6 +6,7 @@ points at the CogEval sample shipped with allure.
 """
 
 from allure.dataset._cogeval import COGEVAL_COLUMNS, cogeval_label, is_cogeval_row, item_from_cogeval_row
+from allure.dataset._guess import Guess, guess_spec, render_spec
 from allure.dataset._load import column_value, load_items
 from allure.dataset._sample import allocate, split_heldout, stratified_sample
 from allure.dataset._spec import ColumnMap, DatasetFormat, DatasetSpec, GoldScore
@@ -18,6 +19,7 @@ __all__ = [
     "DatasetFormat",
     "DatasetSpec",
     "GoldScore",
+    "Guess",
     "allocate",
     "cogeval_label",
     "demo_audit",
@@ -25,9 +27,11 @@ __all__ = [
     "demo_audit_spec",
     "demo_dataset_path",
     "demo_spec",
+    "guess_spec",
     "is_cogeval_row",
     "item_from_cogeval_row",
     "load_items",
+    "render_spec",
     "split_heldout",
     "stratified_sample",
 ]

@@ -94,7 +94,7 @@ class PromptSet:
     def render(self, item: Item, examples: list[IclExample]) -> list[BaseMessage]:
         """The full message list for ``item`` with ``examples`` before it (same as ``chat_template()``)."""
         return [
-            SystemMessage(self.system.format(labels=self.labels)),
+            SystemMessage(self.system.format(labels=self.labels, rubric=self.rubric).strip()),
             *self.example_messages(examples),
             HumanMessage(self.user.format(**self.fields(item))),
         ]
@@ -138,7 +138,7 @@ def load_prompt_set(name_or_path: str) -> PromptSet:
         "user.txt": set(USER_FIELDS),
         "example_user.txt": set(USER_FIELDS) | {"label"},
         "assistant.txt": {"label"},
-        "system.txt": {"labels"},
+        "system.txt": {"labels", "rubric"},
     }
     for fname, text in texts.items():
         try:

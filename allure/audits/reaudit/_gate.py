@@ -70,7 +70,7 @@ class Flip(BaseModel):
     """The item."""
     problem_type: str
     """Its problem type."""
-    reference_label: int
+    reference_label: Label
     """The reference label."""
     baseline_label: Label | None
     """The baseline's label (right)."""
@@ -228,7 +228,7 @@ def evaluate_gate(
             )
         check = GoldCheck(gold_check)
         for it, ref, b_lab, lab in zip(paired, refs, before, now, strict=True):
-            if _right(b_lab, ref) and not _right(lab, ref):
+            if ref is not None and _right(b_lab, ref) and not _right(lab, ref):
                 fa = classify_failure(
                     response=it.response,
                     task=it.task,
@@ -239,7 +239,7 @@ def evaluate_gate(
                     Flip(
                         item_id=it.id,
                         problem_type=it.problem_type,
-                        reference_label=int(ref),  # type: ignore[arg-type]
+                        reference_label=ref,
                         baseline_label=b_lab,
                         label=lab,
                         failure_mode=fa.mode,

@@ -1,0 +1,135 @@
+"""``allure init`` guesses a spec for each judge shape (CSV and JSONL) that ``allure validate`` accepts unchanged."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "allure.cli.main", *args],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def rows_for(shape: str, n: int = 12) -> list[dict[str, Any]]:
+    out = []
+    for i in range(n):
+        base = {"id": f"r{i}", "question": f"What is {i} plus {i}? Explain your reasoning briefly."}
+        if shape == "grader":
+            got = 2 * i if i % 3 else 2 * i + 1
+            out.append(
+                {**base, "response": f"The sum is computed. Answer: {got}", "gold_answer": f"Answer: {2 * i}"}
+            )
+        elif shape == "pairwise":
+            out.append(
+                {
+                    **base,
+                    "response_a": f"It is {2 * i}, since {i} and {i} make {2 * i}.",
+                    "response_b": f"Probably {2 * i + 1}, I think, roughly.",
+                    "model_a": "m1",
+                    "model_b": "m2",
+                    "winner": ["model_a", "model_b", "tie"][i % 3],
+                }
+            )
+        elif shape == "rubric":
+            out.append(
+                {
+                    **base,
+                    "output": f"The answer is {2 * i} because doubling {i} gives it.",
+                    "rubric": "5: correct with reasoning; 3: correct without reasoning; 1: wrong.",
+                    "score": [1, 3, 5, 4, 2][i % 5],
+                }
+            )
+        else:
+            out.append(
+                {
+                    **base,
+                    "response": f"{i} plus {i} is {2 * i + (i % 2)}, as everyone knows.",
+                    "label": ["yes", "no"][i % 2],
+                }
+            )
+    return out
+
+
+def write(path: Path, rows: list[dict[str, Any]]) -> None:
+    if path.suffix == ".csv":
+        with path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("shape", ["grader", "pairwise", "rubric", "reference_free"])
+@pytest.mark.parametrize("ext", [".csv", ".jsonl"])
+def test_init_writes_a_spec_that_validate_accepts_unchanged(tmp_path: Path, shape: str, ext: str) -> None:
+    data = tmp_path / f"judged{ext}"
+    write(data, rows_for(shape))
+    res = cli(tmp_path, "init", data.name)
+    assert res.returncode == 0, res.stderr
+    spec_text = (tmp_path / "audit.toml").read_text()
+    spec = tomllib.loads(spec_text)
+    assert spec["evaluator"]["prompt"] == shape
+    assert "CHECK" in spec_text  # every guess says what to check
+    res = cli(tmp_path, "validate", "audit.toml")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "item 1:" in res.stdout and "reference labels:" in res.stdout
+    expected = {
+        "grader": ([0, 1], "gold_answers"),
+        "pairwise": (["model_a", "model_b", "tie"], "response_b"),
+        "rubric": ([1, 2, 3, 4, 5], "rubric"),
+        "reference_free": (["yes", "no"], "gold_label"),
+    }[shape]
+    assert spec["label_set"] == expected[0]
+    assert expected[1] in spec["dataset"]["columns"]
+    # init never overwrites
+    again = cli(tmp_path, "init", data.name)
+    assert again.returncode == 2 and "never overwrites" in again.stderr
+    assert (tmp_path / "audit.toml").read_text() == spec_text
+
+
+def test_validate_exits_2_with_the_fix_when_no_item_has_a_reference(tmp_path: Path) -> None:
+    write(tmp_path / "d.jsonl", [{"id": "a", "response": "some long response text here"}])
+    (tmp_path / "audit.toml").write_text('[dataset]\npath = "d.jsonl"\n[dataset.columns]\nid = "id"\n')
+    res = cli(tmp_path, "validate", "audit.toml")
+    assert (
+        res.returncode == 2
+        and "no" in res.stderr
+        and "reference label" in res.stderr
+        and "fix:" in res.stderr
+    )
+
+
+def test_init_reads_a_numeric_gold_column_with_a_threshold(tmp_path: Path) -> None:
+    rows = [
+        {
+            "id": i,
+            "document": "A long source document. " * 3,
+            "summary": f"Summary number {i} of it.",
+            "annotations": [1 + i % 5, 2 + i % 4, 3],
+        }
+        for i in range(10)
+    ]
+    write(tmp_path / "s.jsonl", rows)
+    assert cli(tmp_path, "init", "s.jsonl").returncode == 0
+    spec = tomllib.loads((tmp_path / "audit.toml").read_text())
+    assert spec["dataset"]["gold_score"]["column"] == "annotations"
+    res = cli(tmp_path, "validate", "audit.toml")
+    assert res.returncode == 0, res.stderr
