@@ -1,4 +1,23 @@
-"""allure: audit and improve LLM-as-a-judge evaluators with the ALLURE loop."""
+"""allure: audit and improve LLM-as-a-judge evaluators with the ALLURE loop.
+
+Python API (imported on first use): :func:`open_project` gives a project's runs, whose items,
+verdicts, metrics and candidates are tables with ``to_pandas()``; :func:`audit` starts an audit
+from a spec file, a spec dict or a DataFrame plus a spec dict.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from allure._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from allure.api import MetricsRow, Project, Run, Table, audit, open_project
 
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+
+_WHERE = {name: "api" for name in ("MetricsRow", "Project", "Run", "Table", "audit", "open_project")}
+
+__all__ = ["MetricsRow", "Project", "Run", "Table", "__version__", "audit", "open_project"]
+
+__getattr__ = lazy_exports(__name__, _WHERE)

@@ -1,0 +1,309 @@
+"""The Python API: a project's runs, verdicts, metrics, candidates and memory as pandas DataFrames.
+
+>>> import allure
+>>> project = allure.open_project(".")
+>>> run = project.runs()[-1]
+>>> run.verdicts().to_pandas()        # one row per item and iteration
+>>> run.metrics().to_pandas()         # one row per iteration and split
+>>> outcome = allure.audit({"label_set": ["yes", "no"], ...}, data=frame, project=".")
+
+Every table is a :class:`Table` of pydantic records (``list`` behaviour) with ``to_pandas()``.
+Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from allure.config import AuditSpec, load_spec, parse_spec
+from allure.errors import SpecError
+from allure.models import IclExample, Item, Verdict
+from allure.store import RunRecord, RunStore, project_db_path
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from allure.graphs import RunOutcome
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class Table(list[R], Generic[R]):
+    """A list of records that turns into a DataFrame (one column per field; nested values kept as objects)."""
+
+    def __init__(self, records: Iterable[R] = (), extra: Iterable[Mapping[str, Any]] | None = None) -> None:
+        super().__init__(records)
+        self._extra = list(extra) if extra is not None else None
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The records as a ``pandas.DataFrame`` (extra per-row columns first, e.g. ``iteration``)."""
+        import pandas as pd
+
+        rows = [r.model_dump(mode="json") for r in self]
+        if self._extra is not None:
+            rows = [{**e, **r} for e, r in zip(self._extra, rows, strict=True)]
+        return pd.DataFrame(rows)
+
+
+class MetricsRow(BaseModel):
+    """The headline metrics of one split in one iteration (the full record is ``SplitMetrics``)."""
+
+    iteration: int
+    """The pass, from 1."""
+    split: str
+    """``audit``, ``heldout`` or ``all``."""
+    n: int
+    """Items in the split."""
+    n_scored: int
+    """Items with a reference label."""
+    n_unparsed: int
+    """Scored items whose verdict had no label."""
+    accuracy: float | None
+    """Agreement with the reference over parsed items."""
+    accuracy_all: float | None
+    """Agreement counting unparsed verdicts as wrong."""
+    precision: float | None
+    """Precision of the positive label (``None`` without one)."""
+    recall: float | None
+    """Recall of the positive label."""
+    f1: float | None
+    """F1 of the positive label, or the macro F1 without one."""
+    f1_macro: float | None
+    """Macro F1 over the label set."""
+    kappa: float | None
+    """Cohen's kappa."""
+    kappa_quadratic: float | None
+    """Quadratic-weighted kappa (ordinal scales)."""
+    auc: float | None
+    """ROC AUC (a positive label and scores needed)."""
+    accuracy_low: float | None
+    """Lower bound of the accuracy's bootstrap interval."""
+    accuracy_high: float | None
+    """Upper bound of the accuracy's bootstrap interval."""
+
+
+class Run:
+    """One audit run of a project: its items, verdicts, metrics, candidates and report."""
+
+    def __init__(self, project: Project, record: RunRecord) -> None:
+        self.project = project
+        self.record = record
+
+    @property
+    def id(self) -> str:
+        """The run id."""
+        return self.record.id
+
+    @property
+    def status(self) -> str:
+        """``running``, ``paused``, ``done`` or ``failed`` (as last read)."""
+        return self.record.status
+
+    @property
+    def spec(self) -> AuditSpec:
+        """The audit spec the run was started with."""
+        return parse_spec(self.record.spec, source=f"run {self.id} spec")
+
+    def __repr__(self) -> str:
+        return f"Run({self.id!r}, status={self.status!r}, iterations={self.record.iteration})"
+
+    def items(self) -> Table[Item]:
+        """The run's items in dataset order, with their split and reference label as extra columns."""
+        with self.project.store() as store:
+            items = store.items(self.id)
+            splits, refs = store.splits(self.id), store.reference_labels(self.id)
+        extra = [{"split": splits.get(it.id), "reference_label": refs.get(it.id)} for it in items]
+        return Table(items, extra)
+
+    def iterations(self) -> list[int]:
+        """The passes that have metrics, in order."""
+        with self.project.store() as store:
+            return sorted(store.metrics(self.id))
+
+    def verdicts(self, iteration: int | None = None) -> Table[Verdict]:
+        """The evaluator's verdicts, every iteration (or one), with ``iteration``, ``split`` and
+        ``reference_label`` as extra columns. A pairwise run's swapped-order verdicts have ids ending
+        in ``#swapped``."""
+        with self.project.store() as store:
+            its = (
+                [iteration]
+                if iteration is not None
+                else sorted(store.metrics(self.id)) or [self.record.iteration]
+            )
+            splits, refs = store.splits(self.id), store.reference_labels(self.id)
+            records: list[Verdict] = []
+            extra: list[dict[str, Any]] = []
+            for it in its:
+                for item_id, v in sorted(store.verdicts(self.id, it).items()):
+                    base = item_id.removesuffix("#swapped")
+                    records.append(v)
+                    extra.append(
+                        {"iteration": it, "split": splits.get(base), "reference_label": refs.get(base)}
+                    )
+        return Table(records, extra)
+
+    def metrics(self) -> Table[MetricsRow]:
+        """Headline metrics per iteration and split (``metrics_detail`` gives the full records)."""
+        rows = []
+        for it, splits in self.metrics_detail().items():
+            for split, m in splits.items():
+                rows.append(
+                    MetricsRow(
+                        iteration=it,
+                        split=split,
+                        n=m.n,
+                        n_scored=m.n_scored,
+                        n_unparsed=m.n_unparsed,
+                        accuracy=m.accuracy,
+                        accuracy_all=m.accuracy_all,
+                        precision=m.precision,
+                        recall=m.recall,
+                        f1=m.f1,
+                        f1_macro=m.f1_macro,
+                        kappa=m.kappa,
+                        kappa_quadratic=m.kappa_quadratic,
+                        auc=m.auc,
+                        accuracy_low=m.ci.accuracy.low if m.ci.accuracy else None,
+                        accuracy_high=m.ci.accuracy.high if m.ci.accuracy else None,
+                    )
+                )
+        return Table(rows)
+
+    def metrics_detail(self) -> dict[int, dict[str, Any]]:
+        """Iteration -> split -> :class:`~allure.metrics.SplitMetrics` (confusion matrix, per-class figures)."""
+        with self.project.store() as store:
+            return store.metrics(self.id)
+
+    def candidates(self) -> Table[IclExample]:
+        """The candidate ICL examples proposed from the evaluator's mistakes, with their decisions."""
+        with self.project.store() as store:
+            return Table(store.candidates(self.id))
+
+    def report(self) -> dict[str, Any]:
+        """``report.json`` of a finished run, as a dict."""
+        import json
+
+        path = Path(self.record.run_dir) / "report.json"
+        if not path.is_file():
+            raise SpecError(
+                "the run has no report yet", where=str(path), fix="finish the run (allure resume RUN) first"
+            )
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
+class Project:
+    """A project folder holding ``.allure/`` (run store, checkpoints, memory, runs)."""
+
+    def __init__(self, path: str | Path = ".") -> None:
+        self.path = Path(path).resolve()
+
+    def __repr__(self) -> str:
+        return f"Project({str(self.path)!r})"
+
+    def store(self) -> _StoreHandle:
+        """The run store, opened for one ``with`` block."""
+        return _StoreHandle(project_db_path(self.path))
+
+    def runs(self) -> list[Run]:
+        """Every run, oldest first."""
+        if not project_db_path(self.path).exists():
+            return []
+        with self.store() as store:
+            return [Run(self, r) for r in store.list_runs()]
+
+    def runs_table(self) -> Table[RunRecord]:
+        """Every run as a table (``to_pandas()``)."""
+        return Table([r.record for r in self.runs()])
+
+    def run(self, run_id: str | None = None) -> Run:
+        """The run ``run_id`` (default: the newest)."""
+        with self.store() as store:
+            if run_id is None:
+                latest = store.latest_run()
+                if latest is None:
+                    store.get_run("(none)")  # raises, naming the fix
+                    raise AssertionError  # unreachable
+                return Run(self, latest)
+            return Run(self, store.get_run(run_id))
+
+    def memory(self, location: str = ".allure/memory", collection: str = "icl_examples") -> Table[IclExample]:
+        """The approved ICL examples in the episodic memory."""
+        from allure.memory import EpisodicMemory
+
+        loc = location if "://" in location or Path(location).is_absolute() else str(self.path / location)
+        return Table(EpisodicMemory.open(loc, collection=collection).all())
+
+
+class _StoreHandle:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.store: RunStore | None = None
+
+    def __enter__(self) -> RunStore:
+        self.store = RunStore(self.path, create=False)
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def open_project(path: str | Path = ".") -> Project:
+    """The project in folder ``path``."""
+    return Project(path)
+
+
+def audit(
+    spec: AuditSpec | Mapping[str, Any] | str | Path,
+    *,
+    data: pd.DataFrame | None = None,
+    project: str | Path = ".",
+) -> RunOutcome:
+    """Start an audit: from a spec file, a spec dict, or an :class:`AuditSpec`; with ``data`` (a
+    DataFrame) in place of ``[dataset] path``.
+
+    The DataFrame is written once as Parquet under ``.allure/data/`` (named by its content hash) and
+    the run reads it from there, so the run can be resumed and reproduced like any other.
+
+    Returns:
+        The :class:`~allure.graphs.RunOutcome` (``paused`` for review, or ``done`` with the report).
+    """
+    from allure.graphs import start_run
+
+    proj = Path(project).resolve()
+    if isinstance(spec, str | Path):
+        spec_obj = load_spec(spec)
+        raw: dict[str, Any] = spec_obj.model_dump(mode="json")
+        base: Path | None = Path(spec).parent
+    elif isinstance(spec, AuditSpec):
+        raw, base = spec.model_dump(mode="json"), Path(spec.base_dir) if spec.base_dir else None
+    else:
+        raw, base = dict(spec), None
+    if data is not None:
+        raw["dataset"] = {**(raw.get("dataset") or {}), **_frame_dataset(data, proj)}
+    final = parse_spec(raw, source="allure.audit() spec", base_dir=base or proj)
+    return start_run(final, proj)
+
+
+def _frame_dataset(frame: pd.DataFrame, project: Path) -> dict[str, Any]:
+    import io
+
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    blob = buf.getvalue()
+    folder = project / ".allure" / "data"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"frame-{hashlib.sha256(blob).hexdigest()[:16]}.parquet"
+    if not path.exists():
+        from allure._io import atomic_write_bytes
+
+        atomic_write_bytes(path, blob)
+    return {"path": str(path), "format": "parquet"}
+
+
+__all__ = ["MetricsRow", "Project", "Run", "Table", "audit", "open_project"]
