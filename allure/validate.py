@@ -34,8 +34,9 @@ class Validation(BaseModel):
 
 
 def _cut(value: Any, n: int = 100) -> Any:
-    if isinstance(value, str) and len(value) > n:
-        return value[: n - 3] + "..."
+    if isinstance(value, str):
+        value = " ".join(value.split())  # one line per field
+        return value[: n - 3] + "..." if len(value) > n else value
     if isinstance(value, list):
         return [_cut(v, n) for v in value[:5]]
     return value
