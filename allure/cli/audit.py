@@ -15,9 +15,9 @@ def audit(
     spec_path: Path = typer.Argument(None, help="Audit spec (TOML). Omit with --demo or --dataset."),
     demo: bool = typer.Option(False, "--demo", help="Audit the CogEval sample shipped with allure."),
     dataset: Path = typer.Option(
-        None, "--dataset", help="Dataset file (JSONL, JSONL.gz, CSV) instead of a spec."
+        None, "--dataset", help="Dataset file (JSONL, JSONL.gz, JSON, CSV, Parquet) instead of a spec."
     ),
-    fmt: str = typer.Option(None, "--format", help="Dataset format: auto, jsonl, csv, cogeval."),
+    fmt: str = typer.Option(None, "--format", help="Dataset format: auto, jsonl, json, csv, parquet, cogeval."),
     evaluator: EvaluatorKind = typer.Option(
         None, "--evaluator", help="Evaluator kind: local, openai, replay."
     ),
