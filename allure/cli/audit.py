@@ -17,7 +17,9 @@ def audit(
     dataset: Path = typer.Option(
         None, "--dataset", help="Dataset file (JSONL, JSONL.gz, JSON, CSV, Parquet) instead of a spec."
     ),
-    fmt: str = typer.Option(None, "--format", help="Dataset format: auto, jsonl, json, csv, parquet, cogeval."),
+    fmt: str = typer.Option(
+        None, "--format", help="Dataset format: auto, jsonl, json, csv, parquet, cogeval."
+    ),
     evaluator: EvaluatorKind = typer.Option(
         None, "--evaluator", help="Evaluator kind: local, openai, replay."
     ),

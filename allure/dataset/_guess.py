@@ -14,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from allure.dataset._values import as_text, is_conversation
 from allure.errors import DatasetError
 from allure.labels import guess_positive
 from allure.records import iter_rows, kind_from_name
@@ -50,6 +51,8 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "summaryb",
         "modelbresponse",
         "responsemodelb",
+        "conversationb",
+        "response2text",
     ),
     "response": (
         "responsea",
@@ -64,6 +67,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "summarya",
         "modelaresponse",
         "responsemodela",
+        "conversationa",
         "response",
         "output",
         "answer",
@@ -302,7 +306,7 @@ def _order_pairwise(labels: list[Any]) -> list[Any]:
 
 
 def _long_text(rows: list[dict[str, Any]], column: str) -> bool:
-    values = [v for v in _values(rows, column) if isinstance(v, str)]
+    values = [as_text(v) for v in _values(rows, column) if isinstance(v, str) or is_conversation(v)]
     return bool(values) and sum(len(v) for v in values) / len(values) > 20
 
 
@@ -354,10 +358,8 @@ def guess_spec(path: str | Path) -> Guess:
         col = _match(cols, _NAMES[fld], taken)
         if col is None:
             continue
-        if (
-            fld == "response_b"
-            and _match([c for c in cols if c != col], _NAMES["response"][:12], taken) is None
-        ):
+        first = tuple(n for n in _NAMES["response"] if n[-1] in "a1")  # names of a first response
+        if fld == "response_b" and _match([c for c in cols if c != col], first, taken) is None:
             continue  # a "second response" with no first one is not a pair
         if fld in ("response", "task", "gold_answers", "recorded_output") and not _long_text(rows, col):
             if fld == "response":
@@ -383,9 +385,22 @@ def guess_spec(path: str | Path) -> Guess:
             )
         g.columns["response"] = text[-1]
         g.notes["response"] = f"no usual name found; took '{text[-1]}', the last long-text column: check it"
+    _drop_foreign_recorded(g, rows)
     _guess_labels(g, rows)
     _guess_shape(g)
     return g
+
+
+def _drop_foreign_recorded(g: Guess, rows: list[dict[str, Any]]) -> None:
+    """Unmap a 'judge' column whose values are not the gold column's labels (an annotator's name)."""
+    rec, gold = g.columns.get("recorded_label"), g.columns.get("gold_label")
+    if rec is None or gold is None:
+        return
+    gold_values = {str(_as_label(v)).lower() for v in _values(rows, gold) if not isinstance(v, list | dict)}
+    rec_values = [str(_as_label(v)).lower() for v in _values(rows, rec) if not isinstance(v, list | dict)]
+    if not rec_values or sum(v in gold_values for v in rec_values) < len(rec_values) / 2:
+        g.columns.pop("recorded_label")
+        g.notes["recorded_label"] = f"column '{rec}' does not hold the labels of '{gold}': not used"
 
 
 def _guess_labels(g: Guess, rows: list[dict[str, Any]]) -> None:
@@ -518,7 +533,14 @@ def render_spec(g: Guess, *, spec_dir: Path) -> str:
         lines.append(
             "# positive_label = ...    # no positive class guessed (pairwise or multi-class): F1 is the macro F1"
         )
-    lines += ["", "[dataset]", f"path = {_toml(data_path)}", "[dataset.columns]"]
+    lines += ["", "[dataset]", f"path = {_toml(data_path)}"]
+    live = "recorded_label" not in g.columns and "recorded_output" not in g.columns
+    if live and g.n_rows > 200:
+        lines.append(
+            f"limit = 200    # a seeded sample for a first live pass; remove it to label all "
+            f"{g.n_rows if g.n_rows < SAMPLE_ROWS else 'the'} rows"
+        )
+    lines.append("[dataset.columns]")
     for fld in (
         "id",
         "task",
@@ -552,7 +574,7 @@ def render_spec(g: Guess, *, spec_dir: Path) -> str:
     ]
     if g.rubric:
         lines.append(f"rubric = {_toml(g.rubric)}    # CHECK: what the labels mean, as the evaluator is told")
-    if "recorded_label" in g.columns or "recorded_output" in g.columns:
+    if not live:
         lines.append(
             'kind = "replay"    # CHECK: replays the recorded judge; for a live one: kind = "openai", '
             "model, base_url"

@@ -87,10 +87,22 @@ def parse_gold(value: Any, *, where: str, separator: str) -> list[str]:
 
 
 def as_text(value: Any) -> str:
-    """A cell as text: ``None`` becomes ``""``, other scalars ``str(value)``."""
+    """A cell as text: ``None`` becomes ``""``; a conversation (a list of ``{"role", "content"}``
+    messages) becomes one ``role: content`` paragraph per message; other values ``str(value)``."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        return value
+    if is_conversation(value):
+        return "\n\n".join(f"{m.get('role', '')}: {as_text(m.get('content'))}".strip() for m in value)
+    return str(value)
+
+
+def is_conversation(value: Any) -> bool:
+    """True for a non-empty list of chat messages (objects with ``content``)."""
+    return (
+        isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "content" in m for m in value)
+    )
 
 
 def small_metadata(row: dict[str, Any], skip: set[str]) -> dict[str, Any]:

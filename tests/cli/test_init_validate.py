@@ -133,3 +133,54 @@ def test_init_reads_a_numeric_gold_column_with_a_threshold(tmp_path: Path) -> No
     assert spec["dataset"]["gold_score"]["column"] == "annotations"
     res = cli(tmp_path, "validate", "audit.toml")
     assert res.returncode == 0, res.stderr
+
+
+def test_init_on_arena_and_llmbar_shaped_pairwise_data(tmp_path: Path) -> None:
+    def conv(q: str, a: str) -> list[dict[str, str]]:
+        return [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+
+    arena = [
+        {
+            "question_id": 80 + i // 3,
+            "model_a": "gpt-4",
+            "model_b": "llama-13b",
+            "winner": ["model_a", "model_b", "tie"][i % 3],
+            "judge": f"expert_{i % 4}",  # an annotator, not a verdict
+            "conversation_a": conv(f"Question {i}?", f"A careful answer number {i} with detail."),
+            "conversation_b": conv(f"Question {i}?", f"A short reply {i}."),
+            "turn": 1,
+        }
+        for i in range(12)
+    ]
+    (tmp_path / "arena").mkdir()
+    write(tmp_path / "arena" / "arena.jsonl", arena)
+    assert cli(tmp_path / "arena", "init", "arena.jsonl").returncode == 0
+    spec = tomllib.loads((tmp_path / "arena" / "audit.toml").read_text())
+    cols = spec["dataset"]["columns"]
+    assert spec["evaluator"]["prompt"] == "pairwise" and spec["label_set"] == ["model_a", "model_b", "tie"]
+    assert (cols["response"], cols["response_b"], cols["gold_label"]) == (
+        "conversation_a",
+        "conversation_b",
+        "winner",
+    )
+    assert "recorded_label" not in cols
+    res = cli(tmp_path / "arena", "validate", "audit.toml")
+    assert res.returncode == 0, res.stderr
+    assert "user: Question 0? assistant: A careful answer number 0" in res.stdout
+
+    llmbar = [
+        {
+            "input": f"Write a line about {i}.",
+            "output_1": f"A line about {i}, well made.",
+            "output_2": f"No. {i}",
+            "label": 1 + i % 2,
+        }
+        for i in range(10)
+    ]
+    (tmp_path / "llmbar").mkdir()
+    write(tmp_path / "llmbar" / "llmbar.csv", llmbar)
+    assert cli(tmp_path / "llmbar", "init", "llmbar.csv").returncode == 0
+    spec = tomllib.loads((tmp_path / "llmbar" / "audit.toml").read_text())
+    assert spec["evaluator"]["prompt"] == "pairwise" and spec["label_set"] == [1, 2]
+    assert spec["dataset"]["columns"]["task"] == "input"
+    assert cli(tmp_path / "llmbar", "validate", "audit.toml").returncode == 0
