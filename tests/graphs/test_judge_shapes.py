@@ -154,3 +154,58 @@ heldout_fraction = 0
     assert any(
         r["response_b"] in s.split("Response 1:")[1].split("Response 2:")[0] for r in rows for s in sent
     )
+
+
+def test_rubric_judge_on_a_1_to_5_scale_with_per_item_rubrics(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    rows = [
+        {
+            "id": f"r{i}",
+            "instruction": f"Summarise text number {i}.",
+            "output": "word " * (i + 1),
+            "rubric": f"Rubric {i}: 5 = complete and faithful, 1 = empty.",
+            "human_score": 1 + (i * 7) % 5,
+        }
+        for i in range(10)
+    ]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "audit.toml").write_text(
+        f"""
+label_set = [1, 2, 3, 4, 5]
+[dataset]
+path = "r.jsonl"
+[dataset.columns]
+id = "id"
+task = "instruction"
+response = "output"
+rubric = "rubric"
+gold_label = "human_score"
+[evaluator]
+kind = "openai"
+model = "scripted"
+base_url = "{scripted_server.base_url}"
+api_key_env = "ALLURE_TEST_KEY"
+prompt = "rubric"
+[memory]
+location = "memory"
+[loop]
+max_iterations = 1
+heldout_fraction = 0
+"""
+    )
+    res = run_cli(tmp_path, "audit", "audit.toml")
+    assert res.returncode == 0, res.stderr
+    m = last_report(tmp_path)["iterations"][-1]["splits"]["all"]
+    labels = [1, 2, 3, 4, 5]
+    predicted = [labels[len(r["output"]) % 5] for r in rows]  # the scripted server's zero-shot rule
+    assert m["n_unparsed"] == 0
+    assert m["accuracy"] == sum(p == r["human_score"] for p, r in zip(predicted, rows, strict=True)) / len(
+        rows
+    )
+    assert m["kappa_quadratic"] is not None and len(m["per_class"]) == 5
+    sent = [r["body"]["messages"][-1]["content"] for r in scripted_server.requests()]
+    assert all(
+        f"Rubric {i}:" in s
+        for i, s in enumerate(sorted(sent, key=lambda s: int(s.split("number ")[1].split(".")[0])))
+    )
