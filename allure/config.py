@@ -424,7 +424,14 @@ def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
     from allure.labels import LabelParser
     from allure.prompts import load_prompt_set
 
-    prompts = load_prompt_set(spec.evaluator.prompt)
+    name = spec.evaluator.prompt
+    if "/" in name or "\\" in name:  # a folder: as given (the working directory), else by the spec's folder
+        here = Path(name)
+        beside = Path(spec.base_dir) / name if spec.base_dir else here
+        if not here.is_dir() and not beside.is_dir():
+            return  # not checkable here; the evaluator reports a missing folder when it opens it
+        name = str(here if here.is_dir() else beside)
+    prompts = load_prompt_set(name)
     pattern = label_pattern_for(spec, prompts.assistant)
     parser = LabelParser(pattern, spec.vocabulary())
     for label in spec.label_set:
