@@ -7,13 +7,8 @@ from pathlib import Path
 
 import typer
 
+from allure.cli._common import echo
 from allure.errors import SpecError
-from allure.safe_text import visible
-
-
-def _echo(text: str) -> None:
-    """One line of output with control characters made visible (data and column names are untrusted)."""
-    typer.echo(visible(text))
 
 
 def init(
@@ -34,14 +29,14 @@ def init(
         )
     guess = guess_spec(data_file)
     atomic_write_bytes(out, render_spec(guess, spec_dir=out.resolve().parent).encode("utf-8"))
-    _echo(f"wrote {out}: judge shape {guess.shape}, label set {json.dumps(guess.label_set)}")
+    echo(f"wrote {out}: judge shape {guess.shape}, label set {json.dumps(guess.label_set)}")
     for field, col in guess.columns.items():
-        _echo(f"  {field:<16} <- {col}")
+        echo(f"  {field:<16} <- {col}")
     if guess.gold_score:
-        _echo(
+        echo(
             f"  reference label  <- {guess.gold_score['column']} (threshold {guess.gold_score['threshold']})"
         )
-    _echo(f"check the lines marked CHECK in {out}, then: allure validate {out}")
+    echo(f"check the lines marked CHECK in {out}, then: allure validate {out}")
 
 
 def validate(
@@ -53,17 +48,17 @@ def validate(
 
     spec = load_spec(spec_path)
     v = validate_spec(spec)
-    _echo(f"{spec_path}: {v.n_items} items, prompt set {v.prompt}, label set {json.dumps(spec.label_set)}")
-    _echo(f"label pattern: {v.label_pattern}")
+    echo(f"{spec_path}: {v.n_items} items, prompt set {v.prompt}, label set {json.dumps(spec.label_set)}")
+    echo(f"label pattern: {v.label_pattern}")
     for i, row in enumerate(v.preview, start=1):
-        _echo(f"item {i}:")
+        echo(f"item {i}:")
         for key, value in row.items():
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            _echo(f"  {key:<16} {text}")
-    _echo("reference labels: " + ", ".join(f"{k}: {n}" for k, n in v.reference_labels.items()))
+            echo(f"  {key:<16} {text}")
+    echo("reference labels: " + ", ".join(f"{k}: {n}" for k, n in v.reference_labels.items()))
     if v.recorded_labels:
-        _echo("recorded labels:  " + ", ".join(f"{k}: {n}" for k, n in v.recorded_labels.items()))
-    _echo(f"ok: run it with `allure audit {spec_path}`")
+        echo("recorded labels:  " + ", ".join(f"{k}: {n}" for k, n in v.recorded_labels.items()))
+    echo(f"ok: run it with `allure audit {spec_path}`")
 
 
 def register(app: typer.Typer) -> None:
