@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,6 +93,16 @@ def test_a_pattern_that_cannot_parse_a_label_fails_at_load_naming_it(tmp_path: P
         load_spec(spec)
     text = err.value.render()
     assert "'tie'" in text and "label_pattern" in text and "preference: tie" in text
+    # the command line: exit 2, the label and the fix named, nothing written
+    res = subprocess.run(
+        [sys.executable, "-m", "allure.cli.main", "validate", str(spec)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 2 and "'tie'" in res.stderr and "fix:" in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / ".allure").exists()
     # the default pattern, built from the label set, reads all three
     spec.write_text(
         'label_set = ["A", "B", "tie"]\n[dataset]\npath = "x.jsonl"\n[evaluator]\nprompt = "pairwise"\n'
