@@ -464,11 +464,8 @@ def load_spec(path: str | Path) -> AuditSpec:
         text = p.read_text(encoding="utf-8-sig")
         data = tomllib.loads(text)
     except UnicodeDecodeError as exc:
-        raise SpecError(
-            f"not UTF-8 text (byte {exc.start}: {exc.reason})",
-            where=str(p),
-            fix="save the spec as UTF-8",
-        ) from exc
+        msg = f"not UTF-8 text (byte {exc.start}: {exc.reason})"
+        raise SpecError(msg, where=str(p), fix="save the spec as UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(
             f"TOML syntax error: {exc}", where=str(p), fix="correct the TOML at that line"

@@ -100,21 +100,21 @@ class GoldCheckConfig(BaseModel):
     """The reference label of an incorrect response (default: the other label of a two-label set)."""
 
 
+_FIX_REGEX = "write a valid Python regular expression (escape literal ( ) [ ] . * + ? with a backslash)"
+_FIX_GROUPS = "capture the answer with one (...) group and make the others non-capturing: (?:...)"
+
+
 def _compile(pattern: str, field: str, *, groups: int | None = None) -> re.Pattern[str]:
+    where = f"gold_check.{field}"
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
         raise GoldCheckError(
-            f"the regex {pattern!r} does not compile: {exc}",
-            where=f"gold_check.{field}",
-            fix="write a valid Python regular expression (escape literal ( ) [ ] . * + ? with a backslash)",
+            f"the regex {pattern!r} does not compile: {exc}", where=where, fix=_FIX_REGEX
         ) from exc
     if groups is not None and compiled.groups != groups:
-        raise GoldCheckError(
-            f"the regex {pattern!r} has {compiled.groups} capture groups, expected {groups}",
-            where=f"gold_check.{field}",
-            fix="capture the answer with one (...) group and make the others non-capturing: (?:...)",
-        )
+        msg = f"the regex {pattern!r} has {compiled.groups} capture groups, expected {groups}"
+        raise GoldCheckError(msg, where=where, fix=_FIX_GROUPS)
     return compiled
 
 

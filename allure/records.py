@@ -26,6 +26,8 @@ M = TypeVar("M", bound=BaseModel)
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
+_ONE_OBJECT = "each line must hold exactly one JSON object; fix or delete this line"
+
 
 def kind_from_name(path: Path, *, error: type[AllureError] = AllureError) -> FileKind:
     """The file kind from its name (``.jsonl``, ``.jsonl.gz``, ``.ndjson``, ``.json``, ``.csv``, ``.csv.gz``,
@@ -68,6 +70,25 @@ def check_file(path: Path, *, error: type[AllureError], what: str, fix: str) -> 
         )
 
 
+def parse_json_object(
+    text: str, *, path: Path, line: int | None, error: type[AllureError], fix: str
+) -> dict[str, Any]:
+    """The JSON object in ``text``: line ``line`` of a JSONL file, or (``line=None``) a whole JSON file.
+
+    Raises:
+        error: ``text`` is not valid JSON (the error names the line and column) or not an object.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"{path}:{line}" if line is not None else f"{path}:{exc.lineno}:{exc.colno}"
+        raise error(f"malformed JSON ({exc.msg}, column {exc.colno})", where=where, fix=fix) from exc
+    if not isinstance(value, dict):
+        where = str(path) if line is None else f"{path}:{line}"
+        raise error(f"expected a JSON object, got {type(value).__name__}", where=where, fix=fix)
+    return value
+
+
 def iter_jsonl(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for every non-blank line of a JSONL file.
 
@@ -77,23 +98,11 @@ def iter_jsonl(path: Path, *, error: type[AllureError] = AllureError) -> Iterato
     with open_text(path) as fh:
         try:
             for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise error(
-                        f"malformed JSON ({exc.msg}, column {exc.colno})",
-                        where=f"{path}:{lineno}",
-                        fix="each line must hold exactly one JSON object; fix or delete this line",
-                    ) from exc
-                if not isinstance(row, dict):
-                    raise error(
-                        f"expected a JSON object, got {type(row).__name__}",
-                        where=f"{path}:{lineno}",
-                        fix="each line must hold exactly one JSON object",
+                if line.strip():
+                    yield (
+                        lineno,
+                        parse_json_object(line, path=path, line=lineno, error=error, fix=_ONE_OBJECT),
                     )
-                yield lineno, row
         except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
             raise error(
                 f"cannot read the file ({_reason(path, exc)})",

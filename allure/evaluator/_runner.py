@@ -320,7 +320,7 @@ class Evaluator:
                     t1 = time.perf_counter()
                     gen = self.chat_model._generate(
                         job.messages, item_id=job.item.id
-                    )  # no callbacks: ~30x faster
+                    )  # the model's own _generate: no callback machinery per replayed call
                     batch.append(self._verdict(job, gen.generations[0].message, time.perf_counter() - t1))
                 self._store_many(run_id, iteration, batch, result)
                 done += len(batch)

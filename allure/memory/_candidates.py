@@ -59,17 +59,12 @@ def build_candidates(
             gold_answers=item.gold_answers,
             extracted=extract(item.response),
         )
+        mistake = {"correct_label": ref, "wrong_label": v.label, "evaluator_output": v.raw_output}
+        why = {"failure_mode": fa.mode, "failure_reason": fa.reason}
         out.append(
-            IclExample(
-                **item.model_dump(include=_FROM_ITEM),
-                id=IclExample.make_id(item.id, ref),
-                item_id=item.id,
-                run_id=run_id,
-                correct_label=ref,
-                wrong_label=v.label,
-                evaluator_output=v.raw_output,
-                failure_mode=fa.mode,
-                failure_reason=fa.reason,
+            IclExample.model_validate(
+                {**item.model_dump(include=_FROM_ITEM), **mistake, **why}
+                | {"id": IclExample.make_id(item.id, ref), "item_id": item.id, "run_id": run_id}
             )
         )
     return out

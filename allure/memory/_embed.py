@@ -57,9 +57,9 @@ _SMALL_BATCH = 8
 
 
 def _set_threads(n_texts: int | None = None) -> None:
-    # Batches use all cores by default: on 2 cores short texts embed at ~330/s with 2 threads
-    # and ~195/s with one. A single text takes ~17 ms either way, and one thread keeps its
-    # latency tail short (and leaves the other core to the terminal UI or the llama.cpp server).
+    # Batches use all cores by default (ALLURE_EMBED_THREADS caps them); a handful of texts
+    # runs on one thread, which gains as much and leaves the other cores to the terminal UI or
+    # the llama.cpp server.
     threads = _configured_threads()
     if n_texts is not None and n_texts <= _SMALL_BATCH:
         threads = 1

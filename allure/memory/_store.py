@@ -290,7 +290,7 @@ class EpisodicMemory:
     def _top_k(self, queries: np.ndarray, policy: RetrievalPolicy) -> list[list[IclExample]]:
         """Nearest allowed examples per query row.
 
-        Chroma 1.5's filtered query is slow (~50-80 ms at 10,000 records, measured), so a
+        Chroma's filtered query is slow on a large collection, so a
         mode filter is applied by over-fetching an unfiltered query (ids and distances
         only; the examples come from the snapshot) sized to the allowed share of the memory;
         only when too few allowed examples come back does it re-query with the ``where`` filter.

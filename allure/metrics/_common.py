@@ -107,10 +107,9 @@ def encode(values: Sequence[Label | None], labels: list[Label], *, field: str) -
         key = (int, int(v)) if isinstance(v, np.integer) else (type(v), v)
         code = lookup.get(key)
         if code is None:
+            fix = f"map labels to {labels!r} before computing metrics (None for a missing label)"
             raise MetricsError(
-                f"{field}[{i}] = {v!r} is not in labels={labels!r}",
-                where=f"argument {field!r}",
-                fix=f"map labels to {labels!r} before computing metrics (None for a missing label)",
+                f"{field}[{i}] = {v!r} is not in labels={labels!r}", where=f"argument {field!r}", fix=fix
             )
         out[i] = code
     return out

@@ -1,6 +1,6 @@
 """``metrics.png``: accuracy, F1, kappa and AUC per iteration, held-out and audit split.
 
-matplotlib is imported inside :func:`render_plot` (it costs ~0.5 s) and used through its
+matplotlib is imported inside :func:`render_plot` (slow to import) and used through its
 object API with the Agg canvas, so no global pyplot state or display is touched.
 """
 

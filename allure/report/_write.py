@@ -7,7 +7,7 @@ from pathlib import Path
 
 from allure._fault import fault_point
 from allure._io import atomic_write_bytes
-from allure.records import validate_record
+from allure.records import check_file, parse_json_object, validate_record
 from allure.report._markdown import render_markdown
 from allure.report._model import ReportData, ReportError, migrate_report
 from allure.report._plot import render_plot
@@ -62,18 +62,14 @@ def read_report(path: Path) -> ReportData:
     path = Path(path)
     if path.is_dir():
         path = path / REPORT_JSON
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ReportError(
-            "no report here", where=str(path), fix="pass a run folder that has report.json"
-        ) from exc
-    except json.JSONDecodeError as exc:
-        raise ReportError(
-            f"not valid JSON: {exc.msg}",
-            where=f"{path}:{exc.lineno}:{exc.colno}",
-            fix="re-create the report; allure writes it atomically, so this file was edited or copied partially",
-        ) from exc
+    check_file(path, error=ReportError, what="report", fix="pass a run folder that has report.json")
+    raw = parse_json_object(
+        path.read_text(encoding="utf-8"),
+        path=path,
+        line=None,
+        error=ReportError,
+        fix="re-create the report; allure writes it atomically, so this file was edited or copied partially",
+    )
     try:
         upgraded = migrate_report(raw)
     except ReportError as exc:

@@ -205,7 +205,7 @@ def test_migrate_report_versions() -> None:
 
 def test_read_report_errors_name_file_and_field(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
-    with pytest.raises(ReportError, match="no report here"):
+    with pytest.raises(ReportError, match="report not found"):
         read_report(path)
     path.write_text('{"schema_version": 1,\n "run_id": }')
     with pytest.raises(ReportError) as exc:
