@@ -40,19 +40,24 @@ def allure(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def snapshot(root: Path) -> dict[str, str]:
     """Every path under ``root`` with the hash of its content (folders too).
 
-    Chroma records each client's opening in its ``acquire_write`` table; a memory's
-    ``chroma.sqlite3`` is compared by its SQL dump without that table.
+    SQLite files are compared by their SQL dump (a lease taken and released rewrites pages
+    but no row); Chroma records each client's opening in its ``acquire_write`` table, which
+    is left out.
     """
     out = {}
     for p in sorted(root.rglob("*")):
         rel = str(p.relative_to(root))
         if p.is_dir():
             out[rel] = "dir"
-        elif p.name == "chroma.sqlite3":
+        elif p.name in ("chroma.sqlite3", "allure.db") and p.read_bytes()[:16] == b"SQLite format 3\x00":
             conn = sqlite3.connect(p)
-            dump = [x for x in conn.iterdump() if "acquire_write" not in x]
-            conn.close()
-            out[rel] = hashlib.sha256("\n".join(dump).encode()).hexdigest()
+            try:
+                dump = [x for x in conn.iterdump() if "acquire_write" not in x]
+                out[rel] = hashlib.sha256("\n".join(dump).encode()).hexdigest()
+            except sqlite3.DatabaseError:  # a damaged file: compare its bytes
+                out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+            finally:
+                conn.close()
         else:
             out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
