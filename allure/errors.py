@@ -75,6 +75,10 @@ class StoreError(AllureError):
     """The run store (SQLite) is missing, corrupt or does not know a run."""
 
 
+class OutputError(AllureError):
+    """A file allure was asked to write names a folder, or lies under a file."""
+
+
 class ReviewError(AllureError):
     """A review decision is invalid or refers to an unknown candidate."""
 

@@ -17,12 +17,34 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from allure.errors import StoreError
 from allure.safe_text import one_line, safe_json, visible
 
 console = Console(stderr=True, highlight=False)
 
+
+def project_folder(value: Path) -> Path:
+    """Check ``--project``: it must be a folder (or not exist yet); a file there is an error.
+
+    Raises:
+        StoreError: ``value`` (or its ``.allure``) is a file.
+    """
+    for path in (value, value / ".allure"):
+        if path.exists() and not path.is_dir():
+            raise StoreError(
+                "the project folder is a file" if path == value else ".allure in the project is a file",
+                where=f"{path}, option '--project'",
+                fix="pass a folder with --project (a new one is created), e.g. --project my-audit/",
+            )
+    return value
+
+
 ProjectOpt = typer.Option(
-    Path("."), "--project", "-p", help="Project folder holding .allure/ (run store, memory, runs)."
+    Path("."),
+    "--project",
+    "-p",
+    help="Project folder holding .allure/ (run store, memory, runs).",
+    callback=project_folder,
 )
 
 

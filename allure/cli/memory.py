@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from allure.cli._common import echo, echo_json, limit_note
+from allure.cli._common import echo, echo_json, limit_note, project_folder
 from allure.errors import MemoryStoreError
 from allure.safe_text import one_line
 
@@ -27,7 +27,9 @@ MemoryOpt = typer.Option(
     "-m",
     help="Memory directory or http://host:port Chroma server (default: PROJECT/.allure/memory; env ALLURE_MEMORY).",
 )
-ProjectOpt = typer.Option(Path("."), "--project", "-p", help="Project folder holding .allure/.")
+ProjectOpt = typer.Option(
+    Path("."), "--project", "-p", help="Project folder holding .allure/.", callback=project_folder
+)
 CollectionOpt = typer.Option("icl_examples", "--collection", help="Chroma collection name.")
 DEFAULT_LIST_LIMIT = 50
 """Examples ``allure memory list`` shows without ``--limit``/``--all``."""

@@ -19,8 +19,11 @@ def resume(
     project: Path = ProjectOpt,
 ) -> None:
     """Continue a run paused at review (or one that was killed) from its checkpoint."""
+    from allure.decisions import read_decisions
     from allure.graphs import resume_run
 
+    if decisions is not None:
+        read_decisions(decisions)  # a missing or malformed file stops here, before the run is touched
     with progress_bar("evaluating") as bar:
         outcome = resume_run(
             project, run_id, decisions_file=decisions, progress=say, eval_progress=bar, wait=wait

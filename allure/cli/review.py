@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from allure.cli._common import echo
+from allure.cli._common import echo, project_folder
 from allure.errors import ReviewError
 from allure.models import IclExample
 from allure.store import RunRecord, RunStore, project_db_path
@@ -58,7 +58,9 @@ def review(
     run: str | None = typer.Argument(
         None, help="The run to review (default: the newest run paused at review)."
     ),
-    project: Path = typer.Option(Path("."), "--project", help="The project directory holding .allure/."),
+    project: Path = typer.Option(
+        Path("."), "--project", "-p", help="The project directory holding .allure/.", callback=project_folder
+    ),
     export: Path | None = typer.Option(
         None, "--export", help="Write the pending candidates to this JSONL file instead of opening the UI."
     ),

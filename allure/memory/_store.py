@@ -117,6 +117,15 @@ class EpisodicMemory:
                 where=str(location),
                 fix="check the collection name, or create the memory first",
             ) from exc
+        try:
+            col.count()  # reads the vector index: a missing or corrupt segment fails here, not mid-run
+        except Exception as exc:  # chromadb.errors.InternalError (and variants) from the Rust bindings
+            raise MemoryStoreError(
+                f"the memory's index is missing or corrupt ({type(exc).__name__}: {str(exc)[:200]})",
+                where=str(location),
+                fix="check it with `allure doctor`, and rebuild the index from the stored examples with "
+                "`allure doctor --rebuild-memory`",
+            ) from exc
         return cls(client, col, str(location))
 
     @classmethod

@@ -37,7 +37,7 @@ class StoreBase:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             migrate(self._conn, where=str(self.path))
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
+            raise self._corrupt(exc) or StoreError(
                 f"cannot open the run store ({exc})",
                 where=str(self.path),
                 fix="the file is not a valid allure database; move it away and re-run",
@@ -55,10 +55,29 @@ class StoreBase:
             try:
                 yield self._conn
                 self._conn.commit()
+            except sqlite3.DatabaseError as exc:
+                self._conn.rollback()
+                raise self._corrupt(exc) or exc from exc
             except BaseException:
                 self._conn.rollback()
                 raise
 
     def _query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
-            return list(self._conn.execute(sql, tuple(args)).fetchall())
+            try:
+                return list(self._conn.execute(sql, tuple(args)).fetchall())
+            except sqlite3.DatabaseError as exc:
+                raise self._corrupt(exc) or exc from exc
+
+    def _corrupt(self, exc: sqlite3.DatabaseError) -> StoreError | None:
+        """A :class:`StoreError` for a damaged database file; ``None`` for other database errors
+        (a constraint, a lock), which are raised as they are."""
+        if type(exc) is not sqlite3.DatabaseError and "malformed" not in str(exc):
+            return None
+        return StoreError(
+            f"the run store is damaged ({exc})",
+            where=str(self.path),
+            fix=f"run `allure doctor --project {self.path.parent.parent}` for the details; restore "
+            f"{self.path.name} from a backup, or salvage it with `sqlite3 {self.path} .recover | sqlite3 "
+            "recovered.db` and put recovered.db in its place",
+        )

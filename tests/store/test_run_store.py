@@ -44,7 +44,7 @@ def test_missing_or_corrupt_store(tmp_path: Path) -> None:
         RunStore(tmp_path / "none.db", create=False)
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="not a valid allure database"):
+    with pytest.raises(StoreError, match="run store is damaged"):
         RunStore(bad)
 
 

@@ -1,0 +1,399 @@
+"""``allure doctor``: check a project's files and say how to repair them; rebuild a memory index.
+
+The checks read the project without changing it (SQLite files are opened read-only):
+
+- the run store (``.allure/allure.db``): ``PRAGMA integrity_check``;
+- the LangGraph checkpoints (``.allure/checkpoints.db``): ``PRAGMA integrity_check``, and a
+  checkpoint for every run that would continue from one (paused or unfinished);
+- every episodic memory the project's runs use: its SQLite file and its vector index;
+- leases (when the run store has a ``leases`` table): one whose owner process is gone.
+
+:func:`rebuild_memory` writes a new Chroma store from the examples the old one holds (read from
+its SQLite file, which survives a lost or corrupt index), or, when that file is unreadable, from
+the approved candidates in the run store; the old folder is kept beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from allure.errors import MemoryStoreError, StoreError
+from allure.models import IclExample
+
+RUN_STORE = Path(".allure") / "allure.db"
+CHECKPOINTS = Path(".allure") / "checkpoints.db"
+DEFAULT_MEMORY = ".allure/memory"
+CHROMA_DB_FILE = "chroma.sqlite3"
+UNFINISHED = ("paused", "running", "interrupted", "failed")
+"""Run statuses that continue from a checkpoint."""
+
+
+class Finding(BaseModel):
+    """The result of one check."""
+
+    check: str
+    """What was checked: ``run store``, ``checkpoints``, ``memory``, ``lease``."""
+    ok: bool
+    """Whether it is healthy."""
+    where: str
+    """The file, folder or run it is about."""
+    message: str
+    """What was found."""
+    fix: str = ""
+    """How to repair it (empty when healthy)."""
+
+
+class RebuildResult(BaseModel):
+    """What :func:`rebuild_memory` did."""
+
+    location: str
+    """The memory folder rebuilt."""
+    source: Literal["memory", "run store"]
+    """Where the examples came from: the old memory's SQLite file, or the run store's approvals."""
+    examples: int
+    """Examples written to the new memory."""
+    moved_to: str
+    """Where the old folder was moved (empty when there was none)."""
+
+
+def _readonly(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+
+def integrity(path: Path) -> str:
+    """``ok``, or what ``PRAGMA integrity_check`` (or opening the file) reported."""
+    try:
+        conn = _readonly(path)
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return (
+        "ok"
+        if rows == ["ok"]
+        else "; ".join(rows[:3]) + (f" (+{len(rows) - 3} more)" if len(rows) > 3 else "")
+    )
+
+
+def _runs(db: Path) -> list[dict[str, Any]]:
+    conn = _readonly(db)
+    try:
+        rows = conn.execute("SELECT id, status, spec_json FROM runs ORDER BY created_at, rowid").fetchall()
+    finally:
+        conn.close()
+    return [{"id": r[0], "status": r[1], "spec": json.loads(r[2])} for r in rows]
+
+
+def memory_location(project: Path, spec: dict[str, Any] | None) -> str:
+    """The memory a run spec names, resolved against the project (a URL is kept)."""
+    loc = str(((spec or {}).get("memory") or {}).get("location") or DEFAULT_MEMORY)
+    if "://" in loc or Path(loc).is_absolute():
+        return loc
+    return str(project / loc)
+
+
+def _collection(spec: dict[str, Any] | None) -> str:
+    return str(((spec or {}).get("memory") or {}).get("collection") or "icl_examples")
+
+
+def diagnose(project: Path, run_id: str | None = None) -> list[Finding]:
+    """Check the project (or one run of it); see the module docstring.
+
+    Raises:
+        StoreError: the project has no run store, or ``run_id`` is not one of its runs.
+    """
+    project = Path(project)
+    db = project / RUN_STORE
+    if not db.is_file():
+        raise StoreError("no run store here", where=str(db), fix="pass the project folder with --project")
+    out: list[Finding] = []
+    status = integrity(db)
+    fix_db = (
+        f"restore {db} from a backup, or salvage it: `sqlite3 {db} .recover | sqlite3 recovered.db`, "
+        f"then move recovered.db to {db}"
+    )
+    out.append(
+        Finding(
+            check="run store",
+            ok=status == "ok",
+            where=str(db),
+            message=f"integrity: {status}",
+            fix="" if status == "ok" else fix_db,
+        )
+    )
+    try:
+        runs = _runs(db)
+    except sqlite3.DatabaseError as exc:
+        out.append(
+            Finding(
+                check="run store", ok=False, where=str(db), message=f"cannot list runs ({exc})", fix=fix_db
+            )
+        )
+        runs = []
+    if run_id is not None:
+        chosen = [r for r in runs if r["id"] == run_id]
+        if not chosen and runs:
+            raise StoreError(
+                f"unknown run {run_id!r}",
+                where=str(db),
+                fix=f"use one of: {', '.join(r['id'] for r in runs[-5:])}; `allure runs` lists them",
+            )
+        runs = chosen
+    out += _check_checkpoints(project, runs)
+    out += _check_memories(project, runs if run_id is not None else [{"spec": None}, *runs])
+    out += _check_leases(db, run_id)
+    return out
+
+
+def _check_checkpoints(project: Path, runs: list[dict[str, Any]]) -> list[Finding]:
+    path = project / CHECKPOINTS
+    waiting = [r for r in runs if r["status"] in UNFINISHED]
+    if not path.is_file():
+        if not waiting:
+            return [
+                Finding(
+                    check="checkpoints", ok=True, where=str(path), message="none needed (no unfinished run)"
+                )
+            ]
+        return [
+            Finding(
+                check="checkpoints",
+                ok=False,
+                where=f"run {r['id']}",
+                message=f"the run is {r['status']} but {path} is missing",
+                fix="the run cannot continue: start it again with `allure audit SPEC` "
+                "(its evaluator calls are served from the run store's cache)",
+            )
+            for r in waiting
+        ]
+    status = integrity(path)
+    out = [
+        Finding(
+            check="checkpoints",
+            ok=status == "ok",
+            where=str(path),
+            message=f"integrity: {status}",
+            fix=""
+            if status == "ok"
+            else "the runs that continue from it must be started again with "
+            "`allure audit SPEC` (their evaluator calls are served from the cache)",
+        )
+    ]
+    if status != "ok":
+        return out
+    conn = _readonly(path)
+    try:
+        for r in waiting:
+            try:
+                n = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id=?", (r["id"],)).fetchone()[
+                    0
+                ]
+            except sqlite3.DatabaseError as exc:
+                n, err = 0, str(exc)
+            else:
+                err = ""
+            out.append(
+                Finding(
+                    check="checkpoints",
+                    ok=n > 0,
+                    where=f"run {r['id']}",
+                    message=f"{r['status']}, {n} checkpoint(s)" + (f" ({err})" if err else ""),
+                    fix=""
+                    if n
+                    else "the run cannot continue from its checkpoint: start it again with "
+                    "`allure audit SPEC` (its evaluator calls are served from the run store's cache)",
+                )
+            )
+    finally:
+        conn.close()
+    return out
+
+
+def _check_memories(project: Path, runs: list[dict[str, Any]]) -> list[Finding]:
+    seen: set[tuple[str, str]] = set()
+    out: list[Finding] = []
+    for r in runs:
+        key = (memory_location(project, r["spec"]), _collection(r["spec"]))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(check_memory(*key, project=project))
+    return out
+
+
+def check_memory(location: str, collection: str = "icl_examples", *, project: Path = Path(".")) -> Finding:
+    """Whether the memory at ``location`` opens and its index answers."""
+    from allure.memory import EpisodicMemory
+
+    shown = location if "://" in location else str(Path(location).resolve())
+    fix = (
+        f"`allure doctor --rebuild-memory --project {project} --memory {shown}` rebuilds it from the "
+        "stored examples"
+    )
+    if "://" not in location:
+        path = Path(location)
+        if not path.exists():
+            return Finding(
+                check="memory", ok=True, where=location, message="not created yet (no approved example)"
+            )
+        db = path / CHROMA_DB_FILE
+        if db.is_file():
+            status = integrity(db)
+            if status != "ok":
+                return Finding(
+                    check="memory", ok=False, where=str(db), message=f"integrity: {status}", fix=fix
+                )
+    try:
+        mem = EpisodicMemory.open(location, collection=collection, create=False)
+        n = mem.count()
+    except MemoryStoreError as exc:
+        return Finding(check="memory", ok=False, where=location, message=exc.message, fix=fix)
+    return Finding(check="memory", ok=True, where=location, message=f"{n} example(s), index answers")
+
+
+def _check_leases(db: Path, run_id: str | None) -> list[Finding]:
+    try:
+        conn = _readonly(db)
+        try:
+            cols = [r[1] for r in conn.execute("PRAGMA table_info(leases)").fetchall()]
+            if not cols:
+                return []
+            rows = [
+                dict(zip(cols, row, strict=True)) for row in conn.execute("SELECT * FROM leases").fetchall()
+            ]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return []
+    here = socket.gethostname()
+    out = []
+    for row in rows:
+        rid = str(row.get("run_id", "?"))
+        if run_id is not None and rid != run_id:
+            continue
+        pid, host = row.get("pid"), str(row.get("host", ""))
+        if not isinstance(pid, int) or host != here:
+            out.append(
+                Finding(
+                    check="lease", ok=True, where=f"run {rid}", message=f"held by pid {pid} on {host or '?'}"
+                )
+            )
+            continue
+        alive = _alive(pid)
+        out.append(
+            Finding(
+                check="lease",
+                ok=alive,
+                where=f"run {rid}",
+                message=f"held by pid {pid} on {host}" + ("" if alive else ", which is gone (orphaned)"),
+                fix="" if alive else f"`allure resume {rid}` takes the lease over",
+            )
+        )
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stored_examples(location: str, collection: str = "icl_examples") -> list[IclExample]:
+    """The examples a Chroma store's SQLite file holds for ``collection`` (the index is not read).
+
+    Raises:
+        MemoryStoreError: the file is missing or unreadable.
+    """
+    db = Path(location) / CHROMA_DB_FILE
+    if not db.is_file():
+        raise MemoryStoreError("no Chroma database here", where=str(db), fix="name the memory folder")
+    try:
+        conn = _readonly(db)
+        try:
+            rows = conn.execute(
+                "SELECT m.string_value FROM embedding_metadata m JOIN embeddings e ON e.id = m.id "
+                "JOIN segments s ON s.id = e.segment_id JOIN collections c ON c.id = s.collection "
+                "WHERE m.key = 'example_json' AND c.name = ?",
+                (collection,),
+            ).fetchall()
+        finally:
+            conn.close()
+        return [IclExample.model_validate_json(r[0]) for r in rows]
+    except (sqlite3.DatabaseError, ValidationError) as exc:
+        raise MemoryStoreError(
+            f"cannot read the stored examples ({type(exc).__name__}: {str(exc)[:200]})",
+            where=str(db),
+            fix="rebuild from the run store instead (allure falls back to it)",
+        ) from exc
+
+
+def approved_in_store(project: Path, location: str) -> list[IclExample]:
+    """Approved candidates of every run in the project whose memory is ``location`` (newest decision wins)."""
+    from allure.store import RunStore
+
+    store = RunStore(Path(project) / RUN_STORE, create=False)
+    try:
+        found: dict[str, IclExample] = {}
+        for run in store.list_runs():
+            if memory_location(Path(project), run.spec) != location:
+                continue
+            for ex in store.candidates(run.id, status="approved"):
+                found[ex.id] = ex
+    finally:
+        store.close()
+    return list(found.values())
+
+
+def rebuild_memory(project: Path, location: str, collection: str = "icl_examples") -> RebuildResult:
+    """Write a new Chroma store at ``location`` from the examples the old one holds, or (when its
+    SQLite file is unreadable) from the run store's approved candidates; the old folder is moved to
+    ``LOCATION.broken-TIMESTAMP``.
+
+    Raises:
+        MemoryStoreError: ``location`` is a server URL, or no source holds an example.
+    """
+    from allure.memory import EpisodicMemory
+
+    if "://" in location:
+        raise MemoryStoreError(
+            "a memory on a Chroma server is rebuilt on that server",
+            where=location,
+            fix="restore the server's data, or import an export: `allure memory import FILE --memory URL`",
+        )
+    source: Literal["memory", "run store"] = "memory"
+    try:
+        examples = stored_examples(location, collection)
+    except MemoryStoreError:
+        examples = []
+    if not examples:
+        source = "run store"
+        examples = approved_in_store(project, location)
+    if not examples:
+        raise MemoryStoreError(
+            "no stored example to rebuild the memory from (neither its SQLite file nor the run store holds one)",
+            where=location,
+            fix="import an export instead: `allure memory import FILE`",
+        )
+    path = Path(location)
+    moved = ""
+    if path.exists():
+        target = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%dT%H%M%S')}")
+        path.rename(target)
+        moved = str(target)
+    mem = EpisodicMemory.open(location, collection=collection, create=True)
+    mem.add(ex for ex in examples if ex.decision == "approve")
+    return RebuildResult(location=location, source=source, examples=mem.count(), moved_to=moved)

@@ -1,0 +1,142 @@
+"""``allure doctor``: finds a damaged run store, a lost checkpoint, a broken memory index and an
+orphaned lease, says how to repair each, and rebuilds a memory index from the stored examples."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_bad_input import corrupt_pages, memory_with_broken_index
+from tests.conftest import write_spec
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+
+def allure(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "allure.cli.main", *args],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def paused(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A project with one replay run paused at review whose two candidates are approved (not resumed)."""
+    root = tmp_path_factory.mktemp("doctor")
+    spec = write_spec(root, "http://127.0.0.1:9/v1")
+    spec.write_text(
+        spec.read_text()
+        .replace('kind = "openai"', 'kind = "replay"')
+        .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
+        .replace(f'location = "{root / "memory"}"', 'location = ".allure/memory"')
+    )
+    res = allure(root, "audit", "audit.toml")
+    assert res.returncode == 0, res.stderr
+    run_id = next(w for w in res.stdout.split() if w.startswith("run-"))
+    allure(root, "review", run_id, "--export", "pending.jsonl")
+    ids = [json.loads(x)["id"] for x in (root / "pending.jsonl").read_text().splitlines()]
+    (root / "decisions.jsonl").write_text(
+        "\n".join(json.dumps({"candidate_id": i, "decision": "approve"}) for i in ids) + "\n"
+    )
+    res = allure(root, "review", run_id, "--import", "decisions.jsonl")
+    assert res.returncode == 0, res.stderr
+    return root, run_id
+
+
+@pytest.fixture
+def project(paused: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    root = tmp_path / "p"
+    shutil.copytree(paused[0], root)
+    return root, paused[1]
+
+
+def test_a_healthy_project(project: tuple[Path, str]) -> None:
+    root, run_id = project
+    res = allure(root, "doctor")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "FAIL" not in res.stdout and "0 problem(s)" in res.stderr
+    assert f"run {run_id}: paused" in res.stdout and "integrity: ok" in res.stdout
+
+
+def test_a_damaged_run_store(project: tuple[Path, str]) -> None:
+    root, _ = project
+    corrupt_pages(root / ".allure" / "allure.db")
+    res = allure(root, "doctor")
+    assert res.returncode == 1
+    assert "FAIL  run store" in res.stdout and ".recover" in res.stdout
+
+
+def test_a_paused_run_without_its_checkpoint(project: tuple[Path, str]) -> None:
+    root, run_id = project
+    (root / ".allure" / "checkpoints.db").unlink()
+    res = allure(root, "doctor", run_id)
+    assert res.returncode == 1
+    assert f"FAIL  checkpoints: run {run_id}" in res.stdout and "allure audit SPEC" in res.stdout
+
+
+def test_an_unknown_run_is_exit_2(project: tuple[Path, str]) -> None:
+    res = allure(project[0], "doctor", "run-nope")
+    assert res.returncode == 2 and "unknown run 'run-nope'" in res.stderr and "fix:" in res.stderr
+
+
+def test_an_orphaned_lease(project: tuple[Path, str]) -> None:
+    root, run_id = project
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    conn = sqlite3.connect(root / ".allure" / "allure.db")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS leases (run_id TEXT PRIMARY KEY, token TEXT, pid INTEGER, host TEXT, "
+        "purpose TEXT, acquired_at REAL, heartbeat_at REAL)"
+    )
+    conn.execute(
+        "INSERT OR REPLACE INTO leases (run_id, token, pid, host, purpose, acquired_at, heartbeat_at) "
+        "VALUES (?,?,?,?,?,?,?)",
+        (run_id, "t", gone.pid, socket.gethostname(), "resume", 0.0, 0.0),
+    )
+    conn.commit()
+    conn.close()
+    res = allure(root, "doctor")
+    assert res.returncode == 1
+    assert f"FAIL  lease: run {run_id}" in res.stdout and "orphaned" in res.stdout
+    assert f"allure resume {run_id}" in res.stdout
+
+
+def test_broken_index_is_found_and_rebuilt_from_the_memory_itself(project: tuple[Path, str]) -> None:
+    root, _ = project
+    memory_with_broken_index(root)
+    res = allure(root, "doctor")
+    assert res.returncode == 1 and "FAIL  memory" in res.stdout and "--rebuild-memory" in res.stdout
+    res = allure(root, "doctor", "--rebuild-memory")
+    assert res.returncode == 0, res.stderr
+    assert "1500 example(s) from the memory" in res.stdout
+    assert list((root / ".allure").glob("memory.broken-*"))
+    res = allure(root, "doctor")
+    assert res.returncode == 0, res.stdout
+    assert "1500 example(s), index answers" in res.stdout
+
+
+def test_unreadable_memory_is_rebuilt_from_the_run_stores_approvals(project: tuple[Path, str]) -> None:
+    root, _ = project
+    mem = root / ".allure" / "memory"
+    shutil.rmtree(mem, ignore_errors=True)
+    mem.mkdir(parents=True)
+    (mem / "chroma.sqlite3").write_bytes(b"not a database" * 100)
+    res = allure(root, "doctor")
+    assert res.returncode == 1 and "FAIL  memory" in res.stdout
+    res = allure(root, "doctor", "--rebuild-memory")
+    assert res.returncode == 0, res.stderr
+    assert "2 example(s) from the run store" in res.stdout
+    res = allure(root, "memory", "list")
+    assert res.stdout.count("icl-") == 2
