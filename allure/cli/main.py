@@ -20,9 +20,9 @@ app = typer.Typer(
 
 def _register() -> None:
     """Each command module exposes ``register(app)``."""
-    from allure.cli import audit, freeze, history, memory, reaudit, resume, review, serve
+    from allure.cli import audit, freeze, history, memory, reaudit, resume, review, serve, study
 
-    for module in (audit, resume, review, memory, serve, freeze, reaudit, history):
+    for module in (audit, resume, review, memory, serve, freeze, reaudit, history, study):
         module.register(app)
 
 
