@@ -84,6 +84,10 @@ class EvaluatorSpec(BaseModel):
     max_error_share: float = Field(default=0.5, ge=0.0, le=1.0)
     """A pass where more than this share of the items' calls failed (after retries) stops the run with
     status ``failed`` (exit status 1), naming the first error; ``1.0`` never stops."""
+    max_prompt_tokens: int | None = Field(default=None, ge=64)
+    """Context budget per prompt: ICL examples are dropped (last in the ICL order first) until the prompt
+    fits. ``None``: for ``local``, the server's context per slot minus ``max_tokens`` and a margin of 64;
+    unlimited for other kinds. Counted with the server's ``/tokenize`` endpoint when it has one."""
     local: LocalSpec = Field(default_factory=LocalSpec)
     """Embedded server settings."""
 

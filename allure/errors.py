@@ -93,3 +93,7 @@ class ReauditError(AllureError):
 
 class RunBusyError(StoreError):
     """Another live process holds the run's lease (one writer per run)."""
+
+
+class StudyError(AllureError):
+    """A study was given bad input (unknown study, empty memory, bad sizes, unknown cluster)."""

@@ -5,6 +5,12 @@ correct answer) gets ``score: 1`` (the paper's *keywords* failure mode). Once th
 ICL examples it grades strictly (the correct answer must appear). Every request body is appended
 to a JSONL log, so tests in other processes can count and inspect what was sent.
 
+Scripted dependence on the ICL examples in the prompt: ``--strict-if-example WORD`` grades strictly only
+when some example's response contains WORD (e.g. ``room``: only the *keywords* examples teach it);
+``--strict-min-examples N`` grades strictly only with at least N examples (default 1). ``POST /tokenize``
+answers ``{"tokens": [...]}`` with one token per whitespace-separated word (llama.cpp's endpoint);
+``--ctx N`` answers HTTP 400 to a prompt of more than N such tokens, as llama.cpp does.
+
 Failure injection: ``--fail-first N`` answers HTTP 500 to the first N requests, ``--no-label-first N``
 answers text without a label, ``--delay S`` sleeps before answering, ``--slow-first N`` sleeps
 ``--slow-s S`` more before answering the first N (past a client's timeout), ``--die-after N`` exits
@@ -37,18 +43,32 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 
-def grade(messages: list[dict], worse_when: str = "", worse_on: str = "") -> int:
+def _response(user: str) -> str:
+    resp = re.search(r"Response:\n(.*?)\n\nIs the response", user, re.S)
+    return (resp.group(1) if resp else "").lower()
+
+
+def grade(
+    messages: list[dict],
+    worse_when: str = "",
+    worse_on: str = "",
+    strict_if_example: str = "",
+    strict_min_examples: int = 1,
+) -> int:
     user = messages[-1]["content"]
     gold = re.search(r"Correct answer:\n(.*?)\n\nResponse:", user, re.S)
-    resp = re.search(r"Response:\n(.*?)\n\nIs the response", user, re.S)
     gold_s = (gold.group(1) if gold else "").replace("Answer:", "").strip().lower()
-    resp_s = (resp.group(1) if resp else "").lower()
+    resp_s = _response(user)
     has_answer = bool(gold_s) and gold_s.replace(" ", "") in resp_s.replace(" ", "")
     n_examples = sum(m["role"] == "assistant" for m in messages)
     system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
     if worse_when and worse_when in system and re.search(worse_on, user):
         return 1 - int(has_answer)
-    if n_examples:
+    strict = n_examples >= max(strict_min_examples, 1)
+    if strict and strict_if_example:
+        example_users = [m["content"] for m in messages[1:-1] if m["role"] == "user"]
+        strict = any(strict_if_example.lower() in _response(u) for u in example_users)
+    if strict:
         return int(has_answer)
     return int(has_answer or "room" in resp_s)
 
@@ -66,7 +86,13 @@ def _between(text: str, start: str, end: str) -> str:
     return m.group(1) if m else ""
 
 
-def answer(messages: list[dict], worse_when: str = "", worse_on: str = "") -> tuple[str, int | None]:
+def answer(
+    messages: list[dict],
+    worse_when: str = "",
+    worse_on: str = "",
+    strict_if_example: str = "",
+    strict_min_examples: int = 1,
+) -> tuple[str, int | None]:
     """The scripted reply text, and the 0/1 label for logprobs when the prompt is the grader's."""
     user = messages[-1]["content"]
     labels = labels_in(user)
@@ -90,8 +116,12 @@ def answer(messages: list[dict], worse_when: str = "", worse_on: str = "") -> tu
                     pick = messages[i + 1]["content"].split(":", 1)[-1].strip()
         word = "score" if "Rubric:" in user else "label"
         return f"{word}: {pick}", None
-    label = grade(messages, worse_when, worse_on)
+    label = grade(messages, worse_when, worse_on, strict_if_example, strict_min_examples)
     return f"score: {label}", label
+
+
+def n_tokens(messages: list[dict]) -> int:
+    return sum(len(str(m.get("content", "")).split()) for m in messages)
 
 
 class State:
@@ -103,6 +133,10 @@ class State:
 
 def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        # --keep-alive: HTTP/1.1, clients keep connections open and re-use them (as llama.cpp,
+        # vLLM and OpenAI allow); default HTTP/1.0, one connection per request.
+        protocol_version = "HTTP/1.1" if state.args.keep_alive else "HTTP/1.0"
+
         def log_message(self, *a: object) -> None:  # quiet
             pass
 
@@ -120,6 +154,24 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             a = state.args
+            if self.path.rstrip("/").endswith("/tokenize"):
+                self._send(200, {"tokens": list(range(len(str(body.get("content", "")).split())))})
+                return
+            if a.ctx and n_tokens(body["messages"]) > a.ctx:
+                with state.lock:
+                    state.count += 1
+                    with open(a.log, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps({"n": state.count, "pid": os.getpid(), "body": body}) + "\n")
+                self._send(
+                    400,
+                    {
+                        "error": {
+                            "message": "the request exceeds the context size",
+                            "type": "exceed_context_size_error",
+                        }
+                    },
+                )
+                return
             with state.lock:
                 state.count += 1
                 n = state.count
@@ -137,7 +189,9 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             if n <= a.fail_first:
                 self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
                 return
-            reply, graded = answer(body["messages"], a.worse_when, a.worse_on)
+            reply, graded = answer(
+                body["messages"], a.worse_when, a.worse_on, a.strict_if_example, a.strict_min_examples
+            )
             label = 1 if graded is None else graded
             text = "I cannot tell." if n <= a.fail_first + a.no_label_first else reply
             p = 0.9
@@ -197,6 +251,10 @@ def main() -> None:
     ap.add_argument("--worse-when", default="")
     ap.add_argument("--worse-on", default="")
     ap.add_argument("--reject-auth", action="store_true")
+    ap.add_argument("--strict-if-example", default="")
+    ap.add_argument("--strict-min-examples", type=int, default=1)
+    ap.add_argument("--ctx", type=int, default=0)
+    ap.add_argument("--keep-alive", action="store_true")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

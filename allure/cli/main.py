@@ -20,9 +20,9 @@ app = typer.Typer(
 
 def _register() -> None:
     """Each command module exposes ``register(app)``."""
-    from allure.cli import audit, doctor, freeze, history, init, memory, reaudit, resume, review, serve
+    from allure.cli import audit, doctor, freeze, history, init, memory, reaudit, resume, review, serve, study
 
-    for module in (init, audit, resume, review, memory, serve, freeze, reaudit, history, doctor):
+    for module in (init, audit, resume, review, memory, serve, freeze, reaudit, history, study, doctor):
         module.register(app)
 
 

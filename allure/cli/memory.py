@@ -117,13 +117,22 @@ def stats_cmd(
     project: Path = ProjectOpt,
     collection: str = CollectionOpt,
     clusters: int | None = typer.Option(
-        None, "--clusters", help="Fix the number of KMeans clusters (default: by silhouette)."
+        None, "--clusters", help="Fix the number of KMeans clusters (implies --method kmeans)."
+    ),
+    method: str = typer.Option(
+        "hdbscan",
+        "--method",
+        help="hdbscan (density clusters, outliers as noise) or kmeans (k by silhouette).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as one JSON object."),
 ) -> None:
-    """Size, counts per failure mode and problem type, KMeans clusters and their ARI/NMI with the modes."""
+    """Size, counts per failure mode and problem type, embedding clusters (make-up, ARI/NMI with the modes)."""
     from allure.memory import cluster_memory, memory_stats
 
+    if method not in ("hdbscan", "kmeans"):
+        raise MemoryStoreError(
+            f"--method {method!r} is not known", where="option --method", fix="use hdbscan or kmeans"
+        )
     mem = _open(memory, project, collection)
     stats = memory_stats(mem)
     if stats.size == 0:
@@ -133,7 +142,7 @@ def stats_cmd(
             fix="approve candidates (`allure review`) or `allure memory import FILE` first; "
             "check --memory / --collection if it should hold some",
         )
-    report = cluster_memory(mem, n_clusters=clusters)
+    report = cluster_memory(mem, method=method, n_clusters=clusters)  # type: ignore[arg-type]
     if as_json:
         echo_json(
             json.dumps({"stats": stats.model_dump(mode="json"), "clusters": report.model_dump(mode="json")})
@@ -149,13 +158,20 @@ def stats_cmd(
     if report.n_clusters == 0:
         echo("clusters: too few distinct examples to cluster")
     else:
+        sil = "-" if report.silhouette is None else f"{report.silhouette:.3f}"
+        noise = f", {report.noise} in no cluster (noise)" if report.noise else ""
         echo(
-            f"clusters: {report.n_clusters} ({report.chosen_by}, silhouette {report.silhouette:.3f}); "
+            f"clusters: {report.n_clusters} ({report.chosen_by}, silhouette {sil}{noise}); "
             f"agreement with failure modes: ARI {report.ari:.3f}, NMI {report.nmi:.3f}"
         )
         for c, modes in report.modes_by_cluster.items():
-            parts = ", ".join(f"{m} {n}" for m, n in sorted(modes.items(), key=lambda kv: -kv[1]))
-            echo(f"  cluster {c}: {parts}")
+            size = sum(modes.values())
+            parts = ", ".join(f"{m} {n}" for m, n in sorted(modes.items(), key=lambda kv: -kv[1])[:3])
+            types = report.problem_types_by_cluster.get(c, {})
+            tparts = ", ".join(
+                f"{one_line(t or '-')} {n}" for t, n in sorted(types.items(), key=lambda kv: -kv[1])[:3]
+            )
+            echo(f"  {'noise' if c < 0 else f'c{c}'} ({size}): {parts} | {tparts}")
     empty = stats.empty_modes()
     if empty:
         echo(f"modes with no example: {', '.join(empty)}")

@@ -47,7 +47,7 @@ def runs(
 
     store = RunStore(project_db_path(project), create=False)
     try:
-        every = store.list_runs()
+        every = [r for r in store.list_runs() if r.info.get("kind") != "study"]  # `allure study list`
         shown = every if all_ else every[-limit:]
         width = max((len(r.id) for r in shown), default=3)
         table = Table("status", "iteration", "created", "pending", "stop reason")

@@ -17,12 +17,14 @@ if TYPE_CHECKING:
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._runner import (
         AnswerKey,
+        EvalPlan,
         EvalResult,
         EvalStats,
         Evaluator,
         ExamplesFor,
         ProgressFn,
     )
+    from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
     "ReplayChatModel": "_chat",
@@ -33,7 +35,9 @@ _WHERE = {
     "REDACTED": "_redact",
     "redact": "_redact",
     "AnswerKey": "_runner",
+    "EvalPlan": "_runner",
     "EvalResult": "_runner",
+    "TokenCounter": "_tokens",
     "EvalStats": "_runner",
     "Evaluator": "_runner",
     "ExamplesFor": "_runner",
@@ -42,6 +46,7 @@ _WHERE = {
 
 __all__ = [
     "AnswerKey",
+    "EvalPlan",
     "EvalResult",
     "EvalStats",
     "Evaluator",
@@ -50,6 +55,7 @@ __all__ = [
     "ProgressFn",
     "REDACTED",
     "ReplayChatModel",
+    "TokenCounter",
     "build_openai_model",
     "open_evaluator",
     "prob_positive",

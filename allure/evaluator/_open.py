@@ -12,6 +12,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from allure.config import label_pattern_for, replay_source
 from allure.evaluator._chat import ReplayChatModel, build_openai_model
 from allure.evaluator._runner import Evaluator
+from allure.evaluator._tokens import TokenCounter
 from allure.labels import label_list
 from allure.models import Item
 from allure.prompts import PromptSet, load_prompt_set
@@ -82,11 +83,15 @@ def open_evaluator(
             logprobs=ev.logprobs,
             timeout_s=ev.timeout_s,
         )
+        budget = ev.max_prompt_tokens
+        counter = TokenCounter(ev.base_url) if budget is not None else None
         yield Evaluator(
             chat_model=chat,
             model_name=ev.model,
             params=ev.params(),
             secrets=[os.environ.get(ev.api_key_env, "")],
+            max_prompt_tokens=budget,
+            token_counter=counter,
             **common,  # type: ignore[arg-type]
         )
         return
@@ -123,6 +128,8 @@ def open_evaluator(
     # One request per server slot: more in flight could reach the server out of order and
     # break the prefix-cache order the runner sets up.
     common["concurrency"] = min(ev.concurrency, ev.local.parallel)
+    evaluator: Evaluator | None = None
+    budget = ev.max_prompt_tokens or ev.local.ctx_size // ev.local.parallel - ev.max_tokens - 64
     try:
         evaluator = Evaluator(
             chat_model=None if lazy_start else connect(),
@@ -130,9 +137,13 @@ def open_evaluator(
             model_name=settings.alias,
             params=params,
             revive=server.revive,
+            max_prompt_tokens=budget,
+            token_counter=TokenCounter(lambda: server.start().root_url),
             **common,  # type: ignore[arg-type]
         )
         evaluator.server = server
         yield evaluator
     finally:
+        if evaluator is not None:
+            evaluator.close()
         server.stop()

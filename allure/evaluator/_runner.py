@@ -4,6 +4,13 @@ Every call is written to the run store as soon as it returns; an identical promp
 same model and parameters is answered from the store and never sent twice. Items whose
 prompts share an ICL block are sent one after another, so a server with prefix caching
 (llama.cpp, vLLM, OpenAI) re-uses the shared block.
+
+Context budget: with ``max_prompt_tokens`` set, a prompt whose tokens exceed it loses ICL
+examples from the *end* of its (stable) ICL order, one at a time, until it fits or none is left;
+the leading examples, which arms and items share as a prompt prefix, are kept longest. The
+number dropped is recorded per item (:attr:`EvalResult.dropped`). A prompt whose UTF-8 bytes fit
+the budget is never counted (a token covers at least one byte), so the tokenizer, and a lazily
+started embedded server, is only needed for prompts that may not fit.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from allure._fault import fault_point
 from allure.errors import EvaluatorError
 from allure.evaluator._parse import prob_positive
 from allure.evaluator._redact import redact
+from allure.evaluator._tokens import TokenCounter, byte_bound
 from allure.labels import Label, LabelParser, LabelVocabulary
 from allure.models import IclExample, Item, Verdict, stable_hash
 from allure.prompts import PromptSet
@@ -59,6 +67,7 @@ class EvalStats:
     completion_tokens: int = 0
     cached_tokens: int = 0
     icl_total: int = 0
+    icl_dropped: int = 0
     wall_s: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -74,6 +83,20 @@ class EvalResult:
     stats: EvalStats = field(default_factory=EvalStats)
     call_ids: dict[str, int] = field(default_factory=dict)
     """Prompt hash -> id of the call stored for it in this pass."""
+    dropped: dict[str, int] = field(default_factory=dict)
+    """Item id -> ICL examples the context budget dropped from its prompt (items with drops only)."""
+
+
+@dataclass
+class EvalPlan:
+    """What a pass would cost, before it runs."""
+
+    items: int
+    """Items to label."""
+    uncached: int
+    """Prompts not in the run store (calls the pass would send)."""
+    cached_latency_s: float | None
+    """Mean latency of the stored calls among the pass's prompts (``None`` when none is stored)."""
 
 
 @dataclass
@@ -83,6 +106,7 @@ class _Job:
     icl_ids: list[str]
     prompt_hash: str
     seq: int
+    dropped: int = 0
 
 
 def _usage(msg: Any) -> tuple[int, int, int]:
@@ -123,6 +147,8 @@ class Evaluator:
         connect: Callable[[], BaseChatModel] | None = None,
         answer_key: AnswerKey | None = None,
         secrets: Sequence[str] = (),
+        max_prompt_tokens: int | None = None,
+        token_counter: TokenCounter | None = None,
     ) -> None:
         self._chat_model = chat_model
         self.connect = connect
@@ -154,6 +180,17 @@ class Evaluator:
         """Values removed from stored error texts (the API key), besides anything shaped like a key."""
         self.server: Any = None
         """The embedded server allure started for this evaluator, if any."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.max_prompt_tokens = max_prompt_tokens
+        """The context budget per prompt (``None``: unlimited)."""
+        self.token_counter = token_counter if max_prompt_tokens is not None else None
+        if max_prompt_tokens is not None and self.token_counter is None:
+            self.token_counter = TokenCounter(None)
+
+    def close(self) -> None:
+        """Close the evaluator's event loop (its passes run on one loop; see :meth:`evaluate`)."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.close()
 
     @property
     def connected(self) -> bool:
@@ -186,13 +223,49 @@ class Evaluator:
             parts.append(self.answer_key(item) if item is not None else None)
         return stable_hash(*parts, length=32)
 
+    def fit(self, item: Item, examples: list[IclExample]) -> tuple[list[IclExample], list[BaseMessage]]:
+        """``item``'s examples and messages within the context budget (see the module docstring)."""
+        messages = self.prompts.render(item, examples)
+        if self.max_prompt_tokens is None or self.token_counter is None or not examples:
+            return examples, messages
+        if byte_bound(messages) <= self.max_prompt_tokens:  # fits for sure: no tokenizer needed
+            return examples, messages
+        counts = self.token_counter.message_tokens(messages)
+        total, keep = sum(counts), len(examples)
+        while keep > 0 and total > self.max_prompt_tokens:
+            keep -= 1  # messages: system, (user, assistant) per example, the item
+            total -= counts[1 + 2 * keep] + counts[2 + 2 * keep]
+        if keep == len(examples):
+            return examples, messages
+        return examples[:keep], self.prompts.render(item, examples[:keep])
+
     def _jobs(self, items: list[Item], examples_for: ExamplesFor) -> list[_Job]:
         jobs = []
         for seq, item in enumerate(items):
-            examples = examples_for(item)
-            messages = self.prompts.render(item, examples)
-            jobs.append(_Job(item, messages, [e.id for e in examples], self.prompt_hash(messages, item), seq))
+            wanted = examples_for(item)
+            examples, messages = self.fit(item, wanted)
+            jobs.append(
+                _Job(
+                    item,
+                    messages,
+                    [e.id for e in examples],
+                    self.prompt_hash(messages, item),
+                    seq,
+                    len(wanted) - len(examples),
+                )
+            )
         return jobs
+
+    def plan(self, items: list[Item], examples_for: ExamplesFor) -> EvalPlan:
+        """How many of the pass's prompts are not stored yet, and the stored ones' mean latency."""
+        jobs = self._jobs(items, examples_for)
+        cached = self.store.lookup_calls(j.prompt_hash for j in jobs)
+        lat = [cached[j.prompt_hash][1].latency_s for j in jobs if j.prompt_hash in cached]
+        return EvalPlan(
+            items=len(jobs),
+            uncached=sum(j.prompt_hash not in cached for j in jobs),
+            cached_latency_s=sum(lat) / len(lat) if lat else None,
+        )
 
     # -- one call -------------------------------------------------------------------------------
     def _verdict(self, job: _Job, msg: Any, latency: float) -> Verdict:
@@ -288,6 +361,8 @@ class Evaluator:
         stats.items = len(items)
         jobs = self._jobs(items, examples_for)
         stats.icl_total = sum(len(j.icl_ids) for j in jobs)
+        result.dropped = {j.item.id: j.dropped for j in jobs if j.dropped}
+        stats.icl_dropped = sum(result.dropped.values())
         cached = self.store.lookup_calls(j.prompt_hash for j in jobs)
         hits: list[_Job] = []
         misses: list[_Job] = []
@@ -381,7 +456,12 @@ class Evaluator:
             while True:
                 if todo:
                     _ = self.chat_model  # connect (start the server) before the event loop
-                    done = asyncio.run(
+                    # One event loop for the evaluator's life: the chat model's HTTP client keeps
+                    # pooled keep-alive connections bound to the loop that opened them, so a second
+                    # pass on a new loop (a study's next arm) would fail with "Event loop is closed".
+                    if self._loop is None or self._loop.is_closed():
+                        self._loop = asyncio.new_event_loop()
+                    done = self._loop.run_until_complete(
                         self._run_async(run_id, iteration, todo, result, done, total, progress)
                     )
                 if not waiting:

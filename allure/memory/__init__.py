@@ -4,7 +4,7 @@
   version, retrieve by :class:`RetrievalPolicy`, similar.
 - :func:`embed`: all-MiniLM-L6-v2 embeddings from its PyPI package (loaded lazily).
 - :func:`build_candidates`, :func:`sample_candidates`: an evaluator's mistakes as candidate ICL examples.
-- :func:`cluster_memory`, :func:`tsne_map`: KMeans clusters vs failure modes; the t-SNE map.
+- :func:`cluster_memory`, :func:`tsne_map`: HDBSCAN (or KMeans) clusters vs failure modes; the t-SNE map.
 - :func:`export_jsonl`, :func:`import_jsonl`: JSONL round trip.
 - :class:`ChromaServer`: start a shared Chroma server process.
 """
@@ -19,15 +19,17 @@ if TYPE_CHECKING:
     from allure.memory._candidates import build_candidates, sample_candidates
     from allure.memory._client import DEFAULT_LOCATION, is_url, resolve_location
     from allure.memory._clusters import (
+        ClusterMethod,
         ClusterReport,
         cluster_embeddings,
         cluster_memory,
+        hdbscan_min_cluster_size,
         tsne_map,
         tsne_perplexity,
     )
     from allure.memory._embed import MiniLMEmbeddingFunction, embed
     from allure.memory._jsonl import export_jsonl, import_jsonl, read_examples_jsonl
-    from allure.memory._policy import RetrievalKind, RetrievalPolicy, select_examples, stable_order
+    from allure.memory._policy import Balance, RetrievalKind, RetrievalPolicy, select_examples, stable_order
     from allure.memory._server import ChromaServer, free_port
     from allure.memory._stats import MemoryStats, memory_stats
     from allure.memory._store import DEFAULT_COLLECTION, EpisodicMemory, MemoryVersion, content_hash
@@ -38,7 +40,9 @@ _WHERE = {
     "is_url": "_client",
     "resolve_location": "_client",
     "sample_candidates": "_candidates",
+    "Balance": "_policy",
     "ChromaServer": "_server",
+    "ClusterMethod": "_clusters",
     "ClusterReport": "_clusters",
     "DEFAULT_COLLECTION": "_store",
     "EpisodicMemory": "_store",
@@ -49,6 +53,7 @@ _WHERE = {
     "RetrievalPolicy": "_policy",
     "cluster_embeddings": "_clusters",
     "cluster_memory": "_clusters",
+    "hdbscan_min_cluster_size": "_clusters",
     "content_hash": "_store",
     "embed": "_embed",
     "export_jsonl": "_jsonl",
@@ -65,7 +70,9 @@ _WHERE = {
 __all__ = [
     "DEFAULT_COLLECTION",
     "DEFAULT_LOCATION",
+    "Balance",
     "ChromaServer",
+    "ClusterMethod",
     "ClusterReport",
     "EpisodicMemory",
     "MemoryStats",
@@ -80,6 +87,7 @@ __all__ = [
     "embed",
     "export_jsonl",
     "free_port",
+    "hdbscan_min_cluster_size",
     "import_jsonl",
     "is_url",
     "memory_stats",

@@ -1,14 +1,20 @@
 """Embedding clusters of the memory, checked against the rule-based failure modes.
 
-KMeans over the stored all-MiniLM-L6-v2 embeddings (the number of clusters chosen
-by silhouette, or fixed), compared with the failure-mode labels by the adjusted
-Rand index and normalised mutual information; plus the t-SNE map of the memory
-coloured by failure mode (ALLURE, Fig. 5).
+By default HDBSCAN over the stored all-MiniLM-L6-v2 embeddings (unit-norm rows, Euclidean
+distance, ``min_cluster_size = max(5, n / 100)``, ``min_samples = 3``): it finds as many dense
+groups as the data holds and leaves outliers unclustered (label ``-1``, "noise"), which matches
+the separate groups a t-SNE map of the memory shows. KMeans with the number of clusters chosen by
+silhouette (or fixed) remains available; it is also the fallback when HDBSCAN finds fewer than two
+clusters (small memories). Clusters are compared with the failure-mode labels by the adjusted Rand
+index and normalised mutual information (noise counted as one more label), and described by their
+make-up in failure modes and problem types. The t-SNE map (ALLURE, Fig. 5) is drawn coloured by
+failure mode and by cluster.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -17,14 +23,22 @@ from allure.errors import MemoryStoreError
 from allure.memory._store import EpisodicMemory
 from allure.models import FAILURE_MODES
 
+ClusterMethod = Literal["hdbscan", "kmeans"]
+"""``hdbscan``: density clusters, as many as the data holds, outliers left as noise; ``kmeans``: a
+partition into k clusters, k chosen by silhouette (or fixed)."""
+
 
 class ClusterReport(BaseModel):
-    """KMeans clusters of the memory and their agreement with the failure modes."""
+    """Embedding clusters of the memory and their agreement with the failure modes."""
 
     n_clusters: int
-    """Number of clusters used (0 when the memory is too small to cluster)."""
+    """Number of clusters found (noise not counted; 0 when the memory is too small to cluster)."""
     chosen_by: str
-    """``silhouette`` (best over a range), ``fixed`` (given), or ``too_small``."""
+    """``hdbscan``, ``silhouette`` (KMeans, best over a range), ``fixed`` (KMeans, given k), or ``too_small``."""
+    min_cluster_size: int | None = None
+    """HDBSCAN's smallest cluster (``None`` for KMeans)."""
+    noise: int = 0
+    """Examples HDBSCAN left in no cluster (label ``-1``)."""
     silhouette: float | None
     """Mean silhouette (cosine) of the chosen clustering."""
     silhouette_by_k: dict[int, float]
@@ -36,7 +50,14 @@ class ClusterReport(BaseModel):
     labels: dict[str, int]
     """Example id -> cluster."""
     modes_by_cluster: dict[int, dict[str, int]]
-    """Cluster -> failure mode -> count."""
+    """Cluster -> failure mode -> count (``-1``: noise)."""
+    problem_types_by_cluster: dict[int, dict[str, int]] = {}
+    """Cluster -> problem type -> count (``-1``: noise)."""
+
+
+def hdbscan_min_cluster_size(n: int) -> int:
+    """HDBSCAN's smallest cluster for ``n`` examples: 1% of them, at least 5."""
+    return max(5, round(n / 100))
 
 
 def cluster_embeddings(
@@ -44,21 +65,27 @@ def cluster_embeddings(
     embeddings: np.ndarray,
     modes: list[str],
     *,
+    problem_types: list[str] | None = None,
+    method: ClusterMethod = "hdbscan",
     n_clusters: int | None = None,
     k_range: tuple[int, int] = (2, 10),
+    min_cluster_size: int | None = None,
     random_state: int = 0,
 ) -> ClusterReport:
-    """Cluster ``embeddings`` with KMeans and compare with ``modes``.
+    """Cluster ``embeddings`` and compare with ``modes``.
 
     Args:
         ids: One id per row.
-        embeddings: Unit-norm rows (Euclidean KMeans on them ranks like cosine).
+        embeddings: Unit-norm rows (Euclidean distance on them ranks like cosine).
         modes: The failure mode of each row.
-        n_clusters: A fixed number of clusters; ``None`` picks the best silhouette in ``k_range``.
-        k_range: Inclusive range of cluster counts to try.
+        problem_types: The problem type of each row (for the clusters' make-up).
+        method: ``hdbscan`` (default) or ``kmeans``; a fixed ``n_clusters`` implies KMeans.
+        n_clusters: A fixed number of KMeans clusters; ``None`` picks the best silhouette in ``k_range``.
+        k_range: Inclusive range of KMeans cluster counts to try.
+        min_cluster_size: HDBSCAN's smallest cluster (default :func:`hdbscan_min_cluster_size`).
         random_state: Seed of KMeans.
     """
-    from sklearn.cluster import KMeans
+    from sklearn.cluster import HDBSCAN, KMeans
     from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
 
     n = len(ids)
@@ -85,7 +112,25 @@ def cluster_embeddings(
         return np.asarray(KMeans(n_clusters=k, n_init=4, random_state=random_state).fit_predict(embeddings))
 
     scores: dict[int, float] = {}
-    if n_clusters is None:
+    mcs = None
+    labels = np.zeros(0, dtype=int)
+    if method == "hdbscan" and n_clusters is None:
+        mcs = min_cluster_size or hdbscan_min_cluster_size(n)
+        labels = np.asarray(
+            HDBSCAN(min_cluster_size=mcs, min_samples=min(3, mcs), copy=True).fit_predict(embeddings)
+        )
+    found = len(set(labels.tolist()) - {-1})
+    if found >= 2:
+        k_used, chosen_by = found, "hdbscan"
+        inside = labels >= 0
+        sil = (
+            float(silhouette_score(embeddings[inside], labels[inside], metric="cosine"))
+            if 2 <= found < int(inside.sum())
+            else None
+        )
+        if sil is not None:
+            scores[k_used] = sil
+    elif n_clusters is None:
         lo, hi = max(2, k_range[0]), min(k_range[1], distinct - 1)
         best: tuple[float, int, np.ndarray] | None = None
         for k in range(lo, max(lo, hi) + 1):
@@ -111,26 +156,34 @@ def cluster_embeddings(
         scores[k_used] = sil
         chosen_by = "fixed"
     table: dict[int, dict[str, int]] = {}
-    for lab, mode in zip(labels.tolist(), modes, strict=True):
+    ptable: dict[int, dict[str, int]] = {}
+    for lab, mode, ptype in zip(labels.tolist(), modes, problem_types or [""] * n, strict=True):
         table.setdefault(int(lab), {}).setdefault(mode, 0)
         table[int(lab)][mode] += 1
+        ptable.setdefault(int(lab), {}).setdefault(ptype, 0)
+        ptable[int(lab)][ptype] += 1
     return ClusterReport(
         n_clusters=k_used,
         chosen_by=chosen_by,
+        min_cluster_size=mcs if chosen_by == "hdbscan" else None,
+        noise=int((labels < 0).sum()),
         silhouette=sil,
         silhouette_by_k=scores,
         ari=float(adjusted_rand_score(modes, labels)),
         nmi=float(normalized_mutual_info_score(modes, labels)),
         labels={i: int(lab) for i, lab in zip(ids, labels.tolist(), strict=True)},
         modes_by_cluster=dict(sorted(table.items())),
+        problem_types_by_cluster=dict(sorted(ptable.items())) if problem_types is not None else {},
     )
 
 
 def cluster_memory(
     memory: EpisodicMemory,
     *,
+    method: ClusterMethod = "hdbscan",
     n_clusters: int | None = None,
     k_range: tuple[int, int] = (2, 10),
+    min_cluster_size: int | None = None,
     random_state: int = 0,
 ) -> ClusterReport:
     """:func:`cluster_embeddings` over the memory's stored embeddings."""
@@ -139,8 +192,11 @@ def cluster_memory(
         [ex.id for ex in examples],
         matrix,
         [ex.failure_mode for ex in examples],
+        problem_types=[ex.problem_type for ex in examples],
+        method=method,
         n_clusters=n_clusters,
         k_range=k_range,
+        min_cluster_size=min_cluster_size,
         random_state=random_state,
     )
 
@@ -151,7 +207,10 @@ def tsne_perplexity(n: int) -> float:
 
 
 def tsne_map(memory: EpisodicMemory, path: Path, *, random_state: int = 0, title: str | None = None) -> Path:
-    """Write a PNG of the memory's 2-D t-SNE coloured by failure mode (ALLURE, Fig. 5).
+    """Write a PNG of the memory's 2-D t-SNE, coloured by failure mode (ALLURE, Fig. 5) and by cluster.
+
+    Two panels side by side: the points coloured by failure mode, and the same points coloured by
+    their :func:`cluster_memory` cluster (noise in light grey), each cluster labelled at its centre.
 
     Raises:
         MemoryStoreError: Fewer than 4 examples (t-SNE needs more points than its perplexity).
@@ -173,7 +232,10 @@ def tsne_map(memory: EpisodicMemory, path: Path, *, random_state: int = 0, title
     xy = TSNE(
         n_components=2, perplexity=tsne_perplexity(n), metric="cosine", init="pca", random_state=random_state
     ).fit_transform(matrix)
-    fig, ax = plt.subplots(figsize=(7, 6), dpi=120)
+    report = cluster_embeddings(
+        [ex.id for ex in examples], matrix, [ex.failure_mode for ex in examples], random_state=random_state
+    )
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(14, 6.5), dpi=120)
     modes = np.array([ex.failure_mode for ex in examples])
     cmap = plt.get_cmap("tab10")
     for i, mode in enumerate(FAILURE_MODES):
@@ -182,10 +244,27 @@ def tsne_map(memory: EpisodicMemory, path: Path, *, random_state: int = 0, title
             ax.scatter(
                 xy[mask, 0], xy[mask, 1], s=14, alpha=0.8, color=cmap(i), label=f"{mode} ({int(mask.sum())})"
             )
-    ax.set_title(title or f"ICL example memory: t-SNE of {n} examples (all-MiniLM-L6-v2)")
-    ax.set_xticks([])
-    ax.set_yticks([])
+    ax.set_title("by failure mode")
     ax.legend(loc="best", fontsize=8, title="failure mode")
+    labels = np.array([report.labels.get(ex.id, -1) for ex in examples])
+    many = plt.get_cmap("tab20")
+    noise = labels < 0
+    if noise.any():
+        bx.scatter(
+            xy[noise, 0], xy[noise, 1], s=8, alpha=0.5, color="lightgrey", label=f"noise ({int(noise.sum())})"
+        )
+    for c in sorted(set(labels[~noise].tolist())):
+        mask = labels == c
+        bx.scatter(xy[mask, 0], xy[mask, 1], s=14, alpha=0.85, color=many(c % 20))
+        cx, cy = np.median(xy[mask], axis=0)
+        bx.annotate(f"c{c}", (cx, cy), fontsize=8, weight="bold", ha="center")
+    bx.set_title(f"by embedding cluster ({report.n_clusters}, {report.chosen_by})")
+    if noise.any():
+        bx.legend(loc="best", fontsize=8)
+    for a in (ax, bx):
+        a.set_xticks([])
+        a.set_yticks([])
+    fig.suptitle(title or f"ICL example memory: t-SNE of {n} examples (all-MiniLM-L6-v2)")
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)

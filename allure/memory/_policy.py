@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, field_validator, model_validator
 
 from allure.errors import MemoryStoreError
+from allure.labels import Label
 from allure.models import FAILURE_MODES, FailureMode, IclExample, Item
 
 RetrievalKind = Literal["all", "same_problem_type", "same_group", "top_k", "sample"]
@@ -24,6 +25,9 @@ RetrievalKind = Literal["all", "same_problem_type", "same_group", "top_k", "samp
 - ``top_k``: the ``k`` examples whose responses are most similar to the item's response.
 - ``sample``: at most ``x`` examples sampled uniformly with ``seed`` (ICL_x); the same sample for every item.
 """
+
+Balance = Literal["label"]
+"""How a ``sample`` draw is balanced: ``label`` draws equal shares per correct label."""
 
 
 class RetrievalPolicy(BaseModel):
@@ -41,6 +45,12 @@ class RetrievalPolicy(BaseModel):
     """Keep only examples of these failure modes (``None``: all modes)."""
     exclude_modes: list[FailureMode] = []
     """Drop examples of these failure modes (cluster ablation)."""
+    exclude_ids: list[str] = []
+    """Drop these examples (ablation of an embedding cluster)."""
+    balance: Balance | None = None
+    """``sample`` only: ``label`` draws ``x // L`` examples per correct label (``L`` labels present; the
+    remainder goes to the labels in ascending order; a label with too few examples gives all it has and
+    the others fill up); ``None`` draws uniformly."""
     max_examples: int | None = None
     """Cap on the number returned (the first ones in the stable order)."""
 
@@ -109,7 +119,8 @@ def select_examples(examples: list[IclExample], item: Item, policy: RetrievalPol
     if policy.kind == "top_k":
         raise ValueError("top_k needs the vector index; use EpisodicMemory.retrieve")
     allowed = policy.allowed_modes()
-    pool = [ex for ex in examples if ex.failure_mode in allowed]
+    excluded = set(policy.exclude_ids)
+    pool = [ex for ex in examples if ex.failure_mode in allowed and ex.id not in excluded]
     if policy.kind == "same_problem_type":
         pool = [ex for ex in pool if ex.problem_type == item.problem_type]
     elif policy.kind == "same_group":
@@ -117,8 +128,35 @@ def select_examples(examples: list[IclExample], item: Item, policy: RetrievalPol
     elif policy.kind == "sample":
         size = policy.x or 0
         if size < len(pool):
-            pool = random.Random(policy.seed).sample(sorted(pool, key=lambda ex: ex.id), size)
+            ordered = sorted(pool, key=lambda ex: ex.id)
+            rng = random.Random(policy.seed)
+            pool = (
+                rng.sample(ordered, size) if policy.balance is None else balanced_sample(ordered, size, rng)
+            )
     return cap(stable_order(pool), policy)
+
+
+def balanced_sample(pool: list[IclExample], size: int, rng: random.Random) -> list[IclExample]:
+    """``size`` examples of ``pool`` with equal shares per correct label (see :attr:`RetrievalPolicy.balance`)."""
+    by_label: dict[Label, list[IclExample]] = {}
+    for ex in pool:
+        by_label.setdefault(ex.correct_label, []).append(ex)
+    labels = sorted(by_label, key=str)
+    quota = {lab: size // len(labels) + (i < size % len(labels)) for i, lab in enumerate(labels)}
+    # Labels with too few examples give all they have; the shortfall goes to the others, in label order.
+    short = 0
+    for lab in labels:
+        if quota[lab] > len(by_label[lab]):
+            short += quota[lab] - len(by_label[lab])
+            quota[lab] = len(by_label[lab])
+    for lab in labels:
+        extra = min(short, len(by_label[lab]) - quota[lab])
+        quota[lab] += extra
+        short -= extra
+    out: list[IclExample] = []
+    for lab in labels:
+        out.extend(rng.sample(by_label[lab], quota[lab]))
+    return out
 
 
 def cap(examples: list[IclExample], policy: RetrievalPolicy) -> list[IclExample]:

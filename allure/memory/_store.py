@@ -306,21 +306,31 @@ class EpisodicMemory:
         """
         size = len(self.all())
         allowed = policy.allowed_modes()
-        n_allowed = sum(self._mode_counts.get(m, 0) for m in allowed)
+        excluded = set(policy.exclude_ids)
+        n_excluded = sum(1 for i in excluded if i in self._by_id and self._by_id[i].failure_mode in allowed)
+        n_allowed = sum(self._mode_counts.get(m, 0) for m in allowed) - n_excluded
         k = min(policy.k, n_allowed)
         if k == 0:
             return [[] for _ in range(len(queries))]
         where = policy.chroma_where()
         fetch = k if where is None else min(size, max(2 * k, math.ceil(2 * k * size / n_allowed)))
+        fetch = min(size, fetch + n_excluded)  # excluded ids are dropped after the query
+
+        def keep(ex: IclExample) -> bool:
+            return ex.failure_mode in allowed and ex.id not in excluded
+
         res = self._col.query(query_embeddings=queries, n_results=fetch, include=["distances"])
         out = []
         for row, ids in enumerate(res["ids"]):
-            picked = [ex for ex in self._resolve(ids) if ex.failure_mode in allowed][:k]
-            if len(picked) < k and where is not None and fetch < size:
+            picked = [ex for ex in self._resolve(ids) if keep(ex)][:k]
+            if len(picked) < k and fetch < size:
                 again = self._col.query(
-                    query_embeddings=queries[row : row + 1], n_results=k, where=where, include=["distances"]
+                    query_embeddings=queries[row : row + 1],
+                    n_results=size,
+                    where=where,
+                    include=["distances"],
                 )
-                picked = self._resolve(again["ids"][0])[:k]
+                picked = [ex for ex in self._resolve(again["ids"][0]) if keep(ex)][:k]
             out.append(cap(stable_order(picked), policy))
         return out
 

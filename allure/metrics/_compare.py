@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from allure.metrics._common import MetricsError, check_same_length
+from allure.metrics._common import Label, MetricsError, check_same_length
 from allure.metrics._holm import holm_adjust
 from allure.metrics._mcnemar import McNemarResult, mcnemar_test
 from allure.metrics._model import PairedDifference
@@ -60,12 +60,12 @@ def _statement(arm: str, ref: str, m: McNemarResult, p_holm: float, alpha: float
 
 
 def compare_arms(
-    y_true: Sequence[int | None],
-    reference: tuple[str, Sequence[int | None]],
-    arms: Mapping[str, Sequence[int | None]],
+    y_true: Sequence[Label | None],
+    reference: tuple[str, Sequence[Label | None]],
+    arms: Mapping[str, Sequence[Label | None]],
     *,
     alpha: float = 0.05,
-    pos_label: int = 1,
+    pos_label: Label | None = 1,
     n_resamples: int = 1000,
     random_state: int | None = 0,
 ) -> list[ArmComparison]:

@@ -26,7 +26,7 @@ def _blobs(seed: int = 0) -> tuple[list[str], np.ndarray, list[str]]:
 
 def test_silhouette_finds_the_three_blobs_and_they_match_the_modes() -> None:
     ids, emb, modes = _blobs()
-    rep = cluster_embeddings(ids, emb, modes, k_range=(2, 6))
+    rep = cluster_embeddings(ids, emb, modes, method="kmeans", k_range=(2, 6))
     assert rep.n_clusters == 3 and rep.chosen_by == "silhouette"
     assert rep.silhouette == max(rep.silhouette_by_k.values())
     assert set(rep.silhouette_by_k) == {2, 3, 4, 5, 6}
@@ -57,7 +57,7 @@ def test_perplexity_adapts_to_small_sizes() -> None:
 
 def test_cluster_memory_and_map_on_a_real_store(memory: EpisodicMemory, tmp_path: Path) -> None:
     memory.add(mixed_examples())
-    rep = cluster_memory(memory, k_range=(2, 5))
+    rep = cluster_memory(memory, method="kmeans", k_range=(2, 5))
     assert 2 <= rep.n_clusters <= 5 and len(rep.labels) == 13
     assert rep.nmi is not None and 0.0 <= rep.nmi <= 1.0
     out = tsne_map(memory, tmp_path / "maps" / "memory.png")
@@ -70,3 +70,44 @@ def test_map_needs_four_examples(memory: EpisodicMemory, tmp_path: Path) -> None
     with pytest.raises(MemoryStoreError, match="at least 4"):
         tsne_map(memory, tmp_path / "m.png")
     assert not (tmp_path / "m.png").exists()
+
+
+def _many_blobs(k: int, per: int, dim: int = 48, seed: int = 0) -> tuple[np.ndarray, list[int]]:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((k, dim))
+    rows, truth = [], []
+    for c in range(k):
+        pts = centres[c] + 0.08 * rng.standard_normal((per, dim))
+        rows.append(pts / np.linalg.norm(pts, axis=1, keepdims=True))
+        truth += [c] * per
+    return np.vstack(rows), truth
+
+
+def test_hdbscan_finds_twenty_groups_where_silhouette_kmeans_picks_few() -> None:
+    emb, truth = _many_blobs(20, 15)
+    ids = [f"e{i}" for i in range(len(truth))]
+    modes = [["keywords", "gibberish"][t % 2] for t in truth]
+    types = [f"type{t % 4}" for t in truth]
+    rep = cluster_embeddings(ids, emb, modes, problem_types=types)
+    assert rep.chosen_by == "hdbscan" and rep.n_clusters == 20 and rep.noise == 0
+    assert rep.min_cluster_size == 5  # max(5, 300 / 100)
+    from sklearn.metrics import adjusted_rand_score
+
+    assert adjusted_rand_score(truth, [rep.labels[i] for i in ids]) == pytest.approx(1.0)
+    assert all(sum(v.values()) == 15 and len(v) == 1 for v in rep.problem_types_by_cluster.values())
+    km = cluster_embeddings(ids, emb, modes, method="kmeans", k_range=(2, 10))
+    assert km.n_clusters <= 10  # capped by its range: it cannot see the twenty groups
+
+
+def test_hdbscan_leaves_outliers_as_noise_and_small_memories_fall_back_to_kmeans() -> None:
+    emb, truth = _many_blobs(3, 12, seed=2)
+    rng = np.random.default_rng(5)
+    outliers = rng.standard_normal((4, emb.shape[1]))
+    emb = np.vstack([emb, outliers / np.linalg.norm(outliers, axis=1, keepdims=True)])
+    ids = [f"e{i}" for i in range(len(emb))]
+    rep = cluster_embeddings(ids, emb, ["other"] * len(ids))
+    assert rep.chosen_by == "hdbscan" and rep.n_clusters == 3 and rep.noise >= 3
+    assert all(rep.labels[f"e{i}"] >= 0 for i in range(36)) and -1 in rep.modes_by_cluster
+    ids3, emb3, modes3 = _blobs()
+    small = cluster_embeddings(ids3[:8], emb3[:8], modes3[:8])  # one blob: HDBSCAN finds < 2 clusters
+    assert small.chosen_by == "silhouette" and small.n_clusters >= 2

@@ -96,3 +96,25 @@ def test_chroma_where_only_when_filtering() -> None:
     assert where == {
         "failure_mode": {"$in": ["gibberish", "lengthy_argument", "parroting", "partial_correctness"]}
     }
+
+
+def test_exclude_ids_drops_those_examples() -> None:
+    exs = mixed_examples()
+    drop = {exs[0].id, exs[5].id}
+    got = select_examples(exs, ITEM, RetrievalPolicy(kind="all", exclude_ids=sorted(drop)))
+    assert {e.id for e in got} == {e.id for e in exs} - drop
+
+
+def test_balanced_sample_draws_equal_shares_per_label() -> None:
+    exs = [make_example(n, correct_label=int(n < 4)) for n in range(20)]  # 4 with label 1, 16 with 0
+    for seed in range(5):
+        got = select_examples(exs, ITEM, RetrievalPolicy(kind="sample", x=6, seed=seed, balance="label"))
+        assert sorted(e.correct_label for e in got) == [0, 0, 0, 1, 1, 1]
+    # too few of one label: it gives all it has, the other label fills up
+    got = select_examples(exs, ITEM, RetrievalPolicy(kind="sample", x=10, seed=0, balance="label"))
+    assert sorted(e.correct_label for e in got) == [0] * 6 + [1] * 4
+    # odd size: the remainder goes to the lower label
+    got = select_examples(exs, ITEM, RetrievalPolicy(kind="sample", x=5, seed=1, balance="label"))
+    assert sorted(e.correct_label for e in got) == [0, 0, 0, 1, 1]
+    uniform = select_examples(exs, ITEM, RetrievalPolicy(kind="sample", x=6, seed=0))
+    assert uniform != got and len(uniform) == 6

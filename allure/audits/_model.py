@@ -1,0 +1,206 @@
+"""The records of a study: its arms, per-arm results, and the versioned ``study.json``."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from allure.memory import RetrievalPolicy
+from allure.metrics import ArmComparison, SplitMetrics
+
+STUDY_SCHEMA_VERSION = 1
+"""Version of ``study.json``; :func:`migrate_study` upgrades older files."""
+
+StudyKind = Literal["ablation", "sweep"]
+"""``ablation``: full memory, minus each cluster, zero-shot. ``sweep``: ICL_x for several x and seeds."""
+
+AblateBy = Literal["failure_mode", "cluster"]
+"""What an ablation removes: a failure mode's examples, or an embedding cluster's."""
+
+StudyStatus = Literal["running", "done"]
+"""``running`` until every arm has been evaluated and compared."""
+
+
+class Arm(BaseModel):
+    """One arm: the evaluator and prompt of the study with a fixed choice of ICL examples."""
+
+    name: str
+    """Unique name within the study (``full``, ``-keywords``, ``zero-shot``, ``x=8 #1``)."""
+    policy: RetrievalPolicy | None = None
+    """Retrieval policy per item (with include/exclude filters); ``None`` when ``example_ids`` is set."""
+    example_ids: list[str] | None = None
+    """The same examples, in this order, for every item (``[]``: zero-shot)."""
+    removed: str | None = None
+    """Ablation: the cluster or failure mode this arm leaves out."""
+    size: int | None = None
+    """Sweep: the number of examples x."""
+    repeat: int | None = None
+    """Sweep: the seed of the draw of x examples."""
+
+
+class ClusterInfo(BaseModel):
+    """A cluster an ablation can remove, with its make-up."""
+
+    name: str
+    """Failure mode name, or ``c0``, ``c1``... for embedding clusters (``noise``: HDBSCAN's unclustered points)."""
+    size: int
+    """Examples in it."""
+    by_mode: dict[str, int] = {}
+    """Failure mode -> examples."""
+    by_problem_type: dict[str, int] = {}
+    """Problem type -> examples."""
+    skipped: bool = False
+    """True when the cluster is empty (listed, not ablated)."""
+
+
+class ArmResult(BaseModel):
+    """What one arm measured on the study's items."""
+
+    arm: Arm
+    """The arm's definition."""
+    index: int
+    """The arm's position (1-based): its iteration number in the run store."""
+    example_ids: list[str]
+    """Every example that entered at least one prompt of the arm (sorted)."""
+    mean_examples: float
+    """Examples per prompt, averaged over items (after the context budget)."""
+    dropped: int
+    """Examples the context budget dropped, summed over items."""
+    prompts_with_drops: int
+    """Items whose prompt lost at least one example to the context budget."""
+    dropped_by_item: dict[str, int] = {}
+    """Item id -> examples the context budget dropped from its prompt (items with drops only)."""
+    calls: int
+    """Calls sent to the evaluator in the last run of the study (0 when all were stored)."""
+    cache_hits: int
+    """Items answered from the run store."""
+    wall_s: float
+    """Wall time of the arm in the last run of the study."""
+    metrics: SplitMetrics
+    """``allure.metrics.compute_metrics`` of the arm (accuracy, F1, kappa, AUC with intervals, unparsed,
+    errors per problem type and per generator)."""
+    comparison: ArmComparison | None = None
+    """Against the reference arm (``None`` for the reference itself)."""
+
+
+class SweepPoint(BaseModel):
+    """One size of a sweep: the metric over its repeats."""
+
+    size: int
+    """x, the number of examples."""
+    repeats: int
+    """Arms (draws) at this size."""
+    metric: str
+    """The metric summarised."""
+    mean: float | None
+    """Mean over repeats (``None`` when undefined in every repeat)."""
+    sd: float | None
+    """Standard deviation over repeats (``None`` for fewer than 2 defined values)."""
+    low: float | None
+    """Smallest value over repeats."""
+    high: float | None
+    """Largest value over repeats."""
+    values: list[float | None]
+    """The value of each repeat."""
+
+
+class StudyRecord(BaseModel):
+    """``study.json``: everything a study defined and measured."""
+
+    version: int = STUDY_SCHEMA_VERSION
+    """Schema version of this file."""
+    id: str
+    """Study id (folder name under ``.allure/studies/``)."""
+    kind: StudyKind
+    """Ablation or sweep."""
+    status: StudyStatus = "running"
+    """Whether every arm is done."""
+    created_at: str
+    """When the study was first started (ISO-8601 UTC)."""
+    finished_at: str = ""
+    """When it last finished."""
+    source: dict[str, str]
+    """Where the items come from: ``{"run": RUN}`` or ``{"spec": PATH}``, plus ``split``."""
+    n_items: int
+    """Items in the frozen item set."""
+    item_ids_hash: str
+    """Hash of the item ids in order (two studies on the same items share it)."""
+    evaluator: dict[str, Any]
+    """The evaluator's model and parameters."""
+    prompt: str
+    """The prompt set."""
+    memory_location: str
+    """Where the memory lives."""
+    memory_version: str
+    """Content hash of the memory the arms drew from."""
+    memory_size: int
+    """Examples in that memory."""
+    by: AblateBy | None = None
+    """Ablation: what the clusters are."""
+    clusters: list[ClusterInfo] = []
+    """Ablation: the clusters, empty ones included (marked skipped)."""
+    sizes: list[int] = []
+    """Sweep: the sizes x."""
+    repeats: int = 0
+    """Sweep: draws per size."""
+    balance: str | None = None
+    """Sweep: ``label`` when draws are balanced per correct label."""
+    max_prompt_tokens: int | None = None
+    """The context budget per prompt (``None``: unlimited)."""
+    token_counter: str = ""
+    """How prompt tokens were counted (``server /tokenize``, ``estimate``), or empty without a budget."""
+    reference_arm: str
+    """The arm every other arm is compared with."""
+    alpha: float = 0.05
+    """Family-wise significance level (Holm over the compared arms)."""
+    arms: list[ArmResult] = []
+    """The arms, in the order they ran."""
+    sweep: list[SweepPoint] = []
+    """Sweep: per size and metric, mean and spread over repeats."""
+    findings: list[str] = Field(default_factory=list)
+    """Plain sentences: which arms differ significantly from the reference, and which do not (with n)."""
+    calls: int = 0
+    """Calls sent in the last run of the study."""
+    wall_s: float = 0.0
+    """Wall time of the last run of the study."""
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per arm: its metrics, the difference to the reference arm and the tests."""
+        rows = []
+        for r in self.arms:
+            m, c = r.metrics, r.comparison
+            row: dict[str, Any] = {
+                "arm": r.arm.name,
+                "removed": r.arm.removed,
+                "size": r.arm.size,
+                "repeat": r.arm.repeat,
+                "n": m.n_scored,
+                "mean_examples": r.mean_examples,
+                "dropped": r.dropped,
+                "unparsed": m.n_unparsed,
+                "errors": sum(g.errors for g in m.errors_by_problem_type or []),
+            }
+            for name in ("accuracy", "f1", "kappa", "auc"):
+                row[name] = getattr(m, name)
+                interval = getattr(m.ci, name)
+                row[f"{name}_low"] = interval.low if interval else None
+                row[f"{name}_high"] = interval.high if interval else None
+            row["d_accuracy"] = c.accuracy.delta if c else None
+            row["d_accuracy_low"] = c.accuracy.ci_low if c else None
+            row["d_accuracy_high"] = c.accuracy.ci_high if c else None
+            row["d_f1"] = c.f1.delta if c else None
+            row["b"] = c.mcnemar.b if c else None
+            row["c"] = c.mcnemar.c if c else None
+            row["p_mcnemar"] = c.mcnemar.p_value if c else None
+            row["p_holm"] = c.p_holm if c else None
+            row["significant"] = c.significant if c else None
+            row["calls"] = r.calls
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("arm")
+
+
+def migrate_study(data: dict[str, Any]) -> dict[str, Any]:
+    """Upgrade a ``study.json`` payload to :data:`STUDY_SCHEMA_VERSION` (version 1 is the first)."""
+    return data

@@ -1,0 +1,252 @@
+"""A study's files: ``study.json``, ``study.md`` and its PNG plots, each written atomically.
+
+Plots: ``sweep.png`` (each metric against x: every draw with its bootstrap interval, the mean
+over draws as a line, the range over draws as a band; ALLURE Fig. 6-7), ``ablation.png`` (each
+arm's change against the reference arm: accuracy and F1 with the paired bootstrap interval, kappa
+and AUC as point differences), and ``errors_by_problem_type.png`` (errors per problem type and arm;
+ALLURE Fig. 8). matplotlib is used through its object API with the Agg canvas.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from allure._io import atomic_write_bytes
+from allure.audits._model import StudyRecord
+
+PANELS = (("accuracy", "Accuracy"), ("f1", "F1"), ("kappa", "Cohen's kappa"), ("auc", "ROC AUC"))
+"""(metric, title) of the plotted metrics."""
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    return "-" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _figure(size: tuple[float, float]) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def errors_table(study: StudyRecord) -> tuple[list[str], dict[str, dict[str, int]]]:
+    """Problem types (sorted) and arm -> problem type -> errors (unparsed counted separately)."""
+    table: dict[str, dict[str, int]] = {}
+    types: set[str] = set()
+    for r in study.arms:
+        row = {g.group or "-": g.errors for g in r.metrics.errors_by_problem_type or []}
+        types.update(row)
+        table[r.arm.name] = row
+    return sorted(types), table
+
+
+def sweep_png(study: StudyRecord) -> bytes:
+    """The sweep's metric-vs-x curves (see the module docstring)."""
+    fig = _figure((10, 7))
+    axes = fig.subplots(2, 2, sharex=True)
+    for ax, (metric, title) in zip(axes.flat, PANELS, strict=True):
+        pts = [p for p in study.sweep if p.metric == metric]
+        for r in study.arms:
+            if r.arm.size is None:
+                continue
+            v = getattr(r.metrics, metric)
+            ci = getattr(r.metrics.ci, metric)
+            if v is None:
+                continue
+            x = r.arm.size + 0.08 * ((r.arm.repeat or 0) - (study.repeats - 1) / 2)
+            err = None if not ci else [[v - ci.low], [ci.high - v]]
+            ax.errorbar([x], [v], yerr=err, fmt="o", ms=3, color="tab:blue", alpha=0.5, capsize=2)
+        xs = [p.size for p in pts if p.mean is not None]
+        ax.plot(xs, [p.mean for p in pts if p.mean is not None], color="tab:blue", label="mean over draws")
+        ax.fill_between(
+            xs,
+            [p.low for p in pts if p.mean is not None],
+            [p.high for p in pts if p.mean is not None],
+            color="tab:blue",
+            alpha=0.12,
+            linewidth=0,
+            label="range over draws",
+        )
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        ax.set_xticks(study.sizes)
+    for ax in axes[1]:
+        ax.set_xlabel("x (ICL examples per prompt)")
+    axes[0][0].legend(loc="best", fontsize=8)
+    fig.suptitle(
+        f"ICL_x sweep {study.id}: n = {study.n_items} items, {study.repeats} draw(s) per x (95% bootstrap CI)"
+    )
+    return _png(fig)
+
+
+def ablation_png(study: StudyRecord) -> bytes:
+    """Each arm's change against the reference arm (see the module docstring)."""
+    arms = [r for r in study.arms if r.comparison is not None]
+    ref = next(r for r in study.arms if r.arm.name == study.reference_arm)
+    fig = _figure((10, 7))
+    axes = fig.subplots(2, 2)
+    names = [r.arm.name for r in arms]
+    for ax, (metric, title) in zip(axes.flat, PANELS, strict=True):
+        deltas, lows, highs = [], [], []
+        for r in arms:
+            c = r.comparison
+            assert c is not None
+            if metric in ("accuracy", "f1"):
+                pd_ = c.accuracy if metric == "accuracy" else c.f1
+                deltas.append(pd_.delta)
+                lows.append(pd_.ci_low)
+                highs.append(pd_.ci_high)
+            else:
+                a, b = getattr(r.metrics, metric), getattr(ref.metrics, metric)
+                deltas.append(None if a is None or b is None else a - b)
+                lows.append(None)
+                highs.append(None)
+        ys = [0.0 if d is None else d for d in deltas]
+        colors = ["tab:red" if (r.comparison and r.comparison.significant) else "tab:gray" for r in arms]
+        ax.barh(names, ys, color=colors)
+        for i, (d, lo, hi) in enumerate(zip(deltas, lows, highs, strict=True)):
+            if d is not None and lo is not None and hi is not None:
+                ax.errorbar([d], [i], xerr=[[d - lo], [hi - d]], fmt="none", color="black", capsize=3)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_title(f"change in {title} vs {study.reference_arm}")
+        ax.grid(axis="x", alpha=0.3)
+        ax.invert_yaxis()
+    fig.suptitle(
+        f"Ablation {study.id}: n = {study.n_items} items\nred = significant (McNemar exact, Holm, "
+        f"alpha {study.alpha:g}); intervals: paired bootstrap 95%"
+    )
+    return _png(fig)
+
+
+def errors_png(study: StudyRecord) -> bytes:
+    """Errors per problem type and arm as an annotated grid (ALLURE Fig. 8)."""
+    import numpy as np
+
+    types, table = errors_table(study)
+    names = [r.arm.name for r in study.arms]
+    grid = np.asarray([[table[n].get(t, 0) for t in types] for n in names], dtype=float).reshape(
+        len(names), len(types)
+    )
+    fig = _figure((max(6.0, 1.1 * len(types) + 3), max(3.0, 0.4 * len(names) + 1.5)))
+    ax = fig.subplots()
+    ax.imshow(grid if grid.size else np.zeros((1, 1)), cmap="Reds", aspect="auto")
+    ax.set_xticks(range(len(types)), types, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    for i in range(len(names)):
+        for j in range(len(types)):
+            ax.text(j, i, str(int(grid[i, j])), ha="center", va="center", fontsize=8)
+    ax.set_title(f"Errors per problem type ({study.id}, n = {study.n_items})")
+    return _png(fig)
+
+
+def study_markdown(study: StudyRecord) -> str:
+    """``study.md``: the setup, the arms table, the findings, and the errors per problem type."""
+    src = ", ".join(f"{k} {v}" for k, v in study.source.items())
+    lines = [
+        f"# Study {study.id} ({study.kind})",
+        "",
+        f"- items: {study.n_items} ({src})",
+        f"- evaluator: {study.evaluator.get('model')}; prompt: {study.prompt}",
+        f"- memory: {study.memory_size} examples, version {study.memory_version} ({study.memory_location})",
+        f"- reference arm: {study.reference_arm}; tests: McNemar exact on discordant pairs, Holm over "
+        f"{max(len(study.arms) - 1, 0)} arm(s), alpha {study.alpha:g}; intervals: bootstrap 95%",
+        f"- context budget: {study.max_prompt_tokens or 'none'}"
+        + (f" tokens per prompt, counted by {study.token_counter}" if study.max_prompt_tokens else ""),
+        f"- last run: {study.calls} calls, {study.wall_s:.1f}s",
+    ]
+    if study.kind == "ablation":
+        lines.append(f"- clusters ({study.by}):")
+        for cl in study.clusters:
+            modes = ", ".join(f"{k} {v}" for k, v in sorted(cl.by_mode.items(), key=lambda kv: -kv[1])[:4])
+            types = ", ".join(
+                f"{k} {v}" for k, v in sorted(cl.by_problem_type.items(), key=lambda kv: -kv[1])[:4]
+            )
+            lines.append(
+                f"  - {cl.name}: {cl.size} examples"
+                + (" (empty: skipped)" if cl.skipped else f" [{modes}; {types}]")
+            )
+    else:
+        lines.append(
+            f"- sizes {study.sizes}, {study.repeats} draw(s) per size, balance: {study.balance or 'none'}"
+        )
+    lines += ["", "## Findings", ""] + [f"- {f}" for f in study.findings] + ["", "## Arms", ""]
+    lines.append(
+        "| arm | examples/prompt | dropped | accuracy [95% CI] | F1 | kappa | AUC | unparsed | "
+        "d accuracy [paired 95% CI] | b | c | p (McNemar) | p (Holm) |"
+    )
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in study.arms:
+        m, c = r.metrics, r.comparison
+        ci = m.ci.accuracy
+        acc = _fmt(m.accuracy) + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci else "")
+        d = (
+            f"{c.accuracy.delta:+.3f} [{_fmt(c.accuracy.ci_low)}, {_fmt(c.accuracy.ci_high)}]"
+            if c and c.accuracy.delta is not None
+            else "-"
+        )
+        lines.append(
+            f"| {r.arm.name} | {r.mean_examples:.1f} | {r.dropped} | {acc} | {_fmt(m.f1)} | "
+            f"{_fmt(m.kappa)} | {_fmt(m.auc)} | {m.n_unparsed} | {d} | "
+            f"{c.mcnemar.b if c else '-'} | {c.mcnemar.c if c else '-'} | "
+            f"{_fmt(c.mcnemar.p_value, 4) if c else '-'} | {_fmt(c.p_holm, 4) if c else '-'} |"
+        )
+    if study.sweep:
+        lines += [
+            "",
+            "## Sweep (over draws)",
+            "",
+            "| x | metric | mean | sd | min | max |",
+            "|---|---|---|---|---|---|",
+        ]
+        for p in study.sweep:
+            lines.append(
+                f"| {p.size} | {p.metric} | {_fmt(p.mean)} | {_fmt(p.sd)} | {_fmt(p.low)} | {_fmt(p.high)} |"
+            )
+    ptypes, table = errors_table(study)
+    lines += ["", "## Errors per problem type", "", "| arm | " + " | ".join(ptypes) + " | total |"]
+    lines.append("|---|" + "---|" * (len(ptypes) + 1))
+    for name, row in table.items():
+        lines.append(
+            f"| {name} | " + " | ".join(str(row.get(t, 0)) for t in ptypes) + f" | {sum(row.values())} |"
+        )
+    gens: dict[str, dict[str, int]] = {
+        r.arm.name: {g.group or "-": g.errors for g in r.metrics.errors_by_generator or []}
+        for r in study.arms
+    }
+    gnames = sorted({g for row in gens.values() for g in row})
+    lines += ["", "## Errors per generator", "", "| arm | " + " | ".join(gnames) + " |"]
+    lines.append("|---|" + "---|" * len(gnames))
+    for name, row in gens.items():
+        lines.append(f"| {name} | " + " | ".join(str(row.get(g, 0)) for g in gnames) + " |")
+    plots = ["sweep.png"] if study.kind == "sweep" else ["ablation.png"]
+    lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in [*plots, "errors_by_problem_type.png"]]
+    return "\n".join(lines) + "\n"
+
+
+def write_study(study: StudyRecord, out_dir: Path) -> dict[str, Path]:
+    """Write ``study.json``, ``study.md`` and the plots into ``out_dir``; returns their paths."""
+    files: dict[str, bytes] = {
+        "study.json": json.dumps(study.model_dump(mode="json"), indent=2).encode(),
+        "study.md": study_markdown(study).encode(),
+        "errors_by_problem_type.png": errors_png(study),
+    }
+    if study.kind == "sweep":
+        files["sweep.png"] = sweep_png(study)
+    else:
+        files["ablation.png"] = ablation_png(study)
+    out = {}
+    for fname, payload in files.items():
+        atomic_write_bytes(out_dir / fname, payload)
+        out[fname] = out_dir / fname
+    return out

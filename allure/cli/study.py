@@ -1,0 +1,213 @@
+"""``allure study``: ablation and ICL_x sweep studies over a frozen item set; list and show them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from allure.cli._common import ProjectOpt, console, echo, say
+
+if TYPE_CHECKING:
+    from allure.audits import StudyRecord
+
+study_app = typer.Typer(
+    name="study",
+    help="Studies: arms over one frozen item set (ablation, ICL_x sweep), compared pairwise.",
+    no_args_is_help=True,
+)
+
+FromRunOpt = typer.Option(None, "--from-run", help="Audit run whose held-out items the study evaluates.")
+SpecOpt = typer.Option(None, "--spec", help="Audit spec (TOML) whose dataset the study evaluates instead.")
+SplitOpt = typer.Option(
+    None, "--split", help="Items: heldout (default for --from-run), audit, or all (default for --spec)."
+)
+MemoryOpt = typer.Option(None, "--memory", "-m", help="Memory location (default: the run's or spec's).")
+BudgetOpt = typer.Option(
+    None,
+    "--max-prompt-tokens",
+    help="Context budget per prompt (default: the embedded server's context; unlimited for others).",
+)
+NameOpt = typer.Option(None, "--name", help="Study id to use instead of the one derived from its definition.")
+AlphaOpt = typer.Option(0.05, "--alpha", min=0.0001, max=0.5, help="Family-wise significance level (Holm).")
+
+
+@contextmanager
+def _arm_bars() -> Iterator[Callable[[str, int, int], None] | None]:
+    """One progress bar per arm on a terminal (stderr), nothing otherwise."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    ) as prog:
+        tasks: dict[str, TaskID] = {}
+
+        def update(arm: str, done: int, total: int) -> None:
+            if arm not in tasks:
+                tasks[arm] = prog.add_task(f"arm {arm}", total=total)
+            prog.update(tasks[arm], completed=done, total=total)
+
+        yield update
+
+
+def _summary(study: StudyRecord) -> None:
+    """Print where the study's files are, its arms table and its findings."""
+    from allure.audits import STUDIES
+
+    table = study.to_pandas()
+    cols = [
+        c
+        for c in ("mean_examples", "accuracy", "f1", "kappa", "auc", "unparsed", "d_accuracy", "p_holm")
+        if c in table
+    ]
+    for line in table[cols].to_string(float_format=lambda v: f"{v:.3f}").splitlines():
+        echo(line)
+    for line in study.findings:
+        echo(line)
+    echo(f"{study.calls} calls sent; files in {STUDIES / study.id}")
+
+
+@study_app.command("ablation")
+def ablation_cmd(
+    from_run: str = FromRunOpt,
+    spec: Path = SpecOpt,
+    split: str = SplitOpt,
+    memory: str = MemoryOpt,
+    by: str = typer.Option(
+        "failure_mode", "--by", help="Clusters to remove: failure_mode or cluster (embeddings)."
+    ),
+    clusters: str = typer.Option(
+        None, "--clusters", help="Remove only these clusters (comma-separated names)."
+    ),
+    max_prompt_tokens: int = BudgetOpt,
+    name: str = NameOpt,
+    alpha: float = AlphaOpt,
+    project: Path = ProjectOpt,
+) -> None:
+    """Leave-one-cluster-out ablation: full memory, minus each non-empty cluster, zero-shot."""
+    from allure.audits import ablation
+    from allure.errors import StudyError
+
+    if by not in ("failure_mode", "cluster"):
+        raise StudyError(f"--by {by!r} is not known", where="option --by", fix="use failure_mode or cluster")
+    if split not in (None, "heldout", "audit", "all"):
+        raise StudyError(
+            f"--split {split!r} is not known", where="option --split", fix="use heldout, audit or all"
+        )
+    only = [c.strip() for c in clusters.split(",") if c.strip()] if clusters else None
+    with _arm_bars() as bars:
+        study = ablation(
+            project,
+            from_run=from_run,
+            spec=spec,
+            split=split,  # type: ignore[arg-type]
+            memory=memory,
+            by=by,  # type: ignore[arg-type]
+            clusters=only,
+            max_prompt_tokens=max_prompt_tokens,
+            name=name,
+            alpha=alpha,
+            say=say,
+            arm_progress=bars,
+        )
+    _summary(study)
+
+
+@study_app.command("sweep")
+def sweep_cmd(
+    from_run: str = FromRunOpt,
+    spec: Path = SpecOpt,
+    split: str = SplitOpt,
+    memory: str = MemoryOpt,
+    sizes: str = typer.Option(
+        "0,2,4,8", "--sizes", help="Example counts x, comma-separated (0 = zero-shot)."
+    ),
+    repeats: int = typer.Option(3, "--repeats", help="Draws (seeds) per size."),
+    balance: str = typer.Option(
+        None, "--balance", help="label: equal shares per correct label in each draw."
+    ),
+    max_prompt_tokens: int = BudgetOpt,
+    name: str = NameOpt,
+    alpha: float = AlphaOpt,
+    project: Path = ProjectOpt,
+) -> None:
+    """ICL_x sweep: x examples drawn from memory, R draws per size, each compared with x = 0."""
+    from allure.audits import parse_sizes, sweep
+    from allure.errors import StudyError
+
+    if balance not in (None, "label"):
+        raise StudyError(
+            f"--balance {balance!r} is not known", where="option --balance", fix="use --balance label"
+        )
+    if split not in (None, "heldout", "audit", "all"):
+        raise StudyError(
+            f"--split {split!r} is not known", where="option --split", fix="use heldout, audit or all"
+        )
+    chosen = parse_sizes(sizes)
+    with _arm_bars() as bars:
+        study = sweep(
+            project,
+            from_run=from_run,
+            spec=spec,
+            split=split,  # type: ignore[arg-type]
+            memory=memory,
+            sizes=chosen,
+            repeats=repeats,
+            balance=balance,  # type: ignore[arg-type]
+            max_prompt_tokens=max_prompt_tokens,
+            name=name,
+            alpha=alpha,
+            say=say,
+            arm_progress=bars,
+        )
+    _summary(study)
+
+
+@study_app.command("list")
+def list_cmd(project: Path = ProjectOpt) -> None:
+    """List the studies of this project."""
+    from allure.audits import list_studies
+
+    studies = list_studies(project)
+    for s in studies:
+        src = s.source.get("run") or Path(s.source.get("spec", "")).name
+        echo(
+            f"{s.id}  {s.kind:<8} {s.status:<7} {len(s.arms):>3} arms  {s.n_items:>5} items  {src}  {s.created_at}"
+        )
+    echo(f"{len(studies)} study(ies)", err=True)
+
+
+@study_app.command("show")
+def show_cmd(
+    study_id: str = typer.Argument(..., help="Study id (`allure study list`)."), project: Path = ProjectOpt
+) -> None:
+    """Print a study's report (study.md)."""
+    from allure.audits import STUDIES, load_study
+
+    load_study(project, study_id)
+    for line in (project / STUDIES / study_id / "study.md").read_text(encoding="utf-8").splitlines():
+        echo(line)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``study`` to the CLI."""
+    app.add_typer(study_app)
