@@ -12,6 +12,7 @@ from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from allure.evaluator._chat import ReplayChatModel, build_openai_model
+    from allure.evaluator._http import AiohttpTransport, async_http_client, close_sessions
     from allure.evaluator._open import open_evaluator
     from allure.evaluator._parse import LabelParser, prob_positive
     from allure.evaluator._redact import REDACTED, redact
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
+    "AiohttpTransport": "_http",
+    "async_http_client": "_http",
+    "close_sessions": "_http",
     "ReplayChatModel": "_chat",
     "build_openai_model": "_chat",
     "open_evaluator": "_open",
@@ -41,6 +45,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "AiohttpTransport",
     "AnswerKey",
     "EvalResult",
     "EvalStats",
@@ -50,7 +55,9 @@ __all__ = [
     "ProgressFn",
     "REDACTED",
     "ReplayChatModel",
+    "async_http_client",
     "build_openai_model",
+    "close_sessions",
     "open_evaluator",
     "prob_positive",
     "redact",

@@ -73,6 +73,7 @@ def open_evaluator(
             seed=ev.seed,
             logprobs=ev.logprobs,
             timeout_s=ev.timeout_s,
+            max_connections=ev.concurrency,
         )
         yield Evaluator(
             chat_model=chat,
@@ -109,6 +110,7 @@ def open_evaluator(
             logprobs=ev.logprobs,
             timeout_s=ev.timeout_s,
             extra_body=server.extra_body(),
+            max_connections=ev.local.parallel,
         )
 
     params = {**ev.params(), "model": settings.alias, "deterministic": deterministic}

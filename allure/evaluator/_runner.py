@@ -1,9 +1,11 @@
 """Label items with the evaluator: cached, ordered for prefix caching, bounded, retried, stored at once.
 
-Every call is written to the run store as soon as it returns; an identical prompt with the
-same model and parameters is answered from the store and never sent twice. Items whose
-prompts share an ICL block are sent one after another, so a server with prefix caching
-(llama.cpp, vLLM, OpenAI) re-uses the shared block.
+Every call is written to the run store as soon as it returns: the answers that arrive
+together are written in one transaction (group commit) the next time the event loop is
+free, so a kill loses at most the calls in flight. An identical prompt with the same model
+and parameters is answered from the store and never sent twice. Items whose prompts share an
+ICL block are sent one after another, so a server with prefix caching (llama.cpp, vLLM,
+OpenAI) re-uses the shared block.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from langchain_core.messages import BaseMessage
 
 from allure._fault import fault_point
 from allure.errors import EvaluatorError
+from allure.evaluator._http import close_sessions
 from allure.evaluator._parse import LabelParser, prob_positive
 from allure.evaluator._redact import redact
 from allure.models import IclExample, Item, Verdict, stable_hash
@@ -163,6 +166,16 @@ class Evaluator:
                 raise EvaluatorError("the evaluator has no chat model", fix="pass chat_model or connect")
             self._chat_model = self.connect()
         return self._chat_model
+
+    @staticmethod
+    def _run(coro: Any) -> Any:
+        """Run ``coro`` in a new event loop (uvloop when installed)."""
+        try:
+            import uvloop
+        except ImportError:  # pragma: no cover - uvloop is a dependency on Linux and macOS
+            return asyncio.run(coro)
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(coro)
 
     # -- prompts ----------------------------------------------------------------------------------
     def prompt_hash(self, messages: list[BaseMessage], item: Item | None = None) -> str:
@@ -371,9 +384,7 @@ class Evaluator:
             while True:
                 if todo:
                     _ = self.chat_model  # connect (start the server) before the event loop
-                    done = asyncio.run(
-                        self._run_async(run_id, iteration, todo, result, done, total, progress)
-                    )
+                    done = self._run(self._run_async(run_id, iteration, todo, result, done, total, progress))
                 if not waiting:
                     break
                 # In flight in another process of this project: take its answers as they are stored;
@@ -401,9 +412,6 @@ class Evaluator:
             done += len(followers)
         return done
 
-    def _store(self, run_id: str, iteration: int, verdict: Verdict, result: EvalResult) -> None:
-        self._store_many(run_id, iteration, [verdict], result)
-
     def _store_many(self, run_id: str, iteration: int, verdicts: list[Verdict], result: EvalResult) -> None:
         call_ids = self.store.record_calls(verdicts, self.params)
         result.call_ids.update((v.prompt_hash, cid) for cid, v in zip(call_ids, verdicts, strict=True))
@@ -429,20 +437,43 @@ class Evaluator:
         total: int,
         progress: ProgressFn | None,
     ) -> int:
-        sem = asyncio.Semaphore(self.concurrency)
+        """``concurrency`` workers take the jobs in prefix order; a writer stores what they answered.
+
+        The writer wakes when an answer arrives, lets the loop deliver the other answers that are
+        ready, then writes them all in one transaction; a worker never waits for the store.
+        """
+        todo = iter(jobs)  # shared by the workers: each next() hands out the next job in order
+        answered: list[Verdict] = []
+        arrived = asyncio.Event()
         counter = {"done": done}
 
-        async def one(job: _Job) -> None:
-            async with sem:
-                verdict = await self._call(job, result.stats)
-            self._store(run_id, iteration, verdict, result)
-            counter["done"] += 1
+        def flush() -> None:
+            if not answered:
+                return
+            batch = answered[:]
+            answered.clear()
+            self._store_many(run_id, iteration, batch, result)
+            counter["done"] += len(batch)
             if progress:
                 progress(counter["done"], total)
 
-        tasks = []
-        for job in jobs:  # start in prefix order; the semaphore keeps that order for the server
-            tasks.append(asyncio.create_task(one(job)))
-            await asyncio.sleep(0)
-        await asyncio.gather(*tasks)
+        async def worker() -> None:
+            for job in todo:
+                answered.append(await self._call(job, result.stats))
+                arrived.set()
+
+        async def writer() -> None:
+            while True:
+                await arrived.wait()
+                await asyncio.sleep(0)  # answers already received in this loop pass join the batch
+                arrived.clear()
+                flush()
+
+        writing = asyncio.create_task(writer())
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(jobs)))))
+        finally:
+            writing.cancel()
+            flush()  # what was answered before an error or a cancel is kept
+            await close_sessions()  # the connections belong to this pass's event loop
         return counter["done"]
