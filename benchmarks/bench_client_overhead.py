@@ -201,10 +201,10 @@ def raw(kind: str, base_url: str, bodies: list[bytes], concurrency: int) -> dict
 
 
 # -- (b) allure audit -----------------------------------------------------------------------------------
-def run_allure(spec: Path, project: Path) -> dict[str, Any]:
-    """``allure audit SPEC`` in a subprocess; phase times from its status lines as they arrive."""
+def run_allure(spec: Path, project: Path, root: Path = ROOT) -> dict[str, Any]:
+    """``allure audit SPEC`` from the checkout ``root`` in a subprocess; phase times from its status lines."""
     env = {**os.environ, KEY_ENV: "bench", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "allure.cli.main", "audit", str(spec), "--project", str(project)],
@@ -405,6 +405,12 @@ def main() -> int:
     ap.add_argument("--profile-n", type=int, default=2000, help="calls in the profiled pass")
     ap.add_argument("--no-profile", action="store_true", help="skip the profile")
     ap.add_argument("--keep", action="store_true", help="keep the temporary projects")
+    ap.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        help="another allure checkout to time the same way (before/after)",
+    )
     args = ap.parse_args()
     cases = [tuple(float(x) for x in c.split(":")) for c in args.cases.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="allure-overhead-"))
@@ -422,10 +428,11 @@ def main() -> int:
                 bodies = request_bodies(spec0)
                 best: dict[str, dict[str, Any]] = {}
                 for r in range(args.rounds):
-                    for kind in ("httpx", "aiohttp", "allure"):
-                        if kind == "allure":
-                            project = tmp / f"c{conc}-d{delay:g}-r{r}"
-                            res = run_allure(write_spec(project, data, server.base_url, conc), project)
+                    for kind in ("httpx", "aiohttp", "allure") + (("compare",) if args.compare else ()):
+                        if kind in ("allure", "compare"):
+                            project = tmp / f"{kind}-c{conc}-d{delay:g}-r{r}"
+                            root = args.compare if kind == "compare" else ROOT
+                            res = run_allure(write_spec(project, data, server.base_url, conc), project, root)
                             if res["calls"] != len(bodies):
                                 raise RuntimeError(f"allure made {res['calls']} calls, not {len(bodies)}")
                         else:
@@ -440,6 +447,12 @@ def main() -> int:
             print(f"  raw httpx    {h['calls_s']:8.0f} calls/s  ({h['cpu_ms']:.2f} ms CPU/call; {h['load']})")
             print(f"  raw aiohttp  {a['calls_s']:8.0f} calls/s  ({a['cpu_ms']:.2f} ms CPU/call; {a['load']})")
             print(f"  allure       {al['calls_s']:8.0f} calls/s  (evaluate phase; {al['load']})")
+            if "compare" in best:
+                c = best["compare"]
+                print(
+                    f"  allure at {args.compare}: {c['calls_s']:.0f} calls/s, "
+                    f"allure/raw httpx {c['calls_s'] / h['calls_s']:.3f} ({c['load']})"
+                )
             print(
                 f"  allure/raw httpx {al['calls_s'] / h['calls_s']:.3f}   "
                 f"allure/raw aiohttp {al['calls_s'] / a['calls_s']:.3f}"
