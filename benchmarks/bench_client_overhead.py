@@ -55,7 +55,14 @@ class Server:
     def __init__(self, tmp: Path, delay_ms: float, workers: int) -> None:
         port_file = tmp / f"port-{time.time_ns()}"
         self.proc = subprocess.Popen(
-            [sys.executable, str(SERVER), "--port-file", str(port_file), "--workers", str(workers)]
+            [
+                sys.executable,
+                str(SERVER),
+                "--port-file",
+                str(port_file),
+                "--workers",
+                str(workers),
+            ]
             + ["--delay-ms", str(delay_ms)],
             start_new_session=True,
         )
@@ -197,26 +204,56 @@ def raw(kind: str, base_url: str, bodies: list[bytes], concurrency: int) -> dict
     c0 = time.process_time()
     wall = asyncio.run(fn(base_url + "/chat/completions", bodies, concurrency))
     cpu = time.process_time() - c0
-    return {"calls_s": len(bodies) / wall, "wall_s": wall, "cpu_ms": 1000 * cpu / len(bodies)}
+    return {
+        "calls_s": len(bodies) / wall,
+        "wall_s": wall,
+        "cpu_ms": 1000 * cpu / len(bodies),
+    }
 
 
 # -- (b) allure audit -----------------------------------------------------------------------------------
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a live process has used so far, from /proc (NaN where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_allure(spec: Path, project: Path, root: Path = ROOT) -> dict[str, Any]:
     """``allure audit SPEC`` from the checkout ``root`` in a subprocess; phase times from its status lines."""
-    env = {**os.environ, KEY_ENV: "bench", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        KEY_ENV: "bench",
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "allure.cli.main", "audit", str(spec), "--project", str(project)],
+        [
+            sys.executable,
+            "-m",
+            "allure.cli.main",
+            "audit",
+            str(spec),
+            "--project",
+            str(project),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
     lines: list[tuple[float, str]] = []
+    cpu_at: dict[str, float] = {}
     assert proc.stderr is not None
     for raw_line in proc.stderr:
         lines.append((time.perf_counter() - t0, raw_line.rstrip()))
+        for mark in ("iteration 1: evaluating", " calls, "):
+            if mark in raw_line and mark not in cpu_at:
+                cpu_at[mark] = _cpu_seconds(proc.pid)
     proc.wait()
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
@@ -232,8 +269,10 @@ def run_allure(spec: Path, project: Path, root: Path = ROOT) -> dict[str, Any]:
     stopped = at("stopped:")
     calls = int(line(" calls, ").split(": ", 1)[1].split(" calls")[0])
     eval_s = evaluated - evaluating
+    eval_cpu = cpu_at.get(" calls, ", float("nan")) - cpu_at.get("iteration 1: evaluating", float("nan"))
     return {
         "calls": calls,
+        "cpu_ms": 1000 * eval_cpu / calls,
         "calls_s": calls / eval_s,
         "wall_s": wall,
         "start_load_s": at(" held out"),
@@ -399,8 +438,17 @@ def _load() -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=5000, help="calls per case")
-    ap.add_argument("--cases", default="64:0,16:50", help="concurrency:latency_ms pairs, comma-separated")
-    ap.add_argument("--rounds", type=int, default=1, help="repeat each case; the fastest round counts")
+    ap.add_argument(
+        "--cases",
+        default="64:0,16:50",
+        help="concurrency:latency_ms pairs, comma-separated",
+    )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="repeat each case; the fastest round counts",
+    )
     ap.add_argument("--workers", type=int, default=2, help="server processes")
     ap.add_argument("--profile-n", type=int, default=2000, help="calls in the profiled pass")
     ap.add_argument("--no-profile", action="store_true", help="skip the profile")
@@ -432,7 +480,11 @@ def main() -> int:
                         if kind in ("allure", "compare"):
                             project = tmp / f"{kind}-c{conc}-d{delay:g}-r{r}"
                             root = args.compare if kind == "compare" else ROOT
-                            res = run_allure(write_spec(project, data, server.base_url, conc), project, root)
+                            res = run_allure(
+                                write_spec(project, data, server.base_url, conc),
+                                project,
+                                root,
+                            )
                             if res["calls"] != len(bodies):
                                 raise RuntimeError(f"allure made {res['calls']} calls, not {len(bodies)}")
                         else:
@@ -446,23 +498,36 @@ def main() -> int:
             print(f"\n== concurrency {conc}, server latency {delay:g} ms, {len(bodies)} calls ==")
             print(f"  raw httpx    {h['calls_s']:8.0f} calls/s  ({h['cpu_ms']:.2f} ms CPU/call; {h['load']})")
             print(f"  raw aiohttp  {a['calls_s']:8.0f} calls/s  ({a['cpu_ms']:.2f} ms CPU/call; {a['load']})")
-            print(f"  allure       {al['calls_s']:8.0f} calls/s  (evaluate phase; {al['load']})")
+            print(
+                f"  allure       {al['calls_s']:8.0f} calls/s  ({al['cpu_ms']:.2f} ms CPU/call in the evaluate phase; "
+                f"{al['load']})"
+            )
             if "compare" in best:
                 c = best["compare"]
                 print(
-                    f"  allure at {args.compare}: {c['calls_s']:.0f} calls/s, "
+                    f"  allure at {args.compare}: {c['calls_s']:.0f} calls/s ({c['cpu_ms']:.2f} ms CPU/call), "
                     f"allure/raw httpx {c['calls_s'] / h['calls_s']:.3f} ({c['load']})"
                 )
             print(
-                f"  allure/raw httpx {al['calls_s'] / h['calls_s']:.3f}   "
-                f"allure/raw aiohttp {al['calls_s'] / a['calls_s']:.3f}"
+                f"  allure/raw httpx {al['calls_s'] / h['calls_s']:.3f} (calls/s)   "
+                f"{h['cpu_ms'] / al['cpu_ms']:.3f} (CPU per call: the calls/s ratio of a CPU-bound client "
+                f"on an idle core)   allure/raw aiohttp {al['calls_s'] / a['calls_s']:.3f}"
             )
             print(
                 f"  allure times: process start + load {al['start_load_s']:.1f} s, evaluate {al['eval_s']:.1f} s, "
                 f"score + report {al['after_eval_s']:.1f} s, exit {al['exit_s']:.1f} s, "
                 f"wall {al['wall_s']:.1f} s"
             )
-            summary.append((conc, delay, len(bodies), h["calls_s"], al["calls_s"] / h["calls_s"]))
+            summary.append(
+                (
+                    conc,
+                    delay,
+                    len(bodies),
+                    h["calls_s"],
+                    al["calls_s"] / h["calls_s"],
+                    h["cpu_ms"] / al["cpu_ms"],
+                )
+            )
         if not args.no_profile:
             server = Server(tmp, 0.0, args.workers)
             try:
@@ -483,9 +548,10 @@ def main() -> int:
         print(
             "\nsummary (bar: ratio >= 0.8 at 64/0 ms, >= 0.95 at 16/50 ms; raw httpx >= 1000 calls/s at 0 ms)"
         )
-        for conc, delay, n, h_s, ratio in summary:
+        for conc, delay, n, h_s, ratio, cpu_ratio in summary:
             print(
-                f"  concurrency {conc:3d}, {delay:3g} ms, {n} calls: raw httpx {h_s:6.0f} calls/s, allure/raw {ratio:.3f}"
+                f"  concurrency {conc:3d}, {delay:3g} ms, {n} calls: raw httpx {h_s:6.0f} calls/s, "
+                f"allure/raw {ratio:.3f} (calls/s), {cpu_ratio:.3f} (CPU per call)"
             )
     finally:
         if not args.keep:
