@@ -12,6 +12,7 @@ from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from allure.evaluator._chat import ReplayChatModel, build_openai_model
+    from allure.evaluator._http import AiohttpTransport, async_http_client, close_sessions
     from allure.evaluator._open import open_evaluator
     from allure.evaluator._parse import LabelParser, prob_positive
     from allure.evaluator._redact import REDACTED, redact
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
     from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
+    "AiohttpTransport": "_http",
+    "async_http_client": "_http",
+    "close_sessions": "_http",
     "ReplayChatModel": "_chat",
     "build_openai_model": "_chat",
     "open_evaluator": "_open",
@@ -45,6 +49,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "AiohttpTransport",
     "AnswerKey",
     "EvalPlan",
     "EvalResult",
@@ -56,7 +61,9 @@ __all__ = [
     "REDACTED",
     "ReplayChatModel",
     "TokenCounter",
+    "async_http_client",
     "build_openai_model",
+    "close_sessions",
     "open_evaluator",
     "prob_positive",
     "redact",

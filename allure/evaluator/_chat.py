@@ -51,16 +51,21 @@ def build_openai_model(
     timeout_s: float,
     extra_body: dict[str, Any] | None = None,
     api_key: str | None = None,
+    max_connections: int = 100,
 ) -> BaseChatModel:
     """``ChatOpenAI`` against any OpenAI-compatible server; retries are allure's own (``max_retries=0``).
 
     The key is read from the environment variable ``api_key_env`` (never logged or stored);
     ``api_key`` overrides it. A server named by ``base_url`` may need no key (vLLM, llama.cpp).
+    Requests go through the SDK's httpx client on an aiohttp transport
+    (:func:`allure.evaluator._http.async_http_client`) holding at most ``max_connections``.
 
     Raises:
         EvaluatorError: the key's environment variable is not set.
     """
     from langchain_openai import ChatOpenAI
+
+    from allure.evaluator._http import async_http_client
 
     key = api_key or os.environ.get(api_key_env) or ("unused" if base_url else None)
     if not key:
@@ -84,5 +89,6 @@ def build_openai_model(
         max_tokens=max_tokens,  # type: ignore[call-arg]
         timeout=timeout_s,
         max_retries=0,
+        http_async_client=async_http_client(timeout_s=timeout_s, max_connections=max_connections),
         **kwargs,
     )

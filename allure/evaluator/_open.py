@@ -82,6 +82,7 @@ def open_evaluator(
             seed=ev.seed,
             logprobs=ev.logprobs,
             timeout_s=ev.timeout_s,
+            max_connections=ev.concurrency,
         )
         budget = ev.max_prompt_tokens
         counter = TokenCounter(ev.base_url) if budget is not None else None
@@ -122,6 +123,7 @@ def open_evaluator(
             logprobs=ev.logprobs,
             timeout_s=ev.timeout_s,
             extra_body=server.extra_body(),
+            max_connections=ev.local.parallel,
         )
 
     params = {**ev.params(), "model": settings.alias, "deterministic": deterministic}

@@ -1,9 +1,11 @@
 """Label items with the evaluator: cached, ordered for prefix caching, bounded, retried, stored at once.
 
-Every call is written to the run store as soon as it returns; an identical prompt with the
-same model and parameters is answered from the store and never sent twice. Items whose
-prompts share an ICL block are sent one after another, so a server with prefix caching
-(llama.cpp, vLLM, OpenAI) re-uses the shared block.
+Every call is written to the run store as soon as it returns: the answers that arrive
+together are written in one transaction (group commit) the next time the event loop is
+free, so a kill loses at most the calls in flight. An identical prompt with the same model
+and parameters is answered from the store and never sent twice. Items whose prompts share an
+ICL block are sent one after another, so a server with prefix caching (llama.cpp, vLLM,
+OpenAI) re-uses the shared block.
 
 Context budget: with ``max_prompt_tokens`` set, a prompt whose tokens exceed it loses ICL
 examples from the *end* of its (stable) ICL order, one at a time, until it fits or none is left;
@@ -27,6 +29,7 @@ from langchain_core.messages import BaseMessage
 
 from allure._fault import fault_point
 from allure.errors import EvaluatorError
+from allure.evaluator._http import close_sessions
 from allure.evaluator._parse import prob_positive
 from allure.evaluator._redact import redact
 from allure.evaluator._tokens import TokenCounter, byte_bound
@@ -209,6 +212,15 @@ class Evaluator:
                 raise EvaluatorError("the evaluator has no chat model", fix="pass chat_model or connect")
             self._chat_model = self.connect()
         return self._chat_model
+
+    @staticmethod
+    def _new_loop() -> asyncio.AbstractEventLoop:
+        """A new event loop (uvloop when installed)."""
+        try:
+            import uvloop
+        except ImportError:  # pragma: no cover - uvloop is a dependency on Linux and macOS
+            return asyncio.new_event_loop()
+        return uvloop.new_event_loop()
 
     # -- prompts ----------------------------------------------------------------------------------
     def prompt_hash(self, messages: list[BaseMessage], item: Item | None = None) -> str:
@@ -460,7 +472,7 @@ class Evaluator:
                     # pooled keep-alive connections bound to the loop that opened them, so a second
                     # pass on a new loop (a study's next arm) would fail with "Event loop is closed".
                     if self._loop is None or self._loop.is_closed():
-                        self._loop = asyncio.new_event_loop()
+                        self._loop = self._new_loop()
                     done = self._loop.run_until_complete(
                         self._run_async(run_id, iteration, todo, result, done, total, progress)
                     )
@@ -491,9 +503,6 @@ class Evaluator:
             done += len(followers)
         return done
 
-    def _store(self, run_id: str, iteration: int, verdict: Verdict, result: EvalResult) -> None:
-        self._store_many(run_id, iteration, [verdict], result)
-
     def _store_many(self, run_id: str, iteration: int, verdicts: list[Verdict], result: EvalResult) -> None:
         call_ids = self.store.record_calls(verdicts, self.params)
         result.call_ids.update((v.prompt_hash, cid) for cid, v in zip(call_ids, verdicts, strict=True))
@@ -519,20 +528,43 @@ class Evaluator:
         total: int,
         progress: ProgressFn | None,
     ) -> int:
-        sem = asyncio.Semaphore(self.concurrency)
+        """``concurrency`` workers take the jobs in prefix order; a writer stores what they answered.
+
+        The writer wakes when an answer arrives, lets the loop deliver the other answers that are
+        ready, then writes them all in one transaction; a worker never waits for the store.
+        """
+        todo = iter(jobs)  # shared by the workers: each next() hands out the next job in order
+        answered: list[Verdict] = []
+        arrived = asyncio.Event()
         counter = {"done": done}
 
-        async def one(job: _Job) -> None:
-            async with sem:
-                verdict = await self._call(job, result.stats)
-            self._store(run_id, iteration, verdict, result)
-            counter["done"] += 1
+        def flush() -> None:
+            if not answered:
+                return
+            batch = answered[:]
+            answered.clear()
+            self._store_many(run_id, iteration, batch, result)
+            counter["done"] += len(batch)
             if progress:
                 progress(counter["done"], total)
 
-        tasks = []
-        for job in jobs:  # start in prefix order; the semaphore keeps that order for the server
-            tasks.append(asyncio.create_task(one(job)))
-            await asyncio.sleep(0)
-        await asyncio.gather(*tasks)
+        async def worker() -> None:
+            for job in todo:
+                answered.append(await self._call(job, result.stats))
+                arrived.set()
+
+        async def writer() -> None:
+            while True:
+                await arrived.wait()
+                await asyncio.sleep(0)  # answers already received in this loop pass join the batch
+                arrived.clear()
+                flush()
+
+        writing = asyncio.create_task(writer())
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(jobs)))))
+        finally:
+            writing.cancel()
+            flush()  # what was answered before an error or a cancel is kept
+            await close_sessions()  # the connections belong to this pass's event loop
         return counter["done"]

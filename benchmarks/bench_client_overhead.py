@@ -1,0 +1,563 @@
+"""allure's per-call overhead against a plain async HTTP client, on a server that is not the bottleneck.
+
+For each (concurrency, server latency) case the same N request bodies are sent
+
+- (a) by a plain ``httpx.AsyncClient`` (bounded by a semaphore, one pooled connection per slot),
+  and, for reference, by a plain ``aiohttp`` session;
+- (b) by ``allure audit`` with an ``openai`` evaluator in a fresh project (empty cache and memory),
+  one pass over N items.
+
+The server is ``benchmarks/fast_openai_server.py`` (several processes on 127.0.0.1, a fixed
+completion with logprobs, an optional fixed latency per call that uses no CPU). The script
+prints calls/s for each client, the ratio allure/raw (allure's evaluate phase against the
+raw httpx client), allure's load, evaluate and report times, and a profile of allure's
+evaluator path run in this process (cProfile, which slows everything it watches about 2x:
+read its figures as shares). The machine's load average is printed with each case, since
+other processes on a shared machine change every calls/s figure.
+
+The bar (issue 17): allure/raw >= 0.8 at concurrency 64 with 0 ms, >= 0.95 at concurrency 16
+with 50 ms, over >= 5,000 calls each; raw httpx >= 1,000 calls/s at 0 ms.
+
+Usage::
+
+    python benchmarks/bench_client_overhead.py [--n 5000] [--cases 64:0,16:50] [--rounds 1]
+        [--workers 2] [--profile-n 2000] [--no-profile]
+
+No download, no install: the server uses the standard library (and uvloop when installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import os
+import pstats
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER = Path(__file__).with_name("fast_openai_server.py")
+KEY_ENV = "ALLURE_BENCH_KEY"
+
+
+# -- the server -------------------------------------------------------------------------------------
+class Server:
+    """The fast server in a child process group; ``stop()`` ends it."""
+
+    def __init__(self, tmp: Path, delay_ms: float, workers: int) -> None:
+        port_file = tmp / f"port-{time.time_ns()}"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(SERVER),
+                "--port-file",
+                str(port_file),
+                "--workers",
+                str(workers),
+            ]
+            + ["--delay-ms", str(delay_ms)],
+            start_new_session=True,
+        )
+        deadline = time.time() + 30
+        while not port_file.exists():
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.stop()
+                raise RuntimeError("the benchmark server did not start")
+            time.sleep(0.02)
+        self.port = int(port_file.read_text())
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(10)
+
+
+# -- the data -----------------------------------------------------------------------------------------
+def write_dataset(path: Path, n: int) -> None:
+    """``n`` distinct items made from the shipped CogEval demo rows (real task and response lengths)."""
+    from allure.dataset import demo_spec, load_items
+
+    base = load_items(demo_spec())
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            it = base[i % len(base)]
+            row = {
+                "id": f"{it.id}-{i}",
+                "task": it.task,
+                "response": it.response if i < len(base) else f"{it.response}\n(variant {i // len(base)})",
+                "gold": it.gold_answers,
+                "problem_type": it.problem_type,
+                "generator": it.generator,
+            }
+            fh.write(json.dumps(row) + "\n")
+
+
+def write_spec(project: Path, data: Path, base_url: str, concurrency: int) -> Path:
+    """One zero-shot pass over every item, no held-out split, nothing to review."""
+    project.mkdir(parents=True, exist_ok=True)
+    spec = project / "audit.toml"
+    spec.write_text(
+        f"""name = "client-overhead"
+[dataset]
+path = "{data}"
+format = "jsonl"
+[dataset.columns]
+id = "id"
+task = "task"
+response = "response"
+gold_answers = "gold"
+problem_type = "problem_type"
+generator = "generator"
+[evaluator]
+kind = "openai"
+model = "bench-model"
+base_url = "{base_url}"
+api_key_env = "{KEY_ENV}"
+concurrency = {concurrency}
+max_retries = 0
+[memory]
+location = "{project / "memory"}"
+[loop]
+max_iterations = 1
+heldout_fraction = 0.0
+bootstrap_resamples = 100
+max_candidates = 50
+"""
+    )
+    return spec
+
+
+def request_bodies(spec_path: Path) -> list[bytes]:
+    """The JSON bodies allure's chat model sends for the spec's items (zero-shot prompts)."""
+    from allure.config import load_spec
+    from allure.dataset import load_items
+    from allure.evaluator import build_openai_model
+    from allure.prompts import load_prompt_set
+
+    spec = load_spec(spec_path)
+    ev = spec.evaluator
+    items = load_items(spec.dataset, base_dir=spec_path.parent, label_set=spec.label_set)
+    prompts = load_prompt_set(ev.prompt)
+    chat: Any = build_openai_model(
+        model=ev.model,
+        base_url=ev.base_url,
+        api_key_env=KEY_ENV,
+        api_key="bench",
+        temperature=ev.temperature,
+        max_tokens=ev.max_tokens,
+        seed=ev.seed,
+        logprobs=ev.logprobs,
+        timeout_s=ev.timeout_s,
+    )
+    return [json.dumps(chat._get_request_payload(prompts.render(it, []))).encode() for it in items]
+
+
+# -- (a) the raw clients --------------------------------------------------------------------------------
+async def _raw_httpx(url: str, bodies: list[bytes], concurrency: int) -> float:
+    import httpx
+
+    sem = asyncio.Semaphore(concurrency)
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+
+        async def one(body: bytes) -> None:
+            async with sem:
+                resp = await client.post(url, content=body, headers=headers)
+                resp.raise_for_status()
+                resp.json()
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(b) for b in bodies))
+        return time.perf_counter() - t0
+
+
+async def _raw_aiohttp(url: str, bodies: list[bytes], concurrency: int) -> float:
+    import aiohttp
+
+    sem = asyncio.Semaphore(concurrency)
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+
+        async def one(body: bytes) -> None:
+            async with sem, session.post(url, data=body, headers=headers) as resp:
+                resp.raise_for_status()
+                await resp.json()
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(b) for b in bodies))
+        return time.perf_counter() - t0
+
+
+def raw(kind: str, base_url: str, bodies: list[bytes], concurrency: int) -> dict[str, float]:
+    """Send ``bodies`` with a plain client; calls/s and client CPU ms per call."""
+    fn = _raw_httpx if kind == "httpx" else _raw_aiohttp
+    c0 = time.process_time()
+    wall = asyncio.run(fn(base_url + "/chat/completions", bodies, concurrency))
+    cpu = time.process_time() - c0
+    return {
+        "calls_s": len(bodies) / wall,
+        "wall_s": wall,
+        "cpu_ms": 1000 * cpu / len(bodies),
+    }
+
+
+# -- (b) allure audit -----------------------------------------------------------------------------------
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a live process has used so far, from /proc (NaN where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_allure(spec: Path, project: Path, root: Path = ROOT) -> dict[str, Any]:
+    """``allure audit SPEC`` from the checkout ``root`` in a subprocess; phase times from its status lines."""
+    env = {
+        **os.environ,
+        KEY_ENV: "bench",
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "allure.cli.main",
+            "audit",
+            str(spec),
+            "--project",
+            str(project),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    lines: list[tuple[float, str]] = []
+    cpu_at: dict[str, float] = {}
+    assert proc.stderr is not None
+    for raw_line in proc.stderr:
+        lines.append((time.perf_counter() - t0, raw_line.rstrip()))
+        for mark in ("iteration 1: evaluating", " calls, "):
+            if mark in raw_line and mark not in cpu_at:
+                cpu_at[mark] = _cpu_seconds(proc.pid)
+    proc.wait()
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError("allure audit failed:\n" + "\n".join(x for _, x in lines[-20:]))
+
+    def at(text: str) -> float:
+        return next(t for t, x in lines if text in x)
+
+    def line(text: str) -> str:
+        return next(x for _, x in lines if text in x)
+
+    evaluating, evaluated = at("iteration 1: evaluating"), at(" calls, ")
+    stopped = at("stopped:")
+    calls = int(line(" calls, ").split(": ", 1)[1].split(" calls")[0])
+    eval_s = evaluated - evaluating
+    eval_cpu = cpu_at.get(" calls, ", float("nan")) - cpu_at.get("iteration 1: evaluating", float("nan"))
+    return {
+        "calls": calls,
+        "cpu_ms": 1000 * eval_cpu / calls,
+        "calls_s": calls / eval_s,
+        "wall_s": wall,
+        "start_load_s": at(" held out"),
+        "eval_s": eval_s,
+        "after_eval_s": stopped - evaluated,
+        "exit_s": wall - stopped,
+    }
+
+
+# -- where the time goes ------------------------------------------------------------------------------------
+async def _pool(n_workers: int, jobs: list[Any], call: Any) -> None:
+    todo = iter(jobs)
+
+    async def worker() -> None:
+        for job in todo:
+            await call(job)
+
+    await asyncio.gather(*(worker() for _ in range(n_workers)))
+
+
+def _timed(coro_fn: Any) -> tuple[float, float]:
+    """Run ``coro_fn()`` in a uvloop event loop (as allure's evaluator does); wall and CPU seconds."""
+    import uvloop
+
+    c0, t0 = time.process_time(), time.perf_counter()
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(coro_fn())
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]:
+    """The same calls through each layer of allure's evaluator path, in this process, one after another.
+
+    Returns ``(layer, calls/s, CPU ms per call)`` rows: raw aiohttp; the OpenAI SDK on allure's
+    HTTP client; LangChain's ``ChatOpenAI.ainvoke`` as allure builds it; allure's ``Evaluator``
+    (prompts, cache lookup, parsing, store writes) with a fresh store.
+    """
+    import aiohttp
+
+    from allure.config import load_spec
+    from allure.dataset import load_items
+    from allure.evaluator import build_openai_model, close_sessions, open_evaluator
+    from allure.prompts import load_prompt_set
+    from allure.store import RunStore
+
+    os.environ[KEY_ENV] = "bench"
+    spec = load_spec(spec_path)
+    ev = spec.evaluator
+    conc = ev.concurrency
+    items = load_items(spec.dataset, base_dir=spec_path.parent, label_set=spec.label_set)[:n]
+    prompts = load_prompt_set(ev.prompt)
+    messages = [prompts.render(it, []) for it in items]
+
+    def chat() -> Any:
+        return build_openai_model(
+            model=ev.model, base_url=ev.base_url, api_key_env=KEY_ENV, temperature=ev.temperature,
+            max_tokens=ev.max_tokens, seed=ev.seed, logprobs=ev.logprobs, timeout_s=ev.timeout_s,
+            max_connections=conc,
+        )  # fmt: skip
+
+    payloads = [chat()._get_request_payload(m) for m in messages]
+    bodies = [json.dumps(p).encode() for p in payloads]
+    url = f"{ev.base_url}/chat/completions"
+    rows = []
+
+    async def raw_aiohttp() -> None:
+        headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=conc)) as session:
+
+            async def call(body: bytes) -> None:
+                async with session.post(url, data=body, headers=headers) as resp:
+                    json.loads(await resp.read())
+
+            await _pool(conc, bodies, call)
+
+    async def sdk() -> None:
+        client = chat().root_async_client  # the AsyncOpenAI client on allure's HTTP client
+
+        async def call(payload: dict[str, Any]) -> None:
+            await client.chat.completions.create(**payload)
+
+        await _pool(conc, payloads, call)
+        await close_sessions()
+
+    async def langchain() -> None:
+        model = chat()
+
+        async def call(msgs: Any) -> None:
+            await model.ainvoke(msgs)
+
+        await _pool(conc, messages, call)
+        await close_sessions()
+
+    for name, fn in (
+        ("raw aiohttp (json.loads of the reply)", raw_aiohttp),
+        ("OpenAI SDK chat.completions.create", sdk),
+        ("LangChain ChatOpenAI.ainvoke", langchain),
+    ):
+        wall, cpu = _timed(fn)
+        rows.append((name, n / wall, 1000 * cpu / n))
+
+    store = RunStore(tmp / f"layers-{time.time_ns()}.db")
+    run_id = store.create_run({})
+    c0, t0 = time.process_time(), time.perf_counter()
+    with open_evaluator(spec, store, items) as evaluator:
+        result = evaluator.evaluate(run_id, 1, items, lambda item: [])
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    store.close()
+    assert result.stats.calls == n, result.stats
+    rows.append(("allure Evaluator.evaluate (fresh store)", n / wall, 1000 * cpu / n))
+    return rows
+
+
+ALLURE_PARTS = [
+    ("prompt building (render + hash)", ["_runner.py:_jobs"]),
+    ("cache lookup", ["_db.py:lookup_calls"]),
+    ("parsing (label, logprobs, Verdict)", ["_runner.py:_verdict"]),
+    ("store writes (batched)", ["_runner.py:_store_many"]),
+]
+
+
+def _own(stats: pstats.Stats, key: str) -> float:
+    """Cumulative seconds of the functions ``file:name`` names (synchronous functions only)."""
+    file_part, func = key.rsplit(":", 1)
+    total = 0.0
+    for (fname, _line, name), row in stats.stats.items():  # type: ignore[attr-defined]
+        if name == func and fname.replace("\\", "/").endswith(file_part):
+            total += row[3]
+    return total
+
+
+def profile_allure_parts(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float]]:
+    """cProfile of one evaluator pass: ms per call in allure's own synchronous parts (profiler-inflated)."""
+    from allure.config import load_spec
+    from allure.dataset import load_items
+    from allure.evaluator import open_evaluator
+    from allure.store import RunStore
+
+    os.environ[KEY_ENV] = "bench"
+    spec = load_spec(spec_path)
+    items = load_items(spec.dataset, base_dir=spec_path.parent, label_set=spec.label_set)[:n]
+    store = RunStore(tmp / f"profile-{time.time_ns()}.db")
+    run_id = store.create_run({})
+    prof = cProfile.Profile()
+    prof.enable()
+    with open_evaluator(spec, store, items) as evaluator:
+        result = evaluator.evaluate(run_id, 1, items, lambda item: [])
+    prof.disable()
+    store.close()
+    calls = result.stats.calls
+    stats = pstats.Stats(prof)
+    total = sum(row[2] for row in stats.stats.values())  # type: ignore[attr-defined]
+    out = [("all CPU time under the profiler", 1000 * total / calls)]
+    out += [(label, 1000 * sum(_own(stats, k) for k in keys) / calls) for label, keys in ALLURE_PARTS]
+    return out
+
+
+# -- main --------------------------------------------------------------------------------------------------
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=5000, help="calls per case")
+    ap.add_argument(
+        "--cases",
+        default="64:0,16:50",
+        help="concurrency:latency_ms pairs, comma-separated",
+    )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="repeat each case; the fastest round counts",
+    )
+    ap.add_argument("--workers", type=int, default=2, help="server processes")
+    ap.add_argument("--profile-n", type=int, default=2000, help="calls in the profiled pass")
+    ap.add_argument("--no-profile", action="store_true", help="skip the profile")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary projects")
+    ap.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        help="another allure checkout to time the same way (before/after)",
+    )
+    args = ap.parse_args()
+    cases = [tuple(float(x) for x in c.split(":")) for c in args.cases.split(",")]
+    tmp = Path(tempfile.mkdtemp(prefix="allure-overhead-"))
+    data = tmp / "items.jsonl"
+    t0 = time.perf_counter()
+    write_dataset(data, args.n)
+    print(f"dataset: {args.n} items ({time.perf_counter() - t0:.1f} s to write); {_load()}")
+    summary = []
+    try:
+        for conc_f, delay in cases:
+            conc = int(conc_f)
+            server = Server(tmp, delay, args.workers)
+            try:
+                spec0 = write_spec(tmp / "bodies", data, server.base_url, conc)
+                bodies = request_bodies(spec0)
+                best: dict[str, dict[str, Any]] = {}
+                for r in range(args.rounds):
+                    for kind in ("httpx", "aiohttp", "allure") + (("compare",) if args.compare else ()):
+                        if kind in ("allure", "compare"):
+                            project = tmp / f"{kind}-c{conc}-d{delay:g}-r{r}"
+                            root = args.compare if kind == "compare" else ROOT
+                            res = run_allure(
+                                write_spec(project, data, server.base_url, conc),
+                                project,
+                                root,
+                            )
+                            if res["calls"] != len(bodies):
+                                raise RuntimeError(f"allure made {res['calls']} calls, not {len(bodies)}")
+                        else:
+                            res = raw(kind, server.base_url, bodies, conc)
+                        res["load"] = _load()
+                        if kind not in best or res["calls_s"] > best[kind]["calls_s"]:
+                            best[kind] = res
+            finally:
+                server.stop()
+            h, a, al = best["httpx"], best["aiohttp"], best["allure"]
+            print(f"\n== concurrency {conc}, server latency {delay:g} ms, {len(bodies)} calls ==")
+            print(f"  raw httpx    {h['calls_s']:8.0f} calls/s  ({h['cpu_ms']:.2f} ms CPU/call; {h['load']})")
+            print(f"  raw aiohttp  {a['calls_s']:8.0f} calls/s  ({a['cpu_ms']:.2f} ms CPU/call; {a['load']})")
+            print(
+                f"  allure       {al['calls_s']:8.0f} calls/s  ({al['cpu_ms']:.2f} ms CPU/call in the evaluate phase; "
+                f"{al['load']})"
+            )
+            if "compare" in best:
+                c = best["compare"]
+                print(
+                    f"  allure at {args.compare}: {c['calls_s']:.0f} calls/s ({c['cpu_ms']:.2f} ms CPU/call), "
+                    f"allure/raw httpx {c['calls_s'] / h['calls_s']:.3f} ({c['load']})"
+                )
+            print(
+                f"  allure/raw httpx {al['calls_s'] / h['calls_s']:.3f} (calls/s)   "
+                f"{h['cpu_ms'] / al['cpu_ms']:.3f} (CPU per call: the calls/s ratio of a CPU-bound client "
+                f"on an idle core)   allure/raw aiohttp {al['calls_s'] / a['calls_s']:.3f}"
+            )
+            print(
+                f"  allure times: process start + load {al['start_load_s']:.1f} s, evaluate {al['eval_s']:.1f} s, "
+                f"score + report {al['after_eval_s']:.1f} s, exit {al['exit_s']:.1f} s, "
+                f"wall {al['wall_s']:.1f} s"
+            )
+            summary.append(
+                (
+                    conc,
+                    delay,
+                    len(bodies),
+                    h["calls_s"],
+                    al["calls_s"] / h["calls_s"],
+                    h["cpu_ms"] / al["cpu_ms"],
+                )
+            )
+        if not args.no_profile:
+            server = Server(tmp, 0.0, args.workers)
+            try:
+                n_prof = min(args.profile_n, args.n)
+                conc = int(cases[0][0])
+                spec = write_spec(tmp / "profile", data, server.base_url, conc)
+                print(f"\nwhere the time goes: {n_prof} calls per layer, concurrency {conc}, 0 ms; {_load()}")
+                print(f"  {'layer (each includes the ones above)':<46} {'calls/s':>8} {'CPU ms/call':>12}")
+                for name, rate, cpu_ms in layers(spec, n_prof, tmp):
+                    print(f"  {name:<46} {rate:8.0f} {cpu_ms:12.3f}")
+                print(
+                    "  allure's own parts, from cProfile (inflated by the profiler; compare with its total):"
+                )
+                for name, ms in profile_allure_parts(spec, n_prof, tmp):
+                    print(f"    {name:<44} {ms:8.3f} ms/call")
+            finally:
+                server.stop()
+        print(
+            "\nsummary (bar: ratio >= 0.8 at 64/0 ms, >= 0.95 at 16/50 ms; raw httpx >= 1000 calls/s at 0 ms)"
+        )
+        for conc, delay, n, h_s, ratio, cpu_ratio in summary:
+            print(
+                f"  concurrency {conc:3d}, {delay:3g} ms, {n} calls: raw httpx {h_s:6.0f} calls/s, "
+                f"allure/raw {ratio:.3f} (calls/s), {cpu_ratio:.3f} (CPU per call)"
+            )
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
