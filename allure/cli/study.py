@@ -36,6 +36,16 @@ NameOpt = typer.Option(None, "--name", help="Study id to use instead of the one 
 AlphaOpt = typer.Option(0.05, "--alpha", min=0.0001, max=0.5, help="Family-wise significance level (Holm).")
 
 
+def _check_split(split: str | None) -> None:
+    """Refuse a ``--split`` value that names no split."""
+    from allure.errors import StudyError
+
+    if split not in (None, "heldout", "audit", "all"):
+        raise StudyError(
+            f"--split {split!r} is not known", where="option --split", fix="use heldout, audit or all"
+        )
+
+
 @contextmanager
 def _arm_bars() -> Iterator[Callable[[str, int, int], None] | None]:
     """One progress bar per arm on a terminal (stderr), nothing otherwise."""
@@ -109,10 +119,7 @@ def ablation_cmd(
 
     if by not in ("failure_mode", "cluster"):
         raise StudyError(f"--by {by!r} is not known", where="option --by", fix="use failure_mode or cluster")
-    if split not in (None, "heldout", "audit", "all"):
-        raise StudyError(
-            f"--split {split!r} is not known", where="option --split", fix="use heldout, audit or all"
-        )
+    _check_split(split)
     only = [c.strip() for c in clusters.split(",") if c.strip()] if clusters else None
     with _arm_bars() as bars:
         study = ablation(
@@ -158,10 +165,7 @@ def sweep_cmd(
         raise StudyError(
             f"--balance {balance!r} is not known", where="option --balance", fix="use --balance label"
         )
-    if split not in (None, "heldout", "audit", "all"):
-        raise StudyError(
-            f"--split {split!r} is not known", where="option --split", fix="use heldout, audit or all"
-        )
+    _check_split(split)
     chosen = parse_sizes(sizes)
     with _arm_bars() as bars:
         study = sweep(

@@ -14,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from allure.dataset._spec import SINGLE_COLUMN_FIELDS
 from allure.dataset._values import as_text, is_conversation
 from allure.errors import DatasetError
 from allure.labels import guess_positive
@@ -541,19 +542,7 @@ def render_spec(g: Guess, *, spec_dir: Path) -> str:
             f"{g.n_rows if g.n_rows < SAMPLE_ROWS else 'the'} rows"
         )
     lines.append("[dataset.columns]")
-    for fld in (
-        "id",
-        "task",
-        "response",
-        "response_b",
-        "rubric",
-        "gold_answers",
-        "gold_label",
-        "recorded_label",
-        "recorded_output",
-        "problem_type",
-        "generator",
-    ):
+    for fld in SINGLE_COLUMN_FIELDS:
         if fld in g.columns:
             note = n.get(fld, "")
             lines.append(f"{fld} = {_toml(g.columns[fld])}" + (f"    # CHECK: {note}" if note else ""))
