@@ -5,7 +5,8 @@ unknown reference or an unparsed verdict, counts both explicitly, and returns a 
 :class:`SplitMetrics` that the run store, the report and the CLI use as it is.
 :func:`paired_difference` and :func:`icl_helped` compare two labellings of the same items;
 arms on the same items: :func:`mcnemar_test` (exact), :func:`holm_adjust` and :func:`compare_arms`,
-which combines them with the paired bootstrap.
+which combines them with the paired bootstrap. Robustness to the prompt's wording (sensitivity,
+consistency, semantic entropy, PerRR/PreRR, Siegel-Tukey): :mod:`allure.metrics._robustness`.
 Undefined values are ``None``, never NaN.
 """
 
@@ -30,6 +31,30 @@ from allure.metrics._model import (
 )
 from allure.metrics._paired import icl_helped, paired_difference
 from allure.metrics._position import position_consistency
+from allure.metrics._robustness import (
+    NA_CLASS,
+    ROBUSTNESS_BANDS,
+    PairedTest,
+    SiegelTukeyResult,
+    class_consistency,
+    cluster_entropy,
+    jaccard,
+    macro_f1,
+    micro_f1,
+    paired_t_test,
+    pairwise_consistency,
+    perrr,
+    prerr,
+    rephrasing_distribution,
+    robustness,
+    robustness_band,
+    sensitivity,
+    siegel_tukey,
+    siegel_tukey_ranks,
+    stability,
+    text_consistency,
+    tvd,
+)
 
 __all__ = [
     "ArmComparison",
@@ -58,4 +83,26 @@ __all__ = [
     "paired_difference",
     "position_consistency",
     "percentile_interval",
+    "NA_CLASS",
+    "ROBUSTNESS_BANDS",
+    "PairedTest",
+    "SiegelTukeyResult",
+    "class_consistency",
+    "cluster_entropy",
+    "jaccard",
+    "macro_f1",
+    "micro_f1",
+    "paired_t_test",
+    "pairwise_consistency",
+    "perrr",
+    "prerr",
+    "rephrasing_distribution",
+    "robustness",
+    "robustness_band",
+    "sensitivity",
+    "siegel_tukey",
+    "siegel_tukey_ranks",
+    "stability",
+    "text_consistency",
+    "tvd",
 ]
