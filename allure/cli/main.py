@@ -20,9 +20,35 @@ app = typer.Typer(
 
 def _register() -> None:
     """Each command module exposes ``register(app)``."""
-    from allure.cli import audit, doctor, freeze, history, init, memory, reaudit, resume, review, serve, study
+    from allure.cli import (
+        audit,
+        doctor,
+        freeze,
+        history,
+        init,
+        memory,
+        prompts,
+        reaudit,
+        resume,
+        review,
+        serve,
+        study,
+    )
 
-    for module in (init, audit, resume, review, memory, serve, freeze, reaudit, history, study, doctor):
+    for module in (
+        init,
+        audit,
+        resume,
+        review,
+        memory,
+        serve,
+        freeze,
+        reaudit,
+        history,
+        study,
+        prompts,
+        doctor,
+    ):
         module.register(app)
 
 

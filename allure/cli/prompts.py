@@ -1,0 +1,112 @@
+"""``allure prompts``: the prompt sets (built-in and saved in the project), their hashes, rephrasings."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+
+import typer
+
+from allure.cli._common import ProjectOpt, echo
+
+prompts_app = typer.Typer(
+    name="prompts",
+    help="Prompt sets: list, show, diff, and write rule-based rephrasings.",
+    no_args_is_help=True,
+)
+
+
+@prompts_app.command("list")
+def list_cmd(project: Path = ProjectOpt) -> None:
+    """List the built-in prompt sets and those saved in the project, with their hashes."""
+    from allure.prompts import (
+        PROMPT_SETS,
+        load_prompt_set,
+        project_prompt_sets,
+        prompt_set_hash,
+        prompt_texts,
+    )
+
+    for name in PROMPT_SETS:
+        echo(f"{name:<28} {prompt_set_hash(prompt_texts(load_prompt_set(name)))}  built-in")
+    for folder in project_prompt_sets(project):
+        meta_file = folder / "rephrasing.json"
+        meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
+        origin = f"{meta.get('method', '?')} rephrasing of {meta.get('source', '?')}" if meta else "saved"
+        h = prompt_set_hash(prompt_texts(load_prompt_set(str(folder))))
+        edited = " (edited)" if meta.get("hash") not in (None, h) else ""
+        echo(f"{folder.name:<28} {h}  {origin}{edited}")
+
+
+@prompts_app.command("show")
+def show_cmd(
+    name: str = typer.Argument(..., help="A built-in set, a set saved in the project, or a folder."),
+    project: Path = ProjectOpt,
+) -> None:
+    """Print a prompt set's files and its hash."""
+    from allure.prompts import find_prompt_set, load_prompt_set, prompt_set_hash, prompt_texts
+
+    texts = prompt_texts(load_prompt_set(find_prompt_set(project, name)))
+    echo(f"# {name} ({prompt_set_hash(texts)})")
+    for fname, text in texts.items():
+        echo(f"--- {fname}")
+        for line in text.splitlines():
+            echo(line)
+
+
+@prompts_app.command("diff")
+def diff_cmd(
+    a: str = typer.Argument(..., help="First prompt set."),
+    b: str = typer.Argument(..., help="Second prompt set."),
+    project: Path = ProjectOpt,
+) -> None:
+    """A unified diff of two prompt sets, file by file."""
+    from allure.prompts import find_prompt_set, load_prompt_set, prompt_texts
+
+    ta = prompt_texts(load_prompt_set(find_prompt_set(project, a)))
+    tb = prompt_texts(load_prompt_set(find_prompt_set(project, b)))
+    same = True
+    for fname in sorted(set(ta) | set(tb)):
+        lines = difflib.unified_diff(
+            ta.get(fname, "").splitlines(),
+            tb.get(fname, "").splitlines(),
+            f"{a}/{fname}",
+            f"{b}/{fname}",
+            lineterm="",
+        )
+        for line in lines:
+            same = False
+            echo(line)
+    if same:
+        echo("the prompt sets are identical", err=True)
+
+
+@prompts_app.command("rephrase")
+def rephrase_cmd(
+    name: str = typer.Argument(..., help="The prompt set to rephrase (built-in, saved, or a folder)."),
+    count: int = typer.Option(3, "--count", help="Rephrasings to write (besides the original)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the rules' draws."),
+    labels: str = typer.Option("0,1", "--labels", help="The label set, comma-separated (for the check)."),
+    project: Path = ProjectOpt,
+) -> None:
+    """Write rule-based rephrasings of a prompt set to PROJECT/.allure/prompts/ (see `allure prompts list`)."""
+    from allure.prompts import (
+        PROMPTS_DIR,
+        find_prompt_set,
+        load_prompt_set,
+        prompt_set_hash,
+        rule_rephrasings,
+        write_prompt_set,
+    )
+
+    base = load_prompt_set(find_prompt_set(project, name))
+    labs = [int(x) if x.strip().lstrip("-").isdigit() else x.strip() for x in labels.split(",") if x.strip()]
+    for r in rule_rephrasings(base, count, seed=seed, labels=labs):
+        folder = write_prompt_set(project / PROMPTS_DIR / r.name, r)
+        echo(f"{r.name:<28} {prompt_set_hash(r.texts)}  {', '.join(r.rules)}  -> {folder}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``prompts`` to the CLI."""
+    app.add_typer(prompts_app)
