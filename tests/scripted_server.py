@@ -17,8 +17,9 @@ answers text without a label, ``--delay S`` sleeps before answering, ``--slow-fi
 the process after N requests. ``--worse-when MARKER --worse-on REGEX``: when the system prompt
 contains MARKER (an edited prompt), items whose user turn matches REGEX (e.g. one problem type's
 task wording) get the opposite of the right grade: the judge answers worse on that type.
-``--reject-auth`` answers every request HTTP 401 with an error body that echoes the request's
-``Authorization`` header (as some servers do).
+The grader reads its fields through the rule-based rephrasings of ``grader`` (headers in capitals,
+extra blank lines, "Reference answer:", "Is this response"). ``--reject-auth`` answers every request
+HTTP 401 with an error body that echoes the request's ``Authorization`` header (as some servers do).
 
 Other judge shapes (prompts that list their labels as ``X one of L1, L2, ...``):
 
@@ -44,8 +45,8 @@ from pathlib import Path
 
 
 def _response(user: str) -> str:
-    resp = re.search(r"Response:\n(.*?)\n\nIs the response", user, re.S)
-    return (resp.group(1) if resp else "").lower()
+    resp = re.search(r"Response:\n(.*?)\n\n+Is (?:the|this) response", user, re.S | re.I)
+    return (resp.group(1) if resp else "").strip().lower()
 
 
 def grade(
@@ -56,7 +57,7 @@ def grade(
     strict_min_examples: int = 1,
 ) -> int:
     user = messages[-1]["content"]
-    gold = re.search(r"Correct answer:\n(.*?)\n\nResponse:", user, re.S)
+    gold = re.search(r"(?:Correct|Reference) answer:\n(.*?)\n\n+Response:", user, re.S | re.I)
     gold_s = (gold.group(1) if gold else "").replace("Answer:", "").strip().lower()
     resp_s = _response(user)
     has_answer = bool(gold_s) and gold_s.replace(" ", "") in resp_s.replace(" ", "")

@@ -2,6 +2,8 @@
 
 - :func:`ablation`: full memory, minus each failure mode (or embedding cluster), zero-shot.
 - :func:`sweep`: ICL_x, x examples drawn from memory per size and seed.
+- :func:`sensitivity_study`: every item under Q prompt rephrasings, with and without the memory
+  (S_tau, C_y, micro-F1; the paired with/without-memory comparison).
 - :func:`list_studies`, :func:`load_study`: read finished studies back.
 - :func:`run_study` with :class:`Arm` and :class:`StudySource` (or :func:`resolve_source`): a study of
   your own arms.
@@ -28,7 +30,9 @@ if TYPE_CHECKING:
         StudyRecord,
         SweepPoint,
     )
+    from allure.audits._robust_model import SensitivityReport
     from allure.audits._run import STUDIES, run_study
+    from allure.audits._sensitivity import sensitivity_study
     from allure.audits._source import ItemSplit, StudySource, open_memory, resolve_source
     from allure.audits._studies import ablation, ablation_arms, parse_sizes, sweep, sweep_arms
 
@@ -44,6 +48,8 @@ _WHERE = {
     "StudyRecord": "_model",
     "SweepPoint": "_model",
     "ItemSplit": "_source",
+    "SensitivityReport": "_robust_model",
+    "sensitivity_study": "_sensitivity",
     "STUDIES": "_run",
     "run_study": "_run",
     "StudySource": "_source",
@@ -58,6 +64,7 @@ _WHERE = {
 
 __all__ = [
     "STUDIES",
+    "SensitivityReport",
     "StudySource",
     "AblateBy",
     "Arm",
@@ -76,6 +83,7 @@ __all__ = [
     "parse_sizes",
     "resolve_source",
     "run_study",
+    "sensitivity_study",
     "sweep",
     "sweep_arms",
 ]

@@ -7,14 +7,16 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from allure.audits._robust_model import SensitivityReport
 from allure.memory import RetrievalPolicy
 from allure.metrics import ArmComparison, SplitMetrics
 
 STUDY_SCHEMA_VERSION = 1
 """Version of ``study.json``; :func:`migrate_study` upgrades older files."""
 
-StudyKind = Literal["ablation", "sweep"]
-"""``ablation``: full memory, minus each cluster, zero-shot. ``sweep``: ICL_x for several x and seeds."""
+StudyKind = Literal["ablation", "sweep", "sensitivity"]
+"""``ablation``: full memory, minus each cluster, zero-shot. ``sweep``: ICL_x for several x and seeds.
+``sensitivity``: every prompt rephrasing with and without the memory."""
 
 AblateBy = Literal["failure_mode", "cluster"]
 """What an ablation removes: a failure mode's examples, or an embedding cluster's."""
@@ -38,6 +40,14 @@ class Arm(BaseModel):
     """Sweep: the number of examples x."""
     repeat: int | None = None
     """Sweep: the seed of the draw of x examples."""
+    prompt: str | None = None
+    """The prompt set the arm runs with (a folder or a built-in name); ``None``: the spec's."""
+    prompt_hash: str | None = None
+    """Hash of that prompt set's files (an edited rephrasing is another arm)."""
+    rephrasing: int | None = None
+    """Sensitivity: q of the rephrasing rho_q (1: the original prompt)."""
+    with_memory: bool | None = None
+    """Sensitivity: whether the arm's prompts carry the memory's examples."""
 
 
 class ClusterInfo(BaseModel):
@@ -159,6 +169,8 @@ class StudyRecord(BaseModel):
     """The arms, in the order they ran."""
     sweep: list[SweepPoint] = []
     """Sweep: per size and metric, mean and spread over repeats."""
+    sensitivity: SensitivityReport | None = None
+    """Sensitivity: per condition S_tau, C_y and micro-F1, the paired with/without-memory comparison."""
     findings: list[str] = Field(default_factory=list)
     """Plain sentences: which arms differ significantly from the reference, and which do not (with n)."""
     calls: int = 0

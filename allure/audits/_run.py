@@ -16,9 +16,11 @@ from pathlib import Path
 from allure.audits._model import Arm, ArmResult, StudyKind, StudyRecord
 from allure.audits._source import StudySource
 from allure.errors import StoreError
+from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
 from allure.metrics import compare_arms, compute_metrics
 from allure.models import IclExample, Item, stable_hash, utcnow
+from allure.prompts import PromptSet, load_prompt_set
 from allure.store import RunStore, project_db_path
 
 Say = Callable[[str], None]
@@ -26,6 +28,9 @@ Say = Callable[[str], None]
 
 ArmProgress = Callable[[str, int, int], None]
 """Called with (arm name, done, total) as an arm's items are labelled."""
+
+Finish = Callable[[StudyRecord, dict[str, list[Label | None]]], StudyRecord]
+"""Given the record and each arm's labels (item order), returns the record with the kind's own results."""
 
 STUDIES = Path(".allure") / "studies"
 """Where studies are written, under the project folder."""
@@ -55,6 +60,13 @@ def _examples_for(arm: Arm, memory: EpisodicMemory, items: list[Item]) -> dict[s
     return memory.retrieve_many(items, arm.policy)
 
 
+def _prompts_for(arm: Arm, default: PromptSet, src: StudySource) -> PromptSet:
+    if arm.prompt is None:
+        return default
+    ev = src.spec.evaluator
+    return load_prompt_set(arm.prompt).with_context(labels=label_list(src.spec.label_set), rubric=ev.rubric)
+
+
 def _lookup(table: dict[str, list[IclExample]]) -> Callable[[Item], list[IclExample]]:
     return lambda item: table[item.id]
 
@@ -78,6 +90,7 @@ def run_study(
     alpha: float = 0.05,
     say: Say | None = None,
     arm_progress: ArmProgress | None = None,
+    finish: Finish | None = None,
 ) -> StudyRecord:
     """Evaluate every arm on ``src.items`` (stored, cached), compare each with the reference arm, write outputs.
 
@@ -93,6 +106,7 @@ def run_study(
         alpha: Family-wise significance level.
         say: Receives status lines.
         arm_progress: Receives (arm, done, total) while an arm runs.
+        finish: Adds the study kind's own results to the record before it is written.
 
     Returns:
         The finished :class:`StudyRecord` (also written to ``.allure/studies/ID/``).
@@ -117,7 +131,11 @@ def run_study(
         chosen = {a.name: _examples_for(a, memory, src.items) for a in arms}
         results: list[ArmResult] = []
         with open_evaluator(src.spec, store, src.items) as ev:
-            plans = {a.name: ev.plan(src.items, _lookup(chosen[a.name])) for a in arms}
+            prompts = {a.name: _prompts_for(a, ev.prompts, src) for a in arms}
+            plans = {}
+            for a in arms:
+                ev.prompts = prompts[a.name]
+                plans[a.name] = ev.plan(src.items, _lookup(chosen[a.name]))
             uncached = sum(p.uncached for p in plans.values())
             lat = [p.cached_latency_s for p in plans.values() if p.cached_latency_s]
             eta = f"~{uncached * sum(lat) / len(lat) / 60:.1f} min" if lat and uncached else "unknown"
@@ -130,6 +148,7 @@ def run_study(
                     n_ex = sum(len(v) for v in chosen[a.name].values()) / max(len(src.items), 1)
                     say(f"  arm {a.name}: {n_ex:.1f} examples per prompt, {plans[a.name].uncached} new calls")
             for i, a in enumerate(arms, start=1):
+                ev.prompts = prompts[a.name]
                 res = ev.evaluate(
                     sid,
                     i,
@@ -222,6 +241,8 @@ def run_study(
 
         if kind == "sweep":
             study = study.model_copy(update={"sweep": summarise_sweep(study.arms)})
+        if finish is not None:
+            study = finish(study, labels)
         write_study(study, out_dir)
         store.update_run(sid, status="done", info={"kind": "study", "study_kind": kind})
         return study

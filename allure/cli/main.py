@@ -33,6 +33,7 @@ def _register() -> None:
         review,
         serve,
         study,
+        study_robust,
     )
 
     for module in (
@@ -46,6 +47,7 @@ def _register() -> None:
         reaudit,
         history,
         study,
+        study_robust,
         prompts,
         doctor,
     ):

@@ -1,0 +1,113 @@
+"""The records of a sensitivity study (seed 001): per condition, per item, per rephrasing."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from allure.metrics import Interval, PairedTest
+
+
+class PromptVariant(BaseModel):
+    """One rephrasing rho_q of the evaluator's prompt."""
+
+    q: int
+    """1 for the original prompt."""
+    name: str
+    """The prompt set's name."""
+    path: str
+    """What the evaluator loaded (a built-in name or a folder)."""
+    hash: str
+    """Hash of its files."""
+    method: str = "original"
+    """``original``, ``rules``, ``llm`` or ``given`` (passed with ``--prompts``)."""
+    rules: list[str] = []
+    """Rule-based: the rules applied."""
+
+
+class ConditionSummary(BaseModel):
+    """The robustness figures of one condition (with or without the memory)."""
+
+    condition: str
+    """``memory`` or ``zero-shot``."""
+    n_classes: int
+    """C in ``ln C`` (the label set, plus ``N/A`` when some output was unparsed in the study)."""
+    mean_sensitivity: float
+    """S_tau: the mean over items of S_tau(x) (lower is better)."""
+    consistency: dict[str, float | None]
+    """Gold class -> C_y (higher is better; ``None`` for a class without items)."""
+    micro_f1: float | None
+    """Micro-F1 over every (item, rephrasing) prediction."""
+    accuracy_by_rephrasing: dict[str, float | None]
+    """Prompt set name -> accuracy of the arm."""
+    unparsed: int
+    """Outputs of the condition's arms that gave no label (class ``N/A``)."""
+
+
+class ItemSensitivity(BaseModel):
+    """One item's labels under every rephrasing, and its sensitivity per condition."""
+
+    item_id: str
+    gold: str | None
+    """The reference label (as text)."""
+    task: str
+    """The task, shortened."""
+    response: str
+    """The response, shortened."""
+    sensitivity: dict[str, float]
+    """Condition -> S_tau(x)."""
+    labels: dict[str, list[str]]
+    """Condition -> the label under rho_1..rho_Q (``N/A``: unparsed)."""
+
+
+class InconsistentPair(BaseModel):
+    """Two items of the same gold class whose label distributions differ most."""
+
+    condition: str
+    gold: str
+    item_a: str
+    item_b: str
+    consistency: float
+    """1 - TVD of their distributions over the rephrasings."""
+    task_a: str
+    task_b: str
+
+
+class RephrasingFlips(BaseModel):
+    """The items whose label under rho_q differs from their label under the original prompt."""
+
+    condition: str
+    q: int
+    prompt: str
+    """The prompt set's name."""
+    flips: int
+    """Items whose label differs from rho_1's."""
+    item_ids: list[str]
+    """Those items (the first 50)."""
+
+
+class SensitivityReport(BaseModel):
+    """What ``allure study sensitivity`` measured."""
+
+    prompts: list[PromptVariant]
+    """rho_1..rho_Q."""
+    conditions: list[ConditionSummary]
+    """One per condition run (``memory`` first)."""
+    item_sensitivity: dict[str, dict[str, float]] = {}
+    """Item id -> condition -> S_tau(x)."""
+    item_gold: dict[str, str | None] = {}
+    """Item id -> its reference label (as text)."""
+    difference: float | None = None
+    """Mean over items of S_tau(x) with the memory minus without (negative: the memory made the
+    evaluator less sensitive to wording)."""
+    difference_ci: Interval | None = None
+    """Paired bootstrap 95% interval of ``difference`` (items resampled)."""
+    paired_test: PairedTest | None = None
+    """Paired t-test of S_tau(x) with vs without the memory, Cohen's d_z."""
+    most_sensitive: list[ItemSensitivity] = []
+    """The 10 items with the highest S_tau(x) in either condition."""
+    least_consistent: list[InconsistentPair] = []
+    """The 10 pairs of same-class items with the lowest 1 - TVD."""
+    flips: list[RephrasingFlips] = []
+    """Per condition and rephrasing q >= 2, the items that changed label against rho_1."""
+    findings: list[str] = []
+    """Plain sentences answering: did the memory make the evaluator more or less sensitive to wording?"""

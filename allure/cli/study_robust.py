@@ -1,0 +1,73 @@
+"""``allure study sensitivity``: how robust is the evaluator to its prompt's wording?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from allure.cli._common import ProjectOpt, echo, say
+from allure.cli.study import (
+    AlphaOpt,
+    BudgetOpt,
+    FromRunOpt,
+    MemoryOpt,
+    NameOpt,
+    SpecOpt,
+    SplitOpt,
+    _arm_bars,
+    _check_split,
+    _summary,
+    study_app,
+)
+
+
+def sensitivity_cmd(
+    from_run: str = FromRunOpt,
+    spec: Path = SpecOpt,
+    split: str = SplitOpt,
+    memory: str = MemoryOpt,
+    rephrasings: int = typer.Option(
+        4, "--rephrasings", "-q", help="Q: the original prompt and Q-1 rule-based rephrasings."
+    ),
+    prompts: str = typer.Option(
+        None, "--prompts", help="Your own rephrasings instead (prompt set names or folders, comma-separated)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the rule-based rephrasings."),
+    max_prompt_tokens: int = BudgetOpt,
+    name: str = NameOpt,
+    alpha: float = AlphaOpt,
+    project: Path = ProjectOpt,
+) -> None:
+    """Every item under every rephrasing, with and without the memory: S_tau, C_y, micro-F1 (seed 001)."""
+    from allure.audits import sensitivity_study
+
+    _check_split(split)
+    given = [p.strip() for p in prompts.split(",") if p.strip()] if prompts is not None else None
+    with _arm_bars() as bars:
+        study = sensitivity_study(
+            project,
+            from_run=from_run,
+            spec=spec,
+            split=split,  # type: ignore[arg-type]
+            memory=memory,
+            rephrasings=rephrasings,
+            prompts=given,
+            seed=seed,
+            max_prompt_tokens=max_prompt_tokens,
+            name=name,
+            alpha=alpha,
+            say=say,
+            arm_progress=bars,
+        )
+    _summary(study)
+    report = study.sensitivity
+    if report is not None:
+        for item in report.most_sensitive[:5]:
+            echo(f"sensitive: {item.item_id} S_tau {item.sensitivity} {item.task[:80]}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``study sensitivity`` to the ``study`` command group."""
+    del app
+    study_app.command("sensitivity")(sensitivity_cmd)
