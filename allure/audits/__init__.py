@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         StudyRecord,
         SweepPoint,
     )
+    from allure.audits._reproducibility import ReproducibilityResult, reproducibility
     from allure.audits._robust_model import SensitivityReport
     from allure.audits._run import STUDIES, run_study
     from allure.audits._sensitivity import sensitivity_study
@@ -49,6 +50,8 @@ _WHERE = {
     "SweepPoint": "_model",
     "ItemSplit": "_source",
     "SensitivityReport": "_robust_model",
+    "ReproducibilityResult": "_reproducibility",
+    "reproducibility": "_reproducibility",
     "sensitivity_study": "_sensitivity",
     "STUDIES": "_run",
     "run_study": "_run",
@@ -65,6 +68,8 @@ _WHERE = {
 __all__ = [
     "STUDIES",
     "SensitivityReport",
+    "ReproducibilityResult",
+    "reproducibility",
     "StudySource",
     "AblateBy",
     "Arm",

@@ -67,7 +67,27 @@ def sensitivity_cmd(
             echo(f"sensitive: {item.item_id} S_tau {item.sensitivity} {item.task[:80]}")
 
 
+def reproducibility_cmd(
+    run_a: str = typer.Argument(..., help="RUN, RUN@N (pass N) or STUDY@ARM."),
+    run_b: str = typer.Argument(..., help="The labelling to compare with, over the same items."),
+    project: Path = ProjectOpt,
+) -> None:
+    """PerRR (macro-F1) and PreRR (mean Jaccard) between two labellings of the same items (seed 000)."""
+    from allure.audits import reproducibility
+
+    r = reproducibility(project, run_a, run_b)
+
+    def fmt(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    echo(f"{r.kind} ({' vs '.join(r.models)}), {r.n_items} items")
+    echo(f"macro-F1: {fmt(r.f1_a)} vs {fmt(r.f1_b)}; PerRR = {fmt(r.perrr)}; PreRR = {fmt(r.prerr)}")
+    if r.disagreements:
+        echo(f"{len(r.disagreements)} item(s) labelled differently: {', '.join(r.disagreements[:10])}")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``study sensitivity`` to the ``study`` command group."""
     del app
     study_app.command("sensitivity")(sensitivity_cmd)
+    study_app.command("reproducibility")(reproducibility_cmd)

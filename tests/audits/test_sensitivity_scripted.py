@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from allure.audits import load_study, sensitivity_study
+from allure.audits import load_study, reproducibility, sensitivity_study
 from allure.memory import EpisodicMemory
 from allure.prompts import SYNONYMS, load_prompt_set, rule_rephrasings
 from tests.conftest import start_scripted_server, write_spec
@@ -83,6 +83,21 @@ def test_sensitivity_finds_the_rephrasing_and_the_items_it_flips(tmp_path: Path)
         again = sensitivity_study(proj, spec=spec, rephrasings=4, seed=0)
         assert again.id == study.id and again.calls == 0 and len(srv.requests()) == sent
         assert load_study(proj, study.id).sensitivity == again.sensitivity
+        # ReQuest reproducibility between arms: the flipping rephrasing agrees on half the items.
+        same = reproducibility(proj, f"{study.id}@rho1 +memory", f"{study.id}@rho1 +memory")
+        assert (same.perrr, same.prerr, same.kind) == (100.0, 1.0, "intra-model")
+        flip = reproducibility(proj, f"{study.id}@rho1 +memory", f"{study.id}@rho{q} +memory")
+        assert flip.prerr == pytest.approx(6 / 12) and set(flip.disagreements) == two_step
+        assert flip.f1_a == 1.0 and flip.perrr is not None and flip.perrr < 100.0
+        # Two labellings over different items: exit 2, naming the items, nothing written.
+        small = sensitivity_study(proj, spec=spec, split="heldout", rephrasings=2, seed=0)
+        assert small.n_items < study.n_items
+        before = sorted(p.name for p in (proj / ".allure" / "studies").iterdir())
+        res = _cli(
+            tmp_path, "study", "reproducibility", f"{study.id}@rho1 +memory", f"{small.id}@rho1 +memory"
+        )
+        assert res.returncode == 2 and "label different items" in res.stderr and "fix:" in res.stderr
+        assert sorted(p.name for p in (proj / ".allure" / "studies").iterdir()) == before
     finally:
         srv.stop()
 
