@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from allure.audits._model import StudyRecord
-from allure.audits._write import _figure, _fmt, _png
+from allure.audits._plot import _figure, _fmt, _png
 
 
 def sensitivity_markdown(study: StudyRecord) -> list[str]:

@@ -303,18 +303,18 @@ def _findings(r: SensitivityReport) -> list[str]:
 def sensitivity_study(
     project: str | Path = ".",
     *,
+    rephrasings: int | None = 4,
+    prompts: Sequence[str] | None = None,
+    seed: int = 0,
     from_run: str | None = None,
     spec: str | Path | None = None,
     split: ItemSplit | None = None,
     memory: str | None = None,
-    rephrasings: int | None = 4,
-    prompts: Sequence[str] | None = None,
-    seed: int = 0,
-    max_prompt_tokens: int | None = None,
-    name: str | None = None,
-    alpha: float = 0.05,
     say: Say | None = None,
     arm_progress: ArmProgress | None = None,
+    alpha: float = 0.05,
+    name: str | None = None,
+    max_prompt_tokens: int | None = None,
 ) -> StudyRecord:
     """Prompt sensitivity and consistency with and without the memory (see the module docstring).
 

@@ -9,35 +9,15 @@ ALLURE Fig. 8). matplotlib is used through its object API with the Agg canvas.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
-from typing import Any
 
 from allure._io import atomic_write_bytes
 from allure.audits._model import StudyRecord
+from allure.audits._plot import _figure, _fmt, _png
 
 PANELS = (("accuracy", "Accuracy"), ("f1", "F1"), ("kappa", "Cohen's kappa"), ("auc", "ROC AUC"))
 """(metric, title) of the plotted metrics."""
-
-
-def _fmt(v: Any, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
-
-
-def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
-    return buf.getvalue()
-
-
-def _figure(size: tuple[float, float]) -> Any:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=size, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
 
 
 def errors_table(study: StudyRecord) -> tuple[list[str], dict[str, dict[str, int]]]:

@@ -25,11 +25,11 @@ from allure.cli.study import (
 def sensitivity_cmd(
     from_run: str = FromRunOpt,
     spec: Path = SpecOpt,
-    split: str = SplitOpt,
-    memory: str = MemoryOpt,
     rephrasings: int = typer.Option(
         4, "--rephrasings", "-q", help="Q: the original prompt and Q-1 rule-based rephrasings."
     ),
+    split: str = SplitOpt,
+    memory: str = MemoryOpt,
     prompts: str = typer.Option(
         None, "--prompts", help="Your own rephrasings instead (prompt set names or folders, comma-separated)."
     ),
@@ -44,22 +44,20 @@ def sensitivity_cmd(
 
     _check_split(split)
     given = [p.strip() for p in prompts.split(",") if p.strip()] if prompts is not None else None
+    options = {
+        "rephrasings": rephrasings,
+        "prompts": given,
+        "seed": seed,
+        "from_run": from_run,
+        "spec": spec,
+        "split": split,
+        "memory": memory,
+        "name": name,
+        "alpha": alpha,
+        "max_prompt_tokens": max_prompt_tokens,
+    }
     with _arm_bars() as bars:
-        study = sensitivity_study(
-            project,
-            from_run=from_run,
-            spec=spec,
-            split=split,  # type: ignore[arg-type]
-            memory=memory,
-            rephrasings=rephrasings,
-            prompts=given,
-            seed=seed,
-            max_prompt_tokens=max_prompt_tokens,
-            name=name,
-            alpha=alpha,
-            say=say,
-            arm_progress=bars,
-        )
+        study = sensitivity_study(project, say=say, arm_progress=bars, **options)  # type: ignore[arg-type]
     _summary(study)
     report = study.sensitivity
     if report is not None:
