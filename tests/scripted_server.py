@@ -20,6 +20,8 @@ task wording) get the opposite of the right grade: the judge answers worse on th
 The grader reads its fields through the rule-based rephrasings of ``grader`` (headers in capitals,
 extra blank lines, "Reference answer:", "Is this response"). ``--reject-auth`` answers every request
 HTTP 401 with an error body that echoes the request's ``Authorization`` header (as some servers do).
+``--vary-on REGEX``: a sampled request (temperature above 0) with an odd ``seed`` whose user turn
+matches REGEX gets the opposite grade and a longer answer: repeated samples of those items disagree.
 
 Other judge shapes (prompts that list their labels as ``X one of L1, L2, ...``):
 
@@ -194,6 +196,11 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 body["messages"], a.worse_when, a.worse_on, a.strict_if_example, a.strict_min_examples
             )
             label = 1 if graded is None else graded
+            odd = int(body.get("seed") or 0) % 2 == 1
+            sampled = a.vary_on and graded is not None and body.get("temperature") and odd
+            if sampled and graded is not None and re.search(a.vary_on, body["messages"][-1]["content"]):
+                label = 1 - graded
+                reply = f"score: {label}\nOn second thought the response answers a different question."
             text = "I cannot tell." if n <= a.fail_first + a.no_label_first else reply
             p = 0.9
             lp_label, lp_other = math.log(p), math.log(1 - p)
@@ -256,6 +263,7 @@ def main() -> None:
     ap.add_argument("--strict-min-examples", type=int, default=1)
     ap.add_argument("--ctx", type=int, default=0)
     ap.add_argument("--keep-alive", action="store_true")
+    ap.add_argument("--vary-on", default="")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

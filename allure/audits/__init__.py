@@ -4,6 +4,7 @@
 - :func:`sweep`: ICL_x, x examples drawn from memory per size and seed.
 - :func:`sensitivity_study`: every item under Q prompt rephrasings, with and without the memory
   (S_tau, C_y, micro-F1; the paired with/without-memory comparison).
+- :func:`entropy_study`: M sampled answers per item and prompt variant, clustered: H, R, S, bands.
 - :func:`list_studies`, :func:`load_study`: read finished studies back.
 - :func:`run_study` with :class:`Arm` and :class:`StudySource` (or :func:`resolve_source`): a study of
   your own arms.
@@ -20,6 +21,7 @@ from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from allure.audits._catalog import list_studies, load_study
+    from allure.audits._entropy import cluster_samples, entropy_study
     from allure.audits._model import (
         STUDY_SCHEMA_VERSION,
         AblateBy,
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
         SweepPoint,
     )
     from allure.audits._reproducibility import ReproducibilityResult, reproducibility
-    from allure.audits._robust_model import SensitivityReport
+    from allure.audits._robust_model import EntropyReport, SensitivityReport
     from allure.audits._run import STUDIES, run_study
     from allure.audits._sensitivity import sensitivity_study
     from allure.audits._source import ItemSplit, StudySource, open_memory, resolve_source
@@ -53,6 +55,9 @@ _WHERE = {
     "ReproducibilityResult": "_reproducibility",
     "reproducibility": "_reproducibility",
     "sensitivity_study": "_sensitivity",
+    "EntropyReport": "_robust_model",
+    "cluster_samples": "_entropy",
+    "entropy_study": "_entropy",
     "STUDIES": "_run",
     "run_study": "_run",
     "StudySource": "_source",
@@ -68,6 +73,9 @@ _WHERE = {
 __all__ = [
     "STUDIES",
     "SensitivityReport",
+    "EntropyReport",
+    "cluster_samples",
+    "entropy_study",
     "ReproducibilityResult",
     "reproducibility",
     "StudySource",

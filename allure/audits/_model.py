@@ -7,16 +7,17 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from allure.audits._robust_model import SensitivityReport
+from allure.audits._robust_model import EntropyReport, SensitivityReport
 from allure.memory import RetrievalPolicy
 from allure.metrics import ArmComparison, SplitMetrics
 
 STUDY_SCHEMA_VERSION = 1
 """Version of ``study.json``; :func:`migrate_study` upgrades older files."""
 
-StudyKind = Literal["ablation", "sweep", "sensitivity"]
+StudyKind = Literal["ablation", "sweep", "sensitivity", "entropy", "consistency"]
 """``ablation``: full memory, minus each cluster, zero-shot. ``sweep``: ICL_x for several x and seeds.
-``sensitivity``: every prompt rephrasing with and without the memory."""
+``sensitivity``: every prompt rephrasing with and without the memory. ``entropy``: M sampled answers
+per item and prompt variant, clustered. ``consistency``: K self-scores per prompt of paired prompts."""
 
 AblateBy = Literal["failure_mode", "cluster"]
 """What an ablation removes: a failure mode's examples, or an embedding cluster's."""
@@ -47,7 +48,10 @@ class Arm(BaseModel):
     rephrasing: int | None = None
     """Sensitivity: q of the rephrasing rho_q (1: the original prompt)."""
     with_memory: bool | None = None
-    """Sensitivity: whether the arm's prompts carry the memory's examples."""
+    """Sensitivity, entropy: whether the arm's prompts carry the memory's examples."""
+    sample: int | None = None
+    """Entropy: the index m of the repeated sample (part of the cache key; the seed sent is the
+    evaluator's seed plus m)."""
 
 
 class ClusterInfo(BaseModel):
@@ -171,6 +175,8 @@ class StudyRecord(BaseModel):
     """Sweep: per size and metric, mean and spread over repeats."""
     sensitivity: SensitivityReport | None = None
     """Sensitivity: per condition S_tau, C_y and micro-F1, the paired with/without-memory comparison."""
+    entropy: EntropyReport | None = None
+    """Entropy: per item and condition H, R, S and band; the paired comparisons."""
     findings: list[str] = Field(default_factory=list)
     """Plain sentences: which arms differ significantly from the reference, and which do not (with n)."""
     calls: int = 0

@@ -1,6 +1,8 @@
-"""The records of a sensitivity study (seed 001): per condition, per item, per rephrasing."""
+"""The records of the robustness studies: sensitivity (seed 001) and semantic entropy (seed 004)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -111,3 +113,86 @@ class SensitivityReport(BaseModel):
     """Per condition and rephrasing q >= 2, the items that changed label against rho_1."""
     findings: list[str] = []
     """Plain sentences answering: did the memory make the evaluator more or less sensitive to wording?"""
+
+
+class EntropyItem(BaseModel):
+    """One item's semantic entropy in one condition: H per prompt variant, R, S and band."""
+
+    item_id: str
+    condition: str
+    """``memory`` or ``zero-shot``."""
+    entropy: dict[str, float]
+    """Prompt set name -> H (bits) over the clusters of its M samples."""
+    clusters: dict[str, list[int]]
+    """Prompt set name -> the cluster of each sample (``-1``: a sample in no cluster, counted alone)."""
+    robustness: float
+    """R = 1 / (1 + H_bar), H_bar the mean of H over the prompt variants."""
+    stability: float
+    """S = mean_v(R_v) * (1 - min(sd_v(R_v), 1))."""
+    band: str
+    """The robustness band of R."""
+
+
+class EntropyCondition(BaseModel):
+    """The semantic entropy figures of one condition, over the items."""
+
+    condition: str
+    mean_entropy: dict[str, float]
+    """Prompt set name -> mean H over items."""
+    robustness: float
+    """Mean R over items."""
+    stability: float
+    """Mean S over items."""
+    band: str
+    """The band of the mean R."""
+    bands: dict[str, int]
+    """Band -> items whose R falls in it."""
+    clusterers: dict[str, int]
+    """Clustering used -> (item, prompt variant) groups of samples it clustered."""
+
+
+class EntropyComparison(BaseModel):
+    """A paired comparison of per-item R between two conditions, prompt sets or studies."""
+
+    a: str
+    b: str
+    n: int
+    mean_a: float
+    mean_b: float
+    test: PairedTest
+    """Paired t-test of ``b - a`` with Cohen's d_z and the Bonferroni p over every comparison of the study."""
+
+
+class EntropyReport(BaseModel):
+    """What ``allure study entropy`` measured."""
+
+    samples: int
+    """M, samples per item and prompt variant."""
+    temperature: float
+    """The sampling temperature."""
+    clusterer: str
+    """``hdbscan`` (min cluster size 2, KMeans with silhouette for M < 4) or ``kmeans``."""
+    prompts: list[PromptVariant]
+    conditions: list[EntropyCondition]
+    items: list[EntropyItem] = []
+    comparisons: list[EntropyComparison] = []
+    least_robust: list[EntropyItem] = []
+    """The 10 items with the lowest R (either condition)."""
+    findings: list[str] = []
+
+    def to_pandas(self) -> Any:
+        """One row per (item, condition): H per prompt set, R, S and band."""
+        import pandas as pd
+
+        rows = [
+            {
+                "item_id": it.item_id,
+                "condition": it.condition,
+                **{f"H[{k}]": v for k, v in it.entropy.items()},
+                "R": it.robustness,
+                "S": it.stability,
+                "band": it.band,
+            }
+            for it in self.items
+        ]
+        return pd.DataFrame(rows)

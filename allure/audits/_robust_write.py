@@ -1,4 +1,4 @@
-"""The sensitivity study's part of ``study.md`` and its plot ``sensitivity.png``.
+"""The robustness studies' parts of ``study.md`` and their plots (``sensitivity.png``, ``entropy.png``).
 
 ``sensitivity.png``: per gold class, the histogram of S_tau(x) over its items for each condition
 (seed 001, Fig. 3-5: the per-sample distribution matters more than the mean).
@@ -90,3 +90,78 @@ def sensitivity_png(study: StudyRecord) -> bytes:
     axes[0].set_ylabel("items")
     fig.suptitle(f"Prompt sensitivity {study.id}: Q = {len(r.prompts)} rephrasings")
     return _png(fig)
+
+
+def entropy_markdown(study: StudyRecord) -> list[str]:
+    """The semantic entropy sections of ``study.md`` (empty for other studies)."""
+    r = study.entropy
+    if r is None:
+        return []
+    names = [v.name for v in r.prompts]
+    lines = [
+        "",
+        f"## Semantic entropy (M = {r.samples} samples at T = {r.temperature:g}, {r.clusterer})",
+        "",
+        "| condition | R | band | S | "
+        + " | ".join(f"H {n}" for n in names)
+        + " | items per band | clustering |",
+        "|---|---|---|---|" + "---|" * (len(names) + 2),
+    ]
+    for c in r.conditions:
+        hs = " | ".join(f"{c.mean_entropy.get(n, 0.0):.3f}" for n in names)
+        bands = ", ".join(f"{k}: {v}" for k, v in c.bands.items())
+        how = ", ".join(f"{k}: {v}" for k, v in c.clusterers.items())
+        lines.append(
+            f"| {c.condition} | {c.robustness:.3f} | {c.band} | {c.stability:.3f} | {hs} | {bands} | {how} |"
+        )
+    lines += ["", "## Paired comparisons of per-item R", ""]
+    lines += ["| b | a | n | mean b | mean a | t | p | Cohen's d_z | p (Bonferroni) |"]
+    lines.append("|---|---|---|---|---|---|---|---|---|")
+    for cmp in r.comparisons:
+        t = cmp.test
+        lines.append(
+            f"| {cmp.b} | {cmp.a} | {cmp.n} | {cmp.mean_b:.3f} | {cmp.mean_a:.3f} | {_fmt(t.t)} | "
+            f"{_fmt(t.p_value, 4)} | {_fmt(t.cohens_d)} | {_fmt(t.p_bonferroni, 4)} |"
+        )
+    lines += ["", f"## The {len(r.least_robust)} least robust items", ""]
+    lines += ["| item | condition | R | band | H per prompt set | clusters |", "|---|---|---|---|---|---|"]
+    for it in r.least_robust:
+        hs = ", ".join(f"{k}: {v:.3f}" for k, v in it.entropy.items())
+        cl = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in it.clusters.items())
+        lines.append(f"| {it.item_id} | {it.condition} | {it.robustness:.3f} | {it.band} | {hs} | {cl} |")
+    lines += ["", "![entropy.png](entropy.png)"]
+    return lines
+
+
+def entropy_png(study: StudyRecord) -> bytes:
+    """Histograms of per-item R per condition, with the band limits."""
+    r = study.entropy
+    assert r is not None
+    fig = _figure((6, 3.6))
+    ax = fig.subplots()
+    bins = [i / 20 for i in range(21)]
+    for c in r.conditions:
+        vals = [it.robustness for it in r.items if it.condition == c.condition]
+        ax.hist(vals, bins=bins, alpha=0.5, label=f"{c.condition} (R = {c.robustness:.2f})")
+    for x in (0.2, 0.4, 0.6, 0.8):
+        ax.axvline(x, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xlabel("R = 1 / (1 + H_bar)")
+    ax.set_ylabel("items")
+    ax.legend(fontsize=8)
+    ax.set_title(f"Semantic entropy robustness {study.id}: M = {r.samples}, T = {r.temperature:g}")
+    return _png(fig)
+
+
+def robust_markdown(study: StudyRecord) -> list[str]:
+    """The robustness studies' own sections of ``study.md``."""
+    return [*sensitivity_markdown(study), *entropy_markdown(study)]
+
+
+def robust_pngs(study: StudyRecord) -> dict[str, bytes]:
+    """The robustness studies' own plots, by file name."""
+    out = {}
+    if study.sensitivity is not None:
+        out["sensitivity.png"] = sensitivity_png(study)
+    if study.entropy is not None:
+        out["entropy.png"] = entropy_png(study)
+    return out

@@ -134,7 +134,7 @@ def run_study(
             prompts = {a.name: _prompts_for(a, ev.prompts, src) for a in arms}
             plans = {}
             for a in arms:
-                ev.prompts = prompts[a.name]
+                ev.prompts, ev.sample = prompts[a.name], a.sample
                 plans[a.name] = ev.plan(src.items, _lookup(chosen[a.name]))
             uncached = sum(p.uncached for p in plans.values())
             lat = [p.cached_latency_s for p in plans.values() if p.cached_latency_s]
@@ -148,7 +148,7 @@ def run_study(
                     n_ex = sum(len(v) for v in chosen[a.name].values()) / max(len(src.items), 1)
                     say(f"  arm {a.name}: {n_ex:.1f} examples per prompt, {plans[a.name].uncached} new calls")
             for i, a in enumerate(arms, start=1):
-                ev.prompts = prompts[a.name]
+                ev.prompts, ev.sample = prompts[a.name], a.sample
                 res = ev.evaluate(
                     sid,
                     i,

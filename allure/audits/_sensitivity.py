@@ -12,11 +12,12 @@ anything is written.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from allure.audits._model import Arm, StudyRecord
+from allure.audits._model import Arm, StudyKind, StudyRecord
 from allure.audits._robust_model import (
     ConditionSummary,
     InconsistentPair,
@@ -25,11 +26,12 @@ from allure.audits._robust_model import (
     RephrasingFlips,
     SensitivityReport,
 )
-from allure.audits._run import ArmProgress, Say, run_study
+from allure.audits._run import ArmProgress, Finish, Say, run_study
 from allure.audits._source import ItemSplit, StudySource
 from allure.audits._studies import _source
 from allure.errors import StudyError
 from allure.labels import Label
+from allure.memory import EpisodicMemory
 from allure.metrics import (
     NA_CLASS,
     bootstrap_indices,
@@ -66,15 +68,24 @@ def _short(text: str, n: int = 160) -> str:
 
 
 def prompt_variants(
-    project: Path, src: StudySource, *, rephrasings: int | None, prompts: Sequence[str] | None, seed: int
+    project: Path,
+    src: StudySource,
+    *,
+    rephrasings: int | None,
+    prompts: Sequence[str] | None,
+    seed: int,
+    optional: bool = False,
 ) -> tuple[list[PromptVariant], list[tuple[Path, Rephrasing]]]:
     """rho_1..rho_Q, checked, and the rule-based rephrasings still to be written (nothing is written here).
 
+    With ``optional``, neither source gives rho_1 alone.
+
     Raises:
-        StudyError: Neither or both of ``rephrasings`` and ``prompts``, or ``Q < 2``.
+        StudyError: Neither (unless ``optional``) or both of ``rephrasings`` and ``prompts``, or ``Q < 2``.
         SpecError: A rephrasing lost a placeholder or a label instruction.
     """
-    if (rephrasings is None) == (prompts is None):
+    none = rephrasings is None and prompts is None
+    if (rephrasings is None) == (prompts is None) and not (optional and none):
         raise StudyError(
             "a sensitivity study needs exactly one source of rephrasings",
             where="options --rephrasings / --prompts",
@@ -85,6 +96,8 @@ def prompt_variants(
     base = load_prompt_set(base_name)
     out = [PromptVariant(q=1, name=base.name, path=base_name, hash=prompt_set_hash(prompt_texts(base)))]
     pending: list[tuple[Path, Rephrasing]] = []
+    if none:
+        return out, pending
     if prompts is not None:
         if len(prompts) < 1:
             raise StudyError("no prompt set given", where="option --prompts", fix="pass at least one")
@@ -300,6 +313,56 @@ def _findings(r: SensitivityReport) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class StudyOptions:
+    """Where a robustness study's items come from, and how it runs (as :func:`sensitivity_study` takes them)."""
+
+    from_run: str | None = None
+    spec: str | Path | None = None
+    split: ItemSplit | None = None
+    memory: str | None = None
+    max_prompt_tokens: int | None = None
+    name: str | None = None
+    alpha: float = 0.05
+    say: Say | None = None
+    arm_progress: ArmProgress | None = None
+
+    def source(self, project: Path) -> tuple[StudySource, EpisodicMemory]:
+        """The frozen items and the memory (see :func:`allure.audits._studies._source`)."""
+        return _source(project, self.from_run, self.spec, self.split, self.memory, self.max_prompt_tokens)
+
+    def run(self) -> tuple[str | None, float, Say | None, ArmProgress | None]:
+        """(name, alpha, say, arm_progress) for :func:`robust_study`."""
+        return self.name, self.alpha, self.say, self.arm_progress
+
+
+def robust_study(
+    project: Path,
+    kind: StudyKind,
+    src: StudySource,
+    memory: EpisodicMemory,
+    arms: list[Arm],
+    finish: Finish,
+    run: tuple[str | None, float, Say | None, ArmProgress | None],
+) -> StudyRecord:
+    """:func:`run_study` with the first arm as the reference; ``run``: (name, alpha, say, arm_progress)."""
+    name, alpha, say, arm_progress = run
+    return run_study(
+        project,
+        src,
+        memory,
+        kind=kind,
+        arms=arms,
+        reference_arm=arms[0].name,
+        record={},
+        name=name,
+        alpha=alpha,
+        say=say,
+        arm_progress=arm_progress,
+        finish=finish,
+    )
+
+
 def sensitivity_study(
     project: str | Path = ".",
     *,
@@ -345,17 +408,4 @@ def sensitivity_study(
             update={"sensitivity": report, "findings": [*report.findings, *study.findings]}
         )
 
-    return run_study(
-        proj,
-        src,
-        mem,
-        kind="sensitivity",
-        arms=arms,
-        reference_arm="rho1 +memory",
-        record={},
-        name=name,
-        alpha=alpha,
-        say=say,
-        arm_progress=arm_progress,
-        finish=finish,
-    )
+    return robust_study(proj, "sensitivity", src, mem, arms, finish, (name, alpha, say, arm_progress))

@@ -209,9 +209,9 @@ def study_markdown(study: StudyRecord) -> str:
     lines.append("|---|" + "---|" * len(gnames))
     for name, row in gens.items():
         lines.append(f"| {name} | " + " | ".join(str(row.get(g, 0)) for g in gnames) + " |")
-    from allure.audits._robust_write import sensitivity_markdown
+    from allure.audits._robust_write import robust_markdown
 
-    lines += sensitivity_markdown(study)
+    lines += robust_markdown(study)
     plots = ["sweep.png"] if study.kind == "sweep" else ["ablation.png"]
     lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in [*plots, "errors_by_problem_type.png"]]
     return "\n".join(lines) + "\n"
@@ -228,10 +228,9 @@ def write_study(study: StudyRecord, out_dir: Path) -> dict[str, Path]:
         files["sweep.png"] = sweep_png(study)
     else:
         files["ablation.png"] = ablation_png(study)
-    if study.sensitivity is not None:
-        from allure.audits._robust_write import sensitivity_png
+    from allure.audits._robust_write import robust_pngs
 
-        files["sensitivity.png"] = sensitivity_png(study)
+    files.update(robust_pngs(study))
     out = {}
     for fname, payload in files.items():
         atomic_write_bytes(out_dir / fname, payload)

@@ -43,18 +43,11 @@ def sensitivity_cmd(
     from allure.audits import sensitivity_study
 
     _check_split(split)
-    given = [p.strip() for p in prompts.split(",") if p.strip()] if prompts is not None else None
     options = {
         "rephrasings": rephrasings,
-        "prompts": given,
+        "prompts": _names(prompts),
         "seed": seed,
-        "from_run": from_run,
-        "spec": spec,
-        "split": split,
-        "memory": memory,
-        "name": name,
-        "alpha": alpha,
-        "max_prompt_tokens": max_prompt_tokens,
+        **_common(from_run, spec, split, memory, name, alpha, max_prompt_tokens),
     }
     with _arm_bars() as bars:
         study = sensitivity_study(project, say=say, arm_progress=bars, **options)  # type: ignore[arg-type]
@@ -63,6 +56,64 @@ def sensitivity_cmd(
     if report is not None:
         for item in report.most_sensitive[:5]:
             echo(f"sensitive: {item.item_id} S_tau {item.sensitivity} {item.task[:80]}")
+
+
+def entropy_cmd(
+    from_run: str = FromRunOpt,
+    spec: Path = SpecOpt,
+    split: str = SplitOpt,
+    memory: str = MemoryOpt,
+    max_prompt_tokens: int = BudgetOpt,
+    name: str = NameOpt,
+    alpha: float = AlphaOpt,
+    project: Path = ProjectOpt,
+    samples: int = typer.Option(5, "--samples", "-m", help="M: sampled answers per item and prompt variant."),
+    temperature: float = typer.Option(0.7, "--temperature", "-t", help="Sampling temperature (above 0)."),
+    rephrasings: int = typer.Option(
+        None, "--rephrasings", "-q", help="Q prompt variants: the original and Q-1 rule-based rephrasings."
+    ),
+    prompts: str = typer.Option(
+        None, "--prompts", help="Your own prompt variants (names or folders, comma-separated)."
+    ),
+    conditions: str = typer.Option("memory,zero-shot", "--conditions", help="memory, zero-shot or both."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the rule-based rephrasings."),
+    clusterer: str = typer.Option("hdbscan", "--clusterer", help="hdbscan (KMeans for M < 4) or kmeans."),
+    against: str = typer.Option(
+        None,
+        "--against",
+        help="Entropy studies on the same items (another evaluator or prompt set) to compare with.",
+    ),
+) -> None:
+    """M samples per item and prompt at a temperature, clustered: H, R = 1/(1+H_bar), S, bands (seed 004)."""
+    _check_split(split)
+    from allure.audits import entropy_study
+
+    options = {
+        "samples": samples,
+        "temperature": temperature,
+        "rephrasings": rephrasings,
+        "prompts": _names(prompts),
+        "conditions": _names(conditions) or [],
+        "clusterer": clusterer,
+        "against": _names(against) or [],
+        "seed": seed,
+        **_common(from_run, spec, split, memory, name, alpha, max_prompt_tokens),
+    }
+    with _arm_bars() as bars:
+        study = entropy_study(project, say=say, arm_progress=bars, **options)  # type: ignore[arg-type]
+    _summary(study)
+
+
+def _common(
+    from_run: str, spec: Path, split: str, memory: str, name: str, alpha: float, max_prompt_tokens: int
+) -> dict[str, object]:
+    """The options every robustness study takes: where its items come from, its name and alpha."""
+    keys = ("from_run", "spec", "split", "memory", "name", "alpha", "max_prompt_tokens")
+    return dict(zip(keys, (from_run, spec, split, memory, name, alpha, max_prompt_tokens), strict=True))
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [p.strip() for p in text.split(",") if p.strip()] if text is not None else None
 
 
 def reproducibility_cmd(
@@ -85,7 +136,8 @@ def reproducibility_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``study sensitivity`` to the ``study`` command group."""
+    """Add ``study sensitivity|reproducibility|entropy`` to the ``study`` command group."""
     del app
     study_app.command("sensitivity")(sensitivity_cmd)
     study_app.command("reproducibility")(reproducibility_cmd)
+    study_app.command("entropy")(entropy_cmd)

@@ -189,6 +189,10 @@ class Evaluator:
         self.token_counter = token_counter if max_prompt_tokens is not None else None
         if max_prompt_tokens is not None and self.token_counter is None:
             self.token_counter = TokenCounter(None)
+        self.sample: int | None = None
+        """Index of a repeated sample (``None``: a single answer per prompt). It is part of the cache
+        key, and the seed sent is the evaluator's seed plus it, so M samples of one prompt are M
+        stored calls."""
 
     def close(self) -> None:
         """Close the evaluator's event loop (its passes run on one loop; see :meth:`evaluate`)."""
@@ -233,6 +237,8 @@ class Evaluator:
         parts: list[Any] = [[(m.type, m.content) for m in messages], self.model_name, self.params]
         if self.answer_key is not None:
             parts.append(self.answer_key(item) if item is not None else None)
+        if self.sample is not None:
+            parts.append({"sample": self.sample})
         return stable_hash(*parts, length=32)
 
     def fit(self, item: Item, examples: list[IclExample]) -> tuple[list[IclExample], list[BaseMessage]]:
@@ -316,11 +322,14 @@ class Evaluator:
     async def _call(self, job: _Job, stats: EvalStats) -> Verdict:
         attempt = 0
         unparsed_left = self.retry_unparsed
+        extra: dict[str, Any] = {}
+        if self.sample is not None:
+            extra["seed"] = int(self.params.get("seed") or 0) + self.sample
         while True:
             t0 = time.perf_counter()
             try:
                 msg = await asyncio.wait_for(
-                    self.chat_model.ainvoke(job.messages), timeout=self.timeout_s + 5
+                    self.chat_model.ainvoke(job.messages, **extra), timeout=self.timeout_s + 5
                 )
             except (*_RETRYABLE, TimeoutError) as exc:
                 latency = time.perf_counter() - t0

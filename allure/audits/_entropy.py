@@ -1,0 +1,332 @@
+"""Semantic entropy robustness (seed 004): M sampled answers per item and prompt variant, clustered.
+
+The arms are ``rho_q CONDITION #m`` for each prompt variant rho_q (rho_1: the spec's prompt set;
+more from ``--rephrasings``/``--prompts`` as in the sensitivity study), each condition (``memory``:
+the spec's retrieval policy, ``zero-shot``) and each sample m < M, all through
+:func:`~allure.audits._run.run_study` at the given temperature. The sample index is part of every
+call's cache key and the seed sent is the evaluator's seed plus m, so the M samples are M stored
+calls and a re-run sends none.
+
+Per item, condition and variant, the M raw outputs are embedded with all-MiniLM-L6-v2
+(L2-normalised) and clustered: scikit-learn's HDBSCAN with min cluster size 2 (a single cluster
+allowed; a sample in no cluster counts as a cluster of its own); with fewer than 4 samples, or with
+``clusterer="kmeans"``, KMeans with the number of clusters (2 .. M-1; two different samples: 2)
+chosen by silhouette.
+Identical embeddings are always one cluster. Then H (bits) per variant, R = 1/(1+H_bar),
+S = mean_v(R_v)(1 - min(sd_v(R_v), 1)) and the band of R, per item and averaged over items.
+
+Comparisons (paired t-test, Cohen's d_z, Bonferroni over all of them): per-item R with vs without
+the memory; per-item R_v of rho_1 vs each rho_q; and per-item R against earlier entropy studies on the
+same items (``against``: another evaluator or prompt set).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from allure.audits._catalog import load_study
+from allure.audits._model import Arm, StudyRecord
+from allure.audits._robust_model import (
+    EntropyComparison,
+    EntropyCondition,
+    EntropyItem,
+    EntropyReport,
+    PromptVariant,
+)
+from allure.audits._sensitivity import (
+    CONDITIONS,
+    TOP,
+    StudyOptions,
+    prompt_variants,
+    robust_study,
+    sensitivity_arms,
+)
+from allure.audits._source import StudySource
+from allure.errors import StudyError
+from allure.labels import Label
+from allure.metrics import cluster_entropy, paired_t_test, robustness, robustness_band, stability
+from allure.models import stable_hash
+from allure.prompts import write_prompt_set
+from allure.store import RunStore, project_db_path
+
+Clusterer = Literal["hdbscan", "kmeans"]
+"""How the M samples of one prompt are clustered."""
+
+MIN_HDBSCAN = 4
+"""Fewer samples than this are clustered with KMeans (HDBSCAN needs some density to work with)."""
+
+
+def cluster_samples(vectors: np.ndarray, clusterer: str = "hdbscan", seed: int = 0) -> tuple[list[int], str]:
+    """Cluster labels of ``M`` unit-norm embeddings, and the method used (see the module docstring)."""
+    m = len(vectors)
+    if m == 0:
+        return [], "none"
+    if m == 1 or float(np.abs(vectors - vectors[0]).max()) < 1e-6:
+        return [0] * m, "identical"
+    if clusterer == "hdbscan" and m >= MIN_HDBSCAN:
+        from sklearn.cluster import HDBSCAN
+
+        labels = HDBSCAN(min_cluster_size=2, allow_single_cluster=True, copy=True).fit_predict(vectors)
+        return [int(v) for v in labels], "hdbscan"
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    distinct = len(np.unique(np.round(vectors, 6), axis=0))
+    if m == 2:
+        return [0, 1], "kmeans"
+    best: tuple[float, list[int]] = (-2.0, list(range(m)))
+    for k in range(2, min(m - 1, distinct) + 1):
+        labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(vectors)
+        score = float(silhouette_score(vectors, labels))
+        if score > best[0]:
+            best = (score, [int(v) for v in labels])
+    return best[1], "kmeans"
+
+
+def entropy_arms(
+    variants: Sequence[PromptVariant], src: StudySource, samples: int, conditions: Sequence[str]
+) -> list[Arm]:
+    """``rho_q CONDITION #m`` for each prompt variant, condition and sample."""
+    arms = []
+    for base in sensitivity_arms(variants, src):
+        if (base.with_memory and "memory" in conditions) or (
+            not base.with_memory and "zero-shot" in conditions
+        ):
+            arms += [
+                base.model_copy(update={"name": f"{base.name} #{m}", "sample": m}) for m in range(samples)
+            ]
+    return arms
+
+
+def _compare(name_a: str, name_b: str, a: list[float], b: list[float]) -> EntropyComparison | None:
+    if len(a) < 2:
+        return None
+    return EntropyComparison(
+        a=name_a,
+        b=name_b,
+        n=len(a),
+        mean_a=float(np.mean(a)),
+        mean_b=float(np.mean(b)),
+        test=paired_t_test(a, b),
+    )
+
+
+def entropy_report(
+    study: StudyRecord,
+    outputs: dict[str, list[str]],
+    src: StudySource,
+    head: EntropyReport,
+    *,
+    against: Sequence[StudyRecord] = (),
+    alpha: float = 0.05,
+) -> EntropyReport:
+    """The report of a finished entropy study from each arm's raw outputs (items in ``src.items`` order).
+
+    ``head`` holds the settings (samples, temperature, clusterer, prompt variants); the figures are added.
+    """
+    variants, clusterer = head.prompts, head.clusterer
+    from allure.memory import embed
+
+    texts = sorted({t for col in outputs.values() for t in col})
+    vec = dict(zip(texts, embed(texts), strict=True))
+    arms = [r.arm for r in study.arms]
+    items: list[EntropyItem] = []
+    conds: list[EntropyCondition] = []
+    r_by: dict[str, list[float]] = {}
+    rv_by: dict[tuple[str, int], list[float]] = {}
+    for cond in CONDITIONS:
+        mine = [a for a in arms if a.with_memory == (cond == "memory")]
+        if not mine:
+            continue
+        methods: Counter[str] = Counter()
+        for i, it in enumerate(src.items):
+            ent: dict[str, float] = {}
+            clusters: dict[str, list[int]] = {}
+            for v in variants:
+                col = [outputs[a.name][i] for a in mine if a.rephrasing == v.q]
+                labels, used = cluster_samples(np.stack([vec[t] for t in col]), clusterer, src.spec.loop.seed)
+                methods[used] += 1
+                clusters[v.name] = labels
+                ent[v.name] = cluster_entropy(labels)
+                rv_by.setdefault((cond, v.q), []).append(1.0 / (1.0 + ent[v.name]))
+            r = robustness(list(ent.values()))
+            r_by.setdefault(cond, []).append(r)
+            items.append(
+                EntropyItem(
+                    item_id=it.id,
+                    condition=cond,
+                    entropy=ent,
+                    clusters=clusters,
+                    robustness=r,
+                    stability=stability(list(ent.values())),
+                    band=robustness_band(r),
+                )
+            )
+        here = [x for x in items if x.condition == cond]
+        mean_r = float(np.mean([x.robustness for x in here]))
+        conds.append(
+            EntropyCondition(
+                condition=cond,
+                mean_entropy={v.name: float(np.mean([x.entropy[v.name] for x in here])) for v in variants},
+                robustness=mean_r,
+                stability=float(np.mean([x.stability for x in here])),
+                band=robustness_band(mean_r),
+                bands=dict(Counter(x.band for x in here)),
+                clusterers=dict(methods),
+            )
+        )
+    pairs: list[tuple[str, str, list[float], list[float]]] = []
+    if len(r_by) == 2:
+        pairs.append(("zero-shot", "memory", r_by["zero-shot"], r_by["memory"]))
+    for cond in r_by:
+        pairs += [
+            (f"{cond} {variants[0].name}", f"{cond} {v.name}", rv_by[(cond, 1)], rv_by[(cond, v.q)])
+            for v in variants[1:]
+        ]
+    ids = [it.id for it in src.items]
+    for other in against:
+        assert other.entropy is not None
+        theirs = {(x.condition, x.item_id): x.robustness for x in other.entropy.items}
+        for cond, mine_r in r_by.items():
+            if all((cond, i) in theirs for i in ids):
+                pairs.append(
+                    (f"{other.id} {cond}", f"{study.id} {cond}", [theirs[(cond, i)] for i in ids], mine_r)
+                )
+    comparisons = [c for c in (_compare(*p) for p in pairs) if c is not None]
+    m = len(comparisons)
+    comparisons = [
+        c.model_copy(update={"test": paired_t_test(*_pair(pairs, c), n_comparisons=m)}) for c in comparisons
+    ]
+    report = head.model_copy(update={"conditions": conds, "items": items, "comparisons": comparisons})
+    report.least_robust = sorted(items, key=lambda x: (x.robustness, x.item_id, x.condition))[:TOP]
+    report.findings = _findings(report, alpha)
+    return report
+
+
+def _pair(
+    pairs: list[tuple[str, str, list[float], list[float]]], c: EntropyComparison
+) -> tuple[list[float], list[float]]:
+    return next((a, b) for na, nb, a, b in pairs if (na, nb) == (c.a, c.b))
+
+
+def _findings(r: EntropyReport, alpha: float) -> list[str]:
+    out = [
+        f"{c.condition}: R = {c.robustness:.3f} ({c.band}), S = {c.stability:.3f}, mean H "
+        + ", ".join(f"{k}: {v:.3f} bits" for k, v in c.mean_entropy.items())
+        + f" (M = {r.samples}, T = {r.temperature:g})"
+        for c in r.conditions
+    ]
+    for c in r.comparisons:
+        t = c.test
+        p = t.p_bonferroni
+        verdict = (
+            "no spread in the differences"
+            if p is None
+            else f"p = {p:.4f} (Bonferroni over {len(r.comparisons)}): "
+            + ("a significant difference" if p < alpha else "no significant difference")
+        )
+        d = "" if t.cohens_d is None else f", d_z = {t.cohens_d:+.2f}"
+        out.append(f"R {c.b} vs {c.a}: {c.mean_b:.3f} vs {c.mean_a:.3f} (n = {c.n}{d}), {verdict}")
+    return out
+
+
+def entropy_study(
+    project: str | Path = ".",
+    *,
+    samples: int = 5,
+    temperature: float = 0.7,
+    rephrasings: int | None = None,
+    prompts: Sequence[str] | None = None,
+    conditions: Sequence[str] = CONDITIONS,
+    clusterer: Clusterer = "hdbscan",
+    against: Sequence[str] = (),
+    seed: int = 0,
+    **options: Any,
+) -> StudyRecord:
+    """Semantic entropy robustness of the evaluator (see the module docstring).
+
+    Args:
+        samples: M, sampled answers per item, prompt variant and condition (at least 2).
+        temperature: The sampling temperature (above 0).
+        rephrasings: Q rule-based prompt variants (rho_1 = the original); default: the original only.
+        prompts: Prompt sets (names or folders) as rho_2.. instead.
+        conditions: ``memory`` and/or ``zero-shot``.
+        clusterer: ``hdbscan`` or ``kmeans``.
+        against: Ids of earlier entropy studies on the same items to compare per-item R with.
+        options: As :func:`~allure.audits.sensitivity_study` takes them: ``from_run``, ``spec``,
+            ``split``, ``memory``, ``max_prompt_tokens``, ``name``, ``alpha``, ``say``, ``arm_progress``.
+
+    Returns:
+        The :class:`StudyRecord` with ``entropy`` (``study.entropy.to_pandas()``: item x condition).
+
+    Raises:
+        StudyError: ``M < 2``, ``T <= 0``, an unknown condition or clusterer, a study in ``against``
+            that is not an entropy study over the same items; as the sensitivity study otherwise.
+    """
+    if samples < 2:
+        raise StudyError(
+            f"--samples {samples}: semantic entropy needs at least 2 samples per prompt",
+            where="option --samples",
+            fix="pass --samples 5 (M >= 2)",
+        )
+    if not temperature > 0:
+        raise StudyError(
+            f"--temperature {temperature}: at temperature 0 the samples are one answer repeated",
+            where="option --temperature",
+            fix="pass a sampling temperature above 0, e.g. --temperature 0.7",
+        )
+    bad = [c for c in conditions if c not in CONDITIONS] or ([] if conditions else ["(none)"])
+    if bad or clusterer not in ("hdbscan", "kmeans"):
+        raise StudyError(
+            f"unknown condition(s) {bad} or clusterer {clusterer!r}",
+            where="options --conditions / --clusterer",
+            fix="pass --conditions memory,zero-shot (or one of them) and --clusterer hdbscan or kmeans",
+        )
+    proj = Path(project).resolve()
+    opts = StudyOptions(**options)
+    src, mem = opts.source(proj)
+    ev = src.spec.evaluator
+    local = ev.local.model_copy(update={"deterministic": False})
+    src.spec = src.spec.model_copy(
+        update={"evaluator": ev.model_copy(update={"temperature": temperature, "local": local})}
+    )
+    earlier = [load_study(proj, sid) for sid in against]
+    ids_hash = stable_hash([it.id for it in src.items])
+    for other in earlier:
+        if other.entropy is None or other.item_ids_hash != ids_hash:
+            raise StudyError(
+                f"study {other.id} is not an entropy study over the same {len(src.items)} items",
+                where="option --against",
+                fix="name an entropy study run with the same --from-run/--spec and --split",
+            )
+    variants, pending = prompt_variants(
+        proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
+    )
+    for folder, r in pending:
+        write_prompt_set(folder, r)
+    arms = entropy_arms(variants, src, samples, conditions)
+    head = EntropyReport(
+        samples=samples, temperature=temperature, clusterer=clusterer, prompts=variants, conditions=[]
+    )
+
+    def finish(study: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
+        del labels
+        store = RunStore(project_db_path(proj))
+        try:
+            outputs = {}
+            for r in study.arms:
+                got = store.verdicts(study.id, r.index)
+                outputs[r.arm.name] = [
+                    (got[it.id].raw_output or "") if it.id in got else "" for it in src.items
+                ]
+        finally:
+            store.close()
+        report = entropy_report(study, outputs, src, head, against=earlier, alpha=opts.alpha)
+        return study.model_copy(update={"entropy": report, "findings": [*report.findings, *study.findings]})
+
+    return robust_study(proj, "entropy", src, mem, arms, finish, opts.run())
