@@ -22,6 +22,9 @@ extra blank lines, "Reference answer:", "Is this response"). ``--reject-auth`` a
 HTTP 401 with an error body that echoes the request's ``Authorization`` header (as some servers do).
 ``--vary-on REGEX``: a sampled request (temperature above 0) with an odd ``seed`` whose user turn
 matches REGEX gets the opposite grade and a longer answer: repeated samples of those items disagree.
+A system prompt that asks for a confidence gets ``confidence: 8`` after the grade, or, for those
+sampled items, a confidence that changes with the seed (2, 9, 4, 10, 1, 7). An entailment prompt
+(``Premise:`` / ``Hypothesis:``) is answered ``entailment: yes`` when the two texts are equal, else ``no``.
 
 Other judge shapes (prompts that list their labels as ``X one of L1, L2, ...``):
 
@@ -98,6 +101,9 @@ def answer(
 ) -> tuple[str, int | None]:
     """The scripted reply text, and the 0/1 label for logprobs when the prompt is the grader's."""
     user = messages[-1]["content"]
+    if user.startswith("Premise:"):
+        premise, hypothesis = _between(user, "Premise:", "Hypothesis:"), _between(user, "Hypothesis:", "Does")
+        return f"entailment: {'yes' if premise.strip() == hypothesis.strip() else 'no'}", None
     labels = labels_in(user)
     n_examples = sum(m["role"] == "assistant" for m in messages)
     if "Response 1:" in user and "Response 2:" in user and len(labels) >= 2:
@@ -196,11 +202,14 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 body["messages"], a.worse_when, a.worse_on, a.strict_if_example, a.strict_min_examples
             )
             label = 1 if graded is None else graded
-            odd = int(body.get("seed") or 0) % 2 == 1
-            sampled = a.vary_on and graded is not None and body.get("temperature") and odd
-            if sampled and graded is not None and re.search(a.vary_on, body["messages"][-1]["content"]):
+            seed = int(body.get("seed") or 0)
+            varied = bool(a.vary_on and body.get("temperature") and graded is not None)
+            varied = varied and bool(re.search(a.vary_on, body["messages"][-1]["content"]))
+            if varied and graded is not None and seed % 2 == 1:
                 label = 1 - graded
                 reply = f"score: {label}\nOn second thought the response answers a different question."
+            if graded is not None and "confidence" in body["messages"][0]["content"]:
+                reply += f"\nconfidence: {[2, 9, 4, 10, 1, 7][seed % 6] if varied else 8}"
             text = "I cannot tell." if n <= a.fail_first + a.no_label_first else reply
             p = 0.9
             lp_label, lp_other = math.log(p), math.log(1 - p)

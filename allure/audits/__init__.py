@@ -5,6 +5,7 @@
 - :func:`sensitivity_study`: every item under Q prompt rephrasings, with and without the memory
   (S_tau, C_y, micro-F1; the paired with/without-memory comparison).
 - :func:`entropy_study`: M sampled answers per item and prompt variant, clustered: H, R, S, bands.
+- :func:`consistency_study`: K self-scored answers per prompt of paired prompts: Siegel-Tukey, TC.
 - :func:`list_studies`, :func:`load_study`: read finished studies back.
 - :func:`run_study` with :class:`Arm` and :class:`StudySource` (or :func:`resolve_source`): a study of
   your own arms.
@@ -21,6 +22,8 @@ from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from allure.audits._catalog import list_studies, load_study
+    from allure.audits._consistency import consistency_study
+    from allure.audits._entail import nli_entailment
     from allure.audits._entropy import cluster_samples, entropy_study
     from allure.audits._model import (
         STUDY_SCHEMA_VERSION,
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
         SweepPoint,
     )
     from allure.audits._reproducibility import ReproducibilityResult, reproducibility
-    from allure.audits._robust_model import EntropyReport, SensitivityReport
+    from allure.audits._robust_model import ConsistencyReport, EntropyReport, SensitivityReport
     from allure.audits._run import STUDIES, run_study
     from allure.audits._sensitivity import sensitivity_study
     from allure.audits._source import ItemSplit, StudySource, open_memory, resolve_source
@@ -58,6 +61,9 @@ _WHERE = {
     "EntropyReport": "_robust_model",
     "cluster_samples": "_entropy",
     "entropy_study": "_entropy",
+    "ConsistencyReport": "_robust_model",
+    "consistency_study": "_consistency",
+    "nli_entailment": "_entail",
     "STUDIES": "_run",
     "run_study": "_run",
     "StudySource": "_source",
@@ -76,6 +82,9 @@ __all__ = [
     "EntropyReport",
     "cluster_samples",
     "entropy_study",
+    "ConsistencyReport",
+    "consistency_study",
+    "nli_entailment",
     "ReproducibilityResult",
     "reproducibility",
     "StudySource",

@@ -88,6 +88,48 @@ def cluster_samples(vectors: np.ndarray, clusterer: str = "hdbscan", seed: int =
     return best[1], "kmeans"
 
 
+def check_sampling(samples: int, temperature: float, flag: str = "--samples") -> None:
+    """M (or K) >= 2 samples at a temperature above 0.
+
+    Raises:
+        StudyError: Otherwise.
+    """
+    if samples < 2:
+        raise StudyError(
+            f"{flag} {samples}: at least 2 samples per prompt are needed",
+            where=f"option {flag}",
+            fix=f"pass {flag} 5 (at least 2)",
+        )
+    if not temperature > 0:
+        raise StudyError(
+            f"--temperature {temperature}: at temperature 0 the samples are one answer repeated",
+            where="option --temperature",
+            fix="pass a sampling temperature above 0, e.g. --temperature 0.7",
+        )
+
+
+def sample_at(src: StudySource, temperature: float) -> None:
+    """Set the source's evaluator to sample at ``temperature`` (the embedded one not deterministic)."""
+    ev = src.spec.evaluator
+    local = ev.local.model_copy(update={"deterministic": False})
+    src.spec = src.spec.model_copy(
+        update={"evaluator": ev.model_copy(update={"temperature": temperature, "local": local})}
+    )
+
+
+def raw_outputs(project: Path, study: StudyRecord, src: StudySource) -> dict[str, list[str]]:
+    """Arm name -> the raw output of each item (``src.items`` order; empty for an error)."""
+    store = RunStore(project_db_path(project))
+    try:
+        outputs = {}
+        for r in study.arms:
+            got = store.verdicts(study.id, r.index)
+            outputs[r.arm.name] = [(got[it.id].raw_output or "") if it.id in got else "" for it in src.items]
+        return outputs
+    finally:
+        store.close()
+
+
 def entropy_arms(
     variants: Sequence[PromptVariant], src: StudySource, samples: int, conditions: Sequence[str]
 ) -> list[Arm]:
@@ -268,18 +310,7 @@ def entropy_study(
         StudyError: ``M < 2``, ``T <= 0``, an unknown condition or clusterer, a study in ``against``
             that is not an entropy study over the same items; as the sensitivity study otherwise.
     """
-    if samples < 2:
-        raise StudyError(
-            f"--samples {samples}: semantic entropy needs at least 2 samples per prompt",
-            where="option --samples",
-            fix="pass --samples 5 (M >= 2)",
-        )
-    if not temperature > 0:
-        raise StudyError(
-            f"--temperature {temperature}: at temperature 0 the samples are one answer repeated",
-            where="option --temperature",
-            fix="pass a sampling temperature above 0, e.g. --temperature 0.7",
-        )
+    check_sampling(samples, temperature)
     bad = [c for c in conditions if c not in CONDITIONS] or ([] if conditions else ["(none)"])
     if bad or clusterer not in ("hdbscan", "kmeans"):
         raise StudyError(
@@ -290,11 +321,7 @@ def entropy_study(
     proj = Path(project).resolve()
     opts = StudyOptions(**options)
     src, mem = opts.source(proj)
-    ev = src.spec.evaluator
-    local = ev.local.model_copy(update={"deterministic": False})
-    src.spec = src.spec.model_copy(
-        update={"evaluator": ev.model_copy(update={"temperature": temperature, "local": local})}
-    )
+    sample_at(src, temperature)
     earlier = [load_study(proj, sid) for sid in against]
     ids_hash = stable_hash([it.id for it in src.items])
     for other in earlier:
@@ -316,16 +343,7 @@ def entropy_study(
 
     def finish(study: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
         del labels
-        store = RunStore(project_db_path(proj))
-        try:
-            outputs = {}
-            for r in study.arms:
-                got = store.verdicts(study.id, r.index)
-                outputs[r.arm.name] = [
-                    (got[it.id].raw_output or "") if it.id in got else "" for it in src.items
-                ]
-        finally:
-            store.close()
+        outputs = raw_outputs(proj, study, src)
         report = entropy_report(study, outputs, src, head, against=earlier, alpha=opts.alpha)
         return study.model_copy(update={"entropy": report, "findings": [*report.findings, *study.findings]})
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from allure.audits._robust_model import EntropyReport, SensitivityReport
+from allure.audits._robust_model import ConsistencyReport, EntropyReport, SensitivityReport
 from allure.memory import RetrievalPolicy
 from allure.metrics import ArmComparison, SplitMetrics
 
@@ -177,6 +177,8 @@ class StudyRecord(BaseModel):
     """Sensitivity: per condition S_tau, C_y and micro-F1, the paired with/without-memory comparison."""
     entropy: EntropyReport | None = None
     """Entropy: per item and condition H, R, S and band; the paired comparisons."""
+    consistency: ConsistencyReport | None = None
+    """Consistency: per pair of prompts the K self-scores and TC, Siegel-Tukey, the flagged pairs."""
     findings: list[str] = Field(default_factory=list)
     """Plain sentences: which arms differ significantly from the reference, and which do not (with n)."""
     calls: int = 0

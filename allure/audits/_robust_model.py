@@ -1,4 +1,4 @@
-"""The records of the robustness studies: sensitivity (seed 001) and semantic entropy (seed 004)."""
+"""The records of the robustness studies: sensitivity (seed 001), semantic entropy (seed 004), score consistency (seed 002)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from allure.metrics import Interval, PairedTest
+from allure.metrics import Interval, PairedTest, SiegelTukeyResult
 
 
 class PromptVariant(BaseModel):
@@ -194,5 +194,75 @@ class EntropyReport(BaseModel):
                 "band": it.band,
             }
             for it in self.items
+        ]
+        return pd.DataFrame(rows)
+
+
+class ConsistencyPair(BaseModel):
+    """Two prompts that should get similar judgments: their K self-scores and text consistencies compared."""
+
+    a: str
+    """``ITEM`` or ``ITEM@PROMPT_SET``."""
+    b: str
+    scores_a: list[float | None]
+    """The self-score of each of the K answers to ``a`` (``None``: the pattern found none)."""
+    scores_b: list[float | None]
+    score_test: SiegelTukeyResult | None
+    """Siegel-Tukey on the parsed scores (``None`` with fewer than 2 on a side)."""
+    score_flagged: bool
+    """The scores' spread differs at alpha: a scoring failure."""
+    tc_a: list[float]
+    """TC_i of each answer to ``a``: its mean entailment probability with the other K-1."""
+    tc_b: list[float]
+    tc_test: SiegelTukeyResult | None
+    tc_flagged: bool
+    task_a: str = ""
+    task_b: str = ""
+
+
+class ConsistencyReport(BaseModel):
+    """What ``allure study consistency`` measured."""
+
+    samples: int
+    """K, answers per prompt."""
+    temperature: float
+    scale: tuple[float, float]
+    """The declared score scale (low, high)."""
+    score_pattern: str
+    """The regex whose first group is the self-score."""
+    pairs_from: str
+    """``column NAME`` or ``rephrasings``."""
+    prompts: list[PromptVariant]
+    entailment: str
+    """``nli PATH`` or ``evaluator``."""
+    alpha: float
+    pairs: list[ConsistencyPair] = []
+    out_of_scale: int = 0
+    """Parsed scores outside the scale (left out)."""
+    findings: list[str] = []
+
+    def to_pandas(self) -> Any:
+        """One row per pair: mean and spread of each side's scores and TC, the tests, the flags."""
+        import numpy as np
+        import pandas as pd
+
+        def sd(v: list[float | None] | list[float]) -> float | None:
+            x = [float(t) for t in v if t is not None]
+            return float(np.std(x, ddof=1)) if len(x) > 1 else None
+
+        rows = [
+            {
+                "a": p.a,
+                "b": p.b,
+                "sd_scores_a": sd(p.scores_a),
+                "sd_scores_b": sd(p.scores_b),
+                "p_scores": p.score_test.p_value if p.score_test else None,
+                "score_flagged": p.score_flagged,
+                "mean_tc_a": float(np.mean(p.tc_a)) if p.tc_a else None,
+                "mean_tc_b": float(np.mean(p.tc_b)) if p.tc_b else None,
+                "p_tc": p.tc_test.p_value if p.tc_test else None,
+                "tc_flagged": p.tc_flagged,
+            }
+            for p in self.pairs
         ]
         return pd.DataFrame(rows)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from allure.audits._model import StudyRecord
 from allure.audits._plot import _figure, _fmt, _png
+from allure.audits._robust_model import ConsistencyReport, EntropyReport
 
 
 def sensitivity_markdown(study: StudyRecord) -> list[str]:
@@ -92,11 +93,8 @@ def sensitivity_png(study: StudyRecord) -> bytes:
     return _png(fig)
 
 
-def entropy_markdown(study: StudyRecord) -> list[str]:
-    """The semantic entropy sections of ``study.md`` (empty for other studies)."""
-    r = study.entropy
-    if r is None:
-        return []
+def entropy_markdown(r: EntropyReport) -> list[str]:
+    """The semantic entropy sections of ``study.md``."""
     names = [v.name for v in r.prompts]
     lines = [
         "",
@@ -152,9 +150,40 @@ def entropy_png(study: StudyRecord) -> bytes:
     return _png(fig)
 
 
+def consistency_markdown(r: ConsistencyReport) -> list[str]:
+    """The score consistency sections of ``study.md``."""
+    low, high = r.scale
+    lines = [
+        "",
+        f"## Score consistency (K = {r.samples} at T = {r.temperature:g}, scale {low:g}-{high:g}, "
+        f"pairs from {r.pairs_from}, entailment: {r.entailment})",
+        "",
+        f"Score pattern: `{r.score_pattern}`; {r.out_of_scale} score(s) outside the scale left out.",
+        "",
+        "| a | b | scores a | scores b | p (scores) | flagged | mean TC a | mean TC b | p (TC) | flagged |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in sorted(r.pairs, key=lambda p: (not p.score_flagged, not p.tc_flagged, p.a)):
+        sa = " ".join(_fmt(v, 0) if v is None else f"{v:g}" for v in p.scores_a)
+        sb = " ".join(_fmt(v, 0) if v is None else f"{v:g}" for v in p.scores_b)
+        ta = sum(p.tc_a) / len(p.tc_a) if p.tc_a else None
+        tb = sum(p.tc_b) / len(p.tc_b) if p.tc_b else None
+        lines.append(
+            f"| {p.a} | {p.b} | {sa} | {sb} | {_fmt(p.score_test.p_value if p.score_test else None, 4)} | "
+            f"{'yes' if p.score_flagged else ''} | {_fmt(ta)} | {_fmt(tb)} | "
+            f"{_fmt(p.tc_test.p_value if p.tc_test else None, 4)} | {'yes' if p.tc_flagged else ''} |"
+        )
+    return lines
+
+
 def robust_markdown(study: StudyRecord) -> list[str]:
     """The robustness studies' own sections of ``study.md``."""
-    return [*sensitivity_markdown(study), *entropy_markdown(study)]
+    out = sensitivity_markdown(study)
+    if study.entropy is not None:
+        out += entropy_markdown(study.entropy)
+    if study.consistency is not None:
+        out += consistency_markdown(study.consistency)
+    return out
 
 
 def robust_pngs(study: StudyRecord) -> dict[str, bytes]:

@@ -1,8 +1,10 @@
-"""``allure study sensitivity``: how robust is the evaluator to its prompt's wording?"""
+"""``allure study sensitivity|entropy|consistency|reproducibility``: how robust is the evaluator?"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -20,6 +22,9 @@ from allure.cli.study import (
     _summary,
     study_app,
 )
+
+if TYPE_CHECKING:
+    from allure.audits import StudyRecord
 
 
 def sensitivity_cmd(
@@ -49,9 +54,7 @@ def sensitivity_cmd(
         "seed": seed,
         **_common(from_run, spec, split, memory, name, alpha, max_prompt_tokens),
     }
-    with _arm_bars() as bars:
-        study = sensitivity_study(project, say=say, arm_progress=bars, **options)  # type: ignore[arg-type]
-    _summary(study)
+    study = _run(sensitivity_study, project, options)
     report = study.sensitivity
     if report is not None:
         for item in report.most_sensitive[:5]:
@@ -99,14 +102,71 @@ def entropy_cmd(
         "seed": seed,
         **_common(from_run, spec, split, memory, name, alpha, max_prompt_tokens),
     }
+    _run(entropy_study, project, options)
+
+
+def consistency_cmd(
+    samples: int = typer.Option(5, "--samples", "-k", help="K: self-scored answers per prompt."),
+    from_run: str = FromRunOpt,
+    scale: str = typer.Option("1-10", "--scale", help="The declared score scale, LOW-HIGH."),
+    spec: Path = SpecOpt,
+    score_pattern: str = typer.Option(
+        None, "--score-pattern", help="Regex whose first group is the self-score (default: 'confidence: N')."
+    ),
+    split: str = SplitOpt,
+    pair_column: str = typer.Option(
+        None, "--pair-column", help="Dataset column holding each item's paired item id (else: rephrasings)."
+    ),
+    memory: str = MemoryOpt,
+    rephrasings: int = typer.Option(
+        None, "--rephrasings", "-q", help="Q prompt variants (pairs: each item under rho_1 and rho_q)."
+    ),
+    max_prompt_tokens: int = BudgetOpt,
+    prompts: str = typer.Option(None, "--prompts", help="Your own prompt variants (comma-separated)."),
+    name: str = NameOpt,
+    nli: Path = typer.Option(
+        None, "--nli", help="Local NLI checkpoint folder for the entailment (default: the evaluator judges)."
+    ),
+    alpha: float = AlphaOpt,
+    temperature: float = typer.Option(0.7, "--temperature", "-t", help="Sampling temperature (above 0)."),
+    project: Path = ProjectOpt,
+    seed: int = typer.Option(0, "--seed", help="Seed of the rule-based rephrasings."),
+) -> None:
+    """K self-scores per prompt of paired prompts: Siegel-Tukey on scores and on text consistency (seed 002)."""
+    _check_split(split)
+    from allure.audits import consistency_study
+
+    options = {
+        "samples": samples,
+        "temperature": temperature,
+        "scale": scale,
+        "score_pattern": score_pattern,
+        "pair_column": pair_column,
+        "rephrasings": rephrasings,
+        "prompts": _names(prompts),
+        "nli": nli,
+        "seed": seed,
+        **_common(from_run, spec, split, memory, name, alpha, max_prompt_tokens),
+    }
+    study = _run(consistency_study, project, options)
+    report = study.consistency
+    if report is not None:
+        for p in report.pairs:
+            if p.score_flagged or p.tc_flagged:
+                echo(f"flagged: {p.a} ~ {p.b} scores {p.scores_a} vs {p.scores_b}")
+
+
+def _run(study_fn: Callable[..., StudyRecord], project: Path, options: dict[str, Any]) -> StudyRecord:
+    """Run a study with progress bars, then print its summary."""
     with _arm_bars() as bars:
-        study = entropy_study(project, say=say, arm_progress=bars, **options)  # type: ignore[arg-type]
+        study = study_fn(project, say=say, arm_progress=bars, **options)
     _summary(study)
+    return study
 
 
 def _common(
     from_run: str, spec: Path, split: str, memory: str, name: str, alpha: float, max_prompt_tokens: int
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The options every robustness study takes: where its items come from, its name and alpha."""
     keys = ("from_run", "spec", "split", "memory", "name", "alpha", "max_prompt_tokens")
     return dict(zip(keys, (from_run, spec, split, memory, name, alpha, max_prompt_tokens), strict=True))
@@ -136,8 +196,9 @@ def reproducibility_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``study sensitivity|reproducibility|entropy`` to the ``study`` command group."""
+    """Add ``study sensitivity|reproducibility|entropy|consistency`` to the ``study`` command group."""
     del app
     study_app.command("sensitivity")(sensitivity_cmd)
     study_app.command("reproducibility")(reproducibility_cmd)
     study_app.command("entropy")(entropy_cmd)
+    study_app.command("consistency")(consistency_cmd)

@@ -103,7 +103,7 @@ def test_entropy_finds_the_items_whose_samples_disagree(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--samples", "1"], "at least 2 samples"),
+        (["--samples", "1"], "at least 2 samples per prompt"),
         (["--temperature", "0"], "at temperature 0"),
         (["--conditions", "both"], "unknown condition"),
     ],
