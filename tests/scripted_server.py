@@ -24,7 +24,8 @@ HTTP 401 with an error body that echoes the request's ``Authorization`` header (
 matches REGEX gets the opposite grade and a longer answer: repeated samples of those items disagree.
 A system prompt that asks for a confidence gets ``confidence: 8`` after the grade, or, for those
 sampled items, a confidence that changes with the seed (2, 9, 4, 10, 1, 7). An entailment prompt
-(``Premise:`` / ``Hypothesis:``) is answered ``entailment: yes`` when the two texts are equal, else ``no``.
+(``Premise:`` / ``Hypothesis:``) is answered ``entailment: yes`` when the two texts are equal, else ``no``;
+the ReQuest prompt ("You were given this grading prompt") with a two-step procedure.
 
 Other judge shapes (prompts that list their labels as ``X one of L1, L2, ...``):
 
@@ -101,6 +102,11 @@ def answer(
 ) -> tuple[str, int | None]:
     """The scripted reply text, and the 0/1 label for logprobs when the prompt is the grader's."""
     user = messages[-1]["content"]
+    if user.startswith("You were given this grading prompt"):
+        return (
+            "1. Read the response.\n2. Reply score: 1 when it holds the correct answer, else score: 0.",
+            None,
+        )
     if user.startswith("Premise:"):
         premise, hypothesis = _between(user, "Premise:", "Hypothesis:"), _between(user, "Hypothesis:", "Does")
         return f"entailment: {'yes' if premise.strip() == hypothesis.strip() else 'no'}", None

@@ -5,6 +5,8 @@
 - :func:`sensitivity_study`: every item under Q prompt rephrasings, with and without the memory
   (S_tau, C_y, micro-F1; the paired with/without-memory comparison).
 - :func:`entropy_study`: M sampled answers per item and prompt variant, clustered: H, R, S, bands.
+- :func:`request_study`: ReQuest, the grading procedure the evaluator says it followed, run as the
+  prompt: PerRR and PreRR against the original prompt.
 - :func:`consistency_study`: K self-scored answers per prompt of paired prompts: Siegel-Tukey, TC.
 - :func:`list_studies`, :func:`load_study`: read finished studies back.
 - :func:`run_study` with :class:`Arm` and :class:`StudySource` (or :func:`resolve_source`): a study of
@@ -35,8 +37,15 @@ if TYPE_CHECKING:
         StudyRecord,
         SweepPoint,
     )
-    from allure.audits._reproducibility import ReproducibilityResult, reproducibility
-    from allure.audits._robust_model import ConsistencyReport, EntropyReport, SensitivityReport
+    from allure.audits._reproducibility import reproducibility
+    from allure.audits._request import request_study
+    from allure.audits._robust_model import (
+        ConsistencyReport,
+        EntropyReport,
+        ReproducibilityResult,
+        RequestReport,
+        SensitivityReport,
+    )
     from allure.audits._run import STUDIES, run_study
     from allure.audits._sensitivity import sensitivity_study
     from allure.audits._source import ItemSplit, StudySource, open_memory, resolve_source
@@ -55,7 +64,9 @@ _WHERE = {
     "SweepPoint": "_model",
     "ItemSplit": "_source",
     "SensitivityReport": "_robust_model",
-    "ReproducibilityResult": "_reproducibility",
+    "ReproducibilityResult": "_robust_model",
+    "RequestReport": "_robust_model",
+    "request_study": "_request",
     "reproducibility": "_reproducibility",
     "sensitivity_study": "_sensitivity",
     "EntropyReport": "_robust_model",
@@ -86,6 +97,8 @@ __all__ = [
     "consistency_study",
     "nli_entailment",
     "ReproducibilityResult",
+    "RequestReport",
+    "request_study",
     "reproducibility",
     "StudySource",
     "AblateBy",

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from allure.audits._source import StudySource
 from allure.errors import StoreError, StudyError
-from allure.models import Item, stable_hash
+from allure.models import Item, Verdict, stable_hash
 from allure.prompts import PROMPTS_DIR, Rephrasing, write_prompt_set
 from allure.store import RunStore, project_db_path
+
+if TYPE_CHECKING:
+    from allure.config import AuditSpec
 
 Entail = Callable[[list[tuple[str, str]]], list[float]]
 """(premise, hypothesis) pairs -> P(entailment) for each."""
@@ -85,39 +88,64 @@ def nli_entailment(path: str | Path, *, batch_size: int = 16) -> Entail:
     return judge
 
 
+def ask_evaluator(
+    project: Path,
+    spec: AuditSpec,
+    run_id: str,
+    items: list[Item],
+    *,
+    sample: int | None = None,
+    free_text: bool = False,
+) -> dict[str, Verdict]:
+    """Label ``items`` with ``spec``'s evaluator as a run of its own (``run_id``), every call stored and cached.
+
+    ``sample``: a sample index (see :attr:`allure.evaluator.Evaluator.sample`). ``free_text``: the
+    answer is read from the raw output, so an answer without a label is not asked again.
+    """
+    from allure.evaluator import open_evaluator
+
+    store = RunStore(project_db_path(project))
+    try:
+        try:
+            store.get_run(run_id)
+        except StoreError:
+            store.create_run(spec.model_dump(mode="json"), run_id=run_id)
+        store.add_items(run_id, items, {it.id: "heldout" for it in items}, {})
+        with open_evaluator(spec, store, items) as e:
+            e.sample = sample
+            if free_text:
+                e.retry_unparsed = 0
+            return e.evaluate(run_id, 1 if sample is None else 1 + sample, items, lambda _: []).verdicts
+    finally:
+        store.close()
+
+
+def prompt_folder(project: Path, name: str, texts: dict[str, str]) -> Path:
+    """``PROJECT/.allure/prompts/NAME/`` holding ``texts`` (written once; a user's edits are kept)."""
+    folder = project / PROMPTS_DIR / name
+    if not (folder / "user.txt").is_file():
+        write_prompt_set(folder, Rephrasing(name, dict(texts), "", "given"))
+    return folder
+
+
 def evaluator_entailment(project: Path, src: StudySource, study_id: str) -> Entail:
     """P(entailment) judged by the study's evaluator at temperature 0 with :data:`ENTAILMENT_PROMPT`.
 
     The judgments are a run of their own in the run store (``STUDY-entailment``), cached by prompt.
     """
-    from allure.evaluator import open_evaluator
-
-    folder = project / PROMPTS_DIR / "entailment"
-    if not (folder / "user.txt").is_file():
-        write_prompt_set(folder, Rephrasing("entailment", dict(ENTAILMENT_PROMPT), "", "given"))
+    folder = prompt_folder(project, "entailment", ENTAILMENT_PROMPT)
     ev = src.spec.evaluator.model_copy(
         update={"prompt": str(folder), "temperature": 0.0, "label_pattern": ""}
     )
     spec = src.spec.model_copy(
         update={"evaluator": ev, "label_set": ["no", "yes"], "positive_label": "yes", "label_synonyms": {}}
     )
-    run_id = f"{study_id}-entailment"
 
     def judge(pairs: list[tuple[str, str]]) -> list[float]:
         items = [Item(id=stable_hash(p, h, length=16), task=p, response=h) for p, h in pairs]
         unique = list({it.id: it for it in items}.values())
-        store = RunStore(project_db_path(project))
-        try:
-            try:
-                store.get_run(run_id)
-            except StoreError:
-                store.create_run(spec.model_dump(mode="json"), run_id=run_id)
-            store.add_items(run_id, unique, {it.id: "heldout" for it in unique}, {})
-            with open_evaluator(spec, store, unique) as e:
-                res = e.evaluate(run_id, 1, unique, lambda _: [])
-        finally:
-            store.close()
-        return [_probability(res.verdicts.get(it.id)) for it in items]
+        verdicts = ask_evaluator(project, spec, f"{study_id}-entailment", unique)
+        return [_probability(verdicts.get(it.id)) for it in items]
 
     return judge
 

@@ -7,17 +7,18 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from allure.audits._robust_model import ConsistencyReport, EntropyReport, SensitivityReport
+from allure.audits._robust_model import ConsistencyReport, EntropyReport, RequestReport, SensitivityReport
 from allure.memory import RetrievalPolicy
 from allure.metrics import ArmComparison, SplitMetrics
 
 STUDY_SCHEMA_VERSION = 1
 """Version of ``study.json``; :func:`migrate_study` upgrades older files."""
 
-StudyKind = Literal["ablation", "sweep", "sensitivity", "entropy", "consistency"]
+StudyKind = Literal["ablation", "sweep", "sensitivity", "entropy", "consistency", "request"]
 """``ablation``: full memory, minus each cluster, zero-shot. ``sweep``: ICL_x for several x and seeds.
 ``sensitivity``: every prompt rephrasing with and without the memory. ``entropy``: M sampled answers
-per item and prompt variant, clustered. ``consistency``: K self-scores per prompt of paired prompts."""
+per item and prompt variant, clustered. ``consistency``: K self-scores per prompt of paired prompts.
+``request``: the prompt vs the grading procedure the evaluator says it followed (ReQuest)."""
 
 AblateBy = Literal["failure_mode", "cluster"]
 """What an ablation removes: a failure mode's examples, or an embedding cluster's."""
@@ -179,6 +180,8 @@ class StudyRecord(BaseModel):
     """Entropy: per item and condition H, R, S and band; the paired comparisons."""
     consistency: ConsistencyReport | None = None
     """Consistency: per pair of prompts the K self-scores and TC, Siegel-Tukey, the flagged pairs."""
+    request: RequestReport | None = None
+    """ReQuest: the procedure, and PerRR/PreRR of running it against the original prompt."""
     findings: list[str] = Field(default_factory=list)
     """Plain sentences: which arms differ significantly from the reference, and which do not (with n)."""
     calls: int = 0

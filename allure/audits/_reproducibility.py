@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from allure.audits._catalog import load_study
+from allure.audits._robust_model import ReproducibilityResult
 from allure.errors import StudyError
 from allure.labels import Label
 from allure.metrics import macro_f1, perrr, prerr
@@ -20,27 +19,6 @@ from allure.store import RunStore, project_db_path
 
 MAX_PASSES = 1000
 """Passes of a run looked at for its last one."""
-
-
-class ReproducibilityResult(BaseModel):
-    """PerRR and PreRR of labelling ``b`` against labelling ``a``."""
-
-    a: str
-    b: str
-    n_items: int
-    kind: str
-    """``intra-model`` (same evaluator model) or ``inter-model``."""
-    models: list[str]
-    """The evaluator model of ``a`` and of ``b``."""
-    f1_a: float | None
-    """Macro-F1 of ``a`` against the reference labels."""
-    f1_b: float | None
-    perrr: float | None
-    """``100 - |F1_a - F1_b| / F1_a * 100``."""
-    prerr: float | None
-    """Mean Jaccard index of the predicted label sets per item."""
-    disagreements: list[str]
-    """Items whose labels differ (the first 50)."""
 
 
 def _labelling(store: RunStore, project: Path, ref: str) -> tuple[str, dict[str, Verdict]]:
@@ -102,12 +80,31 @@ def reproducibility(project: str | Path, a: str, b: str) -> ReproducibilityResul
     finally:
         store.close()
     ids = sorted(va)
-    gold: list[Label | None] = [reference.get(i) for i in ids]
-    pa = [va[i].label for i in ids]
-    pb = [vb[i].label for i in ids]
-    fa = macro_f1(gold, pa, labels) if labels else None
-    fb = macro_f1(gold, pb, labels) if labels else None
-    models = [next(iter(va.values())).model, next(iter(vb.values())).model]
+    return agreement(
+        a,
+        b,
+        [reference.get(i) for i in ids],
+        {i: va[i].label for i in ids},
+        {i: vb[i].label for i in ids},
+        [next(iter(va.values())).model, next(iter(vb.values())).model],
+        labels,
+    )
+
+
+def agreement(
+    a: str,
+    b: str,
+    gold: list[Label | None],
+    pa: dict[str, Label | None],
+    pb: dict[str, Label | None],
+    models: list[str],
+    labels: list[Label],
+) -> ReproducibilityResult:
+    """PerRR and PreRR of labelling ``pb`` against ``pa`` (item id -> label, same items, ``gold`` in their order)."""
+    ids = list(pa)
+    la, lb = [pa[i] for i in ids], [pb[i] for i in ids]
+    fa = macro_f1(gold, la, labels) if labels else None
+    fb = macro_f1(gold, lb, labels) if labels else None
     return ReproducibilityResult(
         a=a,
         b=b,
@@ -117,6 +114,6 @@ def reproducibility(project: str | Path, a: str, b: str) -> ReproducibilityResul
         f1_a=fa,
         f1_b=fb,
         perrr=perrr(fa, fb),
-        prerr=prerr([set() if x is None else {x} for x in pa], [set() if x is None else {x} for x in pb]),
-        disagreements=[i for i, x, y in zip(ids, pa, pb, strict=True) if x != y][:50],
+        prerr=prerr([set() if x is None else {x} for x in la], [set() if x is None else {x} for x in lb]),
+        disagreements=[i for i, x, y in zip(ids, la, lb, strict=True) if x != y][:50],
     )

@@ -115,6 +115,40 @@ class SensitivityReport(BaseModel):
     """Plain sentences answering: did the memory make the evaluator more or less sensitive to wording?"""
 
 
+class ReproducibilityResult(BaseModel):
+    """PerRR and PreRR of labelling ``b`` against labelling ``a``."""
+
+    a: str
+    b: str
+    n_items: int
+    kind: str
+    """``intra-model`` (same evaluator model) or ``inter-model``."""
+    models: list[str]
+    """The evaluator model of ``a`` and of ``b``."""
+    f1_a: float | None
+    """Macro-F1 of ``a`` against the reference labels."""
+    f1_b: float | None
+    perrr: float | None
+    """``100 - |F1_a - F1_b| / F1_a * 100``."""
+    prerr: float | None
+    """Mean Jaccard index of the predicted label sets per item."""
+    disagreements: list[str]
+    """Items whose labels differ (the first 50)."""
+
+
+class RequestReport(BaseModel):
+    """What ``allure study request`` measured (ReQuest, seed 000)."""
+
+    procedure: str
+    """The grading procedure the evaluator says it followed (the answer to the ReQuest prompt)."""
+    written_by: str
+    """The model that wrote it."""
+    procedure_prompt: str
+    """The prompt set that runs it (the original with the procedure in its system prompt)."""
+    reproducibility: ReproducibilityResult
+    """PerRR and PreRR of the procedure arm against the original arm."""
+
+
 class EntropyItem(BaseModel):
     """One item's semantic entropy in one condition: H per prompt variant, R, S and band."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from allure.audits._model import StudyRecord
 from allure.audits._plot import _figure, _fmt, _png
-from allure.audits._robust_model import ConsistencyReport, EntropyReport
+from allure.audits._robust_model import ConsistencyReport, EntropyReport, RequestReport
 
 
 def sensitivity_markdown(study: StudyRecord) -> list[str]:
@@ -183,7 +183,25 @@ def robust_markdown(study: StudyRecord) -> list[str]:
         out += entropy_markdown(study.entropy)
     if study.consistency is not None:
         out += consistency_markdown(study.consistency)
+    if study.request is not None:
+        out += request_markdown(study.request)
     return out
+
+
+def request_markdown(r: RequestReport) -> list[str]:
+    """The ReQuest section of ``study.md``: the procedure and PerRR/PreRR."""
+    x = r.reproducibility
+    return [
+        "",
+        f"## ReQuest: the procedure {r.written_by} says it followed",
+        "",
+        *[f"> {line}" for line in r.procedure.splitlines()],
+        "",
+        f"Run as the prompt set `{r.procedure_prompt}` ({x.kind}, {' vs '.join(x.models)}): "
+        f"macro-F1 {_fmt(x.f1_a)} (original) vs {_fmt(x.f1_b)} (procedure), PerRR = {_fmt(x.perrr)}, "
+        f"PreRR = {_fmt(x.prerr)}; {len(x.disagreements)} item(s) labelled differently"
+        + (f": {', '.join(x.disagreements[:20])}" if x.disagreements else ""),
+    ]
 
 
 def robust_pngs(study: StudyRecord) -> dict[str, bytes]:

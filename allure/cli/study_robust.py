@@ -156,6 +156,29 @@ def consistency_cmd(
                 echo(f"flagged: {p.a} ~ {p.b} scores {p.scores_a} vs {p.scores_b}")
 
 
+def request_cmd(
+    from_run: str = FromRunOpt,
+    spec: Path = SpecOpt,
+    procedure_from: str = typer.Option(None, "--procedure-from", help="Another evaluator's procedure."),
+    split: str = SplitOpt,
+    memory: str = MemoryOpt,
+    project: Path = ProjectOpt,
+    zero_shot: bool = typer.Option(False, "--zero-shot", help="Run both arms without the memory's examples."),
+    max_prompt_tokens: int = BudgetOpt,
+    name: str = NameOpt,
+    alpha: float = AlphaOpt,
+) -> None:
+    """ReQuest: ask the evaluator for the procedure it followed, run it as the prompt, PerRR/PreRR (seed 000)."""
+    _check_split(split)
+    from allure.audits import request_study
+
+    options: dict[str, Any] = {"procedure_from": procedure_from, "zero_shot": zero_shot}
+    options.update(_common(from_run, spec, split, memory, name, alpha, max_prompt_tokens))
+    study = _run(request_study, project, options)
+    if study.request is not None:
+        echo(f"procedure ({study.request.written_by}): {study.request.procedure[:300]}")
+
+
 def _run(study_fn: Callable[..., StudyRecord], project: Path, options: dict[str, Any]) -> StudyRecord:
     """Run a study with progress bars, then print its summary."""
     with _arm_bars() as bars:
@@ -196,9 +219,10 @@ def reproducibility_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``study sensitivity|reproducibility|entropy|consistency`` to the ``study`` command group."""
+    """Add the robustness studies to the ``study`` command group."""
     del app
     study_app.command("sensitivity")(sensitivity_cmd)
     study_app.command("reproducibility")(reproducibility_cmd)
     study_app.command("entropy")(entropy_cmd)
     study_app.command("consistency")(consistency_cmd)
+    study_app.command("request")(request_cmd)

@@ -1,0 +1,154 @@
+"""ReQuest (seed 000, Section 2.1): ask the evaluator for the grading procedure it followed, run it, compare.
+
+1. The ReQuest prompt (:data:`REQUEST_PROMPT`) shows the evaluator its own prompt set (system and
+   user templates) and asks for the exact procedure it followed to decide the label (one call,
+   stored and cached as a run ``STUDY-request`` of its own).
+2. The procedure is appended to the original system prompt (braces escaped) and stored as a prompt
+   set ``NAME~request-HASH`` under ``PROJECT/.allure/prompts/``, checked like any rephrasing.
+3. Two arms over the same frozen items, both with the spec's memory policy (or both zero-shot):
+   ``original`` and ``procedure``; PerRR (macro-F1) and PreRR (mean Jaccard) of ``procedure`` against ``original``.
+
+Inter-model: run the study with another evaluator's spec and ``procedure_from`` set to a procedure
+prompt set written by the first (its ``rephrasing.json`` names the model that wrote it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from allure.audits._entail import ask_evaluator, prompt_folder
+from allure.audits._model import Arm, StudyRecord
+from allure.audits._plot import _fmt
+from allure.audits._reproducibility import agreement
+from allure.audits._robust_model import RequestReport
+from allure.audits._sensitivity import StudyOptions, robust_study
+from allure.errors import StudyError
+from allure.labels import Label
+from allure.models import Item, stable_hash
+from allure.prompts import (
+    PROMPTS_DIR,
+    Rephrasing,
+    check_rephrasing,
+    find_prompt_set,
+    load_checked,
+    load_prompt_set,
+    prompt_set_hash,
+    prompt_texts,
+    write_prompt_set,
+)
+
+REQUEST_PROMPT = {
+    "system.txt": "You explain how you grade. Reply with the procedure only.",
+    "user.txt": (
+        "You were given this grading prompt:\n\n{task}\n\n"
+        "Write the exact step-by-step procedure you followed to decide the label, so that another "
+        "grader following only these steps reaches the same labels. Number the steps."
+    ),
+    "assistant.txt": "{label}",
+}
+"""The ReQuest prompt set (written to ``PROJECT/.allure/prompts/request/``)."""
+
+PROCEDURE_HEADER = "\n\nFollow this grading procedure exactly:\n"
+"""What separates the original system prompt from the procedure in the robustness-check prompt."""
+
+
+def procedure_texts(original: dict[str, str], procedure: str) -> dict[str, str]:
+    """The original prompt set's texts with ``procedure`` appended to its system prompt (braces escaped)."""
+    escaped = procedure.strip().replace("{", "{{").replace("}", "}}")
+    return {**original, "system.txt": original["system.txt"].rstrip() + PROCEDURE_HEADER + escaped}
+
+
+def _written_by(folder: str) -> str:
+    meta = Path(folder) / "rephrasing.json"
+    method = json.loads(meta.read_text()).get("method", "") if meta.is_file() else ""
+    return method.removeprefix("request:") if method.startswith("request:") else "unknown"
+
+
+def request_study(
+    project: str | Path = ".", *, procedure_from: str | None = None, zero_shot: bool = False, **options: Any
+) -> StudyRecord:
+    """ReQuest with the study's evaluator (see the module docstring).
+
+    Args:
+        procedure_from: A procedure prompt set written by an earlier request study (inter-model);
+            default: ask this evaluator.
+        zero_shot: Run both arms without the memory's examples (as the ReQuest paper does).
+        options: As :func:`~allure.audits.sensitivity_study` takes them (``from_run``, ``spec``, ...).
+
+    Returns:
+        The :class:`StudyRecord` with ``request``.
+
+    Raises:
+        StudyError: No source, an empty memory; the procedure is empty.
+        SpecError: The procedure prompt set lost a placeholder or a label instruction.
+    """
+    proj = Path(project).resolve()
+    opts = StudyOptions(**options)
+    src, mem = opts.source(proj)
+    spec = src.spec
+    base = load_prompt_set(spec.evaluator.prompt)
+    original = prompt_texts(base)
+    labels = list(spec.label_set)
+    if procedure_from is not None:
+        folder = find_prompt_set(proj, procedure_from)
+        texts = prompt_texts(load_checked(folder, base, labels))
+        procedure = texts["system.txt"].partition(PROCEDURE_HEADER.strip())[2].strip() or texts["system.txt"]
+        written_by = _written_by(folder)
+    else:
+        asking = prompt_folder(proj, "request", REQUEST_PROMPT)
+        ev = spec.evaluator.model_copy(update={"prompt": str(asking), "temperature": 0.0})
+        shown = f"System prompt:\n{original['system.txt']}\n\nUser prompt:\n{original['user.txt']}"
+        item = Item(id=stable_hash(shown, length=16), task=shown, response="")
+        rid = f"request-{stable_hash(src.source, spec.evaluator.model_dump(mode='json'), shown, length=8)}"
+        got = ask_evaluator(proj, spec.model_copy(update={"evaluator": ev}), rid, [item], free_text=True)
+        procedure = (got[item.id].raw_output or "").strip() if item.id in got else ""
+        if not procedure:
+            raise StudyError(
+                "the evaluator wrote no procedure",
+                where=f"run {rid}",
+                fix="check that the evaluator answers free text (e.g. max_tokens in [evaluator] large enough)",
+            )
+        texts = procedure_texts(original, procedure)
+        written_by = got[item.id].model
+        name = f"{base.name}~request-{prompt_set_hash(texts)[:8]}"
+        check_rephrasing(original, texts, labels, where=name)
+        folder = str(proj / PROMPTS_DIR / name)
+        if not (Path(folder) / "user.txt").is_file():
+            write_prompt_set(Path(folder), Rephrasing(name, texts, base.name, f"request:{written_by}"))
+    fixed: list[str] | None = [] if zero_shot else None
+    policy = None if zero_shot else spec.memory.retrieval
+    arms = [
+        Arm(name="original", policy=policy, example_ids=fixed),
+        Arm(
+            name="procedure",
+            policy=policy,
+            example_ids=fixed,
+            prompt=folder,
+            prompt_hash=prompt_set_hash(texts),
+        ),
+    ]
+
+    def finish(study: StudyRecord, labels_by_arm: dict[str, list[Label | None]]) -> StudyRecord:
+        ids = [it.id for it in src.items]
+        result = agreement(
+            f"{study.id}@original",
+            f"{study.id}@procedure",
+            [src.reference.get(i) for i in ids],
+            dict(zip(ids, labels_by_arm["original"], strict=True)),
+            dict(zip(ids, labels_by_arm["procedure"], strict=True)),
+            [written_by, str(study.evaluator.get("model", ""))],
+            labels,
+        )
+        report = RequestReport(
+            procedure=procedure, written_by=written_by, procedure_prompt=folder, reproducibility=result
+        )
+        finding = (
+            f"ReQuest ({result.kind}): running the procedure the evaluator wrote gives PerRR = "
+            f"{_fmt(result.perrr)}, PreRR = {_fmt(result.prerr)} against the original prompt "
+            f"({len(result.disagreements)} item(s) labelled differently)"
+        )
+        return study.model_copy(update={"request": report, "findings": [finding, *study.findings]})
+
+    return robust_study(proj, "request", src, mem, arms, finish, opts.run())
