@@ -25,7 +25,9 @@ matches REGEX gets the opposite grade and a longer answer: repeated samples of t
 A system prompt that asks for a confidence gets ``confidence: 8`` after the grade, or, for those
 sampled items, a confidence that changes with the seed (2, 9, 4, 10, 1, 7). An entailment prompt
 (``Premise:`` / ``Hypothesis:``) is answered ``entailment: yes`` when the two texts are equal, else ``no``;
-the ReQuest prompt ("You were given this grading prompt") with a two-step procedure.
+the ReQuest prompt ("You were given this grading prompt") with a two-step procedure; a meta-prompt
+("Rewrite ... <<<TEXT>>>") with TEXT rephrased by seed: seed % 3 == 0 loses ``{response}``, 1 and 2
+write "Decide whether" as "Work out whether" / "Establish whether".
 
 Other judge shapes (prompts that list their labels as ``X one of L1, L2, ...``):
 
@@ -99,9 +101,15 @@ def answer(
     worse_on: str = "",
     strict_if_example: str = "",
     strict_min_examples: int = 1,
+    seed: int = 0,
 ) -> tuple[str, int | None]:
     """The scripted reply text, and the 0/1 label for logprobs when the prompt is the grader's."""
     user = messages[-1]["content"]
+    if user.startswith("Rewrite") and "<<<\n" in user:
+        text, n = user.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0], seed % 3
+        if n == 0:  # a draft that loses a placeholder (the check must refuse it)
+            return text.replace("{response}", "the response"), None
+        return text.replace("Decide whether", ["", "Work out whether", "Establish whether"][n]), None
     if user.startswith("You were given this grading prompt"):
         return (
             "1. Read the response.\n2. Reply score: 1 when it holds the correct answer, else score: 0.",
@@ -205,7 +213,12 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
                 return
             reply, graded = answer(
-                body["messages"], a.worse_when, a.worse_on, a.strict_if_example, a.strict_min_examples
+                body["messages"],
+                a.worse_when,
+                a.worse_on,
+                a.strict_if_example,
+                a.strict_min_examples,
+                int(body.get("seed") or 0),
             )
             label = 1 if graded is None else graded
             seed = int(body.get("seed") or 0)

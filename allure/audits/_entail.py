@@ -128,6 +128,18 @@ def prompt_folder(project: Path, name: str, texts: dict[str, str]) -> Path:
     return folder
 
 
+def free_text_spec(spec: AuditSpec, folder: Path, *, temperature: float, max_tokens: int) -> AuditSpec:
+    """``spec`` with its evaluator answering free text with the prompt set at ``folder``."""
+    ev = spec.evaluator
+    update = {
+        "prompt": str(folder),
+        "temperature": temperature,
+        "max_tokens": max(ev.max_tokens, max_tokens),
+        "local": ev.local.model_copy(update={"deterministic": False}),
+    }
+    return spec.model_copy(update={"evaluator": ev.model_copy(update=update)})
+
+
 def evaluator_entailment(project: Path, src: StudySource, study_id: str) -> Entail:
     """P(entailment) judged by the study's evaluator at temperature 0 with :data:`ENTAILMENT_PROMPT`.
 

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from allure.audits._entail import ask_evaluator, prompt_folder
+from allure.audits._entail import ask_evaluator, free_text_spec, prompt_folder
 from allure.audits._model import Arm, StudyRecord
 from allure.audits._plot import _fmt
 from allure.audits._reproducibility import agreement
@@ -98,11 +98,11 @@ def request_study(
         written_by = _written_by(folder)
     else:
         asking = prompt_folder(proj, "request", REQUEST_PROMPT)
-        ev = spec.evaluator.model_copy(update={"prompt": str(asking), "temperature": 0.0})
         shown = f"System prompt:\n{original['system.txt']}\n\nUser prompt:\n{original['user.txt']}"
         item = Item(id=stable_hash(shown, length=16), task=shown, response="")
         rid = f"request-{stable_hash(src.source, spec.evaluator.model_dump(mode='json'), shown, length=8)}"
-        got = ask_evaluator(proj, spec.model_copy(update={"evaluator": ev}), rid, [item], free_text=True)
+        asker = free_text_spec(spec, asking, temperature=0.0, max_tokens=512)
+        got = ask_evaluator(proj, asker, rid, [item], free_text=True)
         procedure = (got[item.id].raw_output or "").strip() if item.id in got else ""
         if not procedure:
             raise StudyError(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from allure.metrics import Interval, PairedTest, SiegelTukeyResult
 
@@ -23,7 +23,9 @@ class PromptVariant(BaseModel):
     method: str = "original"
     """``original``, ``rules``, ``llm`` or ``given`` (passed with ``--prompts``)."""
     rules: list[str] = []
-    """Rule-based: the rules applied."""
+    """Rule-based: the rules applied (LLM-written: ``meta:FILE``)."""
+    rejected: list[str] = Field(default_factory=list)
+    """LLM-written: the drafts the check refused before this one, and why."""
 
 
 class ConditionSummary(BaseModel):

@@ -75,10 +75,12 @@ def prompt_variants(
     prompts: Sequence[str] | None,
     seed: int,
     optional: bool = False,
+    meta_prompt: str | Path | None = None,
 ) -> tuple[list[PromptVariant], list[tuple[Path, Rephrasing]]]:
-    """rho_1..rho_Q, checked, and the rule-based rephrasings still to be written (nothing is written here).
+    """rho_1..rho_Q, checked, and the rephrasings still to be written (no prompt set is written here).
 
-    With ``optional``, neither source gives rho_1 alone.
+    With ``optional``, neither source gives rho_1 alone. With ``meta_prompt``, rho_2..rho_Q are
+    written by the evaluator from that meta-prompt file (:mod:`allure.audits._llm_rephrase`).
 
     Raises:
         StudyError: Neither (unless ``optional``) or both of ``rephrasings`` and ``prompts``, or ``Q < 2``.
@@ -117,6 +119,15 @@ def prompt_variants(
             where="option --rephrasings",
             fix="pass --rephrasings 4 (the original and 3 rule-based rephrasings)",
         )
+    if meta_prompt is not None:
+        from allure.audits._llm_rephrase import llm_variants
+
+        for v, made in llm_variants(
+            project, src, base, rephrasings - 1, meta_prompt, seed=seed, labels=labels
+        ):
+            out.append(v)
+            pending += [(Path(v.path), made)] if made is not None else []
+        return out, pending
     for r in rule_rephrasings(base, rephrasings - 1, seed=seed, labels=labels):
         folder = project / PROMPTS_DIR / r.name
         if (folder / "user.txt").is_file():
@@ -369,6 +380,7 @@ def sensitivity_study(
     rephrasings: int | None = 4,
     prompts: Sequence[str] | None = None,
     seed: int = 0,
+    meta_prompt: str | Path | None = None,
     from_run: str | None = None,
     spec: str | Path | None = None,
     split: ItemSplit | None = None,
@@ -384,7 +396,8 @@ def sensitivity_study(
     Args:
         rephrasings: Q, rule-based (rho_1 = the original); ignored when ``prompts`` is given.
         prompts: Prompt sets (saved names or folders) to use as rho_2.. instead.
-        seed: Seed of the rule-based rephrasings.
+        seed: Seed of the rule-based rephrasings (of the LLM's samples with ``meta_prompt``).
+        meta_prompt: A meta-prompt file (holding ``{text}``): the evaluator writes the rephrasings.
 
     Returns:
         The :class:`StudyRecord` with ``sensitivity``.
@@ -396,7 +409,12 @@ def sensitivity_study(
     proj = Path(project).resolve()
     src, mem = _source(proj, from_run, spec, split, memory, max_prompt_tokens)
     variants, pending = prompt_variants(
-        proj, src, rephrasings=None if prompts is not None else rephrasings, prompts=prompts, seed=seed
+        proj,
+        src,
+        rephrasings=None if prompts is not None else rephrasings,
+        prompts=prompts,
+        seed=seed,
+        meta_prompt=meta_prompt,
     )
     for folder, r in pending:
         write_prompt_set(folder, r)

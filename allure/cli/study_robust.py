@@ -40,6 +40,9 @@ def sensitivity_cmd(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the rule-based rephrasings."),
     max_prompt_tokens: int = BudgetOpt,
+    meta_prompt: Path = typer.Option(
+        None, "--meta-prompt", help="A meta-prompt file holding {text}: the evaluator writes the rephrasings."
+    ),
     name: str = NameOpt,
     alpha: float = AlphaOpt,
     project: Path = ProjectOpt,
@@ -49,10 +52,11 @@ def sensitivity_cmd(
 
     _check_split(split)
     options = {
+        **_common(from_run, spec, split, memory, name, alpha, max_prompt_tokens),
         "rephrasings": rephrasings,
         "prompts": _names(prompts),
         "seed": seed,
-        **_common(from_run, spec, split, memory, name, alpha, max_prompt_tokens),
+        "meta_prompt": meta_prompt,
     }
     study = _run(sensitivity_study, project, options)
     report = study.sensitivity
@@ -149,11 +153,11 @@ def consistency_cmd(
         **_common(from_run, spec, split, memory, name, alpha, max_prompt_tokens),
     }
     study = _run(consistency_study, project, options)
-    report = study.consistency
-    if report is not None:
-        for p in report.pairs:
-            if p.score_flagged or p.tc_flagged:
-                echo(f"flagged: {p.a} ~ {p.b} scores {p.scores_a} vs {p.scores_b}")
+    flagged = [
+        p for p in (study.consistency.pairs if study.consistency else []) if p.score_flagged or p.tc_flagged
+    ]
+    for p in flagged:
+        echo(f"flagged: {p.a} ~ {p.b} scores {p.scores_a} vs {p.scores_b}")
 
 
 def request_cmd(

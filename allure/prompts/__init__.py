@@ -1,6 +1,7 @@
 """Prompt templates as files, loaded into LangChain ``ChatPromptTemplate`` objects; their rephrasings."""
 
 from allure.prompts._rephrase import (
+    META_PLACEHOLDER,
     PROMPTS_DIR,
     RULES,
     SYNONYMS,
@@ -8,7 +9,10 @@ from allure.prompts._rephrase import (
     check_rephrasing,
     find_prompt_set,
     label_instructions,
+    llm_rephrasing,
     load_checked,
+    load_meta_prompt,
+    meta_requests,
     project_prompt_sets,
     prompt_set_hash,
     prompt_texts,
@@ -18,6 +22,7 @@ from allure.prompts._rephrase import (
 from allure.prompts._templates import PROMPT_SETS, PromptSet, load_prompt_set
 
 __all__ = [
+    "META_PLACEHOLDER",
     "PROMPTS_DIR",
     "PROMPT_SETS",
     "RULES",
@@ -27,7 +32,10 @@ __all__ = [
     "check_rephrasing",
     "find_prompt_set",
     "label_instructions",
+    "llm_rephrasing",
     "load_checked",
+    "load_meta_prompt",
+    "meta_requests",
     "load_prompt_set",
     "project_prompt_sets",
     "prompt_set_hash",

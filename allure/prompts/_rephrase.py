@@ -257,6 +257,57 @@ def rule_rephrasings(
     return out
 
 
+META_PLACEHOLDER = "{text}"
+"""Where a meta-prompt takes the text to rephrase (one file of the prompt set at a time)."""
+
+
+def load_meta_prompt(path: str | Path) -> str:
+    """The meta-prompt at ``path``: a text holding :data:`META_PLACEHOLDER` exactly once.
+
+    Raises:
+        SpecError: The file is missing, or the placeholder is missing or repeated.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise SpecError(
+            f"no meta-prompt file {file}", where="option --meta-prompt", fix="pass a text file holding {text}"
+        )
+    text = file.read_text(encoding="utf-8")
+    if text.count(META_PLACEHOLDER) != 1:
+        raise SpecError(
+            f"the meta-prompt holds {META_PLACEHOLDER} {text.count(META_PLACEHOLDER)} times",
+            where=str(file),
+            fix=f"write {META_PLACEHOLDER} exactly once, where the prompt text to rephrase goes",
+        )
+    return text
+
+
+def meta_requests(prompts: PromptSet, meta: str) -> dict[str, str]:
+    """File name -> the meta-prompt filled with that file's text (the files a rephrasing may change)."""
+    original = prompt_texts(prompts)
+    return {f: meta.replace(META_PLACEHOLDER, original[f]) for f in REPHRASED_FILES if f in original}
+
+
+def llm_rephrasing(
+    prompts: PromptSet, name: str, answers: dict[str, str], *, labels: Sequence[object], source: str
+) -> Rephrasing:
+    """A rephrasing from an LLM's answers (file name -> rewritten text), checked.
+
+    Raises:
+        SpecError: It lost or added a placeholder or a label instruction, or changed nothing.
+    """
+    original = prompt_texts(prompts)
+    texts = dict(original)
+    for fname, answer in answers.items():
+        body = answer.strip()
+        fenced = re.fullmatch(r"```[A-Za-z]*\n(.*?)\n?```", body, re.S)
+        texts[fname] = (fenced.group(1) if fenced else body).strip()
+    if prompt_set_hash(texts) == prompt_set_hash(original):
+        raise SpecError("the rephrasing changed nothing", where=name, fix="ask for another sample")
+    check_rephrasing(original, texts, labels, where=name)
+    return Rephrasing(name, texts, prompts.name, "llm", (f"meta:{source}",))
+
+
 def write_prompt_set(folder: Path, rephrasing: Rephrasing) -> Path:
     """Write a rephrasing's files and ``rephrasing.json`` into ``folder`` (atomically, file by file)."""
     for fname, text in rephrasing.texts.items():
