@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -19,6 +20,9 @@ from rich.text import Text
 
 from allure.errors import StoreError
 from allure.safe_text import one_line, safe_json, visible
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 console = Console(stderr=True, highlight=False)
 
@@ -78,8 +82,8 @@ def stdout_console(min_width: int | None = None) -> Console:
 
 
 @contextmanager
-def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on a terminal (stderr), nothing otherwise; yields the (done, total) callback."""
+def _terminal_progress(*, transient: bool) -> Iterator[Progress | None]:
+    """A Rich progress display on stderr when it is a terminal, ``None`` otherwise."""
     if not sys.stderr.isatty():
         yield None
         return
@@ -92,12 +96,40 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,
-        transient=True,
+        transient=transient,
     ) as prog:
+        yield prog
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on a terminal (stderr), nothing otherwise; yields the (done, total) callback."""
+    with _terminal_progress(transient=True) as prog:
+        if prog is None:
+            yield None
+            return
         task = prog.add_task(label, total=None)
 
         def update(done: int, total: int) -> None:
             prog.update(task, completed=done, total=total)
+
+        yield update
+
+
+@contextmanager
+def progress_bars(prefix: str) -> Iterator[Callable[[str, int, int], None] | None]:
+    """One progress bar per name (``prefix NAME``) on a terminal (stderr), kept when done; nothing
+    otherwise. Yields the (name, done, total) callback."""
+    with _terminal_progress(transient=False) as prog:
+        if prog is None:
+            yield None
+            return
+        tasks: dict[str, TaskID] = {}
+
+        def update(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = prog.add_task(f"{prefix} {name}", total=total)
+            prog.update(tasks[name], completed=done, total=total)
 
         yield update
 

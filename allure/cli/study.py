@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from allure.cli._common import ProjectOpt, console, echo, say
+from allure.cli._common import ProjectOpt, echo, progress_bars, say
 
 if TYPE_CHECKING:
     from allure.audits import StudyRecord
@@ -46,39 +44,6 @@ def _check_split(split: str | None) -> None:
         )
 
 
-@contextmanager
-def _arm_bars() -> Iterator[Callable[[str, int, int], None] | None]:
-    """One progress bar per arm on a terminal (stderr), nothing otherwise."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TaskID,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    ) as prog:
-        tasks: dict[str, TaskID] = {}
-
-        def update(arm: str, done: int, total: int) -> None:
-            if arm not in tasks:
-                tasks[arm] = prog.add_task(f"arm {arm}", total=total)
-            prog.update(tasks[arm], completed=done, total=total)
-
-        yield update
-
-
 def _summary(study: StudyRecord) -> None:
     """Print where the study's files are, its arms table and its findings."""
     from allure.audits import STUDIES
@@ -94,6 +59,38 @@ def _summary(study: StudyRecord) -> None:
     for line in study.findings:
         echo(line)
     echo(f"{study.calls} calls sent; files in {STUDIES / study.id}")
+
+
+def _run_study(
+    study: Callable[..., StudyRecord],
+    project: Path,
+    from_run: str | None,
+    spec: Path | None,
+    split: str | None,
+    memory: str | None,
+    max_prompt_tokens: int | None,
+    name: str | None,
+    alpha: float,
+    **arms: object,
+) -> None:
+    """Run ``study`` (``ablation`` or ``sweep``) on the source the options name, with one progress bar
+    per arm, and print its summary; ``arms`` are the study's own options."""
+    _check_split(split)
+    with progress_bars("arm") as bars:
+        record = study(
+            project,
+            from_run=from_run,
+            spec=spec,
+            split=split,
+            memory=memory,
+            max_prompt_tokens=max_prompt_tokens,
+            name=name,
+            alpha=alpha,
+            say=say,
+            arm_progress=bars,
+            **arms,
+        )
+    _summary(record)
 
 
 @study_app.command("ablation")
@@ -119,24 +116,10 @@ def ablation_cmd(
 
     if by not in ("failure_mode", "cluster"):
         raise StudyError(f"--by {by!r} is not known", where="option --by", fix="use failure_mode or cluster")
-    _check_split(split)
     only = [c.strip() for c in clusters.split(",") if c.strip()] if clusters else None
-    with _arm_bars() as bars:
-        study = ablation(
-            project,
-            from_run=from_run,
-            spec=spec,
-            split=split,  # type: ignore[arg-type]
-            memory=memory,
-            by=by,  # type: ignore[arg-type]
-            clusters=only,
-            max_prompt_tokens=max_prompt_tokens,
-            name=name,
-            alpha=alpha,
-            say=say,
-            arm_progress=bars,
-        )
-    _summary(study)
+    _run_study(
+        ablation, project, from_run, spec, split, memory, max_prompt_tokens, name, alpha, by=by, clusters=only
+    )
 
 
 @study_app.command("sweep")
@@ -158,32 +141,27 @@ def sweep_cmd(
     project: Path = ProjectOpt,
 ) -> None:
     """ICL_x sweep: x examples drawn from memory, R draws per size, each compared with x = 0."""
-    from allure.audits import parse_sizes, sweep
+    from allure.audits import sweep
     from allure.errors import StudyError
 
     if balance not in (None, "label"):
         raise StudyError(
             f"--balance {balance!r} is not known", where="option --balance", fix="use --balance label"
         )
-    _check_split(split)
-    chosen = parse_sizes(sizes)
-    with _arm_bars() as bars:
-        study = sweep(
-            project,
-            from_run=from_run,
-            spec=spec,
-            split=split,  # type: ignore[arg-type]
-            memory=memory,
-            sizes=chosen,
-            repeats=repeats,
-            balance=balance,  # type: ignore[arg-type]
-            max_prompt_tokens=max_prompt_tokens,
-            name=name,
-            alpha=alpha,
-            say=say,
-            arm_progress=bars,
-        )
-    _summary(study)
+    _run_study(
+        sweep,
+        project,
+        from_run,
+        spec,
+        split,
+        memory,
+        max_prompt_tokens,
+        name,
+        alpha,
+        sizes=sizes,
+        repeats=repeats,
+        balance=balance,
+    )
 
 
 @study_app.command("list")
