@@ -14,7 +14,7 @@ failure mode and by cluster.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 import numpy as np
 from pydantic import BaseModel
@@ -177,27 +177,25 @@ def cluster_embeddings(
     )
 
 
-def cluster_memory(
-    memory: EpisodicMemory,
-    *,
-    method: ClusterMethod = "hdbscan",
-    n_clusters: int | None = None,
-    k_range: tuple[int, int] = (2, 10),
-    min_cluster_size: int | None = None,
-    random_state: int = 0,
-) -> ClusterReport:
-    """:func:`cluster_embeddings` over the memory's stored embeddings."""
+class ClusterOptions(TypedDict, total=False):
+    """The keyword options of :func:`cluster_embeddings` (see there for their meaning and defaults)."""
+
+    method: ClusterMethod
+    n_clusters: int | None
+    k_range: tuple[int, int]
+    min_cluster_size: int | None
+    random_state: int
+
+
+def cluster_memory(memory: EpisodicMemory, **options: Unpack[ClusterOptions]) -> ClusterReport:
+    """:func:`cluster_embeddings` over the memory's stored embeddings, with its keyword ``options``."""
     examples, matrix = memory.embeddings()
     return cluster_embeddings(
         [ex.id for ex in examples],
         matrix,
         [ex.failure_mode for ex in examples],
         problem_types=[ex.problem_type for ex in examples],
-        method=method,
-        n_clusters=n_clusters,
-        k_range=k_range,
-        min_cluster_size=min_cluster_size,
-        random_state=random_state,
+        **options,
     )
 
 
