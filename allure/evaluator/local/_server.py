@@ -24,12 +24,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, Field
 
+from allure._service import Service
 from allure.errors import EvaluatorError
 from allure.evaluator.local import _serve_child
 from allure.evaluator.local._model_files import BUILTIN_MODELS, DEFAULT_MODEL, ensure_model
@@ -110,7 +111,7 @@ def _track(server: LocalServer, live: bool) -> None:
         _PREVIOUS_SIGTERM = None
 
 
-class LocalServer:
+class LocalServer(Service["LocalServer"]):
     """The embedded evaluator's llama.cpp server, used as a context manager.
 
     Example:
@@ -243,14 +244,6 @@ class LocalServer:
             self._log_path = None
         self._url = None
         _track(self, False)
-
-    def __enter__(self) -> LocalServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     def _require_url(self) -> str:
         if self._url is None:
