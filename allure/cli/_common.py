@@ -8,11 +8,13 @@ bodies) is shown with its control characters made visible and its Rich markup li
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -139,3 +141,34 @@ def limit_note(shown: int, total: int, noun: str) -> str:
     if shown >= total:
         return f"{total} {noun}"
     return f"{shown} of {total} {noun} shown; {total - shown} more: --all, or --limit N"
+
+
+def option_groups(**groups: Callable[..., object]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Let a command share groups of options with others.
+
+    Each keyword names a (keyword-only) parameter of the command and a function whose typer
+    parameters stand in its place on the command line (and in ``--help``, in that order); the
+    command receives that function called with their values.
+    """
+
+    def wrap(command: Callable[..., None]) -> Callable[..., None]:
+        names = {group: list(inspect.signature(make).parameters) for group, make in groups.items()}
+        params = []
+        for param in inspect.signature(command, eval_str=True).parameters.values():
+            shared = groups.get(param.name)
+            found = (
+                [param] if shared is None else inspect.signature(shared, eval_str=True).parameters.values()
+            )
+            params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in found]
+
+        @functools.wraps(command)
+        def run(**values: Any) -> None:
+            for group, make in groups.items():
+                values[group] = make(**{name: values.pop(name) for name in names[group]})
+            command(**values)
+
+        run.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return wrap

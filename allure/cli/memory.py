@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from allure.cli._common import echo, echo_json, limit_note, project_folder
+from allure.cli._common import echo, echo_json, limit_note, option_groups, project_folder
 from allure.errors import MemoryStoreError
 from allure.safe_text import one_line
 
@@ -35,12 +36,34 @@ DEFAULT_LIST_LIMIT = 50
 """Examples ``allure memory list`` shows without ``--limit``/``--all``."""
 
 
-def _open(memory: str | None, project: Path, collection: str, *, create: bool = False) -> EpisodicMemory:
-    from allure.memory import EpisodicMemory
-    from allure.settings import load_settings
+@dataclass(frozen=True)
+class _MemoryAt:
+    """The memory a command works on: ``--memory`` (or the settings' default) in ``--project``."""
 
-    location = memory or load_settings().memory or None
-    return EpisodicMemory.open_at(location, project_dir=project, collection=collection, create=create)
+    memory: str | None
+    project: Path
+    collection: str
+
+    def open(self, *, create: bool = False) -> EpisodicMemory:
+        """Open it (``create``: make it when it does not exist yet)."""
+        from allure.memory import EpisodicMemory
+        from allure.settings import load_settings
+
+        location = self.memory or load_settings().memory or None
+        return EpisodicMemory.open_at(
+            location, project_dir=self.project, collection=self.collection, create=create
+        )
+
+
+def _memory_options(
+    memory: str | None = MemoryOpt, project: Path = ProjectOpt, collection: str = CollectionOpt
+) -> _MemoryAt:
+    """The options naming the memory, shared by every ``allure memory`` command."""
+    return _MemoryAt(memory, project, collection)
+
+
+_memory_command = option_groups(at=_memory_options)
+"""Give a command the memory options, as its ``at`` parameter."""
 
 
 def _short(text: str, width: int) -> str:
@@ -48,10 +71,10 @@ def _short(text: str, width: int) -> str:
 
 
 @memory_app.command("list")
+@_memory_command
 def list_cmd(
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
     mode: str | None = typer.Option(None, "--mode", help="Only this failure mode."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line instead of a table."),
     limit: int = typer.Option(
@@ -60,7 +83,7 @@ def list_cmd(
     all_: bool = typer.Option(False, "--all", help="Show every example (no --limit)."),
 ) -> None:
     """List the examples: id, failure mode, problem type, labels, response."""
-    examples = _open(memory, project, collection).all()
+    examples = at.open().all()
     if mode is not None:
         from allure.memory import RetrievalPolicy
 
@@ -79,18 +102,18 @@ def list_cmd(
 
 
 @memory_app.command("show")
+@_memory_command
 def show_cmd(
     example_id: str = typer.Argument(..., help="The example id (see `allure memory list`)."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
 ) -> None:
     """Show one example and the verdicts whose prompt carried it, and how many were right."""
-    ex = _open(memory, project, collection).get(example_id)
+    ex = at.open().get(example_id)
     echo_json(json.dumps(ex.model_dump(mode="json"), indent=2, ensure_ascii=False))
     from allure.store import RunStore, project_db_path
 
-    db = project_db_path(project)
+    db = project_db_path(at.project)
     if not db.exists():
         echo(f"\nno run store at {db}: no verdicts used this example yet")
         return
@@ -112,10 +135,10 @@ def show_cmd(
 
 
 @memory_app.command("stats")
+@_memory_command
 def stats_cmd(
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
     clusters: int | None = typer.Option(
         None, "--clusters", help="Fix the number of KMeans clusters (implies --method kmeans)."
     ),
@@ -133,7 +156,7 @@ def stats_cmd(
         raise MemoryStoreError(
             f"--method {method!r} is not known", where="option --method", fix="use hdbscan or kmeans"
         )
-    mem = _open(memory, project, collection)
+    mem = at.open()
     stats = memory_stats(mem)
     if stats.size == 0:
         raise MemoryStoreError(
@@ -178,31 +201,31 @@ def stats_cmd(
 
 
 @memory_app.command("export")
+@_memory_command
 def export_cmd(
     file: Path = typer.Argument(..., help="The JSONL file to write (one example per line, sorted by id)."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
 ) -> None:
     """Export every example to a JSONL file."""
     from allure.memory import export_jsonl
 
-    n = export_jsonl(_open(memory, project, collection), file)
+    n = export_jsonl(at.open(), file)
     echo(f"exported {n} example(s) to {file}")
 
 
 @memory_app.command("import")
+@_memory_command
 def import_cmd(
     file: Path = typer.Argument(..., help="A JSONL file of approved examples (as written by export)."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
 ) -> None:
     """Import examples from JSONL (validated whole first; existing ids are updated)."""
     from allure.memory import read_examples_jsonl
 
     examples = read_examples_jsonl(file)  # a bad line stops here, before the memory is opened
-    mem = _open(memory, project, collection, create=True)
+    mem = at.open(create=True)
     new = mem.add(examples)
     echo(
         f"imported {len(examples)} example(s) from {file}: {new} new, {len(examples) - new} updated or unchanged"
@@ -210,13 +233,13 @@ def import_cmd(
 
 
 @memory_app.command("delete")
+@_memory_command
 def delete_cmd(
     ids: list[str] = typer.Argument(None, help="Example ids to delete."),
     all_: bool = typer.Option(False, "--all", help="Delete every example (needs --yes)."),
     yes: bool = typer.Option(False, "--yes", help="Confirm --all."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
 ) -> None:
     """Delete examples by id, or all of them with --all --yes."""
     if all_ and ids:
@@ -225,7 +248,7 @@ def delete_cmd(
         raise MemoryStoreError("--all deletes every example", where="--all", fix="add --yes to confirm")
     if not all_ and not ids:
         raise MemoryStoreError("nothing to delete", where="arguments", fix="give example ids, or --all --yes")
-    mem = _open(memory, project, collection)
+    mem = at.open()
     targets = [ex.id for ex in mem.refresh()] if all_ else list(ids)
     known = {ex.id for ex in mem.all()}
     missing = [i for i in targets if i not in known]
@@ -240,17 +263,17 @@ def delete_cmd(
 
 
 @memory_app.command("map")
+@_memory_command
 def map_cmd(
     out: Path = typer.Option(Path("memory-map.png"), "--out", "-o", help="PNG file to write."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
     seed: int = typer.Option(0, "--seed", help="t-SNE random state."),
 ) -> None:
     """Write a 2-D t-SNE map of the memory coloured by failure mode (ALLURE Fig. 5)."""
     from allure.memory import tsne_map
 
-    path = tsne_map(_open(memory, project, collection), out, random_state=seed)
+    path = tsne_map(at.open(), out, random_state=seed)
     echo(f"wrote {path}")
 
 

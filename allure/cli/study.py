@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from allure.cli._common import ProjectOpt, echo, progress_bars, say
+from allure.cli._common import ProjectOpt, echo, option_groups, progress_bars, say
 
 if TYPE_CHECKING:
     from allure.audits import StudyRecord
@@ -61,53 +61,52 @@ def _summary(study: StudyRecord) -> None:
     echo(f"{study.calls} calls sent; files in {STUDIES / study.id}")
 
 
+def _source_options(
+    from_run: str = FromRunOpt, spec: Path = SpecOpt, split: str = SplitOpt, memory: str = MemoryOpt
+) -> dict[str, Any]:
+    """The options naming the items and the memory a study evaluates."""
+    return {"from_run": from_run, "spec": spec, "split": split, "memory": memory}
+
+
+def _run_options(
+    max_prompt_tokens: int = BudgetOpt, name: str = NameOpt, alpha: float = AlphaOpt
+) -> dict[str, Any]:
+    """The options of how a study runs and what it is called."""
+    return {"max_prompt_tokens": max_prompt_tokens, "name": name, "alpha": alpha}
+
+
+def _study_command(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register ``allure study NAME``, with the shared options as its ``source`` and ``run`` parameters."""
+    shared = option_groups(source=_source_options, run=_run_options)
+    return lambda command: study_app.command(name)(shared(command))
+
+
 def _run_study(
     study: Callable[..., StudyRecord],
     project: Path,
-    from_run: str | None,
-    spec: Path | None,
-    split: str | None,
-    memory: str | None,
-    max_prompt_tokens: int | None,
-    name: str | None,
-    alpha: float,
-    **arms: object,
+    source: dict[str, Any],
+    run: dict[str, Any],
+    **own: object,
 ) -> None:
-    """Run ``study`` (``ablation`` or ``sweep``) on the source the options name, with one progress bar
-    per arm, and print its summary; ``arms`` are the study's own options."""
-    _check_split(split)
+    """Run ``study`` (``ablation`` or ``sweep``) with the shared options and its ``own``, one progress bar
+    per arm, and print its summary."""
+    _check_split(source["split"])
     with progress_bars("arm") as bars:
-        record = study(
-            project,
-            from_run=from_run,
-            spec=spec,
-            split=split,
-            memory=memory,
-            max_prompt_tokens=max_prompt_tokens,
-            name=name,
-            alpha=alpha,
-            say=say,
-            arm_progress=bars,
-            **arms,
-        )
+        record = study(project, **source, **run, **own, say=say, arm_progress=bars)
     _summary(record)
 
 
-@study_app.command("ablation")
+@_study_command("ablation")
 def ablation_cmd(
-    from_run: str = FromRunOpt,
-    spec: Path = SpecOpt,
-    split: str = SplitOpt,
-    memory: str = MemoryOpt,
+    *,
+    source: dict[str, Any],
     by: str = typer.Option(
         "failure_mode", "--by", help="Clusters to remove: failure_mode or cluster (embeddings)."
     ),
     clusters: str = typer.Option(
         None, "--clusters", help="Remove only these clusters (comma-separated names)."
     ),
-    max_prompt_tokens: int = BudgetOpt,
-    name: str = NameOpt,
-    alpha: float = AlphaOpt,
+    run: dict[str, Any],
     project: Path = ProjectOpt,
 ) -> None:
     """Leave-one-cluster-out ablation: full memory, minus each non-empty cluster, zero-shot."""
@@ -117,17 +116,13 @@ def ablation_cmd(
     if by not in ("failure_mode", "cluster"):
         raise StudyError(f"--by {by!r} is not known", where="option --by", fix="use failure_mode or cluster")
     only = [c.strip() for c in clusters.split(",") if c.strip()] if clusters else None
-    _run_study(
-        ablation, project, from_run, spec, split, memory, max_prompt_tokens, name, alpha, by=by, clusters=only
-    )
+    _run_study(ablation, project, source, run, by=by, clusters=only)
 
 
-@study_app.command("sweep")
+@_study_command("sweep")
 def sweep_cmd(
-    from_run: str = FromRunOpt,
-    spec: Path = SpecOpt,
-    split: str = SplitOpt,
-    memory: str = MemoryOpt,
+    *,
+    source: dict[str, Any],
     sizes: str = typer.Option(
         "0,2,4,8", "--sizes", help="Example counts x, comma-separated (0 = zero-shot)."
     ),
@@ -135,9 +130,7 @@ def sweep_cmd(
     balance: str = typer.Option(
         None, "--balance", help="label: equal shares per correct label in each draw."
     ),
-    max_prompt_tokens: int = BudgetOpt,
-    name: str = NameOpt,
-    alpha: float = AlphaOpt,
+    run: dict[str, Any],
     project: Path = ProjectOpt,
 ) -> None:
     """ICL_x sweep: x examples drawn from memory, R draws per size, each compared with x = 0."""
@@ -148,20 +141,7 @@ def sweep_cmd(
         raise StudyError(
             f"--balance {balance!r} is not known", where="option --balance", fix="use --balance label"
         )
-    _run_study(
-        sweep,
-        project,
-        from_run,
-        spec,
-        split,
-        memory,
-        max_prompt_tokens,
-        name,
-        alpha,
-        sizes=sizes,
-        repeats=repeats,
-        balance=balance,
-    )
+    _run_study(sweep, project, source, run, sizes=sizes, repeats=repeats, balance=balance)
 
 
 @study_app.command("list")
