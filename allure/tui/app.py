@@ -13,7 +13,6 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Static
 
 from allure.decisions import default_reviewer
@@ -25,7 +24,14 @@ from allure.tui._keys import HELP, REVIEW_ACTIONS, REVIEW_BINDINGS
 from allure.tui._queue import QueueFilter, ReviewQueue, review_round
 from allure.tui._similar import SimilarFn, SimilarLookup, SimilarRows
 from allure.tui._text import visible
-from allure.tui.screens.modals import CommentInput, FilterPicker, HelpScreen, ModePicker, ResumeOffer
+from allure.tui.screens.modals import (
+    CommentInput,
+    EditDialog,
+    FilterPicker,
+    HelpScreen,
+    ModePicker,
+    ResumeOffer,
+)
 from allure.tui.screens.resume import ResumeFn, ResumeScreen
 from allure.tui.widgets.candidate_view import CandidateView
 from allure.tui.widgets.queue_table import QUEUE_HEADER, QueueTable
@@ -191,7 +197,7 @@ class ReviewApp(App[None]):
             self._edited()
 
     def _edit_in_dialog(
-        self, dialog: Callable[[IclExample], ModalScreen[_V | None]], apply: Callable[[str, _V], None]
+        self, dialog: Callable[[IclExample], EditDialog[_V]], apply: Callable[[str, _V], None]
     ) -> None:
         """Open ``dialog`` on the current candidate as shown; ``apply(id, value)`` to what it returns
         (nothing when it is cancelled)."""

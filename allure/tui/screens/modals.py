@@ -48,7 +48,7 @@ class _Dialog(ModalScreen[_R | None]):
         self.dismiss(None)
 
 
-class _EditDialog(_Dialog[_R]):
+class EditDialog(_Dialog[_R]):
     """A dialog that edits one value, ``current`` when it opens."""
 
     def __init__(self, current: _R) -> None:
@@ -56,7 +56,7 @@ class _EditDialog(_Dialog[_R]):
         self.current = current
 
 
-class ModePicker(_EditDialog[FailureMode]):
+class ModePicker(EditDialog[FailureMode]):
     """Pick a failure mode; ``None`` when cancelled."""
 
     PROMPT = "Failure mode (enter: choose, esc: cancel)"
@@ -77,7 +77,7 @@ class ModePicker(_EditDialog[FailureMode]):
         self.dismiss(mode)
 
 
-class CommentInput(_EditDialog[str]):
+class CommentInput(EditDialog[str]):
     """Type a comment; ``None`` when cancelled."""
 
     PROMPT = "Comment (enter: save, esc: cancel)"
