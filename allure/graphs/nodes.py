@@ -214,13 +214,15 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
         extract=GoldCheck(ctx.spec.gold_check).extract,
     )
     in_memory = set(ctx.memory.version().ids)
-    cands = [c for c in mistakes if c.id not in in_memory]
+    fresh = [c for c in mistakes if c.id not in in_memory]
+    cands = fresh
     if ctx.spec.loop.max_candidates is not None:
-        cands = sample_candidates(cands, ctx.spec.loop.max_candidates, ctx.spec.loop.seed + it)
+        cands = sample_candidates(fresh, ctx.spec.loop.max_candidates, ctx.spec.loop.seed + it)
     new = ctx.store.add_candidates(run_id, it, cands)
+    capped = f", {len(fresh) - len(cands)} left out by max_candidates" if len(cands) < len(fresh) else ""
     ctx.say(
         f"iteration {it}: {len(mistakes)} mistakes on the audit split "
-        f"({len(mistakes) - len(cands)} already corrected in memory), {new} new candidates"
+        f"({len(mistakes) - len(fresh)} already corrected in memory{capped}), {new} new candidates"
     )
     return {"proposed": new}
 
