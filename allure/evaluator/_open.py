@@ -7,10 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from langchain_core.language_models.chat_models import BaseChatModel
-
 from allure.config import label_pattern_for, replay_source
-from allure.evaluator._chat import ReplayChatModel, build_openai_model
 from allure.evaluator._runner import Evaluator
 from allure.evaluator._tokens import TokenCounter
 from allure.labels import label_list
@@ -19,6 +16,8 @@ from allure.prompts import PromptSet, load_prompt_set
 from allure.store import RunStore
 
 if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
+
     from allure.config import AuditSpec
 
 
@@ -58,7 +57,11 @@ def open_evaluator(
         max_retries=ev.max_retries,
         retry_backoff_s=ev.retry_backoff_s,
     )
+    # The chat models (LangChain, the OpenAI client) are imported only where one is built: an
+    # embedded evaluator started lazily and answered from the run store never imports them.
     if ev.kind == "replay":
+        from allure.evaluator._chat import ReplayChatModel
+
         outputs = _recorded_outputs(items, prompts)
         model = ReplayChatModel(recorded=outputs)
         recorded = {it.id: it.recorded_label for it in items if it.recorded_label is not None}
@@ -73,6 +76,8 @@ def open_evaluator(
         )
         return
     if ev.kind == "openai":
+        from allure.evaluator._chat import build_openai_model
+
         chat = build_openai_model(
             model=ev.model,
             base_url=ev.base_url,
@@ -111,6 +116,8 @@ def open_evaluator(
     deterministic = ev.local.deterministic
 
     def connect() -> BaseChatModel:
+        from allure.evaluator._chat import build_openai_model
+
         server.start()
         return build_openai_model(
             model=server.model_name,

@@ -14,8 +14,10 @@ import math
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from langchain_core.messages import BaseMessage
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
 
 MESSAGE_OVERHEAD = 8
 """Tokens added per message for the chat template's role markers."""
