@@ -4,7 +4,8 @@
   version, retrieve by :class:`RetrievalPolicy`, similar.
 - :func:`embed`: all-MiniLM-L6-v2 embeddings from its PyPI package (loaded lazily).
 - :func:`build_candidates`, :func:`sample_candidates`: an evaluator's mistakes as candidate ICL examples.
-- :func:`cluster_memory`, :func:`tsne_map`: HDBSCAN (or KMeans) clusters vs failure modes; the t-SNE map.
+- :func:`cluster_memory`, :func:`cached_clusters`, :func:`tsne_map`: HDBSCAN (or KMeans) clusters vs
+  failure modes (cached per content hash); the t-SNE map.
 - :func:`export_jsonl`, :func:`import_jsonl`: JSONL round trip.
 - :class:`ChromaServer`: start a shared Chroma server process.
 """
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from allure.memory._clusters import (
         ClusterMethod,
         ClusterReport,
+        cached_clusters,
         cluster_embeddings,
         cluster_memory,
         hdbscan_min_cluster_size,
@@ -51,6 +53,7 @@ _WHERE = {
     "MiniLMEmbeddingFunction": "_embed",
     "RetrievalKind": "_policy",
     "RetrievalPolicy": "_policy",
+    "cached_clusters": "_clusters",
     "cluster_embeddings": "_clusters",
     "cluster_memory": "_clusters",
     "hdbscan_min_cluster_size": "_clusters",
@@ -81,6 +84,7 @@ __all__ = [
     "RetrievalKind",
     "RetrievalPolicy",
     "build_candidates",
+    "cached_clusters",
     "cluster_embeddings",
     "cluster_memory",
     "content_hash",

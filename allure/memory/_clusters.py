@@ -13,15 +13,17 @@ failure mode and by cluster.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
 
-from allure.errors import MemoryStoreError
-from allure.memory._store import EpisodicMemory
-from allure.models import FAILURE_MODES
+from allure._io import atomic_write_bytes
+from allure.errors import MemoryStoreError, OutputError
+from allure.memory._store import EpisodicMemory, content_hash
+from allure.models import FAILURE_MODES, stable_hash, utcnow
 
 ClusterMethod = Literal["hdbscan", "kmeans"]
 """``hdbscan``: density clusters, as many as the data holds, outliers left as noise; ``kmeans``: a
@@ -53,6 +55,12 @@ class ClusterReport(BaseModel):
     """Cluster -> failure mode -> count (``-1``: noise)."""
     problem_types_by_cluster: dict[int, dict[str, int]] = {}
     """Cluster -> problem type -> count (``-1``: noise)."""
+    content_hash: str = ""
+    """The content hash of the memory that was clustered (``""`` for bare embeddings)."""
+    computed_at: str = ""
+    """When the clusters were computed (UTC, ISO 8601; ``""`` for bare embeddings)."""
+    cached: bool = False
+    """True when this report was read from the cluster cache rather than computed now."""
 
 
 def hdbscan_min_cluster_size(n: int) -> int:
@@ -177,6 +185,61 @@ def cluster_embeddings(
     )
 
 
+CACHE_DIR = "allure-clusters"
+"""Folder inside a local memory's directory that holds its cached cluster reports."""
+
+
+def _cache_file(memory: EpisodicMemory, content: str, params: dict[str, object]) -> Path | None:
+    """Where the report for ``content`` and ``params`` is cached (``None`` for a memory on a server)."""
+    if memory.is_remote:
+        return None
+    key = stable_hash(content, memory.collection_name, params, length=24)
+    return Path(memory.location) / CACHE_DIR / f"{key}.json"
+
+
+def cached_clusters(
+    memory: EpisodicMemory,
+    *,
+    content: str | None = None,
+    method: ClusterMethod = "hdbscan",
+    n_clusters: int | None = None,
+    k_range: tuple[int, int] = (2, 10),
+    min_cluster_size: int | None = None,
+    random_state: int = 0,
+) -> ClusterReport | None:
+    """The cached :func:`cluster_memory` report for the memory's current content and these
+    parameters, or ``None`` when there is none (reads the examples, not the embeddings).
+
+    ``content`` is the memory's content hash when the caller has just computed it.
+    """
+    params = _params(method, n_clusters, k_range, min_cluster_size, random_state)
+    path = _cache_file(memory, content or content_hash(memory.refresh()), params)
+    if path is None or not path.is_file():
+        return None
+    try:
+        report = ClusterReport.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):  # an unreadable or foreign cache file: compute again
+        return None
+    return report.model_copy(update={"cached": True})
+
+
+def _params(
+    method: ClusterMethod,
+    n_clusters: int | None,
+    k_range: tuple[int, int],
+    min_cluster_size: int | None,
+    random_state: int,
+) -> dict[str, object]:
+    return {
+        "algorithm": 1,  # bump when cluster_embeddings changes: older cached reports are then ignored
+        "method": "kmeans" if n_clusters is not None else method,
+        "n_clusters": n_clusters,
+        "k_range": list(k_range),
+        "min_cluster_size": min_cluster_size,
+        "random_state": random_state,
+    }
+
+
 def cluster_memory(
     memory: EpisodicMemory,
     *,
@@ -185,10 +248,25 @@ def cluster_memory(
     k_range: tuple[int, int] = (2, 10),
     min_cluster_size: int | None = None,
     random_state: int = 0,
+    use_cache: bool = True,
 ) -> ClusterReport:
-    """:func:`cluster_embeddings` over the memory's stored embeddings."""
+    """:func:`cluster_embeddings` over the memory's stored embeddings.
+
+    The report of a local memory is cached in its directory (:data:`CACHE_DIR`), keyed by the
+    memory's content hash and the parameters: an unchanged memory is clustered once, and any
+    change to its examples computes the clusters again. ``use_cache=False`` always computes
+    (and refreshes the cache).
+    """
+    params = _params(method, n_clusters, k_range, min_cluster_size, random_state)
     examples, matrix = memory.embeddings()
-    return cluster_embeddings(
+    content = content_hash(examples)
+    path = _cache_file(memory, content, params)
+    if use_cache and path is not None and path.is_file():
+        try:
+            return ClusterReport.model_validate_json(path.read_bytes()).model_copy(update={"cached": True})
+        except (OSError, ValueError):
+            pass  # an unreadable cache file is replaced below
+    report = cluster_embeddings(
         [ex.id for ex in examples],
         matrix,
         [ex.failure_mode for ex in examples],
@@ -198,7 +276,13 @@ def cluster_memory(
         k_range=k_range,
         min_cluster_size=min_cluster_size,
         random_state=random_state,
-    )
+    ).model_copy(update={"content_hash": content, "computed_at": utcnow()})
+    if path is not None:
+        with suppress(
+            OSError, OutputError
+        ):  # a read-only memory folder: the report is right, only not cached
+            atomic_write_bytes(path, report.model_dump_json().encode("utf-8"))
+    return report
 
 
 def tsne_perplexity(n: int) -> float:
