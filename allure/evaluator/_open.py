@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from allure.config import label_pattern_for, replay_source
 from allure.evaluator._runner import Evaluator
 from allure.evaluator._tokens import TokenCounter
 from allure.labels import label_list
-from allure.models import Item
+from allure.models import Item, stable_hash
 from allure.prompts import PromptSet, load_prompt_set
 from allure.store import RunStore
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models.chat_models import BaseChatModel
 
     from allure.config import AuditSpec
+    from allure.evaluator.local import LocalServerSettings
 
 
 def _recorded_outputs(items: list[Item], prompts: PromptSet) -> dict[str, str]:
@@ -31,6 +33,20 @@ def _recorded_outputs(items: list[Item], prompts: PromptSet) -> dict[str, str]:
         elif it.recorded_label is not None:
             out[it.id] = prompts.assistant.format(label=it.recorded_label)
     return out
+
+
+def _saved_counts(store: RunStore, settings: LocalServerSettings) -> Path:
+    """The file of the embedded model's token counts in the project (named after the model file's identity)."""
+    from allure.evaluator.local import BUILTIN_MODELS
+
+    builtin = BUILTIN_MODELS.get(settings.model)
+    if builtin is not None:
+        ident = builtin.sha256
+    else:
+        path = Path(settings.model)
+        st = path.stat() if path.is_file() else None
+        ident = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}" if st else str(path.resolve())
+    return store.path.parent / "token-counts" / f"{stable_hash(ident, length=24)}.json"
 
 
 @contextmanager
@@ -147,7 +163,7 @@ def open_evaluator(
             params=params,
             revive=server.revive,
             max_prompt_tokens=budget,
-            token_counter=TokenCounter(lambda: server.start().root_url),
+            token_counter=TokenCounter(lambda: server.start().root_url, saved=_saved_counts(store, settings)),
             **common,  # type: ignore[arg-type]
         )
         evaluator.server = server

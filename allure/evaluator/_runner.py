@@ -183,7 +183,9 @@ class Evaluator:
             self.token_counter = TokenCounter(None)
 
     def close(self) -> None:
-        """Close the evaluator's event loop (its passes run on one loop; see :meth:`evaluate`)."""
+        """Save new token counts and close the evaluator's event loop (its passes run on one loop)."""
+        if self.token_counter is not None:
+            self.token_counter.save()
         if self._loop is not None and not self._loop.is_closed():
             self._loop.close()
 

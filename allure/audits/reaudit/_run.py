@@ -234,7 +234,10 @@ def _locked(
             result = ev.evaluate(
                 rid, 1, items, lambda item: memory.retrieve(item, policy), progress=eval_progress
             )
-            started = ev.connected and spec.evaluator.kind != "replay"
+            # started to answer a call, or only to count a prompt's tokens: either way it ran
+            started = spec.evaluator.kind != "replay" and (
+                ev.connected or bool(getattr(ev.server, "started", False))
+            )
     except EvaluatorUnavailableError:
         raise
     except EvaluatorError as exc:

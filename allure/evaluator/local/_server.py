@@ -129,6 +129,8 @@ class LocalServer:
         self._revive_lock = threading.Lock()
         self.restarts = 0
         """How often :meth:`revive` restarted a server process that had died."""
+        self.started = False
+        """Whether :meth:`start` ever launched the server process (to answer calls or count tokens)."""
 
     @property
     def running(self) -> bool:
@@ -184,6 +186,7 @@ class LocalServer:
             update={"log_path": log_name, "port": self._port}
         )
         _track(self, True)
+        self.started = True
         try:
             with os.fdopen(fd, "wb") as log:
                 self._proc = subprocess.Popen(
