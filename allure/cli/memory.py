@@ -154,7 +154,7 @@ def stats_cmd(
             f"--method {method!r} is not known", where="option --method", fix="use hdbscan or kmeans"
         )
     mem = _open(memory, project, collection, lazy=True)
-    stats = memory_stats(mem)
+    stats = memory_stats(mem, reload=False)  # the examples were just read
     if stats.size == 0:
         raise MemoryStoreError(
             "the memory holds no examples: nothing to count or cluster",

@@ -258,14 +258,20 @@ def cluster_memory(
     (and refreshes the cache).
     """
     params = _params(method, n_clusters, k_range, min_cluster_size, random_state)
+    if use_cache:
+        hit = cached_clusters(
+            memory,
+            method=method,
+            n_clusters=n_clusters,
+            k_range=k_range,
+            min_cluster_size=min_cluster_size,
+            random_state=random_state,
+        )
+        if hit is not None:
+            return hit
     examples, matrix = memory.embeddings()
-    content = content_hash(examples)
+    content = content_hash(examples)  # of what is clustered (the memory may have changed meanwhile)
     path = _cache_file(memory, content, params)
-    if use_cache and path is not None and path.is_file():
-        try:
-            return ClusterReport.model_validate_json(path.read_bytes()).model_copy(update={"cached": True})
-        except (OSError, ValueError):
-            pass  # an unreadable cache file is replaced below
     report = cluster_embeddings(
         [ex.id for ex in examples],
         matrix,
