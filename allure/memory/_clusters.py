@@ -187,6 +187,8 @@ def cluster_embeddings(
 
 CACHE_DIR = "allure-clusters"
 """Folder inside a local memory's directory that holds its cached cluster reports."""
+CACHE_KEEP = 8
+"""Cached reports kept per memory (the most recent; older ones are removed when one is written)."""
 
 
 def _cache_file(memory: EpisodicMemory, content: str, params: dict[str, object]) -> Path | None:
@@ -284,10 +286,12 @@ def cluster_memory(
         random_state=random_state,
     ).model_copy(update={"content_hash": content, "computed_at": utcnow()})
     if path is not None:
-        with suppress(
-            OSError, OutputError
-        ):  # a read-only memory folder: the report is right, only not cached
+        # a read-only memory folder: the report is right, only not cached
+        with suppress(OSError, OutputError):
             atomic_write_bytes(path, report.model_dump_json().encode("utf-8"))
+            older = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for stale in older[CACHE_KEEP:]:  # reports of earlier contents and parameters
+                stale.unlink(missing_ok=True)
     return report
 
 

@@ -110,6 +110,17 @@ def test_clusters_are_cached_per_content(tmp_path: Path) -> None:
     assert not fresh.cached and len(fresh.labels) == 14
 
 
+def test_the_cluster_cache_keeps_the_newest_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from allure.memory import _clusters
+
+    _, mem = _filled(tmp_path)
+    monkeypatch.setattr(_clusters, "CACHE_KEEP", 2)
+    for k in (2, 3, 4):
+        cluster_memory(mem, n_clusters=k)
+    assert len(list((tmp_path / "memory" / _clusters.CACHE_DIR).glob("*.json"))) == 2
+    assert cached_clusters(mem, n_clusters=4) is not None
+
+
 def test_stats_cli_says_when_clusters_are_not_computed_or_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
