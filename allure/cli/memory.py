@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import typer
 
@@ -14,7 +14,7 @@ from allure.errors import MemoryStoreError
 from allure.safe_text import one_line
 
 if TYPE_CHECKING:
-    from allure.memory import EpisodicMemory
+    from allure.memory import ClusterMethod, ClusterOptions, EpisodicMemory
 
 memory_app = typer.Typer(
     name="memory",
@@ -44,14 +44,15 @@ class _MemoryAt:
     project: Path
     collection: str
 
-    def open(self, *, create: bool = False) -> EpisodicMemory:
-        """Open it (``create``: make it when it does not exist yet)."""
+    def open(self, *, create: bool = False, lazy: bool = False) -> EpisodicMemory:
+        """Open it (``create``: make it when it does not exist yet; ``lazy``: read without Chroma
+        until something needs it)."""
         from allure.memory import EpisodicMemory
         from allure.settings import load_settings
 
         location = self.memory or load_settings().memory or None
         return EpisodicMemory.open_at(
-            location, project_dir=self.project, collection=self.collection, create=create
+            location, project_dir=self.project, collection=self.collection, create=create, lazy=lazy
         )
 
 
@@ -134,6 +135,10 @@ def show_cmd(
         echo(f"  ... and {len(calls) - 50} more")
 
 
+AUTO_CLUSTER_MAX = 2000
+"""``memory stats`` clusters a memory of up to this many examples when no cached clusters exist."""
+
+
 @memory_app.command("stats")
 @_memory_command
 def stats_cmd(
@@ -147,17 +152,29 @@ def stats_cmd(
         "--method",
         help="hdbscan (density clusters, outliers as noise) or kmeans (k by silhouette).",
     ),
+    compute_clusters: bool = typer.Option(
+        False,
+        "--compute-clusters",
+        help=f"Cluster the embeddings now even when the memory holds more than {AUTO_CLUSTER_MAX} "
+        "examples (the result is cached for this content).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as one JSON object."),
 ) -> None:
-    """Size, counts per failure mode and problem type, embedding clusters (make-up, ARI/NMI with the modes)."""
-    from allure.memory import cluster_memory, memory_stats
+    """Size, counts per failure mode and problem type, embedding clusters (make-up, ARI/NMI with the modes).
+
+    Counts are read from the memory at once. Clusters are cached per content: an unchanged memory
+    shows its cached clusters; an uncached one is clustered now when it holds at most
+    AUTO_CLUSTER_MAX examples (or with --compute-clusters / --clusters N), else the output says how
+    to compute them.
+    """
+    from allure.memory import cached_clusters, cluster_memory, memory_stats
 
     if method not in ("hdbscan", "kmeans"):
         raise MemoryStoreError(
             f"--method {method!r} is not known", where="option --method", fix="use hdbscan or kmeans"
         )
-    mem = at.open()
-    stats = memory_stats(mem)
+    mem = at.open(lazy=True)
+    stats = memory_stats(mem, reload=False)  # the examples were just read
     if stats.size == 0:
         raise MemoryStoreError(
             "the memory holds no examples: nothing to count or cluster",
@@ -165,10 +182,20 @@ def stats_cmd(
             fix="approve candidates (`allure review`) or `allure memory import FILE` first; "
             "check --memory / --collection if it should hold some",
         )
-    report = cluster_memory(mem, method=method, n_clusters=clusters)  # type: ignore[arg-type]
+    params: ClusterOptions = {"method": cast("ClusterMethod", method), "n_clusters": clusters}
+    report = cached_clusters(mem, content=stats.content_hash, **params)
+    if report is None and (compute_clusters or clusters is not None or stats.size <= AUTO_CLUSTER_MAX):
+        report = cluster_memory(mem, **params)
+    how = "`allure memory stats --compute-clusters` clusters them once (cached for this content)"
     if as_json:
         echo_json(
-            json.dumps({"stats": stats.model_dump(mode="json"), "clusters": report.model_dump(mode="json")})
+            json.dumps(
+                {
+                    "stats": stats.model_dump(mode="json"),
+                    "clusters": report.model_dump(mode="json") if report else None,
+                    **({} if report else {"clusters_not_computed": f"{stats.size} examples: {how}"}),
+                }
+            )
         )
         return
     echo(f"memory {mem.location}  size {stats.size}  content hash {stats.content_hash}")
@@ -178,13 +205,16 @@ def stats_cmd(
     echo("by problem type:")
     for pt, n in stats.by_problem_type.items():
         echo(f"  {one_line(pt or '(none)'):<20} {n}")
-    if report.n_clusters == 0:
+    if report is None:
+        echo(f"clusters: not computed ({stats.size} examples, more than {AUTO_CLUSTER_MAX}); {how}")
+    elif report.n_clusters == 0:
         echo("clusters: too few distinct examples to cluster")
     else:
         sil = "-" if report.silhouette is None else f"{report.silhouette:.3f}"
         noise = f", {report.noise} in no cluster (noise)" if report.noise else ""
+        when = f"; cached, computed {report.computed_at}" if report.cached else ""
         echo(
-            f"clusters: {report.n_clusters} ({report.chosen_by}, silhouette {sil}{noise}); "
+            f"clusters: {report.n_clusters} ({report.chosen_by}, silhouette {sil}{noise}{when}); "
             f"agreement with failure modes: ARI {report.ari:.3f}, NMI {report.nmi:.3f}"
         )
         for c, modes in report.modes_by_cluster.items():

@@ -130,6 +130,8 @@ class LocalServer(Service["LocalServer"]):
         self._revive_lock = threading.Lock()
         self.restarts = 0
         """How often :meth:`revive` restarted a server process that had died."""
+        self.started = False
+        """Whether :meth:`start` ever launched the server process (to answer calls or count tokens)."""
 
     @property
     def running(self) -> bool:
@@ -185,6 +187,7 @@ class LocalServer(Service["LocalServer"]):
             update={"log_path": log_name, "port": self._port}
         )
         _track(self, True)
+        self.started = True
         try:
             with os.fdopen(fd, "wb") as log:
                 self._proc = subprocess.Popen(
