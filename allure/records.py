@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, TypeVar
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from allure.errors import AllureError
@@ -79,7 +80,11 @@ def parse_json_object(
         error: ``text`` is not valid JSON (the error names the line and column) or not an object.
     """
     try:
-        value = json.loads(text)
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        value = None  # NaN, Infinity or an integer beyond 64 bits: the standard parser takes them
+    try:
+        value = json.loads(text) if value is None else value
     except json.JSONDecodeError as exc:
         where = f"{path}:{line}" if line is not None else f"{path}:{exc.lineno}:{exc.colno}"
         raise error(f"malformed JSON ({exc.msg}, column {exc.colno})", where=where, fix=fix) from exc

@@ -49,7 +49,7 @@ def validate_spec(spec: AuditSpec, *, project_dir: Path | None = None) -> Valida
         DatasetError: the data does not load with this spec, or no item has a reference label
             (nothing could be scored), or the recorded outputs of a replay never parse.
     """
-    from allure.dataset import load_items
+    from allure.dataset import ColumnMap, load_items
     from allure.gold_check import GoldCheck
     from allure.prompts import load_prompt_set
 
@@ -90,20 +90,7 @@ def validate_spec(spec: AuditSpec, *, project_dir: Path | None = None) -> Valida
             where=f"{where}, field 'response_b'",
             fix='set [dataset.columns] response_b = "<the column of the second response>"',
         )
-    fields = (
-        "id",
-        "task",
-        "response",
-        "response_b",
-        "rubric",
-        "gold_answers",
-        "gold_label",
-        "recorded_label",
-        "recorded_output",
-        "problem_type",
-        "group",
-        "generator",
-    )
+    fields = tuple(ColumnMap.model_fields)  # every item field a spec can map, in declaration order
     preview = []
     for it, ref in zip(items[:PREVIEW_ROWS], refs[:PREVIEW_ROWS], strict=False):
         row = {f: _cut(getattr(it, f)) for f in fields if getattr(it, f) not in (None, "", [])}

@@ -46,10 +46,10 @@ if TYPE_CHECKING:
         RequestReport,
         SensitivityReport,
     )
-    from allure.audits._run import STUDIES, run_study
+    from allure.audits._run import STUDIES, RunOptions, run_study
     from allure.audits._sensitivity import sensitivity_study
     from allure.audits._source import ItemSplit, StudySource, open_memory, resolve_source
-    from allure.audits._studies import ablation, ablation_arms, parse_sizes, sweep, sweep_arms
+    from allure.audits._studies import StudyOptions, ablation, ablation_arms, parse_sizes, sweep, sweep_arms
 
 _WHERE = {
     "list_studies": "_catalog",
@@ -77,9 +77,11 @@ _WHERE = {
     "nli_entailment": "_entail",
     "STUDIES": "_run",
     "run_study": "_run",
+    "RunOptions": "_run",
     "StudySource": "_source",
     "open_memory": "_source",
     "resolve_source": "_source",
+    "StudyOptions": "_studies",
     "ablation": "_studies",
     "ablation_arms": "_studies",
     "parse_sizes": "_studies",
@@ -108,6 +110,8 @@ __all__ = [
     "ItemSplit",
     "STUDY_SCHEMA_VERSION",
     "StudyKind",
+    "RunOptions",
+    "StudyOptions",
     "StudyRecord",
     "SweepPoint",
     "ablation",

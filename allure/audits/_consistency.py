@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -27,8 +27,9 @@ from allure.audits._entail import Entail, evaluator_entailment, nli_entailment
 from allure.audits._entropy import check_sampling, raw_outputs, sample_at
 from allure.audits._model import Arm, StudyRecord
 from allure.audits._robust_model import ConsistencyPair, ConsistencyReport, PromptVariant
-from allure.audits._sensitivity import StudyOptions, prompt_variants, robust_study
+from allure.audits._sensitivity import prompt_variants, robust_study
 from allure.audits._source import StudySource
+from allure.audits._studies import StudyOptions, _source
 from allure.errors import StudyError
 from allure.labels import Label
 from allure.metrics import siegel_tukey, text_consistency
@@ -259,7 +260,7 @@ def consistency_study(
     prompts: Sequence[str] | None = None,
     nli: str | Path | None = None,
     seed: int = 0,
-    **options: Any,
+    **options: Unpack[StudyOptions],
 ) -> StudyRecord:
     """Score consistency across paired prompts (see the module docstring).
 
@@ -273,7 +274,7 @@ def consistency_study(
             default: pairs from the rephrasings (``rephrasings`` defaults to 2 then).
         rephrasings: Q rule-based prompt variants; ``prompts``: your own instead.
         nli: A local NLI checkpoint folder for the entailment; default: the evaluator judges it.
-        options: As :func:`~allure.audits.sensitivity_study` takes them (``from_run``, ``spec``, ...).
+        options: as :func:`~allure.audits.sensitivity_study` takes them (``from_run``, ``spec``, ...).
 
     Returns:
         The :class:`StudyRecord` with ``consistency`` (``.consistency.to_pandas()``: one row per pair).
@@ -288,8 +289,7 @@ def consistency_study(
     if pair_column is None and rephrasings is None and prompts is None:
         rephrasings = 2
     proj = Path(project).resolve()
-    opts = StudyOptions(**options)
-    src, mem = opts.source(proj)
+    src, mem, run = _source(proj, options)
     sample_at(src, temperature)
     variants, pending = prompt_variants(
         proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
@@ -321,7 +321,7 @@ def consistency_study(
         pairs_from="rephrasings" if pair_column is None else f"column {pair_column}",
         prompts=[v for v, _, _ in scored],
         entailment=f"nli {nli}" if nli is not None else "evaluator",
-        alpha=opts.alpha,
+        alpha=run.get("alpha", 0.05),
     )
 
     def finish(study: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
@@ -332,4 +332,4 @@ def consistency_study(
             update={"consistency": report, "findings": [*report.findings, *study.findings]}
         )
 
-    return robust_study(proj, "consistency", src, mem, arms, finish, opts.run())
+    return robust_study(proj, "consistency", src, mem, arms, finish, run)

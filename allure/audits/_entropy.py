@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, Unpack
 
 import numpy as np
 
@@ -41,12 +41,12 @@ from allure.audits._robust_model import (
 from allure.audits._sensitivity import (
     CONDITIONS,
     TOP,
-    StudyOptions,
     prompt_variants,
     robust_study,
     sensitivity_arms,
 )
 from allure.audits._source import StudySource
+from allure.audits._studies import StudyOptions, _source
 from allure.errors import StudyError
 from allure.labels import Label
 from allure.metrics import cluster_entropy, paired_t_test, robustness, robustness_band, stability
@@ -288,7 +288,7 @@ def entropy_study(
     clusterer: Clusterer = "hdbscan",
     against: Sequence[str] = (),
     seed: int = 0,
-    **options: Any,
+    **options: Unpack[StudyOptions],
 ) -> StudyRecord:
     """Semantic entropy robustness of the evaluator (see the module docstring).
 
@@ -300,7 +300,7 @@ def entropy_study(
         conditions: ``memory`` and/or ``zero-shot``.
         clusterer: ``hdbscan`` or ``kmeans``.
         against: Ids of earlier entropy studies on the same items to compare per-item R with.
-        options: As :func:`~allure.audits.sensitivity_study` takes them: ``from_run``, ``spec``,
+        options: as :func:`~allure.audits.sensitivity_study` takes them: ``from_run``, ``spec``,
             ``split``, ``memory``, ``max_prompt_tokens``, ``name``, ``alpha``, ``say``, ``arm_progress``.
 
     Returns:
@@ -319,8 +319,7 @@ def entropy_study(
             fix="pass --conditions memory,zero-shot (or one of them) and --clusterer hdbscan or kmeans",
         )
     proj = Path(project).resolve()
-    opts = StudyOptions(**options)
-    src, mem = opts.source(proj)
+    src, mem, run = _source(proj, options)
     sample_at(src, temperature)
     earlier = [load_study(proj, sid) for sid in against]
     ids_hash = stable_hash([it.id for it in src.items])
@@ -344,7 +343,7 @@ def entropy_study(
     def finish(study: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
         del labels
         outputs = raw_outputs(proj, study, src)
-        report = entropy_report(study, outputs, src, head, against=earlier, alpha=opts.alpha)
+        report = entropy_report(study, outputs, src, head, against=earlier, alpha=run.get("alpha", 0.05))
         return study.model_copy(update={"entropy": report, "findings": [*report.findings, *study.findings]})
 
-    return robust_study(proj, "entropy", src, mem, arms, finish, opts.run())
+    return robust_study(proj, "entropy", src, mem, arms, finish, run)

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 from allure.audits._entail import ask_evaluator, free_text_spec, prompt_folder
 from allure.audits._model import Arm, StudyRecord
 from allure.audits._plot import _fmt
 from allure.audits._reproducibility import agreement
 from allure.audits._robust_model import RequestReport
-from allure.audits._sensitivity import StudyOptions, robust_study
+from allure.audits._sensitivity import robust_study
+from allure.audits._studies import StudyOptions, _source
 from allure.errors import StudyError
 from allure.labels import Label
 from allure.models import Item, stable_hash
@@ -67,7 +68,11 @@ def _written_by(folder: str) -> str:
 
 
 def request_study(
-    project: str | Path = ".", *, procedure_from: str | None = None, zero_shot: bool = False, **options: Any
+    project: str | Path = ".",
+    *,
+    procedure_from: str | None = None,
+    zero_shot: bool = False,
+    **options: Unpack[StudyOptions],
 ) -> StudyRecord:
     """ReQuest with the study's evaluator (see the module docstring).
 
@@ -75,7 +80,7 @@ def request_study(
         procedure_from: A procedure prompt set written by an earlier request study (inter-model);
             default: ask this evaluator.
         zero_shot: Run both arms without the memory's examples (as the ReQuest paper does).
-        options: As :func:`~allure.audits.sensitivity_study` takes them (``from_run``, ``spec``, ...).
+        options: as :func:`~allure.audits.sensitivity_study` takes them (``from_run``, ``spec``, ...).
 
     Returns:
         The :class:`StudyRecord` with ``request``.
@@ -85,8 +90,7 @@ def request_study(
         SpecError: The procedure prompt set lost a placeholder or a label instruction.
     """
     proj = Path(project).resolve()
-    opts = StudyOptions(**options)
-    src, mem = opts.source(proj)
+    src, mem, run = _source(proj, options)
     spec = src.spec
     base = load_prompt_set(spec.evaluator.prompt)
     original = prompt_texts(base)
@@ -151,4 +155,4 @@ def request_study(
         )
         return study.model_copy(update={"request": report, "findings": [finding, *study.findings]})
 
-    return robust_study(proj, "request", src, mem, arms, finish, opts.run())
+    return robust_study(proj, "request", src, mem, arms, finish, run)

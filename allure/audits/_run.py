@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from allure.audits._model import Arm, ArmResult, StudyKind, StudyRecord
 from allure.audits._source import StudySource
@@ -31,6 +32,20 @@ ArmProgress = Callable[[str, int, int], None]
 
 Finish = Callable[[StudyRecord, dict[str, list[Label | None]]], StudyRecord]
 """Given the record and each arm's labels (item order), returns the record with the kind's own results."""
+
+
+class RunOptions(TypedDict, total=False):
+    """How a study runs; every key may be left out."""
+
+    name: str | None
+    """A study id to use instead of the one derived from its definition."""
+    alpha: float
+    """Family-wise significance level (Holm); 0.05 when left out."""
+    say: Say | None
+    """Receives status lines."""
+    arm_progress: ArmProgress | None
+    """Receives (arm, done, total) while an arm runs."""
+
 
 STUDIES = Path(".allure") / "studies"
 """Where studies are written, under the project folder."""
@@ -86,11 +101,8 @@ def run_study(
     arms: list[Arm],
     reference_arm: str,
     record: dict[str, object],
-    name: str | None = None,
-    alpha: float = 0.05,
-    say: Say | None = None,
-    arm_progress: ArmProgress | None = None,
     finish: Finish | None = None,
+    **options: Unpack[RunOptions],
 ) -> StudyRecord:
     """Evaluate every arm on ``src.items`` (stored, cached), compare each with the reference arm, write outputs.
 
@@ -102,10 +114,7 @@ def run_study(
         arms: The arms, in the order they run.
         reference_arm: Name of the arm the others are compared with.
         record: Extra :class:`StudyRecord` fields (clusters, sizes...).
-        name: A study id to use instead of the derived one.
-        alpha: Family-wise significance level.
-        say: Receives status lines.
-        arm_progress: Receives (arm, done, total) while an arm runs.
+        options: :class:`RunOptions` (``name``, ``alpha``, ``say``, ``arm_progress``).
         finish: Adds the study kind's own results to the record before it is written.
 
     Returns:
@@ -114,6 +123,8 @@ def run_study(
     from allure.audits._write import write_study
     from allure.evaluator import open_evaluator
 
+    name, alpha = options.get("name"), options.get("alpha", 0.05)
+    say, arm_progress = options.get("say"), options.get("arm_progress")
     t0 = time.perf_counter()
     version = memory.version()
     sid = name or study_id(kind, src, version.content_hash, arms, record)

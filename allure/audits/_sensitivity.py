@@ -12,8 +12,8 @@ anything is written.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Unpack
 
 import numpy as np
 
@@ -26,9 +26,9 @@ from allure.audits._robust_model import (
     RephrasingFlips,
     SensitivityReport,
 )
-from allure.audits._run import ArmProgress, Finish, Say, run_study
-from allure.audits._source import ItemSplit, StudySource
-from allure.audits._studies import _source
+from allure.audits._run import Finish, RunOptions, run_study
+from allure.audits._source import StudySource
+from allure.audits._studies import StudyOptions, _source
 from allure.errors import StudyError
 from allure.labels import Label
 from allure.memory import EpisodicMemory
@@ -324,29 +324,6 @@ def _findings(r: SensitivityReport) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class StudyOptions:
-    """Where a robustness study's items come from, and how it runs (as :func:`sensitivity_study` takes them)."""
-
-    from_run: str | None = None
-    spec: str | Path | None = None
-    split: ItemSplit | None = None
-    memory: str | None = None
-    max_prompt_tokens: int | None = None
-    name: str | None = None
-    alpha: float = 0.05
-    say: Say | None = None
-    arm_progress: ArmProgress | None = None
-
-    def source(self, project: Path) -> tuple[StudySource, EpisodicMemory]:
-        """The frozen items and the memory (see :func:`allure.audits._studies._source`)."""
-        return _source(project, self.from_run, self.spec, self.split, self.memory, self.max_prompt_tokens)
-
-    def run(self) -> tuple[str | None, float, Say | None, ArmProgress | None]:
-        """(name, alpha, say, arm_progress) for :func:`robust_study`."""
-        return self.name, self.alpha, self.say, self.arm_progress
-
-
 def robust_study(
     project: Path,
     kind: StudyKind,
@@ -354,10 +331,9 @@ def robust_study(
     memory: EpisodicMemory,
     arms: list[Arm],
     finish: Finish,
-    run: tuple[str | None, float, Say | None, ArmProgress | None],
+    run: RunOptions,
 ) -> StudyRecord:
-    """:func:`run_study` with the first arm as the reference; ``run``: (name, alpha, say, arm_progress)."""
-    name, alpha, say, arm_progress = run
+    """:func:`run_study` with the first arm as the reference and the kind's own ``finish``."""
     return run_study(
         project,
         src,
@@ -366,11 +342,8 @@ def robust_study(
         arms=arms,
         reference_arm=arms[0].name,
         record={},
-        name=name,
-        alpha=alpha,
-        say=say,
-        arm_progress=arm_progress,
         finish=finish,
+        **run,
     )
 
 
@@ -381,15 +354,7 @@ def sensitivity_study(
     prompts: Sequence[str] | None = None,
     seed: int = 0,
     meta_prompt: str | Path | None = None,
-    from_run: str | None = None,
-    spec: str | Path | None = None,
-    split: ItemSplit | None = None,
-    memory: str | None = None,
-    say: Say | None = None,
-    arm_progress: ArmProgress | None = None,
-    alpha: float = 0.05,
-    name: str | None = None,
-    max_prompt_tokens: int | None = None,
+    **options: Unpack[StudyOptions],
 ) -> StudyRecord:
     """Prompt sensitivity and consistency with and without the memory (see the module docstring).
 
@@ -398,6 +363,8 @@ def sensitivity_study(
         prompts: Prompt sets (saved names or folders) to use as rho_2.. instead.
         seed: Seed of the rule-based rephrasings (of the LLM's samples with ``meta_prompt``).
         meta_prompt: A meta-prompt file (holding ``{text}``): the evaluator writes the rephrasings.
+        options: :class:`~allure.audits.StudyOptions` (``from_run``, ``spec``, ``split``, ``memory``,
+            ``max_prompt_tokens``, ``name``, ``alpha``, ``say``, ``arm_progress``).
 
     Returns:
         The :class:`StudyRecord` with ``sensitivity``.
@@ -407,7 +374,7 @@ def sensitivity_study(
         SpecError: A rephrasing lost a placeholder or a label instruction.
     """
     proj = Path(project).resolve()
-    src, mem = _source(proj, from_run, spec, split, memory, max_prompt_tokens)
+    src, mem, run = _source(proj, options)
     variants, pending = prompt_variants(
         proj,
         src,
@@ -426,4 +393,4 @@ def sensitivity_study(
             update={"sensitivity": report, "findings": [*report.findings, *study.findings]}
         )
 
-    return robust_study(proj, "sensitivity", src, mem, arms, finish, (name, alpha, say, arm_progress))
+    return robust_study(proj, "sensitivity", src, mem, arms, finish, run)

@@ -10,24 +10,45 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Unpack, cast
 
 from allure.audits._model import AblateBy, Arm, ClusterInfo, StudyRecord
-from allure.audits._run import ArmProgress, Say, run_study
+from allure.audits._run import RunOptions, run_study
 from allure.audits._source import ItemSplit, StudySource, open_memory, resolve_source
 from allure.errors import StudyError
 from allure.memory import Balance, EpisodicMemory, RetrievalPolicy, cluster_memory, select_examples
 from allure.models import FAILURE_MODES, IclExample, Item
 
 
-def _source(
-    project: Path,
-    from_run: str | None,
-    spec: str | Path | None,
-    split: ItemSplit | None,
-    memory: str | None,
-    max_prompt_tokens: int | None,
-) -> tuple[StudySource, EpisodicMemory]:
-    src = resolve_source(project, from_run=from_run, spec_path=spec, split=split, memory=memory)
+class StudyOptions(RunOptions, total=False):
+    """The options every study takes besides its own: where its items and memory come from, its
+    context budget, and how it runs (:class:`RunOptions`); every key may be left out."""
+
+    from_run: str | None
+    """Audit run whose held-out items the study evaluates."""
+    spec: str | Path | None
+    """Audit spec (TOML) whose dataset the study evaluates instead."""
+    split: ItemSplit | None
+    """The items: ``heldout`` (default for ``from_run``), ``audit`` or ``all`` (default for ``spec``)."""
+    memory: str | None
+    """Memory location (default: the run's or the spec's)."""
+    max_prompt_tokens: int | None
+    """Context budget per prompt (default: the embedded server's context; unlimited for others)."""
+
+
+def _source(project: Path, options: StudyOptions) -> tuple[StudySource, EpisodicMemory, RunOptions]:
+    """The items, the memory and the run options a study's ``options`` name."""
+    unknown = sorted(set(options) - StudyOptions.__optional_keys__)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
+    src = resolve_source(
+        project,
+        from_run=options.get("from_run"),
+        spec_path=options.get("spec"),
+        split=options.get("split"),
+        memory=options.get("memory"),
+    )
+    max_prompt_tokens = options.get("max_prompt_tokens")
     if max_prompt_tokens is not None:
         if max_prompt_tokens < 64:
             raise StudyError(
@@ -44,7 +65,8 @@ def _source(
             where=src.memory_location,
             fix="run an audit and approve examples first (`allure audit`, `allure review`), or pass --memory",
         )
-    return src, mem
+    run = {key: value for key, value in options.items() if key in RunOptions.__optional_keys__}
+    return src, mem, cast(RunOptions, run)
 
 
 def _group(examples: list[IclExample], name: str) -> ClusterInfo:
@@ -114,17 +136,9 @@ def ablation_arms(
 def ablation(
     project: str | Path = ".",
     *,
-    from_run: str | None = None,
-    spec: str | Path | None = None,
-    split: ItemSplit | None = None,
-    memory: str | None = None,
     by: AblateBy = "failure_mode",
     clusters: Sequence[str] | None = None,
-    max_prompt_tokens: int | None = None,
-    name: str | None = None,
-    alpha: float = 0.05,
-    say: Say | None = None,
-    arm_progress: ArmProgress | None = None,
+    **options: Unpack[StudyOptions],
 ) -> StudyRecord:
     """Leave-one-cluster-out ablation: full memory, minus each non-empty cluster, zero-shot.
 
@@ -139,7 +153,7 @@ def ablation(
         StoreError: An unknown run id.
     """
     proj = Path(project).resolve()
-    src, mem = _source(proj, from_run, spec, split, memory, max_prompt_tokens)
+    src, mem, run = _source(proj, options)
     arms, infos = ablation_arms(mem, src.spec.memory.retrieval, by=by, only=clusters)
     return run_study(
         proj,
@@ -149,10 +163,7 @@ def ablation(
         arms=arms,
         reference_arm="full",
         record={"by": by, "clusters": infos},
-        name=name,
-        alpha=alpha,
-        say=say,
-        arm_progress=arm_progress,
+        **run,
     )
 
 
@@ -221,18 +232,10 @@ def sweep_arms(
 def sweep(
     project: str | Path = ".",
     *,
-    from_run: str | None = None,
-    spec: str | Path | None = None,
-    split: ItemSplit | None = None,
-    memory: str | None = None,
     sizes: str | Sequence[int] = (0, 2, 4, 8),
     repeats: int = 3,
     balance: Balance | None = None,
-    max_prompt_tokens: int | None = None,
-    name: str | None = None,
-    alpha: float = 0.05,
-    say: Say | None = None,
-    arm_progress: ArmProgress | None = None,
+    **options: Unpack[StudyOptions],
 ) -> StudyRecord:
     """ICL_x sweep: per size x, ``repeats`` draws of x examples from memory; each compared with x = 0.
 
@@ -245,7 +248,7 @@ def sweep(
     """
     proj = Path(project).resolve()
     chosen = parse_sizes(sizes)
-    src, mem = _source(proj, from_run, spec, split, memory, max_prompt_tokens)
+    src, mem, run = _source(proj, options)
     arms = sweep_arms(mem, chosen, repeats, balance)
     return run_study(
         proj,
@@ -255,8 +258,5 @@ def sweep(
         arms=arms,
         reference_arm="x=0",
         record={"sizes": chosen, "repeats": repeats, "balance": balance},
-        name=name,
-        alpha=alpha,
-        say=say,
-        arm_progress=arm_progress,
+        **run,
     )

@@ -8,10 +8,13 @@ bodies) is shown with its control characters made visible and its Rich markup li
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -19,6 +22,9 @@ from rich.text import Text
 
 from allure.errors import StoreError
 from allure.safe_text import one_line, safe_json, visible
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 console = Console(stderr=True, highlight=False)
 
@@ -78,8 +84,8 @@ def stdout_console(min_width: int | None = None) -> Console:
 
 
 @contextmanager
-def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on a terminal (stderr), nothing otherwise; yields the (done, total) callback."""
+def _terminal_progress(*, transient: bool) -> Iterator[Progress | None]:
+    """A Rich progress display on stderr when it is a terminal, ``None`` otherwise."""
     if not sys.stderr.isatty():
         yield None
         return
@@ -92,12 +98,40 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,
-        transient=True,
+        transient=transient,
     ) as prog:
+        yield prog
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on a terminal (stderr), nothing otherwise; yields the (done, total) callback."""
+    with _terminal_progress(transient=True) as prog:
+        if prog is None:
+            yield None
+            return
         task = prog.add_task(label, total=None)
 
         def update(done: int, total: int) -> None:
             prog.update(task, completed=done, total=total)
+
+        yield update
+
+
+@contextmanager
+def progress_bars(prefix: str) -> Iterator[Callable[[str, int, int], None] | None]:
+    """One progress bar per name (``prefix NAME``) on a terminal (stderr), kept when done; nothing
+    otherwise. Yields the (name, done, total) callback."""
+    with _terminal_progress(transient=False) as prog:
+        if prog is None:
+            yield None
+            return
+        tasks: dict[str, TaskID] = {}
+
+        def update(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = prog.add_task(f"{prefix} {name}", total=total)
+            prog.update(tasks[name], completed=done, total=total)
 
         yield update
 
@@ -107,3 +141,34 @@ def limit_note(shown: int, total: int, noun: str) -> str:
     if shown >= total:
         return f"{total} {noun}"
     return f"{shown} of {total} {noun} shown; {total - shown} more: --all, or --limit N"
+
+
+def option_groups(**groups: Callable[..., object]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Let a command share groups of options with others.
+
+    Each keyword names a (keyword-only) parameter of the command and a function whose typer
+    parameters stand in its place on the command line (and in ``--help``, in that order); the
+    command receives that function called with their values.
+    """
+
+    def wrap(command: Callable[..., None]) -> Callable[..., None]:
+        names = {group: list(inspect.signature(make).parameters) for group, make in groups.items()}
+        params = []
+        for param in inspect.signature(command, eval_str=True).parameters.values():
+            shared = groups.get(param.name)
+            found = (
+                [param] if shared is None else inspect.signature(shared, eval_str=True).parameters.values()
+            )
+            params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in found]
+
+        @functools.wraps(command)
+        def run(**values: Any) -> None:
+            for group, make in groups.items():
+                values[group] = make(**{name: values.pop(name) for name in names[group]})
+            command(**values)
+
+        run.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return wrap

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import typer
 
-from allure.cli._common import echo, echo_json, limit_note, project_folder
+from allure.cli._common import echo, echo_json, limit_note, option_groups, project_folder
 from allure.errors import MemoryStoreError
 from allure.safe_text import one_line
 
 if TYPE_CHECKING:
-    from allure.memory import EpisodicMemory
+    from allure.memory import ClusterMethod, ClusterOptions, EpisodicMemory
 
 memory_app = typer.Typer(
     name="memory",
@@ -35,12 +36,35 @@ DEFAULT_LIST_LIMIT = 50
 """Examples ``allure memory list`` shows without ``--limit``/``--all``."""
 
 
-def _open(memory: str | None, project: Path, collection: str, *, create: bool = False) -> EpisodicMemory:
-    from allure.memory import EpisodicMemory
-    from allure.settings import load_settings
+@dataclass(frozen=True)
+class _MemoryAt:
+    """The memory a command works on: ``--memory`` (or the settings' default) in ``--project``."""
 
-    location = memory or load_settings().memory or None
-    return EpisodicMemory.open_at(location, project_dir=project, collection=collection, create=create)
+    memory: str | None
+    project: Path
+    collection: str
+
+    def open(self, *, create: bool = False, lazy: bool = False) -> EpisodicMemory:
+        """Open it (``create``: make it when it does not exist yet; ``lazy``: read without Chroma
+        until something needs it)."""
+        from allure.memory import EpisodicMemory
+        from allure.settings import load_settings
+
+        location = self.memory or load_settings().memory or None
+        return EpisodicMemory.open_at(
+            location, project_dir=self.project, collection=self.collection, create=create, lazy=lazy
+        )
+
+
+def _memory_options(
+    memory: str | None = MemoryOpt, project: Path = ProjectOpt, collection: str = CollectionOpt
+) -> _MemoryAt:
+    """The options naming the memory, shared by every ``allure memory`` command."""
+    return _MemoryAt(memory, project, collection)
+
+
+_memory_command = option_groups(at=_memory_options)
+"""Give a command the memory options, as its ``at`` parameter."""
 
 
 def _short(text: str, width: int) -> str:
@@ -48,10 +72,10 @@ def _short(text: str, width: int) -> str:
 
 
 @memory_app.command("list")
+@_memory_command
 def list_cmd(
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
     mode: str | None = typer.Option(None, "--mode", help="Only this failure mode."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line instead of a table."),
     limit: int = typer.Option(
@@ -60,7 +84,7 @@ def list_cmd(
     all_: bool = typer.Option(False, "--all", help="Show every example (no --limit)."),
 ) -> None:
     """List the examples: id, failure mode, problem type, labels, response."""
-    examples = _open(memory, project, collection).all()
+    examples = at.open().all()
     if mode is not None:
         from allure.memory import RetrievalPolicy
 
@@ -79,18 +103,18 @@ def list_cmd(
 
 
 @memory_app.command("show")
+@_memory_command
 def show_cmd(
     example_id: str = typer.Argument(..., help="The example id (see `allure memory list`)."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
 ) -> None:
     """Show one example and the verdicts whose prompt carried it, and how many were right."""
-    ex = _open(memory, project, collection).get(example_id)
+    ex = at.open().get(example_id)
     echo_json(json.dumps(ex.model_dump(mode="json"), indent=2, ensure_ascii=False))
     from allure.store import RunStore, project_db_path
 
-    db = project_db_path(project)
+    db = project_db_path(at.project)
     if not db.exists():
         echo(f"\nno run store at {db}: no verdicts used this example yet")
         return
@@ -111,11 +135,15 @@ def show_cmd(
         echo(f"  ... and {len(calls) - 50} more")
 
 
+AUTO_CLUSTER_MAX = 2000
+"""``memory stats`` clusters a memory of up to this many examples when no cached clusters exist."""
+
+
 @memory_app.command("stats")
+@_memory_command
 def stats_cmd(
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
     clusters: int | None = typer.Option(
         None, "--clusters", help="Fix the number of KMeans clusters (implies --method kmeans)."
     ),
@@ -124,17 +152,29 @@ def stats_cmd(
         "--method",
         help="hdbscan (density clusters, outliers as noise) or kmeans (k by silhouette).",
     ),
+    compute_clusters: bool = typer.Option(
+        False,
+        "--compute-clusters",
+        help=f"Cluster the embeddings now even when the memory holds more than {AUTO_CLUSTER_MAX} "
+        "examples (the result is cached for this content).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as one JSON object."),
 ) -> None:
-    """Size, counts per failure mode and problem type, embedding clusters (make-up, ARI/NMI with the modes)."""
-    from allure.memory import cluster_memory, memory_stats
+    """Size, counts per failure mode and problem type, embedding clusters (make-up, ARI/NMI with the modes).
+
+    Counts are read from the memory at once. Clusters are cached per content: an unchanged memory
+    shows its cached clusters; an uncached one is clustered now when it holds at most
+    AUTO_CLUSTER_MAX examples (or with --compute-clusters / --clusters N), else the output says how
+    to compute them.
+    """
+    from allure.memory import cached_clusters, cluster_memory, memory_stats
 
     if method not in ("hdbscan", "kmeans"):
         raise MemoryStoreError(
             f"--method {method!r} is not known", where="option --method", fix="use hdbscan or kmeans"
         )
-    mem = _open(memory, project, collection)
-    stats = memory_stats(mem)
+    mem = at.open(lazy=True)
+    stats = memory_stats(mem, reload=False)  # the examples were just read
     if stats.size == 0:
         raise MemoryStoreError(
             "the memory holds no examples: nothing to count or cluster",
@@ -142,10 +182,20 @@ def stats_cmd(
             fix="approve candidates (`allure review`) or `allure memory import FILE` first; "
             "check --memory / --collection if it should hold some",
         )
-    report = cluster_memory(mem, method=method, n_clusters=clusters)  # type: ignore[arg-type]
+    params: ClusterOptions = {"method": cast("ClusterMethod", method), "n_clusters": clusters}
+    report = cached_clusters(mem, content=stats.content_hash, **params)
+    if report is None and (compute_clusters or clusters is not None or stats.size <= AUTO_CLUSTER_MAX):
+        report = cluster_memory(mem, **params)
+    how = "`allure memory stats --compute-clusters` clusters them once (cached for this content)"
     if as_json:
         echo_json(
-            json.dumps({"stats": stats.model_dump(mode="json"), "clusters": report.model_dump(mode="json")})
+            json.dumps(
+                {
+                    "stats": stats.model_dump(mode="json"),
+                    "clusters": report.model_dump(mode="json") if report else None,
+                    **({} if report else {"clusters_not_computed": f"{stats.size} examples: {how}"}),
+                }
+            )
         )
         return
     echo(f"memory {mem.location}  size {stats.size}  content hash {stats.content_hash}")
@@ -155,13 +205,16 @@ def stats_cmd(
     echo("by problem type:")
     for pt, n in stats.by_problem_type.items():
         echo(f"  {one_line(pt or '(none)'):<20} {n}")
-    if report.n_clusters == 0:
+    if report is None:
+        echo(f"clusters: not computed ({stats.size} examples, more than {AUTO_CLUSTER_MAX}); {how}")
+    elif report.n_clusters == 0:
         echo("clusters: too few distinct examples to cluster")
     else:
         sil = "-" if report.silhouette is None else f"{report.silhouette:.3f}"
         noise = f", {report.noise} in no cluster (noise)" if report.noise else ""
+        when = f"; cached, computed {report.computed_at}" if report.cached else ""
         echo(
-            f"clusters: {report.n_clusters} ({report.chosen_by}, silhouette {sil}{noise}); "
+            f"clusters: {report.n_clusters} ({report.chosen_by}, silhouette {sil}{noise}{when}); "
             f"agreement with failure modes: ARI {report.ari:.3f}, NMI {report.nmi:.3f}"
         )
         for c, modes in report.modes_by_cluster.items():
@@ -178,31 +231,31 @@ def stats_cmd(
 
 
 @memory_app.command("export")
+@_memory_command
 def export_cmd(
     file: Path = typer.Argument(..., help="The JSONL file to write (one example per line, sorted by id)."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
 ) -> None:
     """Export every example to a JSONL file."""
     from allure.memory import export_jsonl
 
-    n = export_jsonl(_open(memory, project, collection), file)
+    n = export_jsonl(at.open(), file)
     echo(f"exported {n} example(s) to {file}")
 
 
 @memory_app.command("import")
+@_memory_command
 def import_cmd(
     file: Path = typer.Argument(..., help="A JSONL file of approved examples (as written by export)."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
 ) -> None:
     """Import examples from JSONL (validated whole first; existing ids are updated)."""
     from allure.memory import read_examples_jsonl
 
     examples = read_examples_jsonl(file)  # a bad line stops here, before the memory is opened
-    mem = _open(memory, project, collection, create=True)
+    mem = at.open(create=True)
     new = mem.add(examples)
     echo(
         f"imported {len(examples)} example(s) from {file}: {new} new, {len(examples) - new} updated or unchanged"
@@ -210,13 +263,13 @@ def import_cmd(
 
 
 @memory_app.command("delete")
+@_memory_command
 def delete_cmd(
     ids: list[str] = typer.Argument(None, help="Example ids to delete."),
     all_: bool = typer.Option(False, "--all", help="Delete every example (needs --yes)."),
     yes: bool = typer.Option(False, "--yes", help="Confirm --all."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
 ) -> None:
     """Delete examples by id, or all of them with --all --yes."""
     if all_ and ids:
@@ -225,7 +278,7 @@ def delete_cmd(
         raise MemoryStoreError("--all deletes every example", where="--all", fix="add --yes to confirm")
     if not all_ and not ids:
         raise MemoryStoreError("nothing to delete", where="arguments", fix="give example ids, or --all --yes")
-    mem = _open(memory, project, collection)
+    mem = at.open()
     targets = [ex.id for ex in mem.refresh()] if all_ else list(ids)
     known = {ex.id for ex in mem.all()}
     missing = [i for i in targets if i not in known]
@@ -240,17 +293,17 @@ def delete_cmd(
 
 
 @memory_app.command("map")
+@_memory_command
 def map_cmd(
     out: Path = typer.Option(Path("memory-map.png"), "--out", "-o", help="PNG file to write."),
-    memory: str | None = MemoryOpt,
-    project: Path = ProjectOpt,
-    collection: str = CollectionOpt,
+    *,
+    at: _MemoryAt,
     seed: int = typer.Option(0, "--seed", help="t-SNE random state."),
 ) -> None:
     """Write a 2-D t-SNE map of the memory coloured by failure mode (ALLURE Fig. 5)."""
     from allure.memory import tsne_map
 
-    path = tsne_map(_open(memory, project, collection), out, random_state=seed)
+    path = tsne_map(at.open(), out, random_state=seed)
     echo(f"wrote {path}")
 
 

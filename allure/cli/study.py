@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from allure.cli._common import ProjectOpt, console, echo, say
+from allure.cli._common import ProjectOpt, echo, option_groups, progress_bars, say
 
 if TYPE_CHECKING:
     from allure.audits import StudyRecord
@@ -46,39 +44,6 @@ def _check_split(split: str | None) -> None:
         )
 
 
-@contextmanager
-def _arm_bars() -> Iterator[Callable[[str, int, int], None] | None]:
-    """One progress bar per arm on a terminal (stderr), nothing otherwise."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TaskID,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    ) as prog:
-        tasks: dict[str, TaskID] = {}
-
-        def update(arm: str, done: int, total: int) -> None:
-            if arm not in tasks:
-                tasks[arm] = prog.add_task(f"arm {arm}", total=total)
-            prog.update(tasks[arm], completed=done, total=total)
-
-        yield update
-
-
 def _summary(study: StudyRecord) -> None:
     """Print where the study's files are, its arms table and its findings."""
     from allure.audits import STUDIES
@@ -96,21 +61,52 @@ def _summary(study: StudyRecord) -> None:
     echo(f"{study.calls} calls sent; files in {STUDIES / study.id}")
 
 
-@study_app.command("ablation")
+def _source_options(
+    from_run: str = FromRunOpt, spec: Path = SpecOpt, split: str = SplitOpt, memory: str = MemoryOpt
+) -> dict[str, Any]:
+    """The options naming the items and the memory a study evaluates."""
+    return {"from_run": from_run, "spec": spec, "split": split, "memory": memory}
+
+
+def _run_options(
+    max_prompt_tokens: int = BudgetOpt, name: str = NameOpt, alpha: float = AlphaOpt
+) -> dict[str, Any]:
+    """The options of how a study runs and what it is called."""
+    return {"max_prompt_tokens": max_prompt_tokens, "name": name, "alpha": alpha}
+
+
+def _study_command(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register ``allure study NAME``, with the shared options as its ``source`` and ``run`` parameters."""
+    shared = option_groups(source=_source_options, run=_run_options)
+    return lambda command: study_app.command(name)(shared(command))
+
+
+def _run_study(
+    study: Callable[..., StudyRecord],
+    project: Path,
+    source: dict[str, Any],
+    run: dict[str, Any],
+    **own: object,
+) -> None:
+    """Run ``study`` (``ablation`` or ``sweep``) with the shared options and its ``own``, one progress bar
+    per arm, and print its summary."""
+    _check_split(source["split"])
+    with progress_bars("arm") as bars:
+        record = study(project, **source, **run, **own, say=say, arm_progress=bars)
+    _summary(record)
+
+
+@_study_command("ablation")
 def ablation_cmd(
-    from_run: str = FromRunOpt,
-    spec: Path = SpecOpt,
-    split: str = SplitOpt,
-    memory: str = MemoryOpt,
+    *,
+    source: dict[str, Any],
     by: str = typer.Option(
         "failure_mode", "--by", help="Clusters to remove: failure_mode or cluster (embeddings)."
     ),
     clusters: str = typer.Option(
         None, "--clusters", help="Remove only these clusters (comma-separated names)."
     ),
-    max_prompt_tokens: int = BudgetOpt,
-    name: str = NameOpt,
-    alpha: float = AlphaOpt,
+    run: dict[str, Any],
     project: Path = ProjectOpt,
 ) -> None:
     """Leave-one-cluster-out ablation: full memory, minus each non-empty cluster, zero-shot."""
@@ -119,32 +115,14 @@ def ablation_cmd(
 
     if by not in ("failure_mode", "cluster"):
         raise StudyError(f"--by {by!r} is not known", where="option --by", fix="use failure_mode or cluster")
-    _check_split(split)
     only = [c.strip() for c in clusters.split(",") if c.strip()] if clusters else None
-    with _arm_bars() as bars:
-        study = ablation(
-            project,
-            from_run=from_run,
-            spec=spec,
-            split=split,  # type: ignore[arg-type]
-            memory=memory,
-            by=by,  # type: ignore[arg-type]
-            clusters=only,
-            max_prompt_tokens=max_prompt_tokens,
-            name=name,
-            alpha=alpha,
-            say=say,
-            arm_progress=bars,
-        )
-    _summary(study)
+    _run_study(ablation, project, source, run, by=by, clusters=only)
 
 
-@study_app.command("sweep")
+@_study_command("sweep")
 def sweep_cmd(
-    from_run: str = FromRunOpt,
-    spec: Path = SpecOpt,
-    split: str = SplitOpt,
-    memory: str = MemoryOpt,
+    *,
+    source: dict[str, Any],
     sizes: str = typer.Option(
         "0,2,4,8", "--sizes", help="Example counts x, comma-separated (0 = zero-shot)."
     ),
@@ -152,38 +130,18 @@ def sweep_cmd(
     balance: str = typer.Option(
         None, "--balance", help="label: equal shares per correct label in each draw."
     ),
-    max_prompt_tokens: int = BudgetOpt,
-    name: str = NameOpt,
-    alpha: float = AlphaOpt,
+    run: dict[str, Any],
     project: Path = ProjectOpt,
 ) -> None:
     """ICL_x sweep: x examples drawn from memory, R draws per size, each compared with x = 0."""
-    from allure.audits import parse_sizes, sweep
+    from allure.audits import sweep
     from allure.errors import StudyError
 
     if balance not in (None, "label"):
         raise StudyError(
             f"--balance {balance!r} is not known", where="option --balance", fix="use --balance label"
         )
-    _check_split(split)
-    chosen = parse_sizes(sizes)
-    with _arm_bars() as bars:
-        study = sweep(
-            project,
-            from_run=from_run,
-            spec=spec,
-            split=split,  # type: ignore[arg-type]
-            memory=memory,
-            sizes=chosen,
-            repeats=repeats,
-            balance=balance,  # type: ignore[arg-type]
-            max_prompt_tokens=max_prompt_tokens,
-            name=name,
-            alpha=alpha,
-            say=say,
-            arm_progress=bars,
-        )
-    _summary(study)
+    _run_study(sweep, project, source, run, sizes=sizes, repeats=repeats, balance=balance)
 
 
 @study_app.command("list")

@@ -412,28 +412,25 @@ def _guess_labels(g: Guess, rows: list[dict[str, Any]]) -> None:
         return
     values = _values(rows, source)
     lists = [v for v in values if isinstance(v, list)]
-    if gold and lists and all(_is_number(x) for v in lists for x in v):
-        numbers = [sum(map(float, v)) / len(v) for v in lists if v]
-        g.columns.pop("gold_label")
-        lo, hi = min(numbers), max(numbers)
-        g.gold_score = {"column": gold, "threshold": round((lo + hi) / 2, 3), "labels": [0, 1]}
-        g.notes["gold_score"] = (
-            f"column '{gold}' holds lists of numbers ({lo:g} to {hi:g}); their mean below the threshold is 0 "
-            "(incorrect), at or above it 1: check the threshold (SummEval: 2.5)"
-        )
-        g.label_set, g.positive_label = [0, 1], 1
-        return
     distinct = list(dict.fromkeys(_as_label(v) for v in values if not isinstance(v, list | dict)))
     numeric = [v for v in values if _is_number(v)]
     fractional = any(not float(str(v)).is_integer() for v in numeric)
-    if gold and numeric and len(numeric) == len(values) and (fractional or len(distinct) > 10):
-        nums = [float(str(v)) for v in numeric]
-        lo, hi = min(nums), max(nums)
+    if gold and lists and all(_is_number(x) for v in lists for x in v):
+        scores = [sum(map(float, v)) / len(v) for v in lists if v]
+        what = "holds lists of numbers ({lo:g} to {hi:g}); their mean below the threshold is 0"
+        hint = " (SummEval: 2.5)"
+    elif gold and numeric and len(numeric) == len(values) and (fractional or len(distinct) > 10):
+        scores = [float(str(v)) for v in numeric]
+        what = f"is numeric ({{lo:g}} to {{hi:g}}, {len(set(scores))} values); below the threshold is 0"
+        hint = ""
+    else:
+        scores = []
+    if gold and scores:
+        lo, hi = min(scores), max(scores)
         g.columns.pop("gold_label")
         g.gold_score = {"column": gold, "threshold": round((lo + hi) / 2, 3), "labels": [0, 1]}
         g.notes["gold_score"] = (
-            f"column '{gold}' is numeric ({lo:g} to {hi:g}, {len(set(nums))} values); below the threshold is 0 "
-            "(incorrect), at or above it 1: check the threshold"
+            f"column '{gold}' {what.format(lo=lo, hi=hi)} (incorrect), at or above it 1: check the threshold{hint}"
         )
         g.label_set, g.positive_label = [0, 1], 1
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ def load_items(
     Steps: read every row (JSONL, gzip JSONL, JSON, CSV, Parquet or CogEval), map it to an :class:`Item`,
     check ids are unique, drop responses longer than ``max_response_chars``, then keep a
     seeded sample of ``limit`` items stratified by problem type. The result keeps file order.
+    With a ``limit``, only the sampled rows are mapped to items (and so checked beyond their id,
+    problem type, task and response): a bad label on a row outside the sample is not reported.
 
     Args:
         spec: The ``[dataset]`` table.
@@ -60,38 +63,45 @@ def load_items(
     if kind == "csv":
         _check_csv_header(path, spec.columns, spec.gold_score.column if spec.gold_score else None)
 
-    items: list[Item] = []
-    first: dict[str, int] = {}
     cogeval = spec.format == "cogeval"
-    for lineno, row in rows:
+
+    def build(row: dict[str, Any], lineno: int) -> Item:
         where = f"{path}:{lineno}"
-        if not items and spec.format == "auto" and kind == "jsonl":
-            # a CogEval-shaped first row selects the CogEval mapping, unless columns were mapped
-            cogeval = is_cogeval_row(row) and spec.columns == ColumnMap()
         if cogeval:
-            item = item_from_cogeval_row(
+            return item_from_cogeval_row(
                 row, where=where, label_set=label_set, gold_separator=spec.gold_separator
             )
-        else:
-            item = _item_from_row(row, lineno, where=where, spec=spec, label_set=label_set, synonyms=synonyms)
-        if item.id in first:
+        return _item_from_row(row, lineno, where=where, spec=spec, label_set=label_set, synonyms=synonyms)
+
+    # With a ``limit``, a row is only read for what the sample needs (id, problem type, task,
+    # response length); the items are built for the sampled rows alone.
+    entries: list[Item | _Pending] = []
+    first: dict[str, int] = {}
+    for lineno, row in rows:
+        if not first and spec.format == "auto" and kind == "jsonl":
+            # a CogEval-shaped first row selects the CogEval mapping, unless columns were mapped
+            cogeval = is_cogeval_row(row) and spec.columns == ColumnMap()
+        entry = (
+            _pending(row, lineno, spec.columns, cogeval=cogeval) if spec.limit is not None else None
+        ) or build(row, lineno)
+        if entry.id in first:
             raise DatasetError(
-                f"duplicate id {item.id!r} (first on line {first[item.id]})",
+                f"duplicate id {entry.id!r} (first on line {first[entry.id]})",
                 where=f"{path}:{lineno}, field 'id'",
                 fix="make ids unique, or unmap [dataset.columns] id to use line numbers as ids",
             )
-        first[item.id] = lineno
-        items.append(item)
-    if not items:
+        first[entry.id] = lineno
+        entries.append(entry)
+    if not entries:
         raise DatasetError(
             "the dataset has no rows",
             where=str(path),
             fix="point [dataset] path at a file with at least one row (CSV: a header and one data row)",
         )
     if spec.max_response_chars is not None:
-        shortest = min(len(i.response) for i in items)
-        items = [i for i in items if len(i.response) <= spec.max_response_chars]
-        if not items:
+        shortest = min(_chars(e) for e in entries)
+        entries = [e for e in entries if _chars(e) <= spec.max_response_chars]
+        if not entries:
             raise DatasetError(
                 f"no rows left after max_response_chars = {spec.max_response_chars} "
                 f"(the shortest response has {shortest} characters)",
@@ -99,8 +109,45 @@ def load_items(
                 fix="raise [dataset] max_response_chars or remove it",
             )
     if spec.limit is not None:
-        items = stratified_sample(items, spec.limit, seed=spec.seed, by_task=spec.sample_by == "task")
-    return items
+        entries = stratified_sample(entries, spec.limit, seed=spec.seed, by_task=spec.sample_by == "task")
+    return [e if isinstance(e, Item) else build(e.row, e.lineno) for e in entries]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A row not yet mapped to an item: what sampling reads of it, and the row itself."""
+
+    lineno: int
+    id: str
+    problem_type: str
+    task: str
+    response_chars: int
+    row: dict[str, Any]
+
+
+def _chars(entry: Item | _Pending) -> int:
+    return len(entry.response) if isinstance(entry, Item) else entry.response_chars
+
+
+def _pending(row: dict[str, Any], lineno: int, cols: ColumnMap, *, cogeval: bool) -> _Pending | None:
+    """The sampling fields of ``row``; ``None`` when any is missing or empty (building the item
+    then reports the problem with its fix)."""
+    try:
+        if cogeval:
+            if is_empty(row["path"]):
+                return None
+            item_id, ptype, task, response = row["path"], row["task"], row["test_question"], row["response"]
+        else:
+            raw_id = column_value(row, cols.id) if cols.id else f"line-{lineno}"
+            if is_empty(raw_id):
+                return None
+            item_id = as_text(raw_id).strip()
+            ptype = column_value(row, cols.problem_type) if cols.problem_type else ""
+            task = column_value(row, cols.task) if cols.task else ""
+            response = column_value(row, cols.response)
+    except (KeyError, TypeError):
+        return None
+    return _Pending(lineno, as_text(item_id), as_text(ptype), as_text(task), len(as_text(response)), row)
 
 
 def _check_csv_header(path: Path, columns: ColumnMap, score: str | None = None) -> None:

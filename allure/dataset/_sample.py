@@ -5,8 +5,22 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from allure.models import Item, Split
+
+
+class Stratum(Protocol):
+    """What the sampler reads of an item: its problem type and its task text."""
+
+    @property
+    def problem_type(self) -> str: ...
+
+    @property
+    def task(self) -> str: ...
+
+
+S = TypeVar("S", bound=Stratum)
 
 
 def allocate(sizes: dict[str, int], total: int) -> dict[str, int]:
@@ -38,16 +52,14 @@ def allocate(sizes: dict[str, int], total: int) -> dict[str, int]:
     return alloc
 
 
-def stratified_sample(
-    items: Sequence[Item], limit: int, *, seed: int = 0, by_task: bool = False
-) -> list[Item]:
+def stratified_sample(items: Sequence[S], limit: int, *, seed: int = 0, by_task: bool = False) -> list[S]:
     """At most ``limit`` items, drawn per problem type in proportion to its share.
 
     The draw within each stratum is ``random.Random(seed)``-driven, so the same items,
     limit and seed always give the same sample. The sample keeps the input order.
 
     Args:
-        items: The items to sample from.
+        items: The items to sample from (anything with ``problem_type`` and ``task``).
         limit: How many to keep (all are kept when there are no more than this).
         seed: Random seed.
         by_task: Draw whole tasks instead of single items: within a stratum, the items that

@@ -5,21 +5,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from langchain_core.language_models.chat_models import BaseChatModel
-
 from allure.config import label_pattern_for, replay_source
-from allure.evaluator._chat import ReplayChatModel, build_openai_model
 from allure.evaluator._runner import Evaluator
 from allure.evaluator._tokens import TokenCounter
 from allure.labels import label_list
-from allure.models import Item
+from allure.models import Item, stable_hash
 from allure.prompts import PromptSet, load_prompt_set
 from allure.store import RunStore
 
 if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
+
     from allure.config import AuditSpec
+    from allure.evaluator.local import LocalServerSettings
 
 
 def _recorded_outputs(items: list[Item], prompts: PromptSet) -> dict[str, str]:
@@ -32,6 +33,20 @@ def _recorded_outputs(items: list[Item], prompts: PromptSet) -> dict[str, str]:
         elif it.recorded_label is not None:
             out[it.id] = prompts.assistant.format(label=it.recorded_label)
     return out
+
+
+def _saved_counts(store: RunStore, settings: LocalServerSettings) -> Path:
+    """The file of the embedded model's token counts in the project (named after the model file's identity)."""
+    from allure.evaluator.local import BUILTIN_MODELS
+
+    builtin = BUILTIN_MODELS.get(settings.model)
+    if builtin is not None:
+        ident = builtin.sha256
+    else:
+        path = Path(settings.model)
+        st = path.stat() if path.is_file() else None
+        ident = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}" if st else str(path.resolve())
+    return store.path.parent / "token-counts" / f"{stable_hash(ident, length=24)}.json"
 
 
 @contextmanager
@@ -58,7 +73,11 @@ def open_evaluator(
         max_retries=ev.max_retries,
         retry_backoff_s=ev.retry_backoff_s,
     )
+    # The chat models (LangChain, the OpenAI client) are imported only where one is built: an
+    # embedded evaluator started lazily and answered from the run store never imports them.
     if ev.kind == "replay":
+        from allure.evaluator._chat import ReplayChatModel
+
         outputs = _recorded_outputs(items, prompts)
         model = ReplayChatModel(recorded=outputs)
         recorded = {it.id: it.recorded_label for it in items if it.recorded_label is not None}
@@ -73,6 +92,8 @@ def open_evaluator(
         )
         return
     if ev.kind == "openai":
+        from allure.evaluator._chat import build_openai_model
+
         chat = build_openai_model(
             model=ev.model,
             base_url=ev.base_url,
@@ -111,6 +132,8 @@ def open_evaluator(
     deterministic = ev.local.deterministic
 
     def connect() -> BaseChatModel:
+        from allure.evaluator._chat import build_openai_model
+
         server.start()
         return build_openai_model(
             model=server.model_name,
@@ -140,7 +163,7 @@ def open_evaluator(
             params=params,
             revive=server.revive,
             max_prompt_tokens=budget,
-            token_counter=TokenCounter(lambda: server.start().root_url),
+            token_counter=TokenCounter(lambda: server.start().root_url, saved=_saved_counts(store, settings)),
             **common,  # type: ignore[arg-type]
         )
         evaluator.server = server

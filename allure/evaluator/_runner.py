@@ -21,15 +21,10 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import openai
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from typing import TYPE_CHECKING, Any
 
 from allure._fault import fault_point
 from allure.errors import EvaluatorError
-from allure.evaluator._http import close_sessions
 from allure.evaluator._parse import prob_positive
 from allure.evaluator._redact import redact
 from allure.evaluator._tokens import TokenCounter, byte_bound
@@ -37,6 +32,10 @@ from allure.labels import Label, LabelParser, LabelVocabulary
 from allure.models import IclExample, Item, Verdict, stable_hash
 from allure.prompts import PromptSet
 from allure.store import RunStore
+
+if TYPE_CHECKING:  # the OpenAI client and LangChain's chat models are imported only when a call is sent
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
 
 ProgressFn = Callable[[int, int], None]
 """Called with (done, total) as items are labelled."""
@@ -46,13 +45,6 @@ ExamplesFor = Callable[[Item], list[IclExample]]
 
 AnswerKey = Callable[[Item], Any]
 """What an item's answer depends on besides its prompt (replay: the item's recorded output)."""
-
-_RETRYABLE = (
-    openai.APIConnectionError,
-    openai.APITimeoutError,
-    openai.InternalServerError,
-    openai.RateLimitError,
-)
 
 
 @dataclass
@@ -195,7 +187,9 @@ class Evaluator:
         stored calls."""
 
     def close(self) -> None:
-        """Close the evaluator's event loop (its passes run on one loop; see :meth:`evaluate`)."""
+        """Save new token counts and close the evaluator's event loop (its passes run on one loop)."""
+        if self.token_counter is not None:
+            self.token_counter.save()
         if self._loop is not None and not self._loop.is_closed():
             self._loop.close()
 
@@ -320,6 +314,15 @@ class Evaluator:
         )
 
     async def _call(self, job: _Job, stats: EvalStats) -> Verdict:
+        import openai
+
+        retryable = (
+            openai.APIConnectionError,
+            openai.APITimeoutError,
+            openai.InternalServerError,
+            openai.RateLimitError,
+            TimeoutError,
+        )
         attempt = 0
         unparsed_left = self.retry_unparsed
         extra: dict[str, Any] = {}
@@ -331,7 +334,7 @@ class Evaluator:
                 msg = await asyncio.wait_for(
                     self.chat_model.ainvoke(job.messages, **extra), timeout=self.timeout_s + 5
                 )
-            except (*_RETRYABLE, TimeoutError) as exc:
+            except retryable as exc:
                 latency = time.perf_counter() - t0
                 if attempt >= self.max_retries:
                     return self._error_verdict(
@@ -575,5 +578,7 @@ class Evaluator:
         finally:
             writing.cancel()
             flush()  # what was answered before an error or a cancel is kept
+            from allure.evaluator._http import close_sessions
+
             await close_sessions()  # the connections belong to this pass's event loop
         return counter["done"]

@@ -6,7 +6,7 @@ here is idempotent (items and candidates by id, memory by example id, calls by p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
@@ -19,6 +19,9 @@ from allure.memory import build_candidates, sample_candidates
 from allure.metrics import SplitMetrics
 from allure.models import Item, ReviewDecision, Verdict
 from allure.report import write_run_report
+
+if TYPE_CHECKING:
+    from allure.evaluator import EvalResult
 
 COMMIT_CHUNK = 1000
 """Approved examples embedded and written to memory at a time."""
@@ -51,27 +54,24 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     ctx.store.record_memory_version(run_id, it, version.content_hash, version.ids)
     position: dict[str, Any] | None = None
     with open_evaluator(ctx.spec, ctx.store, items) as ev:
-        result = ev.evaluate(
-            run_id,
-            it,
-            items,
-            lambda item: memory.retrieve(item, policy),
-            progress=ctx.eval_progress,
-            claim_token=ctx.lease_token,
-        )
+
+        def evaluate(batch: list[Item]) -> EvalResult:
+            return ev.evaluate(
+                run_id,
+                it,
+                batch,
+                lambda item: memory.retrieve(item, policy),
+                progress=ctx.eval_progress,
+                claim_token=ctx.lease_token,
+            )
+
+        result = evaluate(items)
         if _swaps(ctx, ev.prompts.pairwise, items):
             from allure.metrics import position_consistency
 
             swapped = [swapped_item(x) for x in items]
             ctx.say(f"iteration {it}: evaluating {len(swapped)} items with the two responses swapped")
-            again = ev.evaluate(
-                run_id,
-                it,
-                swapped,
-                lambda item: memory.retrieve(item, policy),
-                progress=ctx.eval_progress,
-                claim_token=ctx.lease_token,
-            )
+            again = evaluate(swapped)
             labels = ctx.spec.label_set
             position = position_consistency(
                 [v.label if (v := result.verdicts.get(x.id)) else None for x in items],
@@ -214,13 +214,15 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
         extract=GoldCheck(ctx.spec.gold_check).extract,
     )
     in_memory = set(ctx.memory.version().ids)
-    cands = [c for c in mistakes if c.id not in in_memory]
+    fresh = [c for c in mistakes if c.id not in in_memory]
+    cands = fresh
     if ctx.spec.loop.max_candidates is not None:
-        cands = sample_candidates(cands, ctx.spec.loop.max_candidates, ctx.spec.loop.seed + it)
+        cands = sample_candidates(fresh, ctx.spec.loop.max_candidates, ctx.spec.loop.seed + it)
     new = ctx.store.add_candidates(run_id, it, cands)
+    capped = f", {len(fresh) - len(cands)} left out by max_candidates" if len(cands) < len(fresh) else ""
     ctx.say(
         f"iteration {it}: {len(mistakes)} mistakes on the audit split "
-        f"({len(mistakes) - len(cands)} already corrected in memory), {new} new candidates"
+        f"({len(mistakes) - len(fresh)} already corrected in memory{capped}), {new} new candidates"
     )
     return {"proposed": new}
 

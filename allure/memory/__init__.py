@@ -4,7 +4,8 @@
   version, retrieve by :class:`RetrievalPolicy`, similar.
 - :func:`embed`: all-MiniLM-L6-v2 embeddings from its PyPI package (loaded lazily).
 - :func:`build_candidates`, :func:`sample_candidates`: an evaluator's mistakes as candidate ICL examples.
-- :func:`cluster_memory`, :func:`tsne_map`: HDBSCAN (or KMeans) clusters vs failure modes; the t-SNE map.
+- :func:`cluster_memory`, :func:`cached_clusters`, :func:`tsne_map`: HDBSCAN (or KMeans) clusters vs
+  failure modes (cached per content hash); the t-SNE map.
 - :func:`export_jsonl`, :func:`import_jsonl`: JSONL round trip.
 - :class:`ChromaServer`: start a shared Chroma server process.
 """
@@ -20,7 +21,9 @@ if TYPE_CHECKING:
     from allure.memory._client import DEFAULT_LOCATION, is_url, resolve_location
     from allure.memory._clusters import (
         ClusterMethod,
+        ClusterOptions,
         ClusterReport,
+        cached_clusters,
         cluster_embeddings,
         cluster_memory,
         hdbscan_min_cluster_size,
@@ -43,6 +46,7 @@ _WHERE = {
     "Balance": "_policy",
     "ChromaServer": "_server",
     "ClusterMethod": "_clusters",
+    "ClusterOptions": "_clusters",
     "ClusterReport": "_clusters",
     "DEFAULT_COLLECTION": "_store",
     "EpisodicMemory": "_store",
@@ -51,6 +55,7 @@ _WHERE = {
     "MiniLMEmbeddingFunction": "_embed",
     "RetrievalKind": "_policy",
     "RetrievalPolicy": "_policy",
+    "cached_clusters": "_clusters",
     "cluster_embeddings": "_clusters",
     "cluster_memory": "_clusters",
     "hdbscan_min_cluster_size": "_clusters",
@@ -73,6 +78,7 @@ __all__ = [
     "Balance",
     "ChromaServer",
     "ClusterMethod",
+    "ClusterOptions",
     "ClusterReport",
     "EpisodicMemory",
     "MemoryStats",
@@ -81,6 +87,7 @@ __all__ = [
     "RetrievalKind",
     "RetrievalPolicy",
     "build_candidates",
+    "cached_clusters",
     "cluster_embeddings",
     "cluster_memory",
     "content_hash",

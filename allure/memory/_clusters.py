@@ -13,15 +13,17 @@ failure mode and by cluster.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 import numpy as np
 from pydantic import BaseModel
 
-from allure.errors import MemoryStoreError
-from allure.memory._store import EpisodicMemory
-from allure.models import FAILURE_MODES
+from allure._io import atomic_write_bytes
+from allure.errors import MemoryStoreError, OutputError
+from allure.memory._store import EpisodicMemory, content_hash
+from allure.models import FAILURE_MODES, stable_hash, utcnow
 
 ClusterMethod = Literal["hdbscan", "kmeans"]
 """``hdbscan``: density clusters, as many as the data holds, outliers left as noise; ``kmeans``: a
@@ -53,6 +55,12 @@ class ClusterReport(BaseModel):
     """Cluster -> failure mode -> count (``-1``: noise)."""
     problem_types_by_cluster: dict[int, dict[str, int]] = {}
     """Cluster -> problem type -> count (``-1``: noise)."""
+    content_hash: str = ""
+    """The content hash of the memory that was clustered (``""`` for bare embeddings)."""
+    computed_at: str = ""
+    """When the clusters were computed (UTC, ISO 8601; ``""`` for bare embeddings)."""
+    cached: bool = False
+    """True when this report was read from the cluster cache rather than computed now."""
 
 
 def hdbscan_min_cluster_size(n: int) -> int:
@@ -177,28 +185,89 @@ def cluster_embeddings(
     )
 
 
+class ClusterOptions(TypedDict, total=False):
+    """The keyword options of :func:`cluster_embeddings` (see there for their meaning and defaults)."""
+
+    method: ClusterMethod
+    n_clusters: int | None
+    k_range: tuple[int, int]
+    min_cluster_size: int | None
+    random_state: int
+
+
+CACHE_DIR = "allure-clusters"
+"""Folder inside a local memory's directory that holds its cached cluster reports."""
+CACHE_KEEP = 8
+"""Cached reports kept per memory (the most recent; older ones are removed when one is written)."""
+
+
+def _cache_file(memory: EpisodicMemory, content: str, options: ClusterOptions) -> Path | None:
+    """Where the report for ``content`` and ``options`` is cached (``None`` for a memory on a server)."""
+    if memory.is_remote:
+        return None
+    o = options
+    params = {
+        "algorithm": 1,  # bump when cluster_embeddings changes: older cached reports are then ignored
+        "method": "kmeans" if o.get("n_clusters") is not None else o.get("method", "hdbscan"),
+        "n_clusters": o.get("n_clusters"),
+        "k_range": list(o.get("k_range", (2, 10))),
+        "min_cluster_size": o.get("min_cluster_size"),
+        "random_state": o.get("random_state", 0),
+    }
+    key = stable_hash(content, memory.collection_name, params, length=24)
+    return Path(memory.location) / CACHE_DIR / f"{key}.json"
+
+
+def cached_clusters(
+    memory: EpisodicMemory, *, content: str | None = None, **options: Unpack[ClusterOptions]
+) -> ClusterReport | None:
+    """The cached :func:`cluster_memory` report for the memory's current content and these
+    ``options``, or ``None`` when there is none (reads the examples, not the embeddings).
+
+    ``content`` is the memory's content hash when the caller has just computed it.
+    """
+    path = _cache_file(memory, content or content_hash(memory.refresh()), options)
+    if path is None or not path.is_file():
+        return None
+    try:
+        report = ClusterReport.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):  # an unreadable or foreign cache file: compute again
+        return None
+    return report.model_copy(update={"cached": True})
+
+
 def cluster_memory(
-    memory: EpisodicMemory,
-    *,
-    method: ClusterMethod = "hdbscan",
-    n_clusters: int | None = None,
-    k_range: tuple[int, int] = (2, 10),
-    min_cluster_size: int | None = None,
-    random_state: int = 0,
+    memory: EpisodicMemory, *, use_cache: bool = True, **options: Unpack[ClusterOptions]
 ) -> ClusterReport:
-    """:func:`cluster_embeddings` over the memory's stored embeddings."""
+    """:func:`cluster_embeddings` over the memory's stored embeddings, with its keyword ``options``.
+
+    The report of a local memory is cached in its directory (:data:`CACHE_DIR`), keyed by the
+    memory's content hash and the options: an unchanged memory is clustered once, and any
+    change to its examples computes the clusters again. ``use_cache=False`` always computes
+    (and refreshes the cache).
+    """
+    if use_cache:
+        hit = cached_clusters(memory, **options)
+        if hit is not None:
+            return hit
     examples, matrix = memory.embeddings()
-    return cluster_embeddings(
+    content = content_hash(examples)  # of what is clustered (the memory may have changed meanwhile)
+    path = _cache_file(memory, content, options)
+    report = cluster_embeddings(
         [ex.id for ex in examples],
         matrix,
         [ex.failure_mode for ex in examples],
         problem_types=[ex.problem_type for ex in examples],
-        method=method,
-        n_clusters=n_clusters,
-        k_range=k_range,
-        min_cluster_size=min_cluster_size,
-        random_state=random_state,
-    )
+        **options,
+    ).model_copy(update={"content_hash": content, "computed_at": utcnow()})
+    if path is not None:
+        # a read-only memory folder: the report is right, only not cached
+        with suppress(OSError, OutputError):
+            atomic_write_bytes(path, report.model_dump_json().encode("utf-8"))
+            older = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for stale in older[CACHE_KEEP:]:  # reports of earlier contents and parameters
+                stale.unlink(missing_ok=True)
+    return report
 
 
 def tsne_perplexity(n: int) -> float:

@@ -13,10 +13,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import TracebackType
 
 import httpx
 
+from allure._service import Service
 from allure.errors import MemoryStoreError
 
 
@@ -42,7 +42,7 @@ def chroma_executable() -> str:
     return found
 
 
-class ChromaServer:
+class ChromaServer(Service[str]):
     """A ``chroma run`` process serving ``path`` on ``host:port`` (a free port by default)."""
 
     def __init__(
@@ -114,11 +114,3 @@ class ChromaServer:
     def running(self) -> bool:
         """True while the process is alive."""
         return self._proc is not None and self._proc.poll() is None
-
-    def __enter__(self) -> str:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

@@ -33,9 +33,9 @@ class MemoryStats(BaseModel):
         return [m for m in FAILURE_MODES if m != "other" and self.by_mode.get(m, 0) == 0]
 
 
-def memory_stats(memory: EpisodicMemory) -> MemoryStats:
-    """Count the memory's examples (reloads the snapshot)."""
-    examples = memory.refresh()
+def memory_stats(memory: EpisodicMemory, *, reload: bool = True) -> MemoryStats:
+    """Count the memory's examples (reloads the snapshot unless ``reload`` is False)."""
+    examples = memory.refresh() if reload else memory.all()
     modes = Counter(ex.failure_mode for ex in examples)
     return MemoryStats(
         size=len(examples),

@@ -15,18 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from allure.errors import MemoryStoreError
 from allure.memory._client import is_url, open_client, resolve_location
-from allure.memory._embed import EMBEDDING_DIM, MiniLMEmbeddingFunction, embed
 from allure.memory._policy import RetrievalPolicy, cap, select_examples, stable_order
+from allure.memory._sqlite import read_examples_json
 from allure.models import IclExample, Item
 
 DEFAULT_COLLECTION = "icl_examples"
 """The collection name allure uses unless told otherwise."""
 
 _BATCH = 5000  # Chroma refuses batches above 5,461
+_EXAMPLES = TypeAdapter(list[IclExample])
 
 
 class MemoryVersion(BaseModel):
@@ -70,6 +71,44 @@ def content_hash(examples: Iterable[IclExample]) -> str:
     return h.hexdigest()[:16]
 
 
+def embed(texts: list[str]) -> np.ndarray:
+    """:func:`allure.memory.embed` (imported on first use: it imports chromadb and the model)."""
+    from allure.memory._embed import embed as embed_texts
+
+    return embed_texts(texts)
+
+
+def _open_collection(location: str, collection: str, *, create: bool) -> tuple[Any, Any]:
+    """The Chroma client and collection at ``location`` (its vector index checked readable)."""
+    from allure.memory._embed import MiniLMEmbeddingFunction
+
+    client = open_client(location, create=create)
+    ef = MiniLMEmbeddingFunction()
+    try:
+        if create:
+            col = client.get_or_create_collection(
+                collection, embedding_function=ef, configuration={"hnsw": {"space": "cosine"}}
+            )
+        else:
+            col = client.get_collection(collection, embedding_function=ef)
+    except Exception as exc:  # chromadb raises NotFoundError/ValueError/InternalError variants
+        raise MemoryStoreError(
+            f"cannot open collection {collection!r} ({type(exc).__name__}: {exc})",
+            where=str(location),
+            fix="check the collection name, or create the memory first",
+        ) from exc
+    try:
+        col.count()  # reads the vector index: a missing or corrupt segment fails here, not mid-run
+    except Exception as exc:  # chromadb.errors.InternalError (and variants) from the Rust bindings
+        raise MemoryStoreError(
+            f"the memory's index is missing or corrupt ({type(exc).__name__}: {str(exc)[:200]})",
+            where=str(location),
+            fix="check it with `allure doctor`, and rebuild the index from the stored examples with "
+            "`allure doctor --rebuild-memory`",
+        ) from exc
+    return client, col
+
+
 class EpisodicMemory:
     """A handle on one memory collection. Open with :meth:`EpisodicMemory.open`.
 
@@ -79,10 +118,14 @@ class EpisodicMemory:
     :meth:`refresh` (call one of them when another process may have written).
     """
 
-    def __init__(self, client: Any, collection: Any, location: str) -> None:
+    def __init__(
+        self, client: Any, collection: Any, location: str, *, name: str = DEFAULT_COLLECTION
+    ) -> None:
         self._client = client
-        self._col = collection
+        self._col_obj = collection
+        """The Chroma collection; ``None`` until first needed for a memory opened with ``lazy``."""
         self.location = location
+        self.collection_name = collection.name if collection is not None else name
         self._snapshot: list[IclExample] | None = None
         self._by_id: dict[str, IclExample] = {}
         self._mode_counts: Counter[str] = Counter()
@@ -90,7 +133,12 @@ class EpisodicMemory:
 
     @classmethod
     def open(
-        cls, location: str, *, collection: str = DEFAULT_COLLECTION, create: bool = True
+        cls,
+        location: str,
+        *,
+        collection: str = DEFAULT_COLLECTION,
+        create: bool = True,
+        lazy: bool = False,
     ) -> EpisodicMemory:
         """Open (or create) the memory at ``location``.
 
@@ -98,34 +146,21 @@ class EpisodicMemory:
             location: A directory (embedded Chroma) or ``http://host:port`` (a Chroma server).
             collection: The collection name (3-512 characters).
             create: Create the store and collection when missing; else a missing one is an error.
+            lazy: For an existing local store: read the examples from its SQLite file (see
+                :func:`~allure.memory._sqlite.read_examples_json`) and open Chroma only when an
+                operation needs it (a write, a vector query, the embeddings), so reads of the
+                examples, :meth:`version` and the non-similarity policies never import chromadb.
 
         Raises:
             MemoryStoreError: The location is missing, corrupt or unreachable, or the collection is absent.
         """
-        client = open_client(str(location), create=create)
-        ef = MiniLMEmbeddingFunction()
-        try:
-            if create:
-                col = client.get_or_create_collection(
-                    collection, embedding_function=ef, configuration={"hnsw": {"space": "cosine"}}
-                )
-            else:
-                col = client.get_collection(collection, embedding_function=ef)
-        except Exception as exc:  # chromadb raises NotFoundError/ValueError/InternalError variants
-            raise MemoryStoreError(
-                f"cannot open collection {collection!r} ({type(exc).__name__}: {exc})",
-                where=str(location),
-                fix="check the collection name, or create the memory first",
-            ) from exc
-        try:
-            col.count()  # reads the vector index: a missing or corrupt segment fails here, not mid-run
-        except Exception as exc:  # chromadb.errors.InternalError (and variants) from the Rust bindings
-            raise MemoryStoreError(
-                f"the memory's index is missing or corrupt ({type(exc).__name__}: {str(exc)[:200]})",
-                where=str(location),
-                fix="check it with `allure doctor`, and rebuild the index from the stored examples with "
-                "`allure doctor --rebuild-memory`",
-            ) from exc
+        if lazy and not is_url(str(location)):
+            rows = read_examples_json(location, collection)
+            if rows is not None:
+                memory = cls(None, None, str(location), name=collection)
+                memory._load(rows)
+                return memory
+        client, col = _open_collection(str(location), collection, create=create)
         return cls(client, col, str(location))
 
     @classmethod
@@ -136,9 +171,12 @@ class EpisodicMemory:
         project_dir: str | Path,
         collection: str = DEFAULT_COLLECTION,
         create: bool = True,
+        lazy: bool = False,
     ) -> EpisodicMemory:
         """:meth:`open` the memory at ``location`` as a project names it (see :func:`resolve_location`)."""
-        return cls.open(resolve_location(location, project_dir), collection=collection, create=create)
+        return cls.open(
+            resolve_location(location, project_dir), collection=collection, create=create, lazy=lazy
+        )
 
     @property
     def is_remote(self) -> bool:
@@ -209,12 +247,32 @@ class EpisodicMemory:
                 fix="the collection was not written by allure; delete the record or use another collection",
             ) from exc
 
+    @property
+    def _col(self) -> Any:
+        """The Chroma collection, opened now when the memory was opened ``lazy``."""
+        if self._col_obj is None:
+            self._client, self._col_obj = _open_collection(self.location, self.collection_name, create=False)
+        return self._col_obj
+
     def refresh(self) -> list[IclExample]:
-        """Reload the snapshot from Chroma and return it (sorted by id)."""
+        """Reload the snapshot from the store and return it (sorted by id)."""
+        rows = read_examples_json(self.location, self.collection_name) if self._col_obj is None else None
+        if rows is not None:
+            return self._load(rows)
         res = self._col.get(include=["metadatas"])
-        examples = [
-            self._parse(rid, meta) for rid, meta in zip(res["ids"], res["metadatas"] or [], strict=False)
-        ]
+        return self._load(
+            [
+                (rid, str((meta or {}).get("example_json", "")))
+                for rid, meta in zip(res["ids"], res["metadatas"] or [], strict=False)
+            ]
+        )
+
+    def _load(self, rows: list[tuple[str, str]]) -> list[IclExample]:
+        """Make ``(id, example_json)`` rows the snapshot (sorted by id)."""
+        try:  # one validation of a JSON array: much faster than one call per row
+            examples = _EXAMPLES.validate_json("[" + ",".join(js or "null" for _, js in rows) + "]")
+        except ValidationError:  # name the bad record
+            examples = [self._parse(rid, {"example_json": js}) for rid, js in rows]
         examples.sort(key=lambda ex: ex.id)
         self._snapshot = examples
         self._by_id = {ex.id: ex for ex in examples}
@@ -260,6 +318,8 @@ class EpisodicMemory:
         )
         examples = [self._parse(rid, meta) for rid, meta, _ in rows]
         if not rows:
+            from allure.memory._embed import EMBEDDING_DIM
+
             return [], np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
         matrix = np.asarray([emb for _, _, emb in rows], dtype=np.float32).reshape(len(rows), -1)
         return examples, matrix
@@ -365,4 +425,4 @@ class EpisodicMemory:
         return out
 
     def __repr__(self) -> str:
-        return f"EpisodicMemory({self.location!r}, collection={self._col.name!r})"
+        return f"EpisodicMemory({self.location!r}, collection={self.collection_name!r})"

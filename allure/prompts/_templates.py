@@ -5,12 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
+from string import Formatter
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder, PromptTemplate
 
 from allure.errors import SpecError
 from allure.models import IclExample, Item
+
+if TYPE_CHECKING:
+    from langchain_core.prompts import ChatPromptTemplate
 
 _FILES = ("system.txt", "user.txt", "assistant.txt")
 
@@ -72,6 +76,8 @@ class PromptSet:
 
     def chat_template(self) -> ChatPromptTemplate:
         """System turn, then the ICL pairs, then the item's user turn."""
+        from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
         return ChatPromptTemplate.from_messages(
             [("system", self.system), MessagesPlaceholder("examples"), ("human", self.user)]
         )
@@ -98,6 +104,19 @@ class PromptSet:
             *self.example_messages(examples),
             HumanMessage(self.user.format(**self.fields(item))),
         ]
+
+
+def placeholders(text: str) -> set[str]:
+    """The placeholders of an f-string template, as LangChain's ``PromptTemplate`` reads them.
+
+    Raises:
+        ValueError: unbalanced braces, or a placeholder with attribute or index access.
+    """
+    names = {name for _, name, _, _ in Formatter().parse(text) if name is not None}
+    bad = sorted(n for n in names if "." in n or "[" in n or "]" in n)
+    if bad:
+        raise ValueError(f"placeholders with attribute or index access are not allowed: {bad}")
+    return names
 
 
 def load_prompt_set(name_or_path: str) -> PromptSet:
@@ -142,7 +161,7 @@ def load_prompt_set(name_or_path: str) -> PromptSet:
     }
     for fname, text in texts.items():
         try:
-            names = set(PromptTemplate.from_template(text).input_variables)
+            names = placeholders(text)
         except (ValueError, KeyError) as exc:
             raise SpecError(
                 f"template does not parse: {exc}", where=str(folder / fname), fix="escape braces as {{ }}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from rich.text import Text
 from textual import on
@@ -18,16 +18,26 @@ from textual.widgets import Footer, Header, Static
 from allure.decisions import default_reviewer
 from allure.errors import AllureError
 from allure.labels import Label
-from allure.models import FailureMode, IclExample, ReviewDecisionKind
+from allure.models import IclExample, ReviewDecisionKind
 from allure.store import RunStore
 from allure.tui._keys import HELP, REVIEW_ACTIONS, REVIEW_BINDINGS
 from allure.tui._queue import QueueFilter, ReviewQueue, review_round
 from allure.tui._similar import SimilarFn, SimilarLookup, SimilarRows
 from allure.tui._text import visible
-from allure.tui.screens.modals import CommentInput, FilterPicker, HelpScreen, ModePicker, ResumeOffer
+from allure.tui.screens.modals import (
+    CommentInput,
+    EditDialog,
+    FilterPicker,
+    HelpScreen,
+    ModePicker,
+    ResumeOffer,
+)
 from allure.tui.screens.resume import ResumeFn, ResumeScreen
 from allure.tui.widgets.candidate_view import CandidateView
 from allure.tui.widgets.queue_table import QUEUE_HEADER, QueueTable
+
+_V = TypeVar("_V")
+"""What an edit dialog returns (a failure mode, a comment)."""
 
 
 class ReviewApp(App[None]):
@@ -186,29 +196,28 @@ class ReviewApp(App[None]):
         if self._guard(self.queue.cycle_label):
             self._edited()
 
-    def action_pick_mode(self) -> None:
-        """Choose the failure mode in a dialog."""
+    def _edit_in_dialog(
+        self, dialog: Callable[[IclExample], EditDialog[_V]], apply: Callable[[str, _V], None]
+    ) -> None:
+        """Open ``dialog`` on the current candidate as shown; ``apply(id, value)`` to what it returns
+        (nothing when it is cancelled)."""
         if self._current is None:
             return
         cid = self._current
 
-        def chosen(mode: FailureMode | None) -> None:
-            if mode is not None and self._guard(lambda c: self.queue.set_failure_mode(cid, mode)):
+        def done(value: _V | None) -> None:
+            if value is not None and self._guard(lambda c: apply(cid, value)):
                 self._edited()
 
-        self.push_screen(ModePicker(self.queue.shown(cid)[0].failure_mode), chosen)
+        self.push_screen(dialog(self.queue.shown(cid)[0]), done)
+
+    def action_pick_mode(self) -> None:
+        """Choose the failure mode in a dialog."""
+        self._edit_in_dialog(lambda ex: ModePicker(ex.failure_mode), self.queue.set_failure_mode)
 
     def action_comment(self) -> None:
         """Write a comment in a dialog."""
-        if self._current is None:
-            return
-        cid = self._current
-
-        def written(text: str | None) -> None:
-            if text is not None and self._guard(lambda c: self.queue.set_comment(cid, text)):
-                self._edited()
-
-        self.push_screen(CommentInput(self.queue.shown(cid)[0].comment), written)
+        self._edit_in_dialog(lambda ex: CommentInput(ex.comment), self.queue.set_comment)
 
     def action_undo(self) -> None:
         """Undo this session's last decision and go back to that candidate."""

@@ -6,7 +6,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from allure.dataset import ColumnMap, DatasetSpec, allocate, load_items, stratified_sample
+from allure.errors import DatasetError
 from allure.models import Item
 
 
@@ -73,3 +76,49 @@ def test_sample_by_task_takes_whole_tasks_largest_first() -> None:
     # x's quota (10 * 10/16 -> 6): t1 whole (5), then one of t3; y's quota 4: u2 whole
     assert tasks["t1"] == 5 and tasks["t3"] == 1 and tasks["u2"] == 4 and len(tasks) == 3
     assert [i.id for i in a] == [i.id for i in pool if i in a]  # input order kept
+
+
+def _rows(path: Path, bad_line: int | None = None) -> None:
+    with path.open("w") as fh:
+        for i in range(60):
+            label = "maybe" if i + 1 == bad_line else i % 2
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"r{i}",
+                        "q": f"task {i % 7}",
+                        "a": "x" * (i % 13),
+                        "kind": "ab"[i % 3 == 0],
+                        "y": label,
+                    }
+                )
+                + "\n"
+            )
+
+
+def test_a_limit_builds_the_same_items_as_sampling_them_all(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    _rows(data)
+    cols = ColumnMap(id="id", task="q", response="a", problem_type="kind", gold_label="y")
+    for by in ("item", "task"):
+        everything = load_items(DatasetSpec(path=str(data), columns=cols, max_response_chars=10))
+        limited = load_items(
+            DatasetSpec(path=str(data), columns=cols, max_response_chars=10, limit=12, seed=5, sample_by=by)
+        )
+        assert limited == stratified_sample(everything, 12, seed=5, by_task=by == "task")
+        assert len(limited) == 12
+
+
+def test_a_limit_maps_only_the_sampled_rows(tmp_path: Path) -> None:
+    """A bad label outside the sample is not read; inside it, it is reported with its line."""
+    data = tmp_path / "d.jsonl"
+    cols = ColumnMap(id="id", task="q", response="a", problem_type="kind", gold_label="y")
+    spec = DatasetSpec(path=str(data), columns=cols, limit=5, seed=1)
+    _rows(data)
+    sample = load_items(spec)
+    chosen = {int(it.id[1:]) + 1 for it in sample}  # line numbers of the sampled rows
+    _rows(data, bad_line=next(n for n in range(1, 61) if n not in chosen))
+    assert load_items(spec) == sample
+    _rows(data, bad_line=min(chosen))
+    with pytest.raises(DatasetError, match=rf"d.jsonl:{min(chosen)}, field 'y'"):
+        load_items(spec)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -80,3 +82,28 @@ def test_token_counter_estimates_without_a_server() -> None:
     c = TokenCounter(None)
     assert c.method.startswith("estimate") and c.count("abcdefg") == 3  # ceil(7 / 3)
     assert TokenCounter("http://127.0.0.1:9/v1", timeout_s=0.5).method.startswith("estimate")  # nothing there
+
+
+def test_saved_token_counts_spare_the_server(tmp_path: Path) -> None:
+    from tests.conftest import start_scripted_server
+
+    saved = tmp_path / "token-counts" / "model.json"
+    srv = start_scripted_server(tmp_path)
+    try:
+        first = TokenCounter(lambda: srv.base_url, saved=saved)
+        assert first.count("one two three") == 3 and first.method == "server /tokenize"
+        first.save()
+    finally:
+        srv.stop()
+    assert len(json.loads(saved.read_text())) == 1
+
+    def no_server() -> str:
+        raise AssertionError("the server was asked for a count it had given before")
+
+    again = TokenCounter(no_server, saved=saved)
+    assert again.count("one two three") == 3 and again.method == "server /tokenize"
+    assert TokenCounter(None, saved=saved).count("four five six seven") == math.ceil(
+        19 / 3
+    )  # new text: estimated
+    again.save()  # nothing new: the file is left as it is
+    assert len(json.loads(saved.read_text())) == 1

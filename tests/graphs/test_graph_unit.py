@@ -51,7 +51,7 @@ def test_split_is_stratified_seeded_and_disjoint() -> None:
 
 
 def _replay_run(
-    tmp_path: Path, auto: bool, max_iterations: int, **loop: Any
+    tmp_path: Path, auto: bool, max_iterations: int, lines: list[str] | None = None, **loop: Any
 ) -> tuple[Any, RunStore, AuditContext, str, Any]:
     write_dataset(tmp_path / "items.jsonl")
     spec = parse_spec(
@@ -76,13 +76,30 @@ def _replay_run(
     store = RunStore(tmp_path / "s.db")
     rid = store.create_run(spec.model_dump(mode="json"))
     ctx = AuditContext(
-        spec=spec, store=store, memory=FakeMemory(), project_dir=tmp_path, run_dir=tmp_path / "run"
+        spec=spec,
+        store=store,
+        memory=FakeMemory(),
+        project_dir=tmp_path,
+        run_dir=tmp_path / "run",
+        progress=None if lines is None else lines.append,
     )
     graph = build_graph().compile(checkpointer=InMemorySaver())
     out = graph.invoke(
         {"run_id": rid, "iteration": 0, "history": []}, {"configurable": {"thread_id": rid}}, context=ctx
     )
     return out, store, ctx, rid, graph
+
+
+def test_the_status_line_tells_capped_candidates_from_corrected_ones(tmp_path: Path) -> None:
+    lines: list[str] = []
+    _, store, _, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=1, lines=lines, max_candidates=1)
+    (line,) = [x for x in lines if "mistakes on the audit split" in x]
+    mistakes = int(line.split(": ", 1)[1].split(" mistakes")[0])
+    assert mistakes > 1 and len(store.candidates(rid)) == 1
+    assert (
+        f"(0 already corrected in memory, {mistakes - 1} left out by max_candidates), 1 new candidates"
+        in line
+    )
 
 
 def test_last_pass_auto_approved_candidates_enter_memory(tmp_path: Path) -> None:

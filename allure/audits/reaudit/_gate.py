@@ -17,7 +17,7 @@ baseline are listed with the failure mode of their response.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -61,6 +61,11 @@ class GateCheck(BaseModel):
     """McNemar's exact p (Holm-adjusted for problem types); None when there is no baseline."""
     message: str = ""
     """One line saying why it passed or failed."""
+
+
+def _metric_check(kind: CheckKind, metric: str, **figures: Any) -> GateCheck:
+    """The check ``KIND METRIC`` (``min accuracy``, ``max_drop f1``) with its ``figures``."""
+    return GateCheck(name=f"{kind} {metric}", kind=kind, metric=metric, **figures)
 
 
 class Flip(BaseModel):
@@ -161,10 +166,9 @@ def evaluate_gate(
         v = metric_value(metrics, name)
         ok = v is not None and v >= minimum
         checks.append(
-            GateCheck(
-                name=f"min {name}",
-                kind="min",
-                metric=name,
+            _metric_check(
+                "min",
+                name,
                 passed=ok,
                 value=v,
                 threshold=minimum,
@@ -184,10 +188,9 @@ def evaluate_gate(
     if baseline_labels is None:
         for name, allowed in gate.max_drop.items():
             checks.append(
-                GateCheck(
-                    name=f"max_drop {name}",
-                    kind="max_drop",
-                    metric=name,
+                _metric_check(
+                    "max_drop",
+                    name,
                     passed=True,
                     threshold=allowed,
                     message="no baseline yet: this re-audit becomes the baseline if it passes",
@@ -211,19 +214,15 @@ def evaluate_gate(
             if drop is not None and drop > allowed and not significant:
                 why += f" (not significant at n = {test.n}, alpha {gate.alpha})"
             checks.append(
-                GateCheck(
-                    name=f"max_drop {name}",
-                    kind="max_drop",
-                    metric=name,
+                _metric_check(
+                    "max_drop",
+                    name,
                     passed=ok,
                     value=v,
                     baseline_value=bv,
                     threshold=allowed,
-                    n=test.n,
-                    b=test.b,
-                    c=test.c,
-                    p_value=test.p_value,
                     message=why,
+                    **test.model_dump(),  # n, b, c and p_value, as the check reports them
                 )
             )
         check = GoldCheck(gold_check)

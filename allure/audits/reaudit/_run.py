@@ -86,7 +86,9 @@ def _memory(spec: AuditSpec, project: Path) -> tuple[Any, str, int]:
     loc = resolve_location(spec.memory.location, project)
     if not is_url(loc) and not Path(loc).exists():
         return _EmptyMemory(), content_hash([]), 0
-    memory = EpisodicMemory.open(loc, collection=spec.memory.collection)
+    # lazy: the examples (and so the content hash and the non-similarity policies) come from the
+    # store's SQLite file; chromadb is imported only if a similarity policy needs a vector query.
+    memory = EpisodicMemory.open(loc, collection=spec.memory.collection, lazy=True)
     version = memory.version()
     return memory, version.content_hash, version.size
 
@@ -232,7 +234,10 @@ def _locked(
             result = ev.evaluate(
                 rid, 1, items, lambda item: memory.retrieve(item, policy), progress=eval_progress
             )
-            started = ev.connected and spec.evaluator.kind != "replay"
+            # started to answer a call, or only to count a prompt's tokens: either way it ran
+            started = spec.evaluator.kind != "replay" and (
+                ev.connected or bool(getattr(ev.server, "started", False))
+            )
     except EvaluatorUnavailableError:
         raise
     except EvaluatorError as exc:

@@ -24,12 +24,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, Field
 
+from allure._service import Service
 from allure.errors import EvaluatorError
 from allure.evaluator.local import _serve_child
 from allure.evaluator.local._model_files import BUILTIN_MODELS, DEFAULT_MODEL, ensure_model
@@ -110,7 +111,7 @@ def _track(server: LocalServer, live: bool) -> None:
         _PREVIOUS_SIGTERM = None
 
 
-class LocalServer:
+class LocalServer(Service["LocalServer"]):
     """The embedded evaluator's llama.cpp server, used as a context manager.
 
     Example:
@@ -129,6 +130,8 @@ class LocalServer:
         self._revive_lock = threading.Lock()
         self.restarts = 0
         """How often :meth:`revive` restarted a server process that had died."""
+        self.started = False
+        """Whether :meth:`start` ever launched the server process (to answer calls or count tokens)."""
 
     @property
     def running(self) -> bool:
@@ -184,6 +187,7 @@ class LocalServer:
             update={"log_path": log_name, "port": self._port}
         )
         _track(self, True)
+        self.started = True
         try:
             with os.fdopen(fd, "wb") as log:
                 self._proc = subprocess.Popen(
@@ -243,14 +247,6 @@ class LocalServer:
             self._log_path = None
         self._url = None
         _track(self, False)
-
-    def __enter__(self) -> LocalServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     def _require_url(self) -> str:
         if self._url is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 from rich.text import Text
 from textual import on
@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -21,21 +22,48 @@ from allure.tui._text import one_line
 CLEAR: Literal["clear"] = "clear"
 """What :class:`FilterPicker` returns when the auditor asks for every candidate again."""
 
+_R = TypeVar("_R")
+"""What a dialog returns when it is not cancelled."""
 
-class ModePicker(ModalScreen[FailureMode | None]):
-    """Pick a failure mode; ``None`` when cancelled."""
+
+class _Dialog(ModalScreen[_R | None]):
+    """A titled dialog around one widget; esc closes it with ``None``."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    PROMPT = ""
+    """The title line (what the keys do)."""
 
-    def __init__(self, current: FailureMode) -> None:
+    def body(self) -> Widget:
+        """The widget under the title."""
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        """The title, then the body."""
+        with Vertical(classes="dialog"):
+            yield Static(self.PROMPT, classes="dialog-title")
+            yield self.body()
+
+    def action_cancel(self) -> None:
+        """Close without a change."""
+        self.dismiss(None)
+
+
+class EditDialog(_Dialog[_R]):
+    """A dialog that edits one value, ``current`` when it opens."""
+
+    def __init__(self, current: _R) -> None:
         super().__init__()
         self.current = current
 
-    def compose(self) -> ComposeResult:
+
+class ModePicker(EditDialog[FailureMode]):
+    """Pick a failure mode; ``None`` when cancelled."""
+
+    PROMPT = "Failure mode (enter: choose, esc: cancel)"
+
+    def body(self) -> Widget:
         """A list of the modes."""
-        with Vertical(classes="dialog"):
-            yield Static("Failure mode (enter: choose, esc: cancel)", classes="dialog-title")
-            yield OptionList(*[Option(Text(m), id=m) for m in FAILURE_MODES], id="modes")
+        return OptionList(*[Option(Text(m), id=m) for m in FAILURE_MODES], id="modes")
 
     def on_mount(self) -> None:
         """Highlight the current mode."""
@@ -48,39 +76,25 @@ class ModePicker(ModalScreen[FailureMode | None]):
         mode = FAILURE_MODES[event.option_index]
         self.dismiss(mode)
 
-    def action_cancel(self) -> None:
-        """Close without a change."""
-        self.dismiss(None)
 
-
-class CommentInput(ModalScreen[str | None]):
+class CommentInput(EditDialog[str]):
     """Type a comment; ``None`` when cancelled."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    PROMPT = "Comment (enter: save, esc: cancel)"
 
-    def __init__(self, current: str) -> None:
-        super().__init__()
-        self.current = current
-
-    def compose(self) -> ComposeResult:
+    def body(self) -> Widget:
         """One input line."""
-        with Vertical(classes="dialog"):
-            yield Static("Comment (enter: save, esc: cancel)", classes="dialog-title")
-            yield Input(value=self.current, id="comment", placeholder="why approve or reject?")
+        return Input(value=self.current, id="comment", placeholder="why approve or reject?")
 
     @on(Input.Submitted, "#comment")
     def _submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)
 
-    def action_cancel(self) -> None:
-        """Close without a change."""
-        self.dismiss(None)
 
-
-class FilterPicker(ModalScreen[QueueFilter | Literal["clear"] | None]):
+class FilterPicker(_Dialog[QueueFilter | Literal["clear"]]):
     """Filter the queue by failure mode, problem type or generator."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    PROMPT = "Filter (enter: choose, esc: cancel)"
     _NAMES: dict[FilterField, str] = {
         "failure_mode": "mode",
         "problem_type": "type",
@@ -91,7 +105,7 @@ class FilterPicker(ModalScreen[QueueFilter | Literal["clear"] | None]):
         super().__init__()
         self.values = list(values)
 
-    def compose(self) -> ComposeResult:
+    def body(self) -> Widget:
         """The values, grouped by field, after an "all" entry."""
         options = [Option(Text("all candidates (clear the filter)"), id="clear")]
         for k, (fld, value, n) in enumerate(self.values):
@@ -99,9 +113,7 @@ class FilterPicker(ModalScreen[QueueFilter | Literal["clear"] | None]):
             label.append_text(one_line(value or "(empty)", 40))
             label.append(f"  ({n})", style="dim")
             options.append(Option(label, id=f"v{k}"))
-        with Vertical(classes="dialog"):
-            yield Static("Filter (enter: choose, esc: cancel)", classes="dialog-title")
-            yield OptionList(*options, id="filters")
+        return OptionList(*options, id="filters")
 
     def on_mount(self) -> None:
         """Focus the list."""
@@ -114,10 +126,6 @@ class FilterPicker(ModalScreen[QueueFilter | Literal["clear"] | None]):
             return
         fld, value, _ = self.values[event.option_index - 1]
         self.dismiss(QueueFilter(fld, value))
-
-    def action_cancel(self) -> None:
-        """Close without a change."""
-        self.dismiss(None)
 
 
 class HelpScreen(ModalScreen[None]):
