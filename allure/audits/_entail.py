@@ -97,7 +97,8 @@ def ask_evaluator(
     sample: int | None = None,
     free_text: bool = False,
 ) -> dict[str, Verdict]:
-    """Label ``items`` with ``spec``'s evaluator as a run of its own (``run_id``), every call stored and cached.
+    """Label ``items`` with ``spec``'s evaluator as a run of its own (``run_id``, listed with the studies),
+    every call stored and cached.
 
     ``sample``: a sample index (see :attr:`allure.evaluator.Evaluator.sample`). ``free_text``: the
     answer is read from the raw output, so an answer without a label is not asked again.
@@ -115,7 +116,10 @@ def ask_evaluator(
             e.sample = sample
             if free_text:
                 e.retry_unparsed = 0
-            return e.evaluate(run_id, 1 if sample is None else 1 + sample, items, lambda _: []).verdicts
+            verdicts = e.evaluate(run_id, 1 if sample is None else 1 + sample, items, lambda _: []).verdicts
+        # listed with the studies (hidden from `allure runs`), not as an audit run left running
+        store.update_run(run_id, status="done", info={"kind": "study", "study_kind": "helper"})
+        return verdicts
     finally:
         store.close()
 
