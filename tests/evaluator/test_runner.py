@@ -118,6 +118,26 @@ def test_cache_means_no_second_call(tmp_path: Path) -> None:
     assert store.call_count() == 8
 
 
+def test_each_sample_of_a_prompt_is_a_call_of_its_own(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "a.db")
+    ev = _evaluator(FakeListChatModel(responses=["score: 1", "score: 1", "score: 0", "score: 0"]), store)
+    items = _items(2)
+    ev.sample = 0
+    first = ev.evaluate("r", 1, items, lambda it: [])
+    ev.sample = 1
+    second = ev.evaluate("r", 2, items, lambda it: [])
+    assert first.stats.calls == second.stats.calls == 2
+    assert {v.label for v in first.verdicts.values()} == {1} and {
+        v.label for v in second.verdicts.values()
+    } == {0}
+    again = _evaluator(FakeListChatModel(responses=[]), store)  # would raise if called
+    again.sample = 1
+    assert again.evaluate("r", 3, items, lambda it: []).stats.cache_hits == 2
+    assert {v.prompt_hash for v in first.verdicts.values()}.isdisjoint(
+        v.prompt_hash for v in second.verdicts.values()
+    )
+
+
 def test_unparsed_is_recorded_not_coerced(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "a.db")
     model = FakeListChatModel(responses=["maybe?", "maybe?", "score: 1", "score: 1", "score: 1", "score: 1"])
