@@ -32,12 +32,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from langchain_core.prompts import PromptTemplate
-
 from allure._io import atomic_write_bytes
 from allure.errors import SpecError
 from allure.models import stable_hash
-from allure.prompts._templates import PromptSet, load_prompt_set
+from allure.prompts._templates import PromptSet, load_prompt_set, placeholders
 
 REPHRASED_FILES = ("system.txt", "user.txt", "example_user.txt")
 """The files a rephrasing may change (``assistant.txt`` never changes)."""
@@ -163,7 +161,7 @@ def label_instructions(texts: dict[str, str], labels: Sequence[object]) -> dict[
 
 def _placeholders(text: str, where: str) -> set[str]:
     try:
-        return set(PromptTemplate.from_template(text).input_variables)
+        return placeholders(text)
     except (ValueError, KeyError) as exc:
         raise SpecError(f"template does not parse: {exc}", where=where, fix="escape braces as {{ }}") from exc
 
