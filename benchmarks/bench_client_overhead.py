@@ -87,13 +87,18 @@ def write_dataset(path: Path, n: int) -> None:
     from allure.dataset import demo_spec, load_items
 
     base = load_items(demo_spec())
+    seen: set[tuple[str, str]] = set()  # the demo repeats some (task, response) pairs: every prompt differs
     with path.open("w", encoding="utf-8") as fh:
         for i in range(n):
             it = base[i % len(base)]
+            response = it.response
+            if i >= len(base) or (it.task, response) in seen:
+                response = f"{response}\n(variant {i})"
+            seen.add((it.task, response))
             row = {
                 "id": f"{it.id}-{i}",
                 "task": it.task,
-                "response": it.response if i < len(base) else f"{it.response}\n(variant {i // len(base)})",
+                "response": response,
                 "gold": it.gold_answers,
                 "problem_type": it.problem_type,
                 "generator": it.generator,
