@@ -10,9 +10,6 @@ judges entailment (the server answers yes for two equal texts), or a tiny NLI mo
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,10 +17,10 @@ import pytest
 from allure.audits import consistency_study, load_study, nli_entailment
 from allure.errors import StudyError
 from allure.memory import EpisodicMemory
+from tests.audits.study_cli import run_cli as _cli
 from tests.conftest import start_scripted_server, write_spec
 from tests.memory.memory_examples import make_example
 
-ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 VARY_ON = r"path to room 4\d\?"
 
 
@@ -39,17 +36,6 @@ def _spec(tmp: Path, base_url: str) -> Path:
         [make_example(n, mode="keywords", response=f"Room 1, Room {n}", correct_label=0) for n in range(3)]
     )
     return spec
-
-
-def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args, "--project", str(tmp / "proj")],
-        cwd=tmp,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _tiny_nli(folder: Path) -> Path:

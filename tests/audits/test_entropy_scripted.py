@@ -9,9 +9,6 @@ R = 1); a re-run sends nothing.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +16,10 @@ import pytest
 
 from allure.audits import cluster_samples, entropy_study, load_study
 from allure.memory import EpisodicMemory
+from tests.audits.study_cli import run_cli as _cli
 from tests.conftest import start_scripted_server, write_spec
 from tests.memory.memory_examples import make_example
 
-ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1"}
 VARY_ON = r"path to room 4\d\?"
 
 
@@ -32,17 +29,6 @@ def _spec(tmp: Path, base_url: str) -> Path:
         [make_example(n, mode="keywords", response=f"Room 1, Room {n}", correct_label=0) for n in range(3)]
     )
     return spec
-
-
-def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args, "--project", str(tmp / "proj")],
-        cwd=tmp,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_entropy_finds_the_items_whose_samples_disagree(tmp_path: Path) -> None:

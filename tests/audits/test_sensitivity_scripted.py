@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,10 +16,10 @@ import pytest
 from allure.audits import load_study, reproducibility, sensitivity_study
 from allure.memory import EpisodicMemory
 from allure.prompts import SYNONYMS, load_prompt_set, rule_rephrasings
+from tests.audits.study_cli import run_cli as _cli
 from tests.conftest import start_scripted_server, write_spec
 from tests.memory.memory_examples import make_example
 
-ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1"}
 WORSE_ON = r"path to room 4\d\?"
 
 
@@ -100,17 +97,6 @@ def test_sensitivity_finds_the_rephrasing_and_the_items_it_flips(tmp_path: Path)
         assert sorted(p.name for p in (proj / ".allure" / "studies").iterdir()) == before
     finally:
         srv.stop()
-
-
-def _cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args, "--project", str(tmp / "proj")],
-        cwd=tmp,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_a_rephrasing_that_lost_a_placeholder_is_refused_before_anything_is_written(tmp_path: Path) -> None:

@@ -1,0 +1,23 @@
+"""Running ``allure`` as a subprocess in a test's folder, as the scripted-server study tests do."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+"""The scripted server's key variable set, and nothing fetched from a model hub."""
+
+
+def run_cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``allure ARGS --project TMP/proj`` run in ``tmp``; its exit status and output."""
+    return subprocess.run(
+        [sys.executable, "-m", "allure.cli.main", *args, "--project", str(tmp / "proj")],
+        cwd=tmp,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
