@@ -163,7 +163,7 @@ def request_bodies(spec_path: Path) -> list[bytes]:
         logprobs=ev.logprobs,
         timeout_s=ev.timeout_s,
     )
-    return [json.dumps(chat._get_request_payload(prompts.render(it, []))).encode() for it in items]
+    return [json.dumps(chat.request_body(prompts.render(it, []))).encode() for it in items]
 
 
 # -- (a) the raw clients --------------------------------------------------------------------------------
@@ -309,13 +309,16 @@ def _timed(coro_fn: Any) -> tuple[float, float]:
 
 
 def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]:
-    """The same calls through each layer of allure's evaluator path, in this process, one after another.
+    """The same calls through each client layer, in this process, one after another.
 
-    Returns ``(layer, calls/s, CPU ms per call)`` rows: raw aiohttp; the OpenAI SDK on allure's
-    HTTP client; LangChain's ``ChatOpenAI.ainvoke`` as allure builds it; allure's ``Evaluator``
-    (prompts, cache lookup, parsing, store writes) with a fresh store.
+    Returns ``(layer, calls/s, CPU ms per call)`` rows: raw aiohttp; the OpenAI SDK as it comes
+    (``AsyncOpenAI``, its own httpx client); LangChain's ``ChatOpenAI.ainvoke`` (which allure used
+    before; skipped when ``langchain-openai`` is not installed); allure's chat model
+    (``OpenAICompatibleChat.ainvoke``); allure's ``Evaluator`` (prompts, cache lookup, parsing,
+    store writes on top of its chat model) with a fresh store.
     """
     import aiohttp
+    import openai
 
     from allure.config import load_spec
     from allure.dataset import load_items
@@ -338,7 +341,7 @@ def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]
             max_connections=conc,
         )  # fmt: skip
 
-    payloads = [chat()._get_request_payload(m) for m in messages]
+    payloads = [chat().request_body(m) for m in messages]
     bodies = [json.dumps(p).encode() for p in payloads]
     url = f"{ev.base_url}/chat/completions"
     rows = []
@@ -354,15 +357,30 @@ def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]
             await _pool(conc, bodies, call)
 
     async def sdk() -> None:
-        client = chat().root_async_client  # the AsyncOpenAI client on allure's HTTP client
+        client = openai.AsyncOpenAI(
+            base_url=ev.base_url, api_key="bench", max_retries=0, timeout=ev.timeout_s
+        )
 
         async def call(payload: dict[str, Any]) -> None:
             await client.chat.completions.create(**payload)
 
         await _pool(conc, payloads, call)
-        await close_sessions()
+        await client.close()
 
-    async def langchain() -> None:
+    async def chat_openai() -> None:
+        from langchain_openai import ChatOpenAI
+
+        model = ChatOpenAI(
+            model=ev.model, base_url=ev.base_url, api_key="bench", temperature=ev.temperature,  # type: ignore[arg-type]
+            max_tokens=ev.max_tokens, seed=ev.seed, logprobs=ev.logprobs, top_logprobs=5, max_retries=0,  # type: ignore[call-arg]
+        )  # fmt: skip
+
+        async def call(msgs: Any) -> None:
+            await model.ainvoke(msgs)
+
+        await _pool(conc, messages, call)
+
+    async def ours() -> None:
         model = chat()
 
         async def call(msgs: Any) -> None:
@@ -371,12 +389,18 @@ def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]
         await _pool(conc, messages, call)
         await close_sessions()
 
-    for name, fn in (
+    steps = [
         ("raw aiohttp (json.loads of the reply)", raw_aiohttp),
         ("OpenAI SDK chat.completions.create", sdk),
-        ("LangChain ChatOpenAI.ainvoke", langchain),
-    ):
-        wall, cpu = _timed(fn)
+        ("LangChain ChatOpenAI.ainvoke (not used)", chat_openai),
+        ("allure OpenAICompatibleChat.ainvoke", ours),
+    ]
+    for name, fn in steps:
+        try:
+            wall, cpu = _timed(fn)
+        except ImportError as exc:
+            print(f"  ({name}: skipped, {exc})")
+            continue
         rows.append((name, n / wall, 1000 * cpu / n))
 
     store = RunStore(tmp / f"layers-{time.time_ns()}.db")
@@ -540,7 +564,7 @@ def main() -> int:
                 conc = int(cases[0][0])
                 spec = write_spec(tmp / "profile", data, server.base_url, conc)
                 print(f"\nwhere the time goes: {n_prof} calls per layer, concurrency {conc}, 0 ms; {_load()}")
-                print(f"  {'layer (each includes the ones above)':<46} {'calls/s':>8} {'CPU ms/call':>12}")
+                print(f"  {'layer':<46} {'calls/s':>8} {'CPU ms/call':>12}")
                 for name, rate, cpu_ms in layers(spec, n_prof, tmp):
                     print(f"  {name:<46} {rate:8.0f} {cpu_ms:12.3f}")
                 print(

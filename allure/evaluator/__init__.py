@@ -1,4 +1,4 @@
-"""The evaluator: every evaluator is a LangChain chat model (OpenAI-compatible, embedded local server, replay).
+"""The evaluator: every evaluator is a LangChain chat model (any OpenAI-compatible server, the embedded one, replay).
 
 Names are imported on first use, so that ``allure --help`` and ``allure.evaluator.local``
 do not pay for the OpenAI client and LangChain at start-up.
@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure.evaluator._chat import ReplayChatModel, build_openai_model
-    from allure.evaluator._http import AiohttpTransport, async_http_client, close_sessions
+    from allure.evaluator._chat import OpenAICompatibleChat, ReplayChatModel, build_openai_model
+    from allure.evaluator._http import ChatCompletionsClient, close_sessions
     from allure.evaluator._open import open_evaluator
     from allure.evaluator._parse import LabelParser, prob_positive
     from allure.evaluator._redact import REDACTED, redact
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
-    "AiohttpTransport": "_http",
-    "async_http_client": "_http",
+    "ChatCompletionsClient": "_http",
     "close_sessions": "_http",
+    "OpenAICompatibleChat": "_chat",
     "ReplayChatModel": "_chat",
     "build_openai_model": "_chat",
     "open_evaluator": "_open",
@@ -49,19 +49,19 @@ _WHERE = {
 }
 
 __all__ = [
-    "AiohttpTransport",
     "AnswerKey",
+    "ChatCompletionsClient",
     "EvalPlan",
     "EvalResult",
     "EvalStats",
     "Evaluator",
     "ExamplesFor",
     "LabelParser",
+    "OpenAICompatibleChat",
     "ProgressFn",
     "REDACTED",
     "ReplayChatModel",
     "TokenCounter",
-    "async_http_client",
     "build_openai_model",
     "close_sessions",
     "open_evaluator",

@@ -1,23 +1,28 @@
-"""The HTTP client under the evaluator's ``ChatOpenAI``: the OpenAI SDK's httpx client on an aiohttp transport.
+"""The evaluator's HTTP client for OpenAI-compatible ``/chat/completions``: aiohttp, one session per event loop.
 
-The SDK's default transport (an httpcore connection pool) scans its connections on every
-request; with tens of calls in flight that costs more CPU per call than a fast serving engine
-spends answering. aiohttp's connector hands out a pooled connection at constant cost. The
-transport keeps one aiohttp session per event loop (an evaluator pass runs in its own loop),
-reads every response in full (the evaluator never streams) and raises httpx's exceptions, so
-the SDK still turns timeouts into ``APITimeoutError`` and broken connections into
-``APIConnectionError``.
+allure sends one kind of request (a non-streaming chat completion) to servers that may answer
+thousands per second (vLLM, a hosted API). The OpenAI SDK under LangChain's ``ChatOpenAI`` cost
+about 3 ms of CPU per call on the benchmark machine and ``ChatOpenAI`` another 1.5 ms
+(``benchmarks/bench_client_overhead.py`` prints the per-layer profile); this client costs about
+0.3 ms. It keeps one aiohttp session per event loop (an evaluator pass runs in its own loop),
+reads every response in full, and raises the OpenAI SDK's exception classes, so retries,
+timeouts and the embedded server's revival behave as they did under the SDK: a refused or broken
+connection is ``APIConnectionError``, a slow reply ``APITimeoutError``, an HTTP error status the
+SDK's class for that status (``RateLimitError``, ``InternalServerError``, ``BadRequestError``, ...).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import urllib.request
 import weakref
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import openai
+import orjson
 
 if TYPE_CHECKING:
     import httpx2 as httpx
@@ -26,49 +31,91 @@ elif int(openai.__version__.split(".")[0]) >= 3:
 else:
     import httpx
 
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
-def _mapped(exc: BaseException) -> Exception:
-    """The httpx exception the OpenAI SDK expects for an aiohttp (or asyncio) failure."""
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return httpx.ConnectTimeout(str(exc) or "connect timed out")
-    if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError is one
-        return httpx.ReadTimeout(str(exc) or "read timed out")
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return httpx.ConnectError(str(exc))
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return httpx.ReadError(str(exc))
-    if isinstance(exc, aiohttp.ClientConnectionError):  # disconnected, reset
-        return httpx.RemoteProtocolError(str(exc))
-    if isinstance(exc, aiohttp.InvalidURL):
-        return httpx.UnsupportedProtocol(str(exc))
-    return httpx.TransportError(f"{type(exc).__name__}: {exc}")
+_STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
+    400: openai.BadRequestError,
+    401: openai.AuthenticationError,
+    403: openai.PermissionDeniedError,
+    404: openai.NotFoundError,
+    409: openai.ConflictError,
+    422: openai.UnprocessableEntityError,
+    429: openai.RateLimitError,
+}
 
 
-class AiohttpTransport(httpx.AsyncBaseTransport):
-    """An httpx transport that sends requests with aiohttp (HTTP/1.1, keep-alive, one session per loop).
+def _request(url: str) -> httpx.Request:
+    return httpx.Request("POST", url)
+
+
+def status_error(status: int, content: bytes, url: str) -> openai.APIStatusError:
+    """The OpenAI SDK's exception for an HTTP error ``status`` (its message: ``Error code: N - body``)."""
+    try:
+        body: Any = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        body = content.decode("utf-8", "replace")
+    err = body.get("error", body) if isinstance(body, dict) else body
+    cls = _STATUS_ERRORS.get(status) or (
+        openai.InternalServerError if status >= 500 else openai.APIStatusError
+    )
+    response = httpx.Response(status_code=status, content=content, request=_request(url))
+    return cls(f"Error code: {status} - {body}", response=response, body=err)
+
+
+def _mapped(exc: BaseException, url: str) -> openai.APIConnectionError:
+    """The SDK's exception for an aiohttp (or asyncio) failure: a timeout, else a connection error."""
+    if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError and ConnectionTimeoutError are ones
+        return openai.APITimeoutError(request=_request(url))
+    return openai.APIConnectionError(
+        message=f"Connection error: {type(exc).__name__}: {exc}", request=_request(url)
+    )
+
+
+class ChatCompletionsClient:
+    """POSTs chat-completion bodies to ``{base_url}/chat/completions`` and returns the parsed JSON reply.
 
     Args:
+        base_url: The server's OpenAI-compatible root (``.../v1``); ``None``: ``OPENAI_BASE_URL`` or OpenAI's.
+        api_key: Sent as ``Authorization: Bearer ...`` (never logged).
+        timeout_s: Seconds to connect, and seconds between bytes of the reply.
         max_connections: Open connections at most (per event loop).
         keepalive_s: How long an idle connection is kept.
     """
 
-    def __init__(self, *, max_connections: int = 100, keepalive_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        api_key: str,
+        timeout_s: float,
+        max_connections: int = 100,
+        keepalive_s: float = 30.0,
+    ) -> None:
+        root = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.url = f"{root}/chat/completions"
+        self.timeout_s = timeout_s
         self.max_connections = max(1, max_connections)
         self.keepalive_s = keepalive_s
+        self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+        org = os.environ.get("OPENAI_ORG_ID")
+        if org:
+            self._headers["OpenAI-Organization"] = org
+        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s)
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._proxies: dict[tuple[str, str], str | None] = {}
         _LIVE.add(self)
 
-    def _proxy(self, url: httpx.URL) -> str | None:
+    def _proxy(self, url: str) -> str | None:
         """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``NO_PROXY``, ...), looked up once per host.
 
         aiohttp's own ``trust_env`` would look it up (and read ``~/.netrc``) in a thread on every request.
         """
-        key = (url.scheme, url.host)
+        parts = urlsplit(url)
+        key = (parts.scheme, parts.hostname or "")
         if key not in self._proxies:
-            proxy = urllib.request.getproxies().get(url.scheme)
-            if proxy and urllib.request.proxy_bypass(url.host):
+            proxy = urllib.request.getproxies().get(parts.scheme)
+            if proxy and urllib.request.proxy_bypass(key[1]):
                 proxy = None
             self._proxies[key] = proxy
         return self._proxies[key]
@@ -77,39 +124,48 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         if self._session is None or self._loop is not loop or self._session.closed:
             # a session belongs to the loop it was made in; one left in a finished loop is dropped
             connector = aiohttp.TCPConnector(limit=self.max_connections, keepalive_timeout=self.keepalive_s)
-            self._session = aiohttp.ClientSession(connector=connector)
+            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
             self._loop = loop
         return self._session
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request``; the response body is read in full before it is returned."""
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Send one chat-completion ``body``; the reply's JSON object.
+
+        Raises:
+            openai.APITimeoutError: no connection, or no byte of the reply, within ``timeout_s``.
+            openai.APIConnectionError: refused, reset or broken connection; a reply that is not JSON.
+            openai.APIStatusError: the server answered an HTTP error (the SDK's subclass for its status).
+        """
         session = self._session_for(asyncio.get_running_loop())
-        timeout: dict[str, Any] = request.extensions.get("timeout", {})
-        body = request.content or None
         try:
-            async with session.request(
-                request.method,
-                str(request.url),
-                headers=request.headers.multi_items(),
-                data=body,
-                proxy=self._proxy(request.url),
+            async with session.post(
+                self.url,
+                data=orjson.dumps(body),
+                proxy=self._proxy(self.url),
                 allow_redirects=False,
-                auto_decompress=False,  # httpx decodes by Content-Encoding
-                compress=False,
-                timeout=aiohttp.ClientTimeout(
-                    sock_connect=timeout.get("connect"), sock_read=timeout.get("read")
-                ),
+                timeout=self._timeout,
             ) as resp:
                 content = await resp.read()
-                status, headers, reason = resp.status, resp.raw_headers, resp.reason
+                status = resp.status
         except (TimeoutError, aiohttp.ClientError) as exc:
-            raise _mapped(exc) from exc
-        extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
-        if reason:
-            extensions["reason_phrase"] = reason.encode()
-        return httpx.Response(
-            status_code=status, headers=headers, content=content, request=request, extensions=extensions
-        )
+            raise _mapped(exc, self.url) from exc
+        if status >= 400:
+            raise status_error(status, content, self.url)
+        try:
+            reply = orjson.loads(content)
+        except orjson.JSONDecodeError as exc:
+            raise openai.APIResponseValidationError(
+                response=httpx.Response(status_code=status, content=content, request=_request(self.url)),
+                body=content.decode("utf-8", "replace")[:500],
+                message=f"the server's reply is not JSON: {exc}",
+            ) from exc
+        if not isinstance(reply, dict):
+            raise openai.APIResponseValidationError(
+                response=httpx.Response(status_code=status, content=content, request=_request(self.url)),
+                body=reply,
+                message="the server's reply is not a JSON object",
+            )
+        return reply
 
     async def aclose(self) -> None:
         """Close the session (it must belong to the running loop)."""
@@ -118,22 +174,15 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._session = None
 
 
-_LIVE: weakref.WeakSet[AiohttpTransport] = weakref.WeakSet()
+_LIVE: weakref.WeakSet[ChatCompletionsClient] = weakref.WeakSet()
 
 
 async def close_sessions() -> None:
-    """Close the connections every :class:`AiohttpTransport` opened in the running event loop.
+    """Close the connections every :class:`ChatCompletionsClient` opened in the running event loop.
 
-    The transports stay usable: the next request in a loop opens a new session.
+    The clients stay usable: the next request in a loop opens a new session.
     """
     loop = asyncio.get_running_loop()
-    for transport in list(_LIVE):
-        if transport._loop is loop:
-            await transport.aclose()
-
-
-def async_http_client(*, timeout_s: float, max_connections: int) -> Any:
-    """An OpenAI SDK async httpx client (the SDK's defaults) on an :class:`AiohttpTransport`."""
-    return openai.DefaultAsyncHttpxClient(
-        transport=AiohttpTransport(max_connections=max_connections), timeout=timeout_s
-    )
+    for client in list(_LIVE):
+        if client._loop is loop:
+            await client.aclose()

@@ -328,12 +328,13 @@ class Evaluator:
         extra: dict[str, Any] = {}
         if self.sample is not None:
             extra["seed"] = int(self.params.get("seed") or 0) + self.sample
+        model = self.chat_model
+        # allure's own OpenAI-compatible model answers without LangChain's per-call callback machinery
+        ask = getattr(model, "acomplete", None) or model.ainvoke
         while True:
             t0 = time.perf_counter()
             try:
-                msg = await asyncio.wait_for(
-                    self.chat_model.ainvoke(job.messages, **extra), timeout=self.timeout_s + 5
-                )
+                msg = await asyncio.wait_for(ask(job.messages, **extra), timeout=self.timeout_s + 5)
             except retryable as exc:
                 latency = time.perf_counter() - t0
                 if attempt >= self.max_retries:

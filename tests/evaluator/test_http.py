@@ -1,4 +1,4 @@
-"""The evaluator's HTTP client (aiohttp under the OpenAI SDK) and the runner's batched store writes."""
+"""The evaluator's OpenAI-compatible chat model and HTTP client (aiohttp), and the runner's batched store writes."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import httpx
 import openai
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
-from allure.evaluator import AiohttpTransport, Evaluator, build_openai_model, close_sessions
+from allure.evaluator import ChatCompletionsClient, Evaluator, build_openai_model, close_sessions
 from allure.models import Item, Verdict
 from allure.prompts import load_prompt_set
 from allure.store import RunStore
@@ -109,10 +108,10 @@ def test_proxy_comes_from_the_environment_and_no_proxy_is_honoured(monkeypatch: 
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     monkeypatch.setenv("NO_PROXY", "internal.example")
-    t = AiohttpTransport()
-    assert t._proxy(httpx.URL("https://api.example/v1/chat/completions")) == "http://proxy.example:3128"
-    assert t._proxy(httpx.URL("https://internal.example/v1")) is None
-    assert t._proxy(httpx.URL("http://plain.example/v1")) is None  # no HTTP_PROXY set
+    t = ChatCompletionsClient(base_url="https://api.example/v1", api_key="k", timeout_s=1)
+    assert t._proxy("https://api.example/v1/chat/completions") == "http://proxy.example:3128"
+    assert t._proxy("https://internal.example/v1") is None
+    assert t._proxy("http://plain.example/v1") is None  # no HTTP_PROXY set
 
 
 class _CountingStore(RunStore):
@@ -138,3 +137,110 @@ def test_answers_that_arrive_together_are_stored_in_one_transaction(tmp_path: Pa
     assert len(store.batches) < 40  # batched: fewer transactions than calls
     assert max(store.batches) <= 8  # never more than the calls that were in flight together
     assert len(store.verdicts("r", 1)) == 40
+
+
+@pytest.mark.integration
+def test_sends_the_body_chat_openai_sends_and_reads_the_same_answer(tmp_path: Path) -> None:
+    """The evaluator's own chat model is a faster ChatOpenAI for plain completions: same request, same fields read."""
+    from langchain_core.messages import SystemMessage
+    from langchain_openai import ChatOpenAI
+
+    srv = start_scripted_server(tmp_path)
+    try:
+        msgs = [
+            SystemMessage("grade"),
+            HumanMessage("Answer: 1"),
+            AIMessage("score: 1"),
+            HumanMessage("Answer: 2"),
+        ]
+        reference = ChatOpenAI(
+            model="m",
+            base_url=srv.base_url,
+            api_key="k",  # type: ignore[arg-type]
+            temperature=0,
+            max_tokens=8,  # type: ignore[call-arg]
+            seed=3,
+            logprobs=True,
+            top_logprobs=5,
+            extra_body={"cache_prompt": True},
+            max_retries=0,
+        )
+        ours = build_openai_model(
+            model="m",
+            base_url=srv.base_url,
+            api_key_env="NONE",
+            api_key="k",
+            temperature=0,
+            max_tokens=8,
+            seed=3,
+            logprobs=True,
+            timeout_s=5,
+            extra_body={"cache_prompt": True},
+        )
+
+        async def both() -> tuple[Any, Any]:
+            try:
+                return await reference.ainvoke(msgs, seed=9), await ours.ainvoke(msgs, seed=9)
+            finally:
+                await close_sessions()
+
+        theirs, mine = asyncio.run(both())
+        sent = [r["body"] for r in srv.requests()]
+        assert len(sent) == 2 and sent[0] == sent[1]
+        assert sent[1]["seed"] == 9 and sent[1]["cache_prompt"] is True and sent[1]["top_logprobs"] == 5
+        assert mine.content == theirs.content
+        assert mine.usage_metadata["input_tokens"] == theirs.usage_metadata["input_tokens"] == 40
+        assert mine.usage_metadata["output_tokens"] == theirs.usage_metadata["output_tokens"]
+        strip = [
+            {k: v for k, v in t.items() if k != "bytes"}
+            for t in theirs.response_metadata["logprobs"]["content"]
+        ]
+        for tok in strip:
+            tok["top_logprobs"] = [{k: v for k, v in a.items() if k != "bytes"} for a in tok["top_logprobs"]]
+        assert mine.response_metadata["logprobs"]["content"] == strip
+        assert ours.invoke(msgs).content == mine.content  # the synchronous path, in its own event loop
+        assert len(srv.requests()) == 3
+    finally:
+        srv.stop()
+
+
+def test_http_error_statuses_become_the_sdks_exception_classes() -> None:
+    from allure.evaluator._http import status_error
+
+    url = "http://127.0.0.1:1/v1/chat/completions"
+    assert isinstance(
+        status_error(401, b'{"error": {"message": "bad key"}}', url), openai.AuthenticationError
+    )
+    limited = status_error(429, b'{"error": "slow down"}', url)
+    assert isinstance(limited, openai.RateLimitError) and "Error code: 429" in str(limited)
+    assert isinstance(status_error(503, b"<html>busy</html>", url), openai.InternalServerError)
+    odd = status_error(418, b"teapot", url)
+    assert type(odd) is openai.APIStatusError and odd.status_code == 418 and "teapot" in str(odd)
+
+
+def test_reply_fields_usage_cached_tokens_and_llama_timings() -> None:
+    from allure.evaluator._chat import _result
+
+    reply = {
+        "model": "m",
+        "choices": [
+            {"message": {"content": "score: 1"}, "finish_reason": "stop", "logprobs": {"content": []}}
+        ],
+        "usage": {
+            "prompt_tokens": 120,
+            "completion_tokens": 3,
+            "prompt_tokens_details": {"cached_tokens": 100},
+        },
+        "timings": {"cache_n": 100},
+    }
+    msg = _result(reply).generations[0].message
+    assert msg.content == "score: 1"
+    assert msg.usage_metadata == {
+        "input_tokens": 120,
+        "output_tokens": 3,
+        "total_tokens": 123,
+        "input_token_details": {"cache_read": 100},
+    }
+    assert msg.response_metadata["timings"] == {"cache_n": 100}
+    with pytest.raises(ValueError, match="no choices"):
+        _result({"error": "nothing"})
