@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import PrivateAttr, SecretStr
+from pydantic import ConfigDict, PrivateAttr, SecretStr
 
 from allure.errors import EvaluatorError
 
@@ -107,6 +107,8 @@ class OpenAICompatibleChat(BaseChatModel):
     No retries: the evaluator retries.
     """
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt option is an error, not ignored
+
     model_name: str
     """The ``model`` field of every request."""
     base_url: str | None = None
@@ -193,16 +195,12 @@ class OpenAICompatibleChat(BaseChatModel):
     ) -> ChatResult:
         return _result(await self.client.complete(self.request_body(messages, stop, **kwargs)))
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: Any = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        """``invoke``: the same call in an event loop of its own (its connections closed after it)."""
+
         async def once() -> ChatResult:
             try:
-                return await self._agenerate(messages, stop, **kwargs)
+                return await self._agenerate(messages, *args, **kwargs)
             finally:
                 await self.client.aclose()
 
@@ -210,24 +208,15 @@ class OpenAICompatibleChat(BaseChatModel):
 
 
 def build_openai_model(
-    *,
-    model: str,
-    base_url: str | None,
-    api_key_env: str,
-    temperature: float,
-    max_tokens: int,
-    seed: int | None,
-    logprobs: bool,
-    timeout_s: float,
-    extra_body: dict[str, Any] | None = None,
-    api_key: str | None = None,
-    max_connections: int = 100,
+    *, model: str, api_key_env: str, api_key: str | None = None, base_url: str | None = None, **options: Any
 ) -> BaseChatModel:
-    """An :class:`OpenAICompatibleChat` for any OpenAI-compatible server; retries are allure's own.
+    """An :class:`OpenAICompatibleChat` for ``model`` on any OpenAI-compatible server; retries are allure's own.
 
     The key is read from the environment variable ``api_key_env`` (never logged or stored);
     ``api_key`` overrides it. A server named by ``base_url`` may need no key (vLLM, llama.cpp).
-    At most ``max_connections`` connections are open per event loop.
+    ``options`` are the model's other fields (``temperature``, ``max_tokens``, ``seed``,
+    ``logprobs``, ``timeout_s``, ``extra_body``, ``max_connections``: open connections at most,
+    per event loop), checked by name and type.
 
     Raises:
         EvaluatorError: the key's environment variable is not set.
@@ -239,15 +228,4 @@ def build_openai_model(
             where="evaluator.api_key_env",
             fix=f"export {api_key_env}=... (or name another variable in [evaluator] api_key_env)",
         )
-    return OpenAICompatibleChat(
-        model_name=model,
-        base_url=base_url,
-        api_key=SecretStr(key),
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-        logprobs=logprobs,
-        timeout_s=timeout_s,
-        extra_body=extra_body,
-        max_connections=max_connections,
-    )
+    return OpenAICompatibleChat(model_name=model, base_url=base_url, api_key=SecretStr(key), **options)

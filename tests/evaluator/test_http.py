@@ -19,18 +19,14 @@ from allure.store import RunStore
 from tests.conftest import start_scripted_server
 
 
-def _chat(base_url: str, timeout_s: float = 5.0) -> Any:
+def _chat(base_url: str, timeout_s: float = 5.0, **options: Any) -> Any:
     return build_openai_model(
         model="scripted",
         base_url=base_url,
         api_key_env="NONE",
         api_key="k",
-        temperature=0,
-        max_tokens=8,
-        seed=0,
-        logprobs=True,
+        **{"temperature": 0, "max_tokens": 8, "seed": 0, "logprobs": True, "max_connections": 4, **options},
         timeout_s=timeout_s,
-        max_connections=4,
     )
 
 
@@ -154,7 +150,7 @@ def test_sends_the_body_chat_openai_sends_and_reads_the_same_answer(tmp_path: Pa
             HumanMessage("Answer: 2"),
         ]
         reference = ChatOpenAI(
-            model="m",
+            model="scripted",
             base_url=srv.base_url,
             api_key="k",  # type: ignore[arg-type]
             temperature=0,
@@ -165,18 +161,7 @@ def test_sends_the_body_chat_openai_sends_and_reads_the_same_answer(tmp_path: Pa
             extra_body={"cache_prompt": True},
             max_retries=0,
         )
-        ours = build_openai_model(
-            model="m",
-            base_url=srv.base_url,
-            api_key_env="NONE",
-            api_key="k",
-            temperature=0,
-            max_tokens=8,
-            seed=3,
-            logprobs=True,
-            timeout_s=5,
-            extra_body={"cache_prompt": True},
-        )
+        ours = _chat(srv.base_url, seed=3, extra_body={"cache_prompt": True}, max_connections=100)
 
         async def both() -> tuple[Any, Any]:
             try:
