@@ -66,7 +66,9 @@ def _result(reply: dict[str, Any]) -> ChatResult:
     """The chat model's result for an OpenAI-style reply: text, token usage, logprobs and server timings."""
     choices = reply.get("choices") or []
     if not choices or not isinstance(choices[0], dict):
-        raise ValueError(f"the server's reply has no choices: {str(reply)[:300]}")
+        from allure.evaluator._http import ChatReplyError
+
+        raise ChatReplyError(f"the server's reply has no choices: {str(reply)[:300]}")
     choice = choices[0]
     message = choice.get("message") or {}
     usage = reply.get("usage") or {}
@@ -103,8 +105,8 @@ class OpenAICompatibleChat(BaseChatModel):
     :class:`allure.evaluator._http.ChatCompletionsClient`, and answers with the same message fields
     the evaluator reads (content, usage with cached prompt tokens, logprobs, llama.cpp's timings).
     It exists for speed: the evaluator sends thousands of such calls, and this path costs about a
-    tenth of the CPU per call of ``ChatOpenAI`` over the OpenAI SDK. Errors are the SDK's classes.
-    No retries: the evaluator retries.
+    tenth of the CPU per call of ``ChatOpenAI`` over the OpenAI SDK. Failures are
+    :class:`allure.evaluator._http.ChatCallError` subclasses. No retries: the evaluator retries.
     """
 
     model_config = ConfigDict(extra="forbid")  # a misspelt option is an error, not ignored

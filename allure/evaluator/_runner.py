@@ -18,10 +18,11 @@ started embedded server, is only needed for prompts that may not fit.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from allure._fault import fault_point
 from allure.errors import EvaluatorError
@@ -114,6 +115,34 @@ def _usage(msg: Any) -> tuple[int, int, int]:
     if not cached and timings.get("cache_n") is not None:
         cached = int(timings["cache_n"])
     return pt, ct, cached
+
+
+def retry_kind(exc: BaseException) -> Literal["gone", "transient"] | None:
+    """How the runner treats a failed call: ``"gone"`` (the server may have died: revive it, then
+    retry), ``"transient"`` (retry after a pause) or ``None`` (record the error, no retry).
+
+    allure's own chat model raises :class:`allure.evaluator._http.ChatCallError`; a LangChain
+    chat model over the OpenAI SDK (``ChatOpenAI``) raises the SDK's errors, read here only when
+    the SDK is already imported (it costs 0.8 s to import).
+    """
+    from allure.evaluator._http import ChatCallError, ChatConnectionError, ChatTimeoutError
+
+    if isinstance(exc, ChatCallError):
+        if not exc.transient:
+            return None
+        gone = isinstance(exc, ChatConnectionError) and not isinstance(exc, ChatTimeoutError)
+        return "gone" if gone else "transient"
+    if isinstance(exc, TimeoutError):
+        return "transient"
+    openai = sys.modules.get("openai")
+    if openai is not None:
+        if isinstance(exc, openai.APITimeoutError):
+            return "transient"
+        if isinstance(exc, openai.APIConnectionError):
+            return "gone"
+        if isinstance(exc, openai.InternalServerError | openai.RateLimitError):
+            return "transient"
+    return None
 
 
 class Evaluator:
@@ -314,15 +343,6 @@ class Evaluator:
         )
 
     async def _call(self, job: _Job, stats: EvalStats) -> Verdict:
-        import openai
-
-        retryable = (
-            openai.APIConnectionError,
-            openai.APITimeoutError,
-            openai.InternalServerError,
-            openai.RateLimitError,
-            TimeoutError,
-        )
         attempt = 0
         unparsed_left = self.retry_unparsed
         extra: dict[str, Any] = {}
@@ -335,27 +355,23 @@ class Evaluator:
             t0 = time.perf_counter()
             try:
                 msg = await asyncio.wait_for(ask(job.messages, **extra), timeout=self.timeout_s + 5)
-            except retryable as exc:
+            except Exception as exc:  # an unexpected reply must not crash the run: record it, go on
                 latency = time.perf_counter() - t0
+                kind = retry_kind(exc)
+                if kind is None:  # 4xx and other non-transient errors: not retried
+                    return self._error_verdict(job, f"{type(exc).__name__}: {exc}", latency)
                 if attempt >= self.max_retries:
                     return self._error_verdict(
                         job, f"{type(exc).__name__}: {exc} (after {attempt + 1} attempts)", latency
                     )
                 stats.retries += 1
-                gone = isinstance(exc, openai.APIConnectionError) and not isinstance(
-                    exc, openai.APITimeoutError
-                )
-                if gone and self.revive is not None and await asyncio.to_thread(self.revive):
+                if kind == "gone" and self.revive is not None and await asyncio.to_thread(self.revive):
                     stats.server_restarts += 1  # a fresh server: retry at once
                     attempt += 1
                     continue
                 await asyncio.sleep(self.retry_backoff_s * (2**attempt))
                 attempt += 1
                 continue
-            except openai.APIError as exc:  # 4xx and other non-transient API errors: not retried
-                return self._error_verdict(job, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
-            except Exception as exc:  # an unexpected reply must not crash the run: record it, go on
-                return self._error_verdict(job, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
             verdict = self._verdict(job, msg, time.perf_counter() - t0)
             if verdict.status == "unparsed" and unparsed_left > 0:
                 unparsed_left -= 1

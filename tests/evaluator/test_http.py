@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import socket
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,13 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 from allure.evaluator import ChatCompletionsClient, Evaluator, build_openai_model, close_sessions
+from allure.evaluator._http import (
+    ChatConnectionError,
+    ChatReplyError,
+    ChatTimeoutError,
+    status_error,
+)
+from allure.evaluator._runner import retry_kind
 from allure.models import Item, Verdict
 from allure.prompts import load_prompt_set
 from allure.store import RunStore
@@ -78,7 +86,7 @@ def _free_port() -> int:
 
 @pytest.mark.integration
 def test_refused_connection_is_a_connection_error_and_a_slow_reply_a_timeout(tmp_path: Path) -> None:
-    """The SDK's exception classes drive retries and the embedded server's revival: they must stay distinct."""
+    """The error classes drive retries and the embedded server's revival: they must stay distinct."""
 
     async def ask(chat: Any) -> Any:
         try:
@@ -86,14 +94,15 @@ def test_refused_connection_is_a_connection_error_and_a_slow_reply_a_timeout(tmp
         finally:
             await close_sessions()
 
-    with pytest.raises(openai.APIConnectionError) as info:
+    with pytest.raises(ChatConnectionError) as info:
         asyncio.run(ask(_chat(f"http://127.0.0.1:{_free_port()}/v1")))
-    assert not isinstance(info.value, openai.APITimeoutError)
+    assert not isinstance(info.value, ChatTimeoutError) and retry_kind(info.value) == "gone"
 
     srv = start_scripted_server(tmp_path, "--slow-first", "1", "--slow-s", "3")
     try:
-        with pytest.raises(openai.APITimeoutError):
+        with pytest.raises(ChatTimeoutError) as slow:
             asyncio.run(ask(_chat(srv.base_url, timeout_s=0.5)))
+        assert retry_kind(slow.value) == "transient"
         assert asyncio.run(ask(_chat(srv.base_url))).content.startswith("score:")  # the next one answers
     finally:
         srv.stop()
@@ -189,18 +198,24 @@ def test_sends_the_body_chat_openai_sends_and_reads_the_same_answer(tmp_path: Pa
         srv.stop()
 
 
-def test_http_error_statuses_become_the_sdks_exception_classes() -> None:
-    from allure.evaluator._http import status_error
-
-    url = "http://127.0.0.1:1/v1/chat/completions"
-    assert isinstance(
-        status_error(401, b'{"error": {"message": "bad key"}}', url), openai.AuthenticationError
-    )
-    limited = status_error(429, b'{"error": "slow down"}', url)
-    assert isinstance(limited, openai.RateLimitError) and "Error code: 429" in str(limited)
-    assert isinstance(status_error(503, b"<html>busy</html>", url), openai.InternalServerError)
-    odd = status_error(418, b"teapot", url)
-    assert type(odd) is openai.APIStatusError and odd.status_code == 418 and "teapot" in str(odd)
+def test_http_error_statuses_say_whether_to_retry() -> None:
+    """408, 409, 429 and 5xx are retried (as the OpenAI SDK retries them); other 4xx are recorded at once."""
+    bad_key = status_error(401, b'{"error": {"message": "bad key"}}')
+    assert bad_key.status_code == 401 and bad_key.body == {"error": {"message": "bad key"}}
+    assert retry_kind(bad_key) is None and str(bad_key).startswith("Error code: 401 - ")
+    limited = status_error(429, b'{"error": "slow down"}')
+    assert retry_kind(limited) == "transient" and "Error code: 429" in str(limited)
+    assert retry_kind(status_error(503, b"<html>busy</html>")) == "transient"
+    odd = status_error(418, b"teapot")
+    assert retry_kind(odd) is None and "teapot" in str(odd)
+    assert retry_kind(ValueError("x")) is None and retry_kind(TimeoutError()) == "transient"
+    # a LangChain model over the OpenAI SDK (ChatOpenAI) raises the SDK's errors: read the same way
+    web = importlib.import_module("httpx2" if int(openai.__version__.split(".")[0]) >= 3 else "httpx")
+    request = web.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+    assert retry_kind(openai.APIConnectionError(request=request)) == "gone"
+    assert retry_kind(openai.APITimeoutError(request=request)) == "transient"
+    response = web.Response(status_code=400, request=request)
+    assert retry_kind(openai.BadRequestError("bad", response=response, body=None)) is None
 
 
 def test_reply_fields_usage_cached_tokens_and_llama_timings() -> None:
@@ -227,5 +242,5 @@ def test_reply_fields_usage_cached_tokens_and_llama_timings() -> None:
         "input_token_details": {"cache_read": 100},
     }
     assert msg.response_metadata["timings"] == {"cache_n": 100}
-    with pytest.raises(ValueError, match="no choices"):
+    with pytest.raises(ChatReplyError, match="no choices"):
         _result({"error": "nothing"})
