@@ -533,11 +533,8 @@ class Evaluator:
         return done
 
     def _store_many(self, run_id: str, iteration: int, verdicts: list[Verdict], result: EvalResult) -> None:
-        call_ids = self.store.record_calls(verdicts, self.params)
+        call_ids = self.store.record_calls(verdicts, self.params, link=(run_id, iteration))  # one transaction
         result.call_ids.update((v.prompt_hash, cid) for cid, v in zip(call_ids, verdicts, strict=True))
-        self.store.record_verdicts(
-            run_id, iteration, [(cid, v.item_id, False) for cid, v in zip(call_ids, verdicts, strict=True)]
-        )
         fault_point("evaluate")
         s = result.stats
         for v in verdicts:

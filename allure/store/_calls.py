@@ -62,8 +62,14 @@ class CallsStore(StoreBase):
                 out[row["prompt_hash"]] = (row["id"], v)
         return out
 
-    def record_calls(self, verdicts: list[Verdict], params: dict[str, Any]) -> list[int]:
-        """Write evaluator calls in one transaction; returns their ids in order."""
+    def record_calls(
+        self, verdicts: list[Verdict], params: dict[str, Any], *, link: tuple[str, int] | None = None
+    ) -> list[int]:
+        """Write evaluator calls in one transaction; returns their ids in order.
+
+        With ``link = (run_id, iteration)`` each call is also linked, in the same transaction, to
+        that iteration as its verdict for ``verdict.item_id`` (not a cache hit).
+        """
         params_json = json.dumps(params, sort_keys=True, default=str)
         now = utcnow()
         ids: list[int] = []
@@ -95,6 +101,12 @@ class CallsStore(StoreBase):
                 ids.append(call_id)
                 links.extend((call_id, i, ex) for i, ex in enumerate(v.icl_ids))
             c.executemany("INSERT INTO call_examples (call_id, position, example_id) VALUES (?,?,?)", links)
+            if link is not None:
+                c.executemany(
+                    "INSERT OR REPLACE INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) "
+                    "VALUES (?,?,?,?,0)",
+                    [(link[0], link[1], v.item_id, cid) for cid, v in zip(ids, verdicts, strict=True)],
+                )
         return ids
 
     def record_verdicts(self, run_id: str, iteration: int, rows: list[tuple[int, str, bool]]) -> None:

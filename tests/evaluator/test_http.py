@@ -124,9 +124,9 @@ class _CountingStore(RunStore):
         super().__init__(path)
         self.batches: list[int] = []
 
-    def record_calls(self, verdicts: list[Verdict], params: dict[str, Any]) -> list[int]:
+    def record_calls(self, verdicts: list[Verdict], params: dict[str, Any], **kw: Any) -> list[int]:
         self.batches.append(len(verdicts))
-        return super().record_calls(verdicts, params)
+        return super().record_calls(verdicts, params, **kw)
 
 
 def test_answers_that_arrive_together_are_stored_in_one_transaction(tmp_path: Path) -> None:
