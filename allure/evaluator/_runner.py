@@ -18,6 +18,7 @@ started embedded server, is only needed for prompts that may not fit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -198,6 +199,10 @@ class Evaluator:
         """Called on a connection error: restarts a dead server (the embedded one); True if it did."""
         self.claim_poll_s = 0.25
         """How often a prompt in flight in another process is looked for in the store."""
+        self.flush_interval_s = 0.02
+        """Answers are stored together at most this long after the first of them arrived (sooner
+        when ``concurrency`` answers wait): one transaction per batch, not per call. A kill loses
+        the calls in flight and at most these answers."""
         self.answer_key = answer_key
         """Part of the cache key besides the prompt, model and parameters (replay: the recorded output)."""
         self.secrets = [s for s in secrets if s]
@@ -354,7 +359,8 @@ class Evaluator:
         while True:
             t0 = time.perf_counter()
             try:
-                msg = await asyncio.wait_for(ask(job.messages, **extra), timeout=self.timeout_s + 5)
+                async with asyncio.timeout(self.timeout_s + 5):  # no task per call, unlike wait_for
+                    msg = await ask(job.messages, **extra)
             except Exception as exc:  # an unexpected reply must not crash the run: record it, go on
                 latency = time.perf_counter() - t0
                 kind = retry_kind(exc)
@@ -556,19 +562,23 @@ class Evaluator:
     ) -> int:
         """``concurrency`` workers take the jobs in prefix order; a writer stores what they answered.
 
-        The writer wakes when an answer arrives, lets the loop deliver the other answers that are
-        ready, then writes them all in one transaction; a worker never waits for the store.
+        The writer wakes when an answer arrives and stores it with the others that arrive within
+        :attr:`flush_interval_s` (at once when ``concurrency`` answers wait, or with one worker),
+        in one transaction; a worker never waits for the store.
         """
         todo = iter(jobs)  # shared by the workers: each next() hands out the next job in order
         answered: list[Verdict] = []
         arrived = asyncio.Event()
+        full = asyncio.Event()
         counter = {"done": done}
+        workers = min(self.concurrency, len(jobs))
 
         def flush() -> None:
             if not answered:
                 return
             batch = answered[:]
             answered.clear()
+            full.clear()
             self._store_many(run_id, iteration, batch, result)
             counter["done"] += len(batch)
             if progress:
@@ -578,12 +588,19 @@ class Evaluator:
             for job in todo:
                 answered.append(await self._call(job, result.stats))
                 arrived.set()
+                if len(answered) >= workers:
+                    full.set()
 
         async def writer() -> None:
             while True:
                 await arrived.wait()
-                await asyncio.sleep(0)  # answers already received in this loop pass join the batch
                 arrived.clear()
+                if len(answered) < workers:
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(self.flush_interval_s):
+                            await full.wait()
+                else:
+                    await asyncio.sleep(0)  # answers already received in this loop pass join the batch
                 flush()
 
         writing = asyncio.create_task(writer())
