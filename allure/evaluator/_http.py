@@ -55,17 +55,52 @@ class ChatStatusError(ChatCallError):
         self.transient = status_code in (408, 409, 429) or status_code >= 500
 
 
+class BadRequestError(ChatStatusError):
+    """HTTP 400: the server rejected the request (an unknown model option, a prompt too long)."""
+
+
+class AuthenticationError(ChatStatusError):
+    """HTTP 401: a missing or wrong key."""
+
+
+class PermissionDeniedError(ChatStatusError):
+    """HTTP 403: the key may not use this model or endpoint."""
+
+
+class NotFoundError(ChatStatusError):
+    """HTTP 404: a wrong ``base_url`` or model name."""
+
+
+class RateLimitError(ChatStatusError):
+    """HTTP 429: too many requests or tokens (retried)."""
+
+
+class InternalServerError(ChatStatusError):
+    """HTTP 5xx: the server failed (retried)."""
+
+
+_BY_STATUS: dict[int, type[ChatStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    429: RateLimitError,
+}
+
+
 class ChatReplyError(ChatCallError):
     """The server's reply is not a chat completion (not JSON, no choices)."""
 
 
 def status_error(status: int, content: bytes) -> ChatStatusError:
-    """The error for an HTTP error ``status`` with its body (parsed when it is JSON)."""
+    """The error for an HTTP error ``status`` with its body (parsed when it is JSON), named as the
+    OpenAI SDK names it (``AuthenticationError``, ``RateLimitError``, ...), so logs read the same."""
     try:
         body: Any = orjson.loads(content)
     except orjson.JSONDecodeError:
         body = content.decode("utf-8", "replace")[:2000]
-    return ChatStatusError(status, body)
+    cls = _BY_STATUS.get(status) or (InternalServerError if status >= 500 else ChatStatusError)
+    return cls(status, body)
 
 
 def _mapped(exc: BaseException) -> ChatConnectionError:

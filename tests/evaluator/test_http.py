@@ -203,9 +203,11 @@ def test_http_error_statuses_say_whether_to_retry() -> None:
     bad_key = status_error(401, b'{"error": {"message": "bad key"}}')
     assert bad_key.status_code == 401 and bad_key.body == {"error": {"message": "bad key"}}
     assert retry_kind(bad_key) is None and str(bad_key).startswith("Error code: 401 - ")
+    assert type(bad_key).__name__ == "AuthenticationError"  # the SDK's names: logs read as before
     limited = status_error(429, b'{"error": "slow down"}')
     assert retry_kind(limited) == "transient" and "Error code: 429" in str(limited)
-    assert retry_kind(status_error(503, b"<html>busy</html>")) == "transient"
+    busy = status_error(503, b"<html>busy</html>")
+    assert retry_kind(busy) == "transient" and type(busy).__name__ == "InternalServerError"
     odd = status_error(418, b"teapot")
     assert retry_kind(odd) is None and "teapot" in str(odd)
     assert retry_kind(ValueError("x")) is None and retry_kind(TimeoutError()) == "transient"
