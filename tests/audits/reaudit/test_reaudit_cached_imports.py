@@ -120,6 +120,7 @@ def test_unchanged_embedded_reaudit_sends_nothing_and_imports_no_heavy_module(
         text=True,
         timeout=300,
     )
+    assert out.exists(), f"the re-audit crashed (exit {res.returncode}):\n{res.stderr[-3000:]}"
     seen = json.loads(out.read_text())
     assert seen["code"] == 0, res.stderr
     second = json.loads(js.read_text())
