@@ -6,7 +6,7 @@ on a freshly started server (so no pass inherits another's prompt cache):
 
 1. **direct**: the rendered prompts sent one by one with ``httpx`` to ``/v1/chat/completions``;
 2. **allure**: the same items through :func:`allure.evaluator.open_evaluator` and
-   :meth:`Evaluator.evaluate` (ChatOpenAI, run store, retries), as an audit runs them;
+   :meth:`Evaluator.evaluate` (allure's chat model, run store, retries), as an audit runs them;
 3. **zero-shot**: the same items through allure with no examples.
 
 Printed: items/s of (2) over (1) (target >= 0.95), the share of prompt tokens served from
@@ -90,7 +90,7 @@ def audit_spec(args: argparse.Namespace) -> AuditSpec:
 
 
 def direct_pass(spec: AuditSpec, items: list[Item], examples: list[IclExample]) -> dict[str, Any]:
-    """Send the rendered prompts one by one with httpx, the body ChatOpenAI would send."""
+    """Send the rendered prompts one by one with httpx, the body the evaluator's chat model sends."""
     ev = spec.evaluator
     prompts = load_prompt_set(ev.prompt)
     settings = LocalServerSettings(model=ev.model, ctx_size=ev.local.ctx_size, threads=ev.local.threads)
