@@ -97,11 +97,24 @@ def default_server() -> Iterator[LocalServer]:
     assert not srv.running
 
 
+def _ctrl_c_interrupts() -> None:
+    """In the child: SIGINT at its default, so Python turns it into KeyboardInterrupt.
+
+    A shell starts background jobs with SIGINT ignored, and Python keeps an ignored SIGINT
+    ignored: without this, the Ctrl-C tests fail whenever the suite itself runs in the background.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def holder() -> Iterator[tuple[subprocess.Popen[str], int, str, Path]]:
     model = _model_or_skip("qwen2.5-0.5b")
     proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, model], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLDER, model],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_ctrl_c_interrupts,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -218,7 +231,9 @@ def test_cli_serve_stops_on_ctrl_c() -> None:
         "--ctx-size",
         "1024",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_ctrl_c_interrupts
+    )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()

@@ -9,6 +9,7 @@ embedded server starts only when a call is due.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +124,13 @@ def resolve_spec(store: RunStore | None, target: str, *, project: Path) -> tuple
     return spec, target, f"set {target}"
 
 
+def new_reaudit_id(set_name: str) -> str:
+    """A new re-audit id, ``ra-YYYYMMDDTHHMMSS-xxxxxx``: time-ordered, and unique even for two
+    re-audits of one set started in the same second (a random part)."""
+    now = utcnow()
+    return f"ra-{now[:19].replace(':', '').replace('-', '')}-{stable_hash(set_name, now, uuid.uuid4().hex, length=6)}"
+
+
 def run_reaudit(
     target: str,
     project_dir: str | Path = ".",
@@ -224,7 +232,7 @@ def _locked(
     baseline = _baseline(store, fs, spec)
     items = [fi.item for fi in fs.items]
     refs = fs.references()
-    rid = f"ra-{utcnow()[:19].replace(':', '').replace('-', '')}-{stable_hash(fs.name, fp.model_dump(), utcnow(), length=6)}"
+    rid = new_reaudit_id(fs.name)
     tell(f"re-audit {rid}: set {fs.name!r} v{fs.version} ({fs.n_items} items), memory {mem_size} examples")
     from allure.evaluator import open_evaluator
 

@@ -40,3 +40,12 @@ def test_versions_grow_and_say_how(tmp_path: Path) -> None:
     with pytest.raises(ReauditError, match="invalid set name"):
         freeze_items(store, "no spaces", [_fi(0)], source="t", split="all", spec={})
     store.close()
+
+
+def test_two_reaudits_of_a_set_in_one_second_get_different_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    from allure.audits.reaudit import _run
+
+    monkeypatch.setattr(_run, "utcnow", lambda: "2026-11-23T18:18:42+00:00")
+    first, second = _run.new_reaudit_id("nightly"), _run.new_reaudit_id("nightly")
+    assert first != second
+    assert first.startswith("ra-20261123T181842-") and second.startswith("ra-20261123T181842-")
