@@ -17,7 +17,7 @@ import pytest
 from allure.audits import consistency_study, load_study, nli_entailment
 from allure.errors import StudyError
 from allure.memory import EpisodicMemory
-from tests.audits.study_cli import run_cli as _cli
+from tests.cli_run import run_cli as _cli
 from tests.conftest import start_scripted_server, write_spec
 from tests.memory.memory_examples import make_example
 

@@ -16,7 +16,7 @@ import pytest
 from allure.audits import load_study, reproducibility, sensitivity_study
 from allure.memory import EpisodicMemory
 from allure.prompts import SYNONYMS, load_prompt_set, rule_rephrasings
-from tests.audits.study_cli import run_cli as _cli
+from tests.cli_run import run_cli as _cli
 from tests.conftest import start_scripted_server, write_spec
 from tests.memory.memory_examples import make_example
 

@@ -5,27 +5,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.cli_run import run_cli
 from tests.conftest import ScriptedServer
-
-ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1"}
-
-
-def run_cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args, "--project", str(tmp / "proj")],
-        cwd=tmp,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def last_report(tmp: Path) -> dict[str, Any]:
@@ -86,7 +71,7 @@ max_iterations = 1
 heldout_fraction = 0
 """
     )
-    res = run_cli(tmp_path, "audit", "audit.toml")
+    res = run_cli(tmp_path, "audit", "audit.toml", timeout=300)
     assert res.returncode == 0, res.stderr
     report = last_report(tmp_path)
     m = report["iterations"][-1]["splits"]["all"]
@@ -132,7 +117,7 @@ max_iterations = 1
 heldout_fraction = 0
 """
     )
-    res = run_cli(tmp_path, "audit", "audit.toml")
+    res = run_cli(tmp_path, "audit", "audit.toml", timeout=300)
     assert res.returncode == 0, res.stderr
     report = last_report(tmp_path)
     it = report["iterations"][-1]
@@ -194,7 +179,7 @@ max_iterations = 1
 heldout_fraction = 0
 """
     )
-    res = run_cli(tmp_path, "audit", "audit.toml")
+    res = run_cli(tmp_path, "audit", "audit.toml", timeout=300)
     assert res.returncode == 0, res.stderr
     m = last_report(tmp_path)["iterations"][-1]["splits"]["all"]
     labels = [1, 2, 3, 4, 5]

@@ -1,4 +1,4 @@
-"""Running ``allure`` as a subprocess in a test's folder, as the scripted-server study tests do."""
+"""Running ``allure`` as a subprocess in a test's folder (the scripted-server study and judge-shape tests)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1", "TRANSFORMER
 """The scripted server's key variable set, and nothing fetched from a model hub."""
 
 
-def run_cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(tmp: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``allure ARGS --project TMP/proj`` run in ``tmp``; its exit status and output."""
     return subprocess.run(
         [sys.executable, "-m", "allure.cli.main", *args, "--project", str(tmp / "proj")],
@@ -19,5 +19,5 @@ def run_cli(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
         env=ENV,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
