@@ -154,9 +154,7 @@ class OpenAICompatibleChat(BaseChatModel):
     def client(self) -> ChatCompletionsClient:
         """The HTTP client (made on first use; it keeps one connection pool per event loop)."""
         if self._client is None:
-            from allure.evaluator._http import (
-                ChatCompletionsClient,
-            )  # aiohttp and the SDK's errors: on first use
+            from allure.evaluator._http import ChatCompletionsClient  # aiohttp: imported on first use
 
             self._client = ChatCompletionsClient(
                 base_url=self.base_url,

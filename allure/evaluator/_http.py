@@ -110,6 +110,18 @@ def _mapped(exc: BaseException) -> ChatConnectionError:
     return ChatConnectionError(f"Connection error: {type(exc).__name__}: {exc}")
 
 
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``NO_PROXY``, ...).
+
+    aiohttp's own ``trust_env`` would look it up (and read ``~/.netrc``) in a thread on every request.
+    """
+    parts = urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return proxy
+
+
 class ChatCompletionsClient:
     """POSTs chat-completion bodies to ``{base_url}/chat/completions`` and returns the parsed JSON reply.
 
@@ -132,7 +144,8 @@ class ChatCompletionsClient:
     ) -> None:
         root = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{root}/chat/completions"
-        self.timeout_s = timeout_s
+        self.proxy = proxy_for(self.url)
+        """The proxy the environment names for the server (looked up once, not per request)."""
         self.max_connections = max(1, max_connections)
         self.keepalive_s = keepalive_s
         self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
@@ -142,22 +155,7 @@ class ChatCompletionsClient:
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s)
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._proxies: dict[tuple[str, str], str | None] = {}
         _LIVE.add(self)
-
-    def _proxy(self, url: str) -> str | None:
-        """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``NO_PROXY``, ...), looked up once per host.
-
-        aiohttp's own ``trust_env`` would look it up (and read ``~/.netrc``) in a thread on every request.
-        """
-        parts = urlsplit(url)
-        key = (parts.scheme, parts.hostname or "")
-        if key not in self._proxies:
-            proxy = urllib.request.getproxies().get(parts.scheme)
-            if proxy and urllib.request.proxy_bypass(key[1]):
-                proxy = None
-            self._proxies[key] = proxy
-        return self._proxies[key]
 
     def _session_for(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
         if self._session is None or self._loop is not loop or self._session.closed:
@@ -181,7 +179,7 @@ class ChatCompletionsClient:
             async with session.post(
                 self.url,
                 data=orjson.dumps(body),
-                proxy=self._proxy(self.url),
+                proxy=self.proxy,
                 allow_redirects=False,
                 timeout=self._timeout,
             ) as resp:

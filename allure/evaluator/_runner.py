@@ -605,7 +605,7 @@ class Evaluator:
 
         writing = asyncio.create_task(writer())
         try:
-            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(jobs)))))
+            await asyncio.gather(*(worker() for _ in range(workers)))
         finally:
             writing.cancel()
             flush()  # what was answered before an error or a cancel is kept

@@ -102,20 +102,23 @@ class CallsStore(StoreBase):
                 links.extend((call_id, i, ex) for i, ex in enumerate(v.icl_ids))
             c.executemany("INSERT INTO call_examples (call_id, position, example_id) VALUES (?,?,?)", links)
             if link is not None:
-                c.executemany(
-                    "INSERT OR REPLACE INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) "
-                    "VALUES (?,?,?,?,0)",
-                    [(link[0], link[1], v.item_id, cid) for cid, v in zip(ids, verdicts, strict=True)],
-                )
+                rows = [(cid, v.item_id, False) for cid, v in zip(ids, verdicts, strict=True)]
+                self._link_verdicts(c, link[0], link[1], rows)
         return ids
 
     def record_verdicts(self, run_id: str, iteration: int, rows: list[tuple[int, str, bool]]) -> None:
         """Link calls to a run's iteration: ``(call_id, item_id, cache_hit)`` tuples (replacing earlier links)."""
         with self._tx() as c:
-            c.executemany(
-                "INSERT OR REPLACE INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) VALUES (?,?,?,?,?)",
-                [(run_id, iteration, item_id, call_id, int(hit)) for call_id, item_id, hit in rows],
-            )
+            self._link_verdicts(c, run_id, iteration, rows)
+
+    @staticmethod
+    def _link_verdicts(
+        c: sqlite3.Connection, run_id: str, iteration: int, rows: list[tuple[int, str, bool]]
+    ) -> None:
+        c.executemany(
+            "INSERT OR REPLACE INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) VALUES (?,?,?,?,?)",
+            [(run_id, iteration, item_id, call_id, int(hit)) for call_id, item_id, hit in rows],
+        )
 
     def verdicts(self, run_id: str, iteration: int) -> dict[str, Verdict]:
         """Item id -> verdict of a run's iteration."""

@@ -18,6 +18,7 @@ from allure.evaluator._http import (
     ChatConnectionError,
     ChatReplyError,
     ChatTimeoutError,
+    proxy_for,
     status_error,
 )
 from allure.evaluator._runner import retry_kind
@@ -113,10 +114,11 @@ def test_proxy_comes_from_the_environment_and_no_proxy_is_honoured(monkeypatch: 
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     monkeypatch.setenv("NO_PROXY", "internal.example")
-    t = ChatCompletionsClient(base_url="https://api.example/v1", api_key="k", timeout_s=1)
-    assert t._proxy("https://api.example/v1/chat/completions") == "http://proxy.example:3128"
-    assert t._proxy("https://internal.example/v1") is None
-    assert t._proxy("http://plain.example/v1") is None  # no HTTP_PROXY set
+    assert proxy_for("https://api.example/v1/chat/completions") == "http://proxy.example:3128"
+    assert proxy_for("https://internal.example/v1") is None
+    assert proxy_for("http://plain.example/v1") is None  # no HTTP_PROXY set
+    client = ChatCompletionsClient(base_url="https://api.example/v1", api_key="k", timeout_s=1)
+    assert client.proxy == "http://proxy.example:3128"  # looked up once, for its server
 
 
 class _CountingStore(RunStore):
