@@ -5,7 +5,10 @@ unknown reference or an unparsed verdict, counts both explicitly, and returns a 
 :class:`SplitMetrics` that the run store, the report and the CLI use as it is.
 :func:`paired_difference` and :func:`icl_helped` compare two labellings of the same items;
 arms on the same items: :func:`mcnemar_test` (exact), :func:`holm_adjust` and :func:`compare_arms`,
-which combines them with the paired bootstrap. Robustness to the prompt's wording (sensitivity,
+which combines them with the paired bootstrap. An objective the label prior cannot game
+(balanced accuracy, kappa, macro F1): :func:`objective_value`, :func:`objective_difference`
+(stratified paired bootstrap and permutation test), :func:`label_shares`,
+:func:`majority_baseline`, :func:`prior_shift_warning` and :func:`icl_effect`. Robustness to the prompt's wording (sensitivity,
 consistency, semantic entropy, PerRR/PreRR, Siegel-Tukey): :mod:`allure.metrics._robustness`.
 Undefined values are ``None``, never NaN.
 """
@@ -19,15 +22,29 @@ from allure.metrics._groups import errors_by_group
 from allure.metrics._holm import holm_adjust
 from allure.metrics._mcnemar import McNemarResult, mcnemar_exact_p, mcnemar_test
 from allure.metrics._model import (
+    OBJECTIVES,
     ClassMetrics,
     ConfusionMatrix,
     GroupErrors,
     Helped,
     Interval,
     MetricIntervals,
+    Objective,
     PairedDifference,
     PairedMetric,
     SplitMetrics,
+)
+from allure.metrics._objective import (
+    IclEffect,
+    MajorityBaseline,
+    ObjectiveComparison,
+    PermutationMethod,
+    icl_effect,
+    label_shares,
+    majority_baseline,
+    objective_difference,
+    objective_value,
+    prior_shift_warning,
 )
 from allure.metrics._paired import icl_helped, paired_difference
 from allure.metrics._position import position_consistency
@@ -64,6 +81,18 @@ __all__ = [
     "Direction",
     "GroupErrors",
     "Helped",
+    "IclEffect",
+    "MajorityBaseline",
+    "OBJECTIVES",
+    "Objective",
+    "ObjectiveComparison",
+    "PermutationMethod",
+    "icl_effect",
+    "label_shares",
+    "majority_baseline",
+    "objective_difference",
+    "objective_value",
+    "prior_shift_warning",
     "Interval",
     "Label",
     "McNemarResult",

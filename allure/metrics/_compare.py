@@ -5,7 +5,10 @@ across the arms (:func:`holm_adjust`), and the paired bootstrap interval of the 
 and F1 (:func:`paired_difference`, ``arm - reference``). An arm differs significantly when its
 Holm-adjusted p-value is below ``alpha``; its direction is the sign of ``c - b`` (better when it
 fixed more items than it broke). The ``statement`` says it in one line and names ``n`` when the
-difference is not significant.
+difference is not significant. Beside McNemar, each arm carries the chance-corrected objective
+(balanced accuracy by default; :func:`~allure.metrics.objective_difference`: stratified paired
+bootstrap and permutation test), its permutation p-value Holm-adjusted across the arms in
+``objective_p_holm``; the McNemar verdict and its fields are unchanged.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from allure.metrics._common import Label, MetricsError, check_same_length
+from allure.metrics._common import Label, MetricsError, check_same_length, label_set
 from allure.metrics._holm import holm_adjust
 from allure.metrics._mcnemar import McNemarResult, mcnemar_test
-from allure.metrics._model import PairedDifference
+from allure.metrics._model import Objective, PairedDifference
+from allure.metrics._objective import ObjectiveComparison, check_objective, objective_difference
 from allure.metrics._paired import paired_difference
 
 Direction = Literal["better", "worse", "same"]
@@ -50,6 +54,11 @@ class ArmComparison(BaseModel):
     """Paired bootstrap of ``F1(arm) - F1(reference)``."""
     statement: str
     """One plain sentence with the verdict, ``n``, ``b``, ``c`` and both p-values."""
+    objective: ObjectiveComparison | None = None
+    """The objective, ``arm - reference`` (stratified bootstrap, permutation test); ``None`` in
+    studies stored before it was computed."""
+    objective_p_holm: float | None = None
+    """The objective's permutation p-value after Holm's correction across the arms whose p is defined."""
 
 
 def _statement(arm: str, ref: str, m: McNemarResult, p_holm: float, alpha: float, direction: str) -> str:
@@ -68,6 +77,9 @@ def compare_arms(
     pos_label: Label | None = 1,
     n_resamples: int = 1000,
     random_state: int | None = 0,
+    objective: Objective = "balanced_accuracy",
+    labels: Sequence[Label] | None = None,
+    n_permutations: int = 10_000,
 ) -> list[ArmComparison]:
     """Compare each arm with the reference arm on the same items (McNemar exact, Holm, paired bootstrap).
 
@@ -79,12 +91,16 @@ def compare_arms(
         pos_label: Positive class of F1.
         n_resamples: Bootstrap resamples per difference.
         random_state: Seed of the bootstrap; the same seed gives the same intervals.
+        objective: The chance-corrected objective of ``ArmComparison.objective``.
+        labels: The label set; default: the labels of the data in order of appearance.
+        n_permutations: Random swap patterns of the objective's permutation test when not exact.
 
     Returns:
         One :class:`ArmComparison` per arm, in the order of ``arms``.
 
     Raises:
-        MetricsError: Lengths differ, ``alpha`` is outside (0, 1), or an arm is named like the reference.
+        MetricsError: Lengths differ, ``alpha`` is outside (0, 1), an arm is named like the
+            reference, ``objective`` is unknown, or a label is not in ``labels``.
     """
     if not 0.0 < alpha < 1.0:
         raise MetricsError(
@@ -100,8 +116,28 @@ def compare_arms(
             fix="leave the reference arm out of 'arms'",
         )
     check_same_length(y_true=y_true, reference=ref_pred, **{f"arms[{k!r}]": v for k, v in arms.items()})
+    obj = check_objective(objective)
+    labs = label_set(labels, y_true, ref_pred, *arms.values())
     tests = {name: mcnemar_test(y_true, ref_pred, pred) for name, pred in arms.items()}
     adjusted = dict(zip(tests, holm_adjust([t.p_value for t in tests.values()]), strict=True))
+    objectives = {
+        name: objective_difference(
+            y_true,
+            ref_pred,
+            pred,
+            objective=obj,
+            labels=labs,
+            n_resamples=n_resamples,
+            alpha=alpha,
+            n_permutations=n_permutations,
+            random_state=random_state,
+            name_a=ref_name,
+            name_b=name,
+        )
+        for name, pred in arms.items()
+    }
+    defined = {name: c.p_value for name, c in objectives.items() if c.p_value is not None}
+    objective_holm = dict(zip(defined, holm_adjust(list(defined.values())), strict=True))
     out = []
     for name, pred in arms.items():
         m = tests[name]
@@ -131,6 +167,8 @@ def compare_arms(
                 accuracy=diffs["accuracy"],
                 f1=diffs["f1"],
                 statement=_statement(name, ref_name, m, p_holm, alpha, direction),
+                objective=objectives[name],
+                objective_p_holm=objective_holm.get(name),
             )
         )
     return out

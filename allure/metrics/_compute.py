@@ -2,8 +2,12 @@
 
 Items whose reference is ``None`` (the gold check could not decide) are excluded and counted
 (``n - n_scored``). Of the scored items, those whose verdict has no label (unparsed or failed
-call) are counted in ``n_unparsed``; every metric is computed over the parsed items, except
-``accuracy_all``, which counts unparsed items as wrong: ``accuracy_all = correct / n_scored``.
+call) are counted in ``n_unparsed``; every metric is computed over the parsed items, except the
+``*_all`` fields, which count unparsed items as wrong: ``accuracy_all = correct / n_scored``, and
+``balanced_accuracy_all``, ``kappa_all``, ``f1_macro_all`` as
+:func:`~allure.metrics.objective_value` computes them (an extra ``unparsed`` column). Balanced
+accuracy is the mean recall over the labels that occur among the references. Beside them: the
+reference and predicted label shares over the scored items and the majority-label baseline.
 The formulas are those of :mod:`allure.metrics._formulas` and :mod:`allure.metrics._auc`, applied
 to the data and to bootstrap resamples of the parsed items (the same resamples for every
 metric) for the intervals.
@@ -31,6 +35,7 @@ from allure.metrics._common import (
 from allure.metrics._confusion import confusion, resampled_confusions
 from allure.metrics._groups import errors_by_group
 from allure.metrics._model import ClassMetrics, ConfusionMatrix, MetricIntervals, SplitMetrics
+from allure.metrics._objective import label_shares, majority_baseline, objective_rows
 
 
 def _f1(cms: IntArray, pos: int | None) -> FloatArray:
@@ -117,6 +122,7 @@ def compute_metrics(
             accuracy=percentile_interval(fx.accuracy(cms), confidence=confidence),
             f1=percentile_interval(_f1(cms, pos), confidence=confidence),
             kappa=percentile_interval(fx.kappa(cms), confidence=confidence),
+            balanced_accuracy=percentile_interval(fx.macro(fx.recall(cms)), confidence=confidence),
             auc=None
             if pos is None or scores is None
             else percentile_interval(auc((t == pos).astype(np.int64), scores, idx), confidence=confidence),
@@ -124,6 +130,14 @@ def compute_metrics(
 
     precision, recall, f1 = fx.precision(one)[0], fx.recall(one)[0], fx.f1(one)[0]
     n_scored = int(scored.sum())
+    scored_idx = np.flatnonzero(scored)
+    t_scored, p_scored = t_all[scored_idx], p_all[scored_idx]
+    one_all = confusion(t_scored, np.where(p_scored < 0, n_labels, p_scored), n_labels + 1)[None]
+    all_value = {
+        o: optional(objective_rows(o, one_all, n_labels)[0])
+        for o in ("balanced_accuracy", "kappa", "macro_f1")
+    }
+    majority = majority_baseline([labs[int(c)] for c in t_scored], labs)
     n_correct = int(np.trace(cm))
     return SplitMetrics(
         n=len(y_true),
@@ -140,6 +154,14 @@ def compute_metrics(
         f1_macro=optional(fx.macro(f1[None])[0]),
         kappa=optional(fx.kappa(one)[0]),
         kappa_quadratic=optional(fx.quadratic_kappa(one)[0]),
+        balanced_accuracy=optional(fx.macro(recall[None])[0]),
+        balanced_accuracy_all=all_value["balanced_accuracy"],
+        kappa_all=all_value["kappa"],
+        f1_macro_all=all_value["macro_f1"],
+        reference_shares=label_shares([labs[int(c)] for c in t_scored], labs),
+        predicted_shares=label_shares([None if c < 0 else labs[int(c)] for c in p_scored], labs),
+        majority_label=majority.label,
+        majority_accuracy=majority.accuracy,
         auc=auc_value,
         auc_source=source,
         confusion=ConfusionMatrix(labels=labs, matrix=cm.tolist()),

@@ -10,11 +10,19 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from allure.metrics._auc import AucSource
-from allure.metrics._common import Label
+from allure.metrics._common import Label, MetricsError
 
 PairedMetric = Literal["accuracy", "f1"]
 """Metrics :func:`~allure.metrics.paired_difference` compares: accuracy, and F1 (of the positive
 label, or macro F1 when there is none)."""
+
+Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]
+"""A chance-corrected objective for decisions (METHODS.md section 12): balanced accuracy (the mean
+recall over the reference labels), Cohen's kappa, macro F1, or plain accuracy (which the label
+prior can game). Each counts an unparsed verdict as wrong."""
+
+OBJECTIVES: tuple[Objective, ...] = ("balanced_accuracy", "kappa", "macro_f1", "accuracy")
+"""Every :data:`Objective`, the default first."""
 
 Helped = Literal["yes", "no", "unclear"]
 """Whether B improved on A: ``yes`` (interval above 0), ``no`` (below 0), ``unclear`` (spans 0 or undefined)."""
@@ -83,14 +91,18 @@ class MetricIntervals(BaseModel):
     """Interval of ``kappa``."""
     auc: Interval | None = None
     """Interval of ``auc``."""
+    balanced_accuracy: Interval | None = None
+    """Interval of ``balanced_accuracy`` (over the parsed items, like the others)."""
 
 
 class SplitMetrics(BaseModel):
     """Every metric of one split in one iteration, over the items with a reference label.
 
     Items whose verdict has no label (unparsed or failed call) are counted in ``n_unparsed``;
-    every metric is computed over the parsed items, except ``accuracy_all``, which counts
-    unparsed items as wrong.
+    every metric is computed over the parsed items, except the ``*_all`` fields
+    (``accuracy_all``, ``balanced_accuracy_all``, ``kappa_all``, ``f1_macro_all``), which count
+    unparsed items as wrong, as :func:`~allure.metrics.objective_value` does;
+    :meth:`objective` reads those.
     """
 
     n: int
@@ -121,6 +133,24 @@ class SplitMetrics(BaseModel):
     """Cohen's kappa between reference and evaluator."""
     kappa_quadratic: float | None = None
     """Quadratic-weighted kappa (meaningful when the label set is an ordered scale, e.g. 1-5)."""
+    balanced_accuracy: float | None = None
+    """Mean recall over the labels that occur among the parsed references (scikit-learn's
+    ``balanced_accuracy_score``); ``None`` in runs stored before it was computed."""
+    balanced_accuracy_all: float | None = None
+    """Balanced accuracy over the scored items, an unparsed verdict a miss of its reference's class."""
+    kappa_all: float | None = None
+    """Cohen's kappa over the scored items, unparsed verdicts an extra ``unparsed`` column."""
+    f1_macro_all: float | None = None
+    """Macro F1 over the scored items, an unparsed verdict a false negative of its reference's class."""
+    reference_shares: dict[str, float] | None = None
+    """Share of each label (``str(label)``) among the scored items' references."""
+    predicted_shares: dict[str, float] | None = None
+    """Share of each label among the evaluator's labels of the scored items, ``"unparsed"`` counted
+    as its own key when present."""
+    majority_label: Label | None = None
+    """The most frequent reference label among the scored items (first in label-set order on a tie)."""
+    majority_accuracy: float | None = None
+    """Accuracy of always answering ``majority_label``: the bar a judge that ignores the item reaches."""
     auc: float | None
     """ROC AUC of the positive label (``None`` without one, or with one class only)."""
     auc_source: AucSource | None
@@ -139,6 +169,32 @@ class SplitMetrics(BaseModel):
     """Errors per problem type, worst first; ``None`` when not computed."""
     errors_by_generator: list[GroupErrors] | None = None
     """Errors per generator, worst first; ``None`` when not computed."""
+
+    def objective(self, name: Objective) -> float | None:
+        """The value of objective ``name``, unparsed verdicts counted as wrong (the ``*_all`` fields).
+
+        ``accuracy`` -> ``accuracy_all``, ``balanced_accuracy`` -> ``balanced_accuracy_all``,
+        ``kappa`` -> ``kappa_all``, ``macro_f1`` -> ``f1_macro_all``: the value
+        :func:`~allure.metrics.objective_value` gives on the same labels. For a run stored before
+        the ``*_all`` fields existed, the parsed-only value stands in when nothing was unparsed
+        (then both agree); otherwise ``None``.
+        """
+        pairs: dict[str, tuple[float | None, float | None]] = {
+            "accuracy": (self.accuracy_all, self.accuracy),
+            "balanced_accuracy": (self.balanced_accuracy_all, self.balanced_accuracy),
+            "kappa": (self.kappa_all, self.kappa),
+            "macro_f1": (self.f1_macro_all, self.f1_macro),
+        }
+        if name not in pairs:
+            raise MetricsError(
+                f"objective={name!r} is not supported",
+                where="argument 'name'",
+                fix="pass one of " + ", ".join(repr(o) for o in OBJECTIVES),
+            )
+        all_value, parsed_value = pairs[name]
+        if all_value is not None or self.n_unparsed:
+            return all_value
+        return parsed_value
 
 
 class PairedDifference(BaseModel):
