@@ -76,10 +76,20 @@ def test_hand_derived_binary_values() -> None:
         pos_label="pass",
         n_resamples=10,
     )
-    named = {"confusion", "per_class", "positive_label", "reference_shares", "predicted_shares", "majority_label"}
+    named = {
+        "confusion",
+        "per_class",
+        "positive_label",
+        "reference_shares",
+        "predicted_shares",
+        "majority_label",
+    }
     assert w.model_dump(exclude=named) == m.model_dump(exclude=named)
     assert w.majority_label == "fail" and m.majority_label == 0
-    assert w.reference_shares == {"fail": 4 / 7, "pass": 3 / 7} and m.reference_shares == {"0": 4 / 7, "1": 3 / 7}
+    assert w.reference_shares == {"fail": 4 / 7, "pass": 3 / 7} and m.reference_shares == {
+        "0": 4 / 7,
+        "1": 3 / 7,
+    }
     assert w.confusion.matrix == m.confusion.matrix and w.per_class[1].label == "pass"
 
 
