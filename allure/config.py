@@ -21,6 +21,9 @@ from allure.gold_check import GoldCheckConfig
 from allure.labels import Label, LabelVocabulary, default_label_pattern, guess_positive, label_list
 from allure.memory import RetrievalPolicy
 
+Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]
+"""The objective of the loop's decisions and claims (see :class:`LoopSpec`)."""
+
 EvaluatorKind = Literal["local", "openai", "replay"]
 """``local``: the embedded llama.cpp server with a bundled model (default); ``openai``: any
 OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama) by ``base_url``; ``replay``: the
@@ -140,7 +143,24 @@ class LoopSpec(BaseModel):
     seed: int = 0
     """Seed of the split and of any sampling."""
     stop_when_no_gain: bool = True
-    """Stop when held-out accuracy did not rise over the previous iteration."""
+    """Stop when the objective on the dev split did not rise over the active memory version's."""
+    successes: int = Field(default=0, ge=0, le=10_000)
+    """Also propose up to this many of the judge's *correct* audit verdicts per pass as examples
+    (``source = "success"``), beside its corrected mistakes (0: mistakes only, ALLURE's memory)."""
+    objective: Objective = "balanced_accuracy"
+    """What every decision (the guard, the stop rule) and every helped/hurt claim uses: balanced
+    accuracy (mean recall over the label set: chance is 1/K whatever the label prior), Cohen's
+    kappa, macro F1, or accuracy (gameable by the label prior on imbalanced labels)."""
+    dev_fraction: float = Field(default=0.3, ge=0.0, lt=1.0)
+    """Share of the audit items carved out as the dev split (stratified by problem type, seeded):
+    never mined for examples; the guard and the stop rule read it. 0: no dev split, the guard is off."""
+    guard: bool = True
+    """Adopt a new memory version only when it is not worse than the active one on the dev split."""
+    guard_margin: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Largest drop of the objective on dev the guard tolerates (0: any drop keeps the old version)."""
+    guard_alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    """A drop within the margin is still refused when the paired permutation test says it is
+    significant at this level."""
     max_candidates: int | None = None
     """Propose at most this many candidates per iteration (seeded sample, stratified by problem type)."""
 

@@ -161,6 +161,9 @@ class IclExample(BaseModel):
     """The item's generator."""
     failure_mode: FailureMode = "other"
     """Which failure mode this example corrects."""
+    source: Literal["mistake", "success"] = "mistake"
+    """``mistake``: a corrected wrong verdict (ALLURE's examples); ``success``: one of the judge's
+    correct verdicts kept beside them, so a block need not be a biased sample of errors alone."""
     failure_reason: str = ""
     """Why the rules (or the reviewer) chose ``failure_mode``."""
     decision: ReviewDecisionKind | None = None

@@ -20,7 +20,8 @@ task wording) get the opposite of the right grade: the judge answers worse on th
 The grader reads its fields through the rule-based rephrasings of ``grader`` (headers in capitals,
 extra blank lines, "Reference answer:", "Is this response"). ``--reject-auth`` answers every request
 HTTP 401 with an error body that echoes the request's ``Authorization`` header (as some servers do).
-``--vary-on REGEX``: a sampled request (temperature above 0) with an odd ``seed`` whose user turn
+``--examples-hurt``: with any ICL example in the prompt, the grader answers ``score: 1`` to every item
+(the examples shift its label prior, as they did the embedded judge's). ``--vary-on REGEX``: a sampled request (temperature above 0) with an odd ``seed`` whose user turn
 matches REGEX gets the opposite grade and a longer answer: repeated samples of those items disagree.
 A system prompt that asks for a confidence gets ``confidence: 8`` after the grade, or, for those
 sampled items, a confidence that changes with the seed (2, 9, 4, 10, 1, 7). An entailment prompt
@@ -220,6 +221,13 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 a.strict_min_examples,
                 int(body.get("seed") or 0),
             )
+            if (
+                a.examples_hurt
+                and graded is not None
+                and any(m["role"] == "assistant" for m in body["messages"])
+            ):
+                graded = 1  # the examples shift the judge's label prior: it passes every response
+                reply = "score: 1"
             label = 1 if graded is None else graded
             seed = int(body.get("seed") or 0)
             varied = bool(a.vary_on and body.get("temperature") and graded is not None)
@@ -292,6 +300,7 @@ def main() -> None:
     ap.add_argument("--ctx", type=int, default=0)
     ap.add_argument("--keep-alive", action="store_true")
     ap.add_argument("--vary-on", default="")
+    ap.add_argument("--examples-hurt", action="store_true")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         SensitivityReport,
     )
     from allure.audits._run import STUDIES, RunOptions, run_study
+    from allure.audits._select import Selection, candidate_blocks, validated_selection
     from allure.audits._sensitivity import sensitivity_study
     from allure.audits._source import ItemSplit, StudySource, open_memory, resolve_source
     from allure.audits._studies import StudyOptions, ablation, ablation_arms, parse_sizes, sweep, sweep_arms
@@ -77,6 +78,9 @@ _WHERE = {
     "nli_entailment": "_entail",
     "STUDIES": "_run",
     "run_study": "_run",
+    "Selection": "_select",
+    "candidate_blocks": "_select",
+    "validated_selection": "_select",
     "RunOptions": "_run",
     "StudySource": "_source",
     "open_memory": "_source",
@@ -90,6 +94,9 @@ _WHERE = {
 }
 
 __all__ = [
+    "Selection",
+    "candidate_blocks",
+    "validated_selection",
     "STUDIES",
     "SensitivityReport",
     "EntropyReport",

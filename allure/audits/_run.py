@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TypedDict, Unpack
 
@@ -80,6 +81,10 @@ def _prompts_for(arm: Arm, default: PromptSet, src: StudySource) -> PromptSet:
         return default
     ev = src.spec.evaluator
     return load_prompt_set(arm.prompt).with_context(labels=label_list(src.spec.label_set), rubric=ev.rubric)
+
+
+def _block_key(table: dict[str, list[IclExample]], item: Item) -> tuple[str, ...]:
+    return tuple(ex.id for ex in table[item.id])
 
 
 def _lookup(table: dict[str, list[IclExample]]) -> Callable[[Item], list[IclExample]]:
@@ -160,11 +165,14 @@ def run_study(
                     say(f"  arm {a.name}: {n_ex:.1f} examples per prompt, {plans[a.name].uncached} new calls")
             for i, a in enumerate(arms, start=1):
                 ev.prompts, ev.sample = prompts[a.name], a.sample
+                table = chosen[a.name]
+                # items sharing an ICL block are sent one after another: the server's prefix cache computes it once
+                ordered = sorted(src.items, key=partial(_block_key, table))
                 res = ev.evaluate(
                     sid,
                     i,
-                    src.items,
-                    _lookup(chosen[a.name]),
+                    ordered,
+                    _lookup(table),
                     progress=_arm_progress(arm_progress, a.name),
                 )
                 vs = [res.verdicts.get(it.id) for it in src.items]

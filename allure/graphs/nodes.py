@@ -13,9 +13,10 @@ from langgraph.types import Command, interrupt
 
 from allure._fault import fault_point
 from allure.gold_check import GoldCheck
+from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext, LoopState
-from allure.memory import build_candidates, sample_candidates
+from allure.memory import RetrievalPolicy, build_candidates, build_successes, sample_candidates
 from allure.metrics import SplitMetrics
 from allure.models import Item, ReviewDecision, Verdict
 from allure.report import write_run_report
@@ -48,19 +49,32 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     items = ctx.items(run_id)
     memory = ctx.memory
     version = memory.version()
-    policy = ctx.spec.memory.retrieval
+    policy = _policy_for(ctx, run_id)
     ctx.say(f"iteration {it}: evaluating {len(items)} items with {version.size} examples in memory")
     ctx.store.update_run(run_id, iteration=it, memory_version=version.content_hash)
     ctx.store.record_memory_version(run_id, it, version.content_hash, version.ids)
     position: dict[str, Any] | None = None
+    baseline: list[dict[str, Any]] = []
+    update: dict[str, Any] = {}
+    if it == 1:
+        update["zero_shot_iteration"] = 0 if version.size else 1
     with open_evaluator(ctx.spec, ctx.store, items) as ev:
+        if it == 1 and version.size:
+            baseline = _zero_shot_baseline(ctx, run_id, items, ev)
+            update["active_iteration"] = 0
 
         def evaluate(batch: list[Item]) -> EvalResult:
+            blocks = memory.retrieve_many(batch, policy) if version.size else {x.id: [] for x in batch}
+            keys = {x.id: tuple(ex.id for ex in blocks[x.id]) for x in batch}
+            if version.size:
+                ctx.say(f"iteration {it}: {len(set(keys.values()))} distinct ICL block(s) ({policy.kind})")
+            # items sharing a block are sent one after another: the server's prefix cache computes it once
+            ordered = sorted(batch, key=lambda x: keys[x.id])
             return ev.evaluate(
                 run_id,
                 it,
-                batch,
-                lambda item: memory.retrieve(item, policy),
+                ordered,
+                lambda item: blocks[item.id],
                 progress=ctx.eval_progress,
                 claim_token=ctx.lease_token,
             )
@@ -94,10 +108,12 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     )
     _fail_if_mostly_errors(ctx, run_id, it, items, result.verdicts)
     return {
+        **update,
         "iteration": it,
         "memory_version": version.content_hash,
         "memory_size": version.size,
-        "history": [
+        "history": baseline
+        + [
             {
                 "iteration": it,
                 "stats": stats,
@@ -107,6 +123,38 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
             }
         ],
     }
+
+
+def _policy_for(ctx: AuditContext, run_id: str) -> RetrievalPolicy:
+    """The spec's retrieval policy; a ``label_prior`` policy without a prior gets the audit split's
+    reference label shares (the dev split included: it is audit data, never held out)."""
+    policy = ctx.spec.memory.retrieval
+    if policy.kind != "label_prior" or policy.prior is not None:
+        return policy
+    refs, splits = ctx.store.reference_labels(run_id), ctx.store.splits(run_id)
+    known = [str(r) for i, r in refs.items() if r is not None and splits.get(i) == "audit"]
+    prior = {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
+    return policy.model_copy(update={"prior": prior})
+
+
+def _zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: Any) -> list[dict[str, Any]]:
+    """Evaluate every item without examples as iteration 0 (zero-shot is always candidate 0).
+
+    Run once, when the memory already holds examples at the start of a run, so that the guard and
+    the held-out claim compare with the judge as it is without them. Returns its history entry.
+    """
+    ctx.say(f"iteration 0: evaluating {len(items)} items zero-shot (the baseline the memory must beat)")
+    ctx.store.record_memory_version(run_id, 0, "", [])
+    result = ev.evaluate(
+        run_id, 0, items, lambda item: [], progress=ctx.eval_progress, claim_token=ctx.lease_token
+    )
+    ctx.remember_verdicts(run_id, 0, result.verdicts)
+    for split, m in _metrics_for(ctx, run_id, 0).items():
+        ctx.store.record_metrics(run_id, 0, split, m)
+    stats = result.stats.as_dict()
+    ctx.say(f"iteration 0: {stats['calls']} calls, {stats['cache_hits']} cache hits, {stats['wall_s']:.1f} s")
+    _fail_if_mostly_errors(ctx, run_id, 0, items, result.verdicts)
+    return [{"iteration": 0, "stats": stats, "memory_size": 0, "memory_version": "", "position": None}]
 
 
 def _fail_if_mostly_errors(
@@ -158,9 +206,14 @@ def _metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, SplitMetr
     verdicts = ctx.verdicts(run_id, it)
     refs = ctx.store.reference_labels(run_id)
     splits = ctx.store.splits(run_id)
+    dev = ctx.dev_ids(run_id)
     out: dict[str, SplitMetrics] = {}
-    for split in ("audit", "heldout", "all"):
-        chosen = [x for x in items if split == "all" or splits[x.id] == split]
+    for split in ("audit", "heldout", "all", "dev"):
+        if split == "dev" and not dev:
+            continue
+        chosen = [
+            x for x in items if split == "all" or splits[x.id] == split or (split == "dev" and x.id in dev)
+        ]
         if split == "all" and 0 in (out["audit"].n, out["heldout"].n):  # one split holds every item
             out["all"] = out["audit"] if out["heldout"].n == 0 else out["heldout"]
             continue
@@ -192,24 +245,71 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
         ctx.store.record_metrics(run_id, it, split, m)
         fault_point("score")
     h, a = metrics["heldout"], metrics["audit"]
+    objective = ctx.spec.loop.objective
+    name = OBJECTIVE_NAMES[objective]
     if h.n == 0:
-        ctx.say(f"iteration {it}: accuracy {_rounded(a.accuracy)} over all {a.n} items (none held out)")
+        ctx.say(
+            f"iteration {it}: {name} {_rounded(a.objective(objective))}, accuracy {_rounded(a.accuracy)} "
+            f"over all {a.n} items (none held out)"
+        )
     else:
         ctx.say(
-            f"iteration {it}: held-out accuracy {_rounded(h.accuracy)}, audit accuracy {_rounded(a.accuracy)}"
+            f"iteration {it}: held-out {name} {_rounded(h.objective(objective))} "
+            f"(accuracy {_rounded(h.accuracy)}), audit {name} {_rounded(a.objective(objective))}"
         )
-    return {}
+    if "dev" in metrics:
+        d = metrics["dev"]
+        ctx.say(
+            f"iteration {it}: dev {name} {_rounded(d.objective(objective))} over {d.n_scored} items; "
+            f"labels given {_shares(d.predicted_shares)} (reference {_shares(d.reference_shares)})"
+        )
+    active = state.get("active_iteration")
+    if active is None or active == it:
+        return {"active_iteration": it}
+    decision = guard_decision(
+        ctx.spec.loop,
+        list(ctx.spec.label_set),
+        ctx.store.reference_labels(run_id),
+        ctx.dev_ids(run_id),
+        ctx.verdicts(run_id, active),
+        ctx.verdicts(run_id, it),
+        active_name=_version_name(ctx, run_id, active, state),
+        new_name=_version_name(ctx, run_id, it, state),
+    )
+    ctx.say(f"iteration {it}: {decision.reason}")
+    ctx.store.update_run(run_id, info={f"guard_{it}": decision.reason})
+    if decision.adopt:
+        return {"active_iteration": it, "guard_previous": active}
+    return {"stop_reason": decision.reason, "guard_previous": active}
+
+
+def _shares(shares: dict[str, float] | None) -> str:
+    if not shares:
+        return "-"
+    return ", ".join(f"{k} {v:.0%}" for k, v in shares.items())
+
+
+def _version_name(ctx: AuditContext, run_id: str, it: int, state: LoopState) -> str:
+    """``iteration 2 (14 examples)``, or ``iteration 1 (zero-shot)``."""
+    ids = ctx.store.memory_versions(run_id).get(it, ("", []))[1]
+    if it == state.get("zero_shot_iteration") or not ids:
+        return f"iteration {it} (zero-shot)"
+    return f"iteration {it}'s memory ({len(ids)} examples)"
 
 
 def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Turn the audit split's mistakes into candidate ICL examples (never the held-out split's)."""
     ctx = runtime.context
     run_id, it = state["run_id"], state["iteration"]
+    if state.get("active_iteration") != it:  # the guard refused this pass's memory version
+        return {"proposed": 0}
+    dev = ctx.dev_ids(run_id)
     mistakes = build_candidates(
         run_id,
         ctx.items(run_id),
         references=ctx.store.reference_labels(run_id),
-        splits=ctx.store.splits(run_id),
+        # the dev split is never mined: the guard decides on it
+        splits={i: ("heldout" if i in dev else s) for i, s in ctx.store.splits(run_id).items()},
         verdicts=ctx.verdicts(run_id, it),
         extract=GoldCheck(ctx.spec.gold_check).extract,
     )
@@ -218,6 +318,17 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     cands = fresh
     if ctx.spec.loop.max_candidates is not None:
         cands = sample_candidates(fresh, ctx.spec.loop.max_candidates, ctx.spec.loop.seed + it)
+    if ctx.spec.loop.successes:
+        kept = build_successes(
+            run_id,
+            ctx.items(run_id),
+            references=ctx.store.reference_labels(run_id),
+            splits={i: ("heldout" if i in dev else s) for i, s in ctx.store.splits(run_id).items()},
+            verdicts=ctx.verdicts(run_id, it),
+            k=ctx.spec.loop.successes,
+            seed=ctx.spec.loop.seed + it,
+        )
+        cands = cands + [c for c in kept if c.id not in in_memory]
     new = ctx.store.add_candidates(run_id, it, cands)
     capped = f", {len(fresh) - len(cands)} left out by max_candidates" if len(cands) < len(fresh) else ""
     ctx.say(
@@ -227,14 +338,18 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     return {"proposed": new}
 
 
-def _no_gain(ctx: AuditContext, run_id: str, it: int) -> str:
-    """The reason to stop when held-out accuracy did not rise from the previous pass, else ``""``."""
+def _no_gain(ctx: AuditContext, run_id: str, it: int, previous: int | None) -> str:
+    """The reason to stop when the objective on the dev split did not rise over the previously
+    active version, else ``""``. The held-out split is never read for a decision."""
+    if previous is None:
+        return ""
     rows = ctx.store.metrics(run_id)
+    objective = ctx.spec.loop.objective
     now, before = (
-        rows[i]["heldout"].accuracy if "heldout" in rows.get(i, {}) else None for i in (it, it - 1)
+        rows[i]["dev"].objective(objective) if "dev" in rows.get(i, {}) else None for i in (it, previous)
     )
     if now is not None and before is not None and now <= before:
-        return f"no gain on the held-out split (accuracy {before:.3f} -> {now:.3f})"
+        return f"no gain on the dev split ({OBJECTIVE_NAMES[objective]} {before:.3f} -> {now:.3f})"
     return ""
 
 
@@ -249,11 +364,13 @@ def should_continue(state: LoopState, runtime: Runtime[AuditContext]) -> Command
     ctx = runtime.context
     it = state["iteration"]
     loop = ctx.spec.loop
+    if state.get("active_iteration") != it:  # the guard refused this pass: stop, keep the active version
+        return Command(update={}, goto="finish")
     reason = ""
     if it >= loop.max_iterations:
         reason = f"reached max_iterations ({loop.max_iterations})"
-    elif it > 1 and loop.stop_when_no_gain:
-        reason = _no_gain(ctx, state["run_id"], it)
+    elif loop.stop_when_no_gain:
+        reason = _no_gain(ctx, state["run_id"], it, state.get("guard_previous"))
     proposed = state.get("proposed", 0)
     if not reason and proposed == 0:
         reason = "no new candidates"
@@ -336,6 +453,11 @@ def finish(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Write the report and mark the run done."""
     ctx = runtime.context
     reason = state.get("stop_reason") or "done"
+    chosen = {
+        "active_iteration": state.get("active_iteration", state.get("iteration")),
+        "zero_shot_iteration": state.get("zero_shot_iteration"),
+    }
+    ctx.store.update_run(state["run_id"], info=chosen)
     paths = write_run_report(
         ctx.store,
         ctx.spec,
@@ -348,7 +470,7 @@ def finish(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
         state["run_id"],
         status="done",
         run_dir=str(ctx.run_dir),
-        info={"stop_reason": reason, "report": str(paths["md"])},
+        info={"stop_reason": reason, "report": str(paths["md"]), **chosen},
     )
     ctx.say(f"stopped: {reason}")
     return {"stop_reason": reason}

@@ -34,6 +34,13 @@ class LoopState(TypedDict, total=False):
     """Why the loop stops; empty while it goes on. Set by ``should_continue`` (or by ``commit``
     when nothing new entered memory); with ``auto_approve`` the last pass's candidates are still
     reviewed and committed before the loop stops."""
+    active_iteration: int
+    """The iteration whose memory version the loop has adopted (the guard's reference); 0 is the
+    zero-shot baseline pass run when the memory is not empty at the start."""
+    zero_shot_iteration: int
+    """The iteration evaluated without examples (1, or 0 for the baseline pass); absent when none was."""
+    guard_previous: int
+    """The version the guard compared the last pass with (the stop rule reads it)."""
     history: Annotated[list[dict[str, Any]], operator.add]
     """One summary per iteration: ``iteration``, ``stats`` (costs), ``memory_size``, ``memory_version``."""
 
@@ -60,6 +67,7 @@ class AuditContext:
     """The run's lease held by this process (claims on in-flight prompts name it); empty: none."""
     _items: dict[str, list[Item]] = field(default_factory=dict, repr=False)
     _verdicts: dict[tuple[str, int], dict[str, Verdict]] = field(default_factory=dict, repr=False)
+    _dev: dict[str, set[str]] = field(default_factory=dict, repr=False)
 
     def items(self, run_id: str) -> list[Item]:
         """The run's items (read once per process: they never change during a run)."""
@@ -67,16 +75,33 @@ class AuditContext:
             self._items[run_id] = self.store.items(run_id)
         return self._items[run_id]
 
+    def dev_ids(self, run_id: str) -> set[str]:
+        """The audit items carved out as the dev split (derived from the run's items, split and seed)."""
+        if run_id not in self._dev:
+            from allure.graphs.prepare import dev_split
+
+            self._dev[run_id] = dev_split(
+                self.items(run_id),
+                self.store.splits(run_id),
+                self.spec.loop.dev_fraction,
+                self.spec.loop.seed,
+            )
+        return self._dev[run_id]
+
     def verdicts(self, run_id: str, iteration: int) -> dict[str, Verdict]:
         """Item id -> verdict of an iteration (read once per process)."""
         key = (run_id, iteration)
         if key not in self._verdicts:
-            self._verdicts = {key: self.store.verdicts(run_id, iteration)}
+            self._verdicts[key] = self.store.verdicts(run_id, iteration)
+            for old in [k for k in self._verdicts if k != key][:-1]:  # keep this and one other pass
+                del self._verdicts[old]
         return self._verdicts[key]
 
     def remember_verdicts(self, run_id: str, iteration: int, verdicts: dict[str, Verdict]) -> None:
         """Keep an iteration's verdicts just written, so later nodes need not read them back."""
-        self._verdicts = {(run_id, iteration): verdicts}
+        self._verdicts[(run_id, iteration)] = verdicts
+        for old in [k for k in self._verdicts if k != (run_id, iteration)][:-1]:
+            del self._verdicts[old]
 
     def say(self, line: str) -> None:
         """Send a status line to the caller, if it listens."""

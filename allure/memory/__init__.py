@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure.memory._candidates import build_candidates, sample_candidates
+    from allure.memory._candidates import build_candidates, build_successes, sample_candidates
     from allure.memory._client import DEFAULT_LOCATION, is_url, resolve_location
     from allure.memory._clusters import (
         ClusterMethod,
@@ -32,7 +32,15 @@ if TYPE_CHECKING:
     )
     from allure.memory._embed import MiniLMEmbeddingFunction, embed
     from allure.memory._jsonl import export_jsonl, import_jsonl, read_examples_jsonl
-    from allure.memory._policy import Balance, RetrievalKind, RetrievalPolicy, select_examples, stable_order
+    from allure.memory._nearest import nearest_blocks
+    from allure.memory._policy import (
+        Balance,
+        RetrievalKind,
+        RetrievalPolicy,
+        prior_quotas,
+        select_examples,
+        stable_order,
+    )
     from allure.memory._server import ChromaServer, free_port
     from allure.memory._stats import MemoryStats, memory_stats
     from allure.memory._store import DEFAULT_COLLECTION, EpisodicMemory, MemoryVersion, content_hash
@@ -40,6 +48,9 @@ if TYPE_CHECKING:
 _WHERE = {
     "DEFAULT_LOCATION": "_client",
     "build_candidates": "_candidates",
+    "build_successes": "_candidates",
+    "nearest_blocks": "_nearest",
+    "prior_quotas": "_policy",
     "is_url": "_client",
     "resolve_location": "_client",
     "sample_candidates": "_candidates",
@@ -87,6 +98,7 @@ __all__ = [
     "RetrievalKind",
     "RetrievalPolicy",
     "build_candidates",
+    "build_successes",
     "cached_clusters",
     "cluster_embeddings",
     "cluster_memory",
@@ -98,6 +110,8 @@ __all__ = [
     "import_jsonl",
     "is_url",
     "memory_stats",
+    "nearest_blocks",
+    "prior_quotas",
     "read_examples_jsonl",
     "resolve_location",
     "sample_candidates",

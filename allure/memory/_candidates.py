@@ -84,3 +84,47 @@ def sample_candidates(cands: list[IclExample], k: int, seed: int) -> list[IclExa
             if by_type[ptype] and len(out) < k:
                 out.append(by_type[ptype].pop())
     return out
+
+
+SUCCESS_PREFIX = "ok-"
+"""Prefix of the id of an example kept from a correct verdict (apart from the corrections' ids)."""
+
+
+def build_successes(
+    run_id: str,
+    items: list[Item],
+    *,
+    references: Mapping[str, Label | None],
+    splits: Mapping[str, Split],
+    verdicts: Mapping[str, Verdict],
+    k: int,
+    seed: int,
+) -> list[IclExample]:
+    """At most ``k`` of the judge's *correct* verdicts on the audit split, as examples (``source = "success"``).
+
+    A memory of corrected mistakes alone is a biased sample (DSPy bootstraps its demonstrations
+    from successes); these are kept beside the corrections, tagged so a block can mix them.
+    Seeded, stratified by problem type; ids are prefixed with :data:`SUCCESS_PREFIX`.
+    """
+    out = []
+    for item in items:
+        ref, v = references.get(item.id), verdicts.get(item.id)
+        if ref is None or v is None or v.status != "ok" or v.label != ref or splits[item.id] != "audit":
+            continue
+        out.append(
+            IclExample.model_validate(
+                item.model_dump(include=_FROM_ITEM)
+                | {
+                    "id": SUCCESS_PREFIX + IclExample.make_id(item.id, ref),
+                    "item_id": item.id,
+                    "run_id": run_id,
+                    "correct_label": ref,
+                    "wrong_label": v.label,
+                    "evaluator_output": v.raw_output,
+                    "failure_mode": "other",
+                    "failure_reason": "a correct verdict, kept as a demonstration beside the corrections",
+                    "source": "success",
+                }
+            )
+        )
+    return sample_candidates(out, k, seed) if k < len(out) else out

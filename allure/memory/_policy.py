@@ -16,7 +16,7 @@ from allure.errors import MemoryStoreError
 from allure.labels import Label
 from allure.models import FAILURE_MODES, FailureMode, IclExample, Item
 
-RetrievalKind = Literal["all", "same_problem_type", "same_group", "top_k", "sample"]
+RetrievalKind = Literal["all", "same_problem_type", "same_group", "top_k", "sample", "label_prior", "nearest"]
 """How examples are chosen for an item.
 
 - ``all``: every example in memory.
@@ -24,6 +24,13 @@ RetrievalKind = Literal["all", "same_problem_type", "same_group", "top_k", "samp
 - ``same_group``: examples whose group equals the item's (CogEval: the same cognitive map; the paper's choice).
 - ``top_k``: the ``k`` examples whose responses are most similar to the item's response.
 - ``sample``: at most ``x`` examples sampled uniformly with ``seed`` (ICL_x); the same sample for every item.
+- ``label_prior``: ``x`` examples whose correct labels follow ``prior`` (the audit split's reference
+  shares: ``round(x * share)`` per label, at least one per label the memory has), seeded; the same
+  block for every item. A 50/50 block pulls a judge towards the minority label on imbalanced data.
+- ``nearest``: per group of items (``group_by``: problem type, or all items in one group), the ``k``
+  examples nearest (cosine of all-MiniLM-L6-v2 embeddings of task + response) to the group's mean,
+  one block per group so a server's prefix cache computes it once; an item whose best similarity to
+  the block is below ``min_similarity`` gets no example.
 """
 
 Balance = Literal["label"]
@@ -53,6 +60,15 @@ class RetrievalPolicy(BaseModel):
     the others fill up); ``None`` draws uniformly."""
     max_examples: int | None = None
     """Cap on the number returned (the first ones in the stable order)."""
+    prior: dict[str, float] | None = None
+    """``label_prior``: label (as written, ``str``) -> share; ``None``: the loop fills in the audit
+    split's reference shares (a study, its audit run's)."""
+    min_similarity: float = 0.0
+    """``nearest``: an item whose best cosine similarity to its group's block is below this gets no example."""
+    group_by: Literal["problem_type", "none"] = "problem_type"
+    """``nearest``: the groups that share one block (``none``: one block for every item)."""
+    sources: list[Literal["mistake", "success"]] | None = None
+    """Keep only examples mined from the judge's mistakes, or from its correct verdicts (``None``: both)."""
 
     @field_validator("include_modes", "exclude_modes", mode="before")
     @classmethod
@@ -72,9 +88,9 @@ class RetrievalPolicy(BaseModel):
 
     @model_validator(mode="after")
     def _check_sizes(self) -> RetrievalPolicy:
-        if self.kind == "sample" and self.x is None:
+        if self.kind in ("sample", "label_prior") and self.x is None:
             raise MemoryStoreError(
-                "the 'sample' policy needs a sample size",
+                f"the {self.kind!r} policy needs a sample size",
                 where="retrieval policy, field 'x'",
                 fix="set x, e.g. x = 30",
             )
@@ -116,15 +132,16 @@ def select_examples(examples: list[IclExample], item: Item, policy: RetrievalPol
     Returns:
         The chosen examples in stable order.
     """
-    if policy.kind == "top_k":
-        raise ValueError("top_k needs the vector index; use EpisodicMemory.retrieve")
-    allowed = policy.allowed_modes()
-    excluded = set(policy.exclude_ids)
-    pool = [ex for ex in examples if ex.failure_mode in allowed and ex.id not in excluded]
+    if policy.kind in ("top_k", "nearest"):
+        raise ValueError(f"{policy.kind} needs the embeddings; use EpisodicMemory.retrieve")
+    pool = allowed_pool(examples, policy)
     if policy.kind == "same_problem_type":
         pool = [ex for ex in pool if ex.problem_type == item.problem_type]
     elif policy.kind == "same_group":
         pool = [ex for ex in pool if ex.group == item.group]
+    elif policy.kind == "label_prior":
+        ordered = sorted(pool, key=lambda ex: ex.id)
+        pool = prior_sample(ordered, policy.x or 0, policy.prior, random.Random(policy.seed))
     elif policy.kind == "sample":
         size = policy.x or 0
         if size < len(pool):
@@ -134,6 +151,66 @@ def select_examples(examples: list[IclExample], item: Item, policy: RetrievalPol
                 rng.sample(ordered, size) if policy.balance is None else balanced_sample(ordered, size, rng)
             )
     return cap(stable_order(pool), policy)
+
+
+def allowed_pool(examples: list[IclExample], policy: RetrievalPolicy) -> list[IclExample]:
+    """The examples the policy's filters let through (failure modes, excluded ids, sources)."""
+    allowed = policy.allowed_modes()
+    excluded = set(policy.exclude_ids)
+    sources = set(policy.sources) if policy.sources is not None else None
+    return [
+        ex
+        for ex in examples
+        if ex.failure_mode in allowed and ex.id not in excluded and (sources is None or ex.source in sources)
+    ]
+
+
+def prior_quotas(size: int, prior: dict[str, float] | None, available: dict[str, int]) -> dict[str, int]:
+    """Examples per label (``str``) for a block of ``size`` whose label shares follow ``prior``.
+
+    ``round(size * share)`` per label (largest remainders first, so the quotas sum to ``size``), at
+    least one for every label the memory has; a label with too few examples gives all it has and
+    the shortfall goes to the others, most probable first. Without a prior: equal shares.
+    """
+    labels = sorted(available, key=lambda k: (-(prior or {}).get(k, 0.0), k))
+    if not labels or size <= 0:
+        return {lab: 0 for lab in labels}
+    weights = {lab: (prior or {}).get(lab, 0.0) if prior else 1.0 / len(labels) for lab in labels}
+    total = sum(weights.values()) or 1.0
+    raw = {lab: size * weights[lab] / total for lab in labels}
+    quota = {lab: int(raw[lab]) for lab in labels}
+    for lab in sorted(labels, key=lambda k: raw[k] - int(raw[k]), reverse=True)[: size - sum(quota.values())]:
+        quota[lab] += 1
+    if size >= len(labels):
+        for lab in labels:  # at least one per label, taken from the largest quota
+            if quota[lab] == 0:
+                donor = max(labels, key=lambda k: quota[k])
+                quota[donor] -= 1
+                quota[lab] = 1
+    short = 0
+    for lab in labels:
+        if quota[lab] > available[lab]:
+            short += quota[lab] - available[lab]
+            quota[lab] = available[lab]
+    for lab in labels:
+        extra = min(short, available[lab] - quota[lab])
+        quota[lab] += extra
+        short -= extra
+    return quota
+
+
+def prior_sample(
+    pool: list[IclExample], size: int, prior: dict[str, float] | None, rng: random.Random
+) -> list[IclExample]:
+    """``size`` examples of ``pool`` with label shares following ``prior`` (see :func:`prior_quotas`)."""
+    by_label: dict[str, list[IclExample]] = {}
+    for ex in pool:
+        by_label.setdefault(str(ex.correct_label), []).append(ex)
+    quota = prior_quotas(size, prior, {k: len(v) for k, v in by_label.items()})
+    out: list[IclExample] = []
+    for lab in sorted(by_label):
+        out.extend(rng.sample(by_label[lab], quota[lab]))
+    return out
 
 
 def balanced_sample(pool: list[IclExample], size: int, rng: random.Random) -> list[IclExample]:

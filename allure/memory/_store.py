@@ -130,6 +130,7 @@ class EpisodicMemory:
         self._by_id: dict[str, IclExample] = {}
         self._mode_counts: Counter[str] = Counter()
         self._memo: dict[tuple[str, str], list[IclExample]] = {}
+        self._text_vectors: dict[str, np.ndarray] = {}
 
     @classmethod
     def open(
@@ -331,6 +332,8 @@ class EpisodicMemory:
         Policies other than ``top_k`` are served from the snapshot (memoised per group or
         problem type); ``top_k`` embeds the item's response and queries Chroma.
         """
+        if policy.kind == "nearest":
+            return self.retrieve_many([item], policy)[item.id]
         if policy.kind != "top_k":
             return list(self._select(item, policy))
         return self._top_k(embed([item.response]), policy)[0]
@@ -341,12 +344,28 @@ class EpisodicMemory:
         Returns:
             Item id -> its examples in stable order.
         """
+        if policy.kind == "nearest":
+            return self._nearest(items, policy)
         if policy.kind != "top_k":
             return {it.id: list(self._select(it, policy)) for it in items}
         if not items:
             return {}
         found = self._top_k(embed([it.response for it in items]), policy)
         return {it.id: exs for it, exs in zip(items, found, strict=True)}
+
+    def _nearest(self, items: list[Item], policy: RetrievalPolicy) -> dict[str, list[IclExample]]:
+        """``nearest`` blocks (:func:`allure.memory._nearest.nearest_blocks`); example vectors are
+        embedded once per process (response, then task) and kept."""
+        from allure.memory._nearest import embedding_text, nearest_blocks
+
+        examples = self.all()
+        todo = [ex for ex in examples if ex.id not in self._text_vectors]
+        if todo:
+            vecs = embed([embedding_text(ex.response, ex.task) for ex in todo])
+            self._text_vectors.update({ex.id: v for ex, v in zip(todo, vecs, strict=True)})
+        ex_vecs = np.stack([self._text_vectors[ex.id] for ex in examples]) if examples else np.zeros((0, 1))
+        it_vecs = embed([embedding_text(it.response, it.task) for it in items]) if items else np.zeros((0, 1))
+        return nearest_blocks(items, it_vecs, examples, ex_vecs, policy)
 
     def _select(self, item: Item, policy: RetrievalPolicy) -> list[IclExample]:
         snapshot = self.all()

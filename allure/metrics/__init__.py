@@ -15,6 +15,15 @@ Undefined values are ``None``, never NaN.
 
 from allure.metrics._auc import AucSource
 from allure.metrics._bootstrap import bootstrap_indices, percentile_interval
+from allure.metrics._calibration import (
+    CONTENT_FREE,
+    CalibrationMode,
+    apply_offset,
+    binary_rows,
+    calibrate,
+    content_free_mean,
+    fit_offset,
+)
 from allure.metrics._common import Label, MetricsError
 from allure.metrics._compare import ArmComparison, Direction, compare_arms
 from allure.metrics._compute import compute_metrics
@@ -74,6 +83,13 @@ from allure.metrics._robustness import (
 )
 
 __all__ = [
+    "CONTENT_FREE",
+    "CalibrationMode",
+    "apply_offset",
+    "binary_rows",
+    "calibrate",
+    "content_free_mean",
+    "fit_offset",
     "ArmComparison",
     "AucSource",
     "ClassMetrics",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from allure._io import atomic_write_lines
 from allure.config import replay_source
-from allure.metrics import PairedDifference, PairedMetric, icl_helped
+from allure.metrics import IclEffect, PairedDifference, PairedMetric, icl_effect, icl_helped
 from allure.models import utcnow
 from allure.report._model import (
     CandidateCounts,
@@ -43,6 +43,29 @@ def _helped(
         [b[i].label if i in b else None for i in keep],
         labels=spec.label_set,
         pos_label=spec.positive_label,
+        n_resamples=spec.loop.bootstrap_resamples,
+        random_state=spec.loop.seed,
+    )
+
+
+def _effect(
+    store: RunStore, spec: AuditSpec, run_id: str, zero: int | None, other: int | None
+) -> IclEffect | None:
+    """Held-out: pass ``other`` against the zero-shot pass, by the loop's objective (``None``: same pass)."""
+    if zero is None or other is None or other == zero:
+        return None
+    refs = store.reference_labels(run_id)
+    keep = [it.id for it in store.items(run_id, split="heldout") if refs.get(it.id) is not None]
+    if not keep:
+        return None
+    a, b = store.verdicts(run_id, zero), store.verdicts(run_id, other)
+    return icl_effect(
+        [refs[i] for i in keep],
+        [a[i].label if i in a else None for i in keep],
+        [b[i].label if i in b else None for i in keep],
+        labels=spec.label_set,
+        pos_label=spec.positive_label,
+        objective=spec.loop.objective,
         n_resamples=spec.loop.bootstrap_resamples,
         random_state=spec.loop.seed,
     )
@@ -100,6 +123,7 @@ def build_run_report(
     splits = store.splits(run_id)
     metrics = store.metrics(run_id)
     its = [h["iteration"] for h in history]
+    zero, active = run.info.get("zero_shot_iteration"), run.info.get("active_iteration")
     replay = None
     if spec.evaluator.kind == "replay" and its and "all" in metrics.get(its[-1], {}):
         replay = ReplayAgreement.from_metrics(metrics[its[-1]]["all"])
@@ -124,6 +148,11 @@ def build_run_report(
         reference_source=run.info.get("reference_source", "regex"),
         iterations=[_iteration(store, run_id, h, metrics.get(h["iteration"], {})) for h in history],
         helped=_helped(store, spec, run_id, its[0], its[-1]) if its else None,
+        objective=spec.loop.objective,
+        zero_shot_iteration=zero,
+        active_iteration=active,
+        effect=_effect(store, spec, run_id, zero, active),
+        refused_effect=_effect(store, spec, run_id, zero, its[-1]) if its and its[-1] != active else None,
         candidates_file=None if candidates_file is None else str(candidates_file),
         replay_agreement=replay,
     )

@@ -69,6 +69,33 @@ def _replay(agreement: ReplayAgreement) -> list[str]:
     ]
 
 
+def _shares(data: ReportData) -> list[str]:
+    """The held-out label shares: reference, zero-shot, the compared version; the majority baseline."""
+    e = data.effect or data.refused_effect
+    if e is None:
+        return []
+    labels = list(e.reference_shares) + [
+        k for k in (*e.predicted_shares_first, *e.predicted_shares_last) if k not in e.reference_shares
+    ]
+    labels = list(dict.fromkeys(labels))
+    which = "active" if data.effect is not None else "refused"
+    rows = [
+        ["reference", *[num(e.reference_shares.get(k, 0.0)) for k in labels]],
+        ["zero-shot", *[num(e.predicted_shares_first.get(k, 0.0)) for k in labels]],
+        [f"{which} memory", *[num(e.predicted_shares_last.get(k, 0.0)) for k in labels]],
+    ]
+    m = e.majority
+    return [
+        "## Label shares on the held-out split",
+        "",
+        *md_table(["", *[one_line(k) for k in labels]], rows),
+        "",
+        f"Always answering the majority label `{one_line(str(m.label))}` scores accuracy {num(m.accuracy)}, "
+        f"balanced accuracy {num(m.balanced_accuracy)}, kappa {num(m.kappa)}.",
+        "",
+    ]
+
+
 def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     """Render the report as markdown.
 
@@ -96,6 +123,7 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     f1_line = helped_sentence(data, "f1")
     if f1_line:
         out += [one_line(f1_line), ""]
+    out += _shares(data)
     out += [
         f"- Status: {data.status}" + (f" ({one_line(data.stop_reason)})" if data.stop_reason else ""),
         f"- Started: {data.created_at}; finished: {data.finished_at or DASH}",

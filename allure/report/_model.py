@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from allure.errors import AllureError
-from allure.metrics import GroupErrors, PairedDifference, PairedMetric, SplitMetrics
+from allure.metrics import GroupErrors, IclEffect, PairedDifference, PairedMetric, SplitMetrics
 from allure.store import RunStatus
 
 SCHEMA_VERSION: Literal[1] = 1
@@ -171,6 +171,17 @@ class ReportData(BaseModel):
     """Every pass, in order."""
     helped: dict[PairedMetric, PairedDifference] | None = None
     """First vs last iteration on the held-out split, per metric (``accuracy``, ``f1``); ``None`` with one pass."""
+    objective: str = "accuracy"
+    """The loop's objective (``[loop] objective``), which the claim below uses."""
+    zero_shot_iteration: int | None = None
+    """The pass evaluated without examples (``None``: none was, e.g. an older run)."""
+    active_iteration: int | None = None
+    """The pass whose memory version the guard adopted last (the judge the loop leaves in use)."""
+    effect: IclEffect | None = None
+    """Held-out: the active version against zero-shot (objective, accuracy, McNemar, shares,
+    warning); ``None`` when the active version is zero-shot or nothing is held out."""
+    refused_effect: IclEffect | None = None
+    """Held-out, for the record: the last, refused version against zero-shot (it steered nothing)."""
     candidates_file: str | None = None
     """Path of ``candidates.jsonl`` listing the disagreements turned into candidates."""
     replay_agreement: ReplayAgreement | None = None

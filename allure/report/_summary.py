@@ -7,7 +7,69 @@ from typing import TYPE_CHECKING
 from allure.report._format import DASH, num, signed, with_ci
 
 if TYPE_CHECKING:
+    from allure.metrics import IclEffect
     from allure.report._model import ReportData
+
+
+OBJECTIVE_NAMES = {
+    "balanced_accuracy": "balanced accuracy",
+    "kappa": "kappa",
+    "macro_f1": "macro F1",
+    "accuracy": "accuracy",
+}
+
+
+def _effect_figures(e: IclEffect) -> str:
+    o = e.objective
+    name = OBJECTIVE_NAMES.get(o.objective, o.objective)
+    if o.delta is None or o.ci_low is None or o.ci_high is None:
+        return f"{name} undefined on {o.n} items"
+    acc = e.accuracy
+    accuracy = (
+        f"; accuracy {signed(acc.delta)} (McNemar p = {e.mcnemar.p_value:.3g})"
+        if acc.delta is not None and o.objective != "accuracy"
+        else ""
+    )
+    p = "-" if o.p_value is None else f"{o.p_value:.3g}"
+    return (
+        f"{name} {num(o.value_a)} -> {num(o.value_b)}, {signed(o.delta)} [95% CI {num(o.ci_low, 2)}, "
+        f"{num(o.ci_high, 2)}], permutation p = {p}, n = {o.n}{accuracy}"
+    )
+
+
+def effect_sentences(data: ReportData) -> list[str]:
+    """The held-out claim of a run with a guard: which version the loop kept, whether it helped by
+    the objective, and the label-prior warning. Empty for a run without a zero-shot pass."""
+    if data.zero_shot_iteration is None or data.active_iteration is None:
+        return []
+    out = []
+    if data.active_iteration == data.zero_shot_iteration:
+        out.append(
+            "The loop kept the zero-shot judge: no memory version beat it on the dev split "
+            "(ICL examples did not help)."
+        )
+    elif data.effect is not None:
+        o = data.effect.objective
+        figures = _effect_figures(data.effect)
+        if o.helped == "yes":
+            out.append(f"ICL examples helped on the held-out split: {figures}.")
+        elif o.helped == "no":
+            out.append(f"ICL examples made the judge worse on the held-out split: {figures}.")
+        else:
+            out.append(
+                f"Unclear whether ICL examples helped on the held-out split (not significant at n = {o.n}): "
+                f"{figures}."
+            )
+        if data.effect.warning:
+            out.append(f"Warning: {data.effect.warning}.")
+    if data.refused_effect is not None:
+        out.append(
+            f"The refused memory version (pass {data.iterations[-1].iteration if data.iterations else '?'}) "
+            f"on the held-out split, for the record: {_effect_figures(data.refused_effect)}."
+        )
+        if data.refused_effect.warning:
+            out.append(f"Warning: {data.refused_effect.warning}.")
+    return out
 
 
 def helped_sentence(data: ReportData, metric: str = "accuracy") -> str | None:
@@ -21,9 +83,16 @@ def helped_sentence(data: ReportData, metric: str = "accuracy") -> str | None:
         data: The report.
         metric: Which entry of ``data.helped`` to state (``accuracy`` or ``f1``).
 
+    A run with a zero-shot pass (every run since the guard) states :func:`effect_sentences` instead
+    (by the loop's objective, active version against zero-shot), joined into one paragraph.
+
     Returns:
         The sentence, or ``None`` when the run has no first-vs-last comparison.
     """
+    if metric == "accuracy" and data.zero_shot_iteration is not None and data.active_iteration is not None:
+        return " ".join(effect_sentences(data)) or None
+    if metric != "accuracy" and data.zero_shot_iteration is not None:
+        return None
     if not data.helped or metric not in data.helped:
         return None
     r = data.helped[metric]

@@ -1,0 +1,115 @@
+"""The guard: a new memory version is adopted only when it is not worse on the dev split.
+
+Zero-shot is candidate 0 (as DSPy's random search and MIPROv2 keep the unoptimised program
+unless it is beaten). After each pass with a new memory version, the loop compares it with the
+*active* version on the dev split (audit items never mined for examples), by the loop's
+objective (balanced accuracy by default: the label prior cannot game it), paired on the same
+items:
+
+- ``delta`` = objective(new) - objective(active);
+- the new version is **refused** when ``delta < -guard_margin``, or when ``delta < 0`` and the
+  paired permutation test gives ``p < guard_alpha``; otherwise it is adopted.
+
+With ``guard_margin = 0`` (the default) any drop on dev keeps the old version: the loop never
+adopts examples that did worse on the items it decides on. The held-out split is never read here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from allure.labels import Label
+
+if TYPE_CHECKING:
+    from allure.config import LoopSpec
+    from allure.metrics import ObjectiveComparison
+    from allure.models import Verdict
+
+OBJECTIVE_NAMES = {
+    "balanced_accuracy": "balanced accuracy",
+    "kappa": "kappa",
+    "macro_f1": "macro F1",
+    "accuracy": "accuracy",
+}
+"""How each objective is named in status lines and reports."""
+
+
+@dataclass(frozen=True)
+class GuardDecision:
+    """What the guard decided for one pass, and why (one status line)."""
+
+    adopt: bool
+    """Whether the pass's memory version becomes the active one."""
+    reason: str
+    """One sentence: the figures on dev and the rule applied."""
+    comparison: ObjectiveComparison | None = None
+    """The paired comparison on dev (``None`` when the guard could not compare)."""
+
+
+def guard_decision(
+    loop: LoopSpec,
+    labels: list[Label],
+    references: dict[str, Label | None],
+    dev_ids: set[str],
+    active: dict[str, Verdict],
+    new: dict[str, Verdict],
+    *,
+    active_name: str,
+    new_name: str,
+) -> GuardDecision:
+    """Decide whether the pass whose verdicts are ``new`` replaces the ``active`` one (see the module).
+
+    Args:
+        loop: The loop's settings (objective, guard, margin, alpha, seed).
+        labels: The label set.
+        references: Item id -> reference label.
+        dev_ids: The dev split's item ids.
+        active: Verdicts of the active memory version's pass.
+        new: Verdicts of the pass with the new memory version.
+        active_name: How the active version is named in the reason (``iteration 1 (zero-shot)``).
+        new_name: How the new version is named.
+    """
+    from allure.metrics import objective_difference
+
+    name = OBJECTIVE_NAMES[loop.objective]
+    if not loop.guard:
+        return GuardDecision(True, f"{new_name} adopted: the guard is off ([loop] guard = false)")
+    keep = sorted(i for i in dev_ids if references.get(i) is not None)
+    if not keep:
+        return GuardDecision(
+            True,
+            f"{new_name} adopted unchecked: no dev item has a reference label "
+            f"(set [loop] dev_fraction above 0 to let the guard compare versions)",
+        )
+    cmp = objective_difference(
+        [references[i] for i in keep],
+        [v.label if (v := active.get(i)) else None for i in keep],
+        [v.label if (v := new.get(i)) else None for i in keep],
+        objective=loop.objective,
+        labels=labels,
+        alpha=loop.guard_alpha,
+        random_state=loop.seed,
+    )
+    if cmp.delta is None or cmp.value_a is None or cmp.value_b is None:
+        return GuardDecision(
+            False,
+            f"{new_name} not adopted: {name} on the dev split is undefined "
+            f"(n = {cmp.n}); keeping {active_name}",
+            cmp,
+        )
+    p = 1.0 if cmp.p_value is None else cmp.p_value
+    figures = (
+        f"{name} on the dev split {cmp.value_a:.3f} -> {cmp.value_b:.3f} "
+        f"({cmp.delta:+.3f}, permutation p = {p:.3g}, n = {cmp.n})"
+    )
+    too_far = cmp.delta < -loop.guard_margin
+    significant = cmp.delta < 0 and p < loop.guard_alpha
+    if too_far or significant:
+        why = (
+            f"a drop beyond the margin {loop.guard_margin:g}"
+            if too_far
+            else f"a significant drop at alpha {loop.guard_alpha:g}"
+        )
+        return GuardDecision(False, f"{new_name} not adopted: {figures}, {why}; keeping {active_name}", cmp)
+    return GuardDecision(True, f"{new_name} adopted: {figures}", cmp)
