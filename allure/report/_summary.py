@@ -55,6 +55,11 @@ def effect_sentences(data: ReportData) -> list[str]:
             out.append(f"ICL examples helped on the held-out split: {figures}.")
         elif o.helped == "no":
             out.append(f"ICL examples made the judge worse on the held-out split: {figures}.")
+        elif o.delta is not None and o.delta < 0:
+            out.append(
+                f"ICL examples did not help on the held-out split: the judge scored worse, not significantly "
+                f"at n = {o.n}: {figures}."
+            )
         else:
             out.append(
                 f"Unclear whether ICL examples helped on the held-out split (not significant at n = {o.n}): "

@@ -1,0 +1,58 @@
+"""The held-out claim by the objective: the HaluEval case that once printed "+0.28 helped".
+
+METHODS.md section 12: 100 held-out items, 16 "yes". Zero-shot confusion [[34, 50], [3, 13]] (rows:
+reference no / yes); with the examples [[73, 11], [14, 2]]. Accuracy rises 0.47 -> 0.75 while
+balanced accuracy falls 0.609 -> 0.497: the claim must not say the examples helped.
+"""
+
+from __future__ import annotations
+
+from allure.metrics import icl_effect
+from allure.report import helped_sentence
+from allure.report._markdown import render_markdown
+from tests.report.test_report_files import build_report
+
+
+def _halueval() -> tuple[list[str], list[str], list[str]]:
+    ref = ["no"] * 84 + ["yes"] * 16
+    # zero-shot: 34 of the 84 "no" right, 13 of the 16 "yes" right
+    first = ["no"] * 34 + ["yes"] * 50 + ["yes"] * 13 + ["no"] * 3
+    # with the examples: 73 of 84 "no" right (the 34 stay right), 2 of 16 "yes" right
+    last = ["no"] * 73 + ["yes"] * 11 + ["yes"] * 2 + ["no"] * 14
+    return ref, first, last
+
+
+def _report(active: int) -> object:
+    ref, first, last = _halueval()
+    effect = icl_effect(ref, first, last, labels=["yes", "no"], pos_label="yes", n_resamples=500)
+    data = build_report(2)
+    update = {"objective": "balanced_accuracy", "zero_shot_iteration": 0}
+    if active == 1:
+        update |= {"active_iteration": 1, "effect": effect}
+    else:
+        update |= {"active_iteration": 0, "refused_effect": effect}
+    return data.model_copy(update=update)
+
+
+def test_accuracy_gain_from_a_prior_shift_is_never_called_help() -> None:
+    ref, first, last = _halueval()
+    e = icl_effect(ref, first, last, labels=["yes", "no"], pos_label="yes", n_resamples=500)
+    assert round(e.accuracy.delta or 0, 2) == 0.28
+    assert e.objective.value_a is not None and round(e.objective.value_a, 3) == 0.609
+    assert e.objective.value_b is not None and round(e.objective.value_b, 3) == 0.497
+    assert e.objective.helped != "yes"
+    sentence = helped_sentence(_report(1))  # type: ignore[arg-type]
+    assert sentence is not None
+    assert "ICL examples did not help" in sentence and "scored worse" in sentence
+    assert "balanced accuracy 0.609 -> 0.497" in sentence
+    assert "shifted the label prior" in sentence
+
+
+def test_a_refused_version_is_reported_for_the_record_and_zero_shot_kept(tmp_path: object) -> None:
+    data = _report(0)
+    sentence = helped_sentence(data)  # type: ignore[arg-type]
+    assert sentence is not None and sentence.startswith("The loop kept the zero-shot judge")
+    assert "refused memory version" in sentence and "shifted the label prior" in sentence
+    md = render_markdown(data)  # type: ignore[arg-type]
+    assert "## Label shares on the held-out split" in md
+    assert "Always answering the majority label `no` scores accuracy 0.840" in md
