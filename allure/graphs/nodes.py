@@ -356,8 +356,9 @@ def _no_gain(ctx: AuditContext, run_id: str, it: int, previous: int | None) -> s
 def should_continue(state: LoopState, runtime: Runtime[AuditContext]) -> Command[str]:
     """Stop after this evaluation, or review its candidates and go on.
 
-    The loop stops at ``max_iterations``, when held-out accuracy did not rise from the previous
-    pass (``stop_when_no_gain``), or when there is no new candidate. With ``auto_approve`` the
+    The loop stops when the guard refused this pass, at ``max_iterations``, when the objective on
+    the dev split did not rise over the previously active version (``stop_when_no_gain``), or when
+    there is no new candidate. With ``auto_approve`` the
     last pass's candidates are still reviewed and committed (they cost no reviewer time and the
     memory keeps every correction); the loop then stops without evaluating again.
     """

@@ -39,6 +39,9 @@ class FakeMemory:
     def retrieve(self, item: Item, policy: Any) -> list[IclExample]:
         return sorted(self.examples.values(), key=lambda e: e.id)
 
+    def retrieve_many(self, items: list[Item], policy: Any) -> dict[str, list[IclExample]]:
+        return {it.id: self.retrieve(it, policy) for it in items}
+
 
 def test_split_is_stratified_seeded_and_disjoint() -> None:
     items = [Item(id=f"{p}-{i}", task="t", response="r", problem_type=p) for p in "ab" for i in range(10)]
@@ -146,12 +149,12 @@ def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
     assert store.get_run(rid).status == "done"
 
 
-def test_stop_when_no_gain_stops_the_loop_when_held_out_accuracy_does_not_rise(tmp_path: Path) -> None:
-    # Replayed labels never change, so the 2nd pass's held-out accuracy equals the 1st: no gain.
+def test_stop_when_no_gain_stops_the_loop_when_the_dev_objective_does_not_rise(tmp_path: Path) -> None:
+    # Replayed labels never change, so the 2nd pass's dev balanced accuracy equals the 1st: no gain.
     out, store, ctx, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=3)
-    acc = [store.metrics(rid)[i]["heldout"].accuracy for i in (1, 2)]
-    assert acc[0] is not None and acc[0] == acc[1]
-    assert out["stop_reason"] == f"no gain on the held-out split (accuracy {acc[0]:.3f} -> {acc[1]:.3f})"
+    ba = [store.metrics(rid)[i]["dev"].balanced_accuracy for i in (1, 2)]
+    assert ba[0] is not None and ba[0] == ba[1]
+    assert out["stop_reason"] == f"no gain on the dev split (balanced accuracy {ba[0]:.3f} -> {ba[1]:.3f})"
     assert out["iteration"] == 2
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["stop_reason"] == out["stop_reason"]
