@@ -20,19 +20,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from allure.labels import Label
+from allure.metrics import OBJECTIVE_NAMES
 
 if TYPE_CHECKING:
     from allure.config import LoopSpec
     from allure.metrics import ObjectiveComparison
     from allure.models import Verdict
-
-OBJECTIVE_NAMES = {
-    "balanced_accuracy": "balanced accuracy",
-    "kappa": "kappa",
-    "macro_f1": "macro F1",
-    "accuracy": "accuracy",
-}
-"""How each objective is named in status lines and reports."""
 
 
 @dataclass(frozen=True)

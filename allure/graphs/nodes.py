@@ -304,13 +304,15 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     if state.get("active_iteration") != it:  # the guard refused this pass's memory version
         return {"proposed": 0}
     dev = ctx.dev_ids(run_id)
+    # the dev split is never mined (the guard decides on it): it counts as held out here
+    items, refs, verdicts = ctx.items(run_id), ctx.store.reference_labels(run_id), ctx.verdicts(run_id, it)
+    splits = {i: ("heldout" if i in dev else s) for i, s in ctx.store.splits(run_id).items()}
     mistakes = build_candidates(
         run_id,
-        ctx.items(run_id),
-        references=ctx.store.reference_labels(run_id),
-        # the dev split is never mined: the guard decides on it
-        splits={i: ("heldout" if i in dev else s) for i, s in ctx.store.splits(run_id).items()},
-        verdicts=ctx.verdicts(run_id, it),
+        items,
+        references=refs,
+        splits=splits,
+        verdicts=verdicts,
         extract=GoldCheck(ctx.spec.gold_check).extract,
     )
     in_memory = set(ctx.memory.version().ids)
@@ -321,10 +323,10 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     if ctx.spec.loop.successes:
         kept = build_successes(
             run_id,
-            ctx.items(run_id),
-            references=ctx.store.reference_labels(run_id),
-            splits={i: ("heldout" if i in dev else s) for i, s in ctx.store.splits(run_id).items()},
-            verdicts=ctx.verdicts(run_id, it),
+            items,
+            references=refs,
+            splits=splits,
+            verdicts=verdicts,
             k=ctx.spec.loop.successes,
             seed=ctx.spec.loop.seed + it,
         )

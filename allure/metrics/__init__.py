@@ -31,6 +31,7 @@ from allure.metrics._groups import errors_by_group
 from allure.metrics._holm import holm_adjust
 from allure.metrics._mcnemar import McNemarResult, mcnemar_exact_p, mcnemar_test
 from allure.metrics._model import (
+    OBJECTIVE_NAMES,
     OBJECTIVES,
     ClassMetrics,
     ConfusionMatrix,
@@ -83,6 +84,7 @@ from allure.metrics._robustness import (
 )
 
 __all__ = [
+    "OBJECTIVE_NAMES",
     "CONTENT_FREE",
     "CalibrationMode",
     "apply_offset",

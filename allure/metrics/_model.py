@@ -24,6 +24,14 @@ prior can game). Each counts an unparsed verdict as wrong."""
 OBJECTIVES: tuple[Objective, ...] = ("balanced_accuracy", "kappa", "macro_f1", "accuracy")
 """Every :data:`Objective`, the default first."""
 
+OBJECTIVE_NAMES: dict[str, str] = {
+    "balanced_accuracy": "balanced accuracy",
+    "kappa": "kappa",
+    "macro_f1": "macro F1",
+    "accuracy": "accuracy",
+}
+"""How statements, status lines and reports name each objective."""
+
 Helped = Literal["yes", "no", "unclear"]
 """Whether B improved on A: ``yes`` (interval above 0), ``no`` (below 0), ``unclear`` (spans 0 or undefined)."""
 

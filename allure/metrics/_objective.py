@@ -59,7 +59,14 @@ from allure.metrics._common import (
 )
 from allure.metrics._confusion import resampled_confusions
 from allure.metrics._mcnemar import McNemarResult, mcnemar_test
-from allure.metrics._model import OBJECTIVES, Helped, Objective, PairedDifference, SplitMetrics
+from allure.metrics._model import (
+    OBJECTIVE_NAMES,
+    OBJECTIVES,
+    Helped,
+    Objective,
+    PairedDifference,
+    SplitMetrics,
+)
 from allure.metrics._paired import paired_difference
 
 PermutationMethod = Literal["exact", "monte-carlo"]
@@ -76,14 +83,6 @@ UNPARSED = "unparsed"
 
 _CELLS_PER_CHUNK = 1 << 20
 """Swap flags held at once while testing (patterns x items), to bound memory."""
-
-OBJECTIVE_NAMES: dict[str, str] = {
-    "balanced_accuracy": "balanced accuracy",
-    "kappa": "kappa",
-    "macro_f1": "macro F1",
-    "accuracy": "accuracy",
-}
-"""The words a statement or warning uses for each objective."""
 
 
 class ObjectiveComparison(BaseModel):

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from allure.metrics import OBJECTIVE_NAMES
 from allure.report._format import DASH, num, signed, with_ci
 
 if TYPE_CHECKING:
     from allure.metrics import IclEffect
     from allure.report._model import ReportData
-
-
-OBJECTIVE_NAMES = {
-    "balanced_accuracy": "balanced accuracy",
-    "kappa": "kappa",
-    "macro_f1": "macro F1",
-    "accuracy": "accuracy",
-}
 
 
 def _effect_figures(e: IclEffect) -> str:
