@@ -41,7 +41,7 @@ SPEC = {
         }
     },
     "evaluator": {"kind": "replay", "prompt": "reference_free"},
-    "loop": {"max_iterations": 1, "heldout_fraction": 0},
+    "loop": {"max_iterations": 1, "heldout_fraction": 0, "dev_fraction": 0},
     "auto_approve": True,
 }
 

@@ -25,7 +25,7 @@ def _audit(tmp_path: Path, *server_args: str) -> tuple[str, RunStore, list[dict]
     try:
         spec = write_spec(tmp_path, srv.base_url, max_iterations=3)
         write_dataset(tmp_path / "items.jsonl", n_per_type=30)
-        res = run_cli(tmp_path, "audit", str(spec), "--auto-approve")
+        res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
         assert res.returncode == 0, res.stdout + res.stderr
         requests = [r["body"] for r in srv.requests()]
     finally:
