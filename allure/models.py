@@ -36,9 +36,10 @@ FailureMode = Literal[
 FAILURE_MODES: tuple[FailureMode, ...] = get_args(FailureMode)
 """The failure modes in :data:`FailureMode`'s order."""
 
-VerdictStatus = Literal["ok", "unparsed", "error"]
+VerdictStatus = Literal["ok", "unparsed", "error", "inconsistent"]
 """``ok``: a label was parsed; ``unparsed``: the output held no label (never coerced);
-``error``: the call failed after all retries (the error is recorded)."""
+``error``: the call failed after all retries (the error is recorded); ``inconsistent``: a
+position-debiased pairwise verdict whose two orders disagree (no label; never a stored call)."""
 
 ReviewDecisionKind = Literal["approve", "reject"]
 """What an auditor decided about a candidate ICL example. Editing the label or the
@@ -104,6 +105,9 @@ class Verdict(BaseModel):
     """The evaluator's text exactly as returned."""
     prob_positive: float | None = None
     """P(label == positive) from logprobs, when the server returns them."""
+    label_probs: dict[str, float] | None = None
+    """Each label's probability (by its string form, normalised over the label set) at the label's
+    position in the output, from the logprobs the server returned; ``None`` without them."""
     error: str | None = None
     """What failed, when ``status`` is ``error``."""
     prompt_hash: str = ""
