@@ -82,6 +82,9 @@ class Item(BaseModel):
     recorded_output: str | None = None
     """The raw output recorded with ``recorded_label``, if any (replay parses it only when no label is
     recorded)."""
+    recorded_label_swapped: Label | None = None
+    """Pairwise: the label recorded with the two responses swapped, in the original order's terms
+    (the label naming ``response`` means ``response``), whatever order the file wrote it in."""
     problem_type: str = ""
     """The kind of task (CogEval: ``task``, e.g. ``1stepPath``); used for stratification."""
     group: str = ""
