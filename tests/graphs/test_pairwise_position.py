@@ -142,3 +142,111 @@ def scripted_server_failing(tmp_path: Path) -> Any:
         yield srv
     finally:
         srv.stop()
+
+
+# (length of response A, length of response B): the longer response is the better one
+LENGTHS = [(40, 20), (45, 30), (20, 40), (25, 50), (24, 20), (33, 30), (20, 25), (30, 32)]
+
+
+def write_length_pairs(path: Path) -> None:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "prompt", "response_a", "response_b", "human"])
+        for k, (la, lb) in enumerate(LENGTHS):
+            w.writerow([f"p{k}", f"Question {k}", "a" * la, "b" * lb, "A" if la > lb else "B"])
+
+
+LIVE = """
+name = "debias"
+label_set = ["A", "B"]
+[dataset]
+path = "pairs.csv"
+[dataset.columns]
+id = "id"
+task = "prompt"
+response = "response_a"
+response_b = "response_b"
+gold_label = "human"
+[evaluator]
+kind = "openai"
+model = "scripted"
+base_url = "{url}"
+api_key_env = "ALLURE_TEST_KEY"
+prompt = "pairwise"
+concurrency = 1
+position_debias = "{mode}"
+[memory]
+location = "memory"
+[loop]
+max_iterations = 1
+heldout_fraction = 0
+"""
+
+
+def run_debias(tmp: Path, url: str, mode: str) -> tuple[dict[str, Any], str]:
+    (tmp / "audit.toml").write_text(LIVE.format(url=url, mode=mode))
+    res = run_cli(tmp, "audit", "audit.toml", timeout=300)
+    assert res.returncode == 0, res.stderr
+    reports = sorted(
+        (tmp / "proj" / ".allure" / "runs").glob("*/report.json"), key=lambda p: p.stat().st_mtime
+    )
+    return json.loads(reports[-1].read_text())["iterations"][-1], res.stdout + res.stderr
+
+
+def test_consistent_and_logprob_mean_on_a_server_with_logprobs_share_the_same_calls(tmp_path: Path) -> None:
+    from tests.conftest import start_scripted_server
+
+    write_length_pairs(tmp_path / "pairs.csv")
+    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    try:
+        it, out = run_debias(tmp_path, srv.base_url, "consistent")
+        # P(first) = 0.6 +- 0.3 (lengths 10+ apart) or +- 0.05. Raw: the 4 clear pairs right, of the
+        # 4 close ones "A" every time: right where A is longer (2): 6/8. Consistent: the close pairs
+        # flip with the swap (inconsistent), the clear ones are kept and right: 4 decided, all right.
+        d = it["debias"]
+        assert (d["mode"], d["used"], d["inconsistent"]) == ("consistent", "consistent", 4)
+        assert d["raw"] == {
+            "n": 8,
+            "decided": 8,
+            "undecided_share": 0.0,
+            "accuracy_decided": 0.75,
+            "accuracy_all": 0.75,
+        }
+        assert d["debiased"] == {
+            "n": 8,
+            "decided": 4,
+            "undecided_share": 0.5,
+            "accuracy_decided": 1.0,
+            "accuracy_all": 0.5,
+        }
+        assert it["calls"] == 16 and len(srv.requests()) == 16
+        assert all(r["body"]["logprobs"] is True and r["body"]["top_logprobs"] >= 2 for r in srv.requests())
+        assert "position-debiased (consistent): accuracy 1.000 over 4 decided items, 0.500 undecided" in out
+        # logprob_mean: each close pair's mean probability names the longer response
+        # (A longer: P(A) = (0.65 + 0.45) / 2 = 0.55; B longer: P(A) = (0.55 + 0.35) / 2 = 0.45): 8/8
+        it, out = run_debias(tmp_path, srv.base_url, "logprob_mean")
+        d = it["debias"]
+        assert (d["used"], d["inconsistent"], d["prob_fallback"]) == ("logprob_mean", 0, 0)
+        assert d["debiased"]["decided"] == 8 and d["debiased"]["accuracy_all"] == 1.0
+        assert d["raw"]["accuracy_decided"] == 0.75
+        # debiasing post-processes the same two calls per item: the second run sent none
+        assert it["calls"] == 0 and it["cache_hits"] == 16 and len(srv.requests()) == 16
+    finally:
+        srv.stop()
+
+
+def test_logprob_mean_without_logprobs_says_so_once_and_falls_back_to_consistent(tmp_path: Path) -> None:
+    from tests.conftest import start_scripted_server
+
+    write_length_pairs(tmp_path / "pairs.csv")
+    srv = start_scripted_server(tmp_path, "--pairwise-logprobs", "--no-logprobs")
+    try:
+        it, out = run_debias(tmp_path, srv.base_url, "logprob_mean")
+    finally:
+        srv.stop()
+    d = it["debias"]
+    assert (d["mode"], d["used"], d["inconsistent"]) == ("logprob_mean", "consistent", 4)
+    assert d["debiased"]["decided"] == 4 and d["debiased"]["accuracy_decided"] == 1.0
+    assert out.count('returned no logprobs for any call: falling back to "consistent"') == 1
+    md = next((tmp_path / "proj" / ".allure" / "runs").glob("*/report.md")).read_text()
+    assert "consistent (asked: logprob_mean; no logprobs)" in md
