@@ -184,10 +184,10 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
         rows = []
         for i, d in debiased:
             rule = d.used if d.used == d.mode else f"{d.used} (asked: {d.mode}; no logprobs)"
-            for name, m in (("raw (original order)", d.raw), (f"debiased: {rule}", d.debiased)):
+            for name, acc in (("raw (original order)", d.raw), (f"debiased: {rule}", d.debiased)):
                 rows.append(
-                    [str(i), name, str(m.n), str(m.decided), num(m.accuracy_decided)]
-                    + [num(m.undecided_share), num(m.accuracy_all)]
+                    [str(i), name, str(acc.n), str(acc.decided), num(acc.accuracy_decided)]
+                    + [num(acc.undecided_share), num(acc.accuracy_all)]
                 )
         out += md_table(
             [
