@@ -30,6 +30,16 @@ OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama) by ``base_url``; ``re
 labels recorded in the dataset (no model)."""
 
 
+PositionDebias = Literal["none", "consistent", "logprob_mean"]
+"""How a pairwise judge's two orders make one verdict (Zheng et al. 2023; METHODS.md section 10).
+
+- ``none``: the original order's verdict (position consistency is still reported).
+- ``consistent``: the label when both orders agree, else ``inconsistent`` (undecided, never coerced).
+- ``logprob_mean``: each label's probability averaged over both orders, then the argmax; without
+  label probabilities from the server, ``consistent``.
+"""
+
+
 class LocalSpec(BaseModel):
     """Settings of the embedded llama.cpp server (``kind = "local"``)."""
 
@@ -68,6 +78,10 @@ class EvaluatorSpec(BaseModel):
     swap_positions: bool = True
     """Pairwise prompt sets: also label every item with the two responses swapped, and report
     position consistency and position bias."""
+    position_debias: PositionDebias = "none"
+    """Pairwise prompt sets: the debiased verdict reported beside the raw one (see
+    :data:`PositionDebias`). A post-processing of the two orders' calls: no call changes, so it is not
+    part of the cache key. ``logprob_mean`` needs ``logprobs = true``."""
     temperature: float = 0.0
     """Sampling temperature."""
     max_tokens: int = 12
@@ -106,6 +120,18 @@ class EvaluatorSpec(BaseModel):
         if rx.groups < 1:
             raise ValueError("regex needs one capturing group around the label, e.g. 'score:\\s*([01])'")
         return v
+
+    @model_validator(mode="after")
+    def _debias_needs(self) -> EvaluatorSpec:
+        if self.position_debias != "none" and not self.swap_positions:
+            raise ValueError(
+                f"position_debias = {self.position_debias!r} needs both orders: set swap_positions = true"
+            )
+        if self.position_debias == "logprob_mean" and not self.logprobs:
+            raise ValueError(
+                'position_debias = "logprob_mean" needs label probabilities: set logprobs = true'
+            )
+        return self
 
     def params(self) -> dict[str, Any]:
         """The parameters that change the model's output (part of the cache key)."""

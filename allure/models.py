@@ -36,9 +36,10 @@ FailureMode = Literal[
 FAILURE_MODES: tuple[FailureMode, ...] = get_args(FailureMode)
 """The failure modes in :data:`FailureMode`'s order."""
 
-VerdictStatus = Literal["ok", "unparsed", "error"]
+VerdictStatus = Literal["ok", "unparsed", "error", "inconsistent"]
 """``ok``: a label was parsed; ``unparsed``: the output held no label (never coerced);
-``error``: the call failed after all retries (the error is recorded)."""
+``error``: the call failed after all retries (the error is recorded); ``inconsistent``: a
+position-debiased pairwise verdict whose two orders disagree (no label; never a stored call)."""
 
 ReviewDecisionKind = Literal["approve", "reject"]
 """What an auditor decided about a candidate ICL example. Editing the label or the
@@ -81,6 +82,9 @@ class Item(BaseModel):
     recorded_output: str | None = None
     """The raw output recorded with ``recorded_label``, if any (replay parses it only when no label is
     recorded)."""
+    recorded_label_swapped: Label | None = None
+    """Pairwise: the label recorded with the two responses swapped, in the original order's terms
+    (the label naming ``response`` means ``response``), whatever order the file wrote it in."""
     problem_type: str = ""
     """The kind of task (CogEval: ``task``, e.g. ``1stepPath``); used for stratification."""
     group: str = ""
@@ -104,6 +108,9 @@ class Verdict(BaseModel):
     """The evaluator's text exactly as returned."""
     prob_positive: float | None = None
     """P(label == positive) from logprobs, when the server returns them."""
+    label_probs: dict[str, float] | None = None
+    """Each label's probability (by its string form, normalised over the label set) at the label's
+    position in the output, from the logprobs the server returned; ``None`` without them."""
     error: str | None = None
     """What failed, when ``status`` is ``error``."""
     prompt_hash: str = ""

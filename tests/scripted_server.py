@@ -37,6 +37,14 @@ Other judge shapes (prompts that list their labels as ``X one of L1, L2, ...``):
 - rubric and reference-free (``Response:`` then the label list): ``labels[len(response) % len(labels)]``
   zero-shot; with ICL examples the label an example gave to a response of the same length, if any.
 
+``--pairwise-logprobs``: zero-shot pairwise answers come with logprobs. The judge leans to the
+response shown first by 0.1 and to the longer response by 0.3 when the lengths differ by 10
+characters or more, else by 0.05: P(first) = 0.5 + 0.1 +- margin; it writes the likelier label
+(``preference: X``, the label one token with a leading space) and sends both labels' logprobs. So a
+pair whose lengths differ little is answered "first" in both orders (inconsistent), while the mean
+of the two orders' probabilities still names the longer response. ``--no-logprobs``: no reply
+carries logprobs.
+
 Run: ``python tests/scripted_server.py --port-file F --log L [...]``.
 """
 
@@ -142,6 +150,34 @@ def answer(
         return f"{word}: {pick}", None
     label = grade(messages, worse_when, worse_on, strict_if_example, strict_min_examples)
     return f"score: {label}", label
+
+
+def pairwise_logprobs(messages: list[dict]) -> tuple[str, dict] | None:
+    """``--pairwise-logprobs``: the zero-shot pairwise reply and its logprobs (see the module docstring)."""
+    user = messages[-1]["content"]
+    labels = labels_in(user)
+    if not ("Response 1:" in user and "Response 2:" in user and len(labels) >= 2):
+        return None
+    if any(m["role"] == "assistant" for m in messages):
+        return None
+    diff = len(_between(user, "Response 1:", "Response 2:")) - len(
+        _between(user, "Response 2:", "Which response")
+    )
+    margin = 0.0 if diff == 0 else (0.3 if abs(diff) >= 10 else 0.05)
+    p_first = min(0.98, max(0.02, 0.6 + (margin if diff > 0 else -margin)))
+    pick = labels[0] if p_first >= 0.5 else labels[1]
+    top = [
+        {"token": f" {labels[0]}", "logprob": math.log(p_first)},
+        {"token": f" {labels[1]}", "logprob": math.log(1 - p_first)},
+    ]
+    chosen = top[0] if pick == labels[0] else top[1]
+    return f"preference: {pick}", {
+        "content": [
+            {"token": "preference", "logprob": -0.01, "top_logprobs": []},
+            {"token": ":", "logprob": -0.01, "top_logprobs": []},
+            {**chosen, "top_logprobs": top},
+        ]
+    }
 
 
 def n_tokens(messages: list[dict]) -> int:
@@ -254,6 +290,12 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     },
                 ]
             }
+            sent = logprobs if body.get("logprobs") and graded is not None else None
+            scripted = pairwise_logprobs(body["messages"]) if a.pairwise_logprobs else None
+            if scripted is not None:
+                text, sent = scripted[0], scripted[1] if body.get("logprobs") else None
+            if a.no_logprobs:
+                sent = None
             self._send(
                 200,
                 {
@@ -265,7 +307,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                         {
                             "index": 0,
                             "message": {"role": "assistant", "content": text},
-                            "logprobs": logprobs if body.get("logprobs") and graded is not None else None,
+                            "logprobs": sent,
                             "finish_reason": "stop",
                         }
                     ],
@@ -301,6 +343,8 @@ def main() -> None:
     ap.add_argument("--keep-alive", action="store_true")
     ap.add_argument("--vary-on", default="")
     ap.add_argument("--examples-hurt", action="store_true")
+    ap.add_argument("--pairwise-logprobs", action="store_true")
+    ap.add_argument("--no-logprobs", action="store_true")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

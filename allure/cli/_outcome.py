@@ -47,10 +47,20 @@ def print_outcome(outcome: RunOutcome, project: Path) -> None:
         for it in data.iterations:
             if it.position is not None:
                 p = it.position
+                where = f" (from {p.source})" if p.source != "live" else ""
                 line(
-                    f"Pass {it.iteration}, responses swapped: {p.consistent} of {p.n} verdicts kept "
+                    f"Pass {it.iteration}, responses swapped{where}: {p.consistent} of {p.n} verdicts kept "
                     f"(position consistency {_fmt(p.consistency)}); first position chosen in "
                     f"{_fmt(p.first_position_rate)} of verdicts (0.5 = no position bias)."
+                )
+            if it.debias is not None:
+                d = it.debias
+                line(
+                    f"Pass {it.iteration}, position-debiased ({d.used}): accuracy "
+                    f"{_fmt(d.debiased.accuracy_decided)} over {d.debiased.decided} decided items, "
+                    f"{_fmt(d.debiased.undecided_share)} undecided, {_fmt(d.debiased.accuracy_all)} with "
+                    f"undecided counted wrong; raw {_fmt(d.raw.accuracy_decided)}, "
+                    f"{_fmt(d.raw.undecided_share)}, {_fmt(d.raw.accuracy_all)}."
                 )
         helped = helped_sentence(data)
         if helped:

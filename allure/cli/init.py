@@ -32,6 +32,9 @@ def init(
     echo(f"wrote {out}: judge shape {guess.shape}, label set {json.dumps(guess.label_set)}")
     for field, col in guess.columns.items():
         echo(f"  {field:<16} <- {col}")
+    for field in ("gold_label", "recorded_label"):
+        if field not in guess.columns and field in guess.notes:
+            echo(f"  {field:<16} not mapped: {guess.notes[field]}")
     if guess.gold_score:
         echo(
             f"  reference label  <- {guess.gold_score['column']} (threshold {guess.gold_score['threshold']})"

@@ -311,16 +311,33 @@ def _long_text(rows: list[dict[str, Any]], column: str) -> bool:
     return bool(values) and sum(len(v) for v in values) / len(values) > 20
 
 
+MAX_LABELS = 100
+"""A label column may hold up to this many distinct values (if they recur)."""
+
+
 def _label_like(rows: list[dict[str, Any]], column: str) -> bool:
-    """Labels: numbers (or lists of numbers), or at most 20 distinct short values that recur."""
+    """Labels: numbers (or lists of numbers), or at most :data:`MAX_LABELS` distinct short values that recur."""
+    return not _not_labels(rows, column)
+
+
+def _not_labels(rows: list[dict[str, Any]], column: str) -> str:
+    """Why the values of ``column`` are not read as labels (``""``: they are)."""
     values = _values(rows, column)
     if not values:
-        return False
+        return "it is empty"
     if all(_is_number(v) or (isinstance(v, list) and all(_is_number(x) for x in v)) for v in values):
-        return True
+        return ""
     distinct = {str(v) for v in values if not isinstance(v, list | dict)}
-    repeats = len(distinct) <= max(2, len(values) // 2)  # labels recur; answers mostly do not
-    return 0 < len(distinct) <= 20 and repeats and all(len(v) <= 40 for v in distinct)
+    if not distinct:
+        return "it holds lists or objects, not labels"
+    if len(distinct) > MAX_LABELS:
+        return f"it has {len(distinct)} distinct values in {len(values)} rows (more than {MAX_LABELS})"
+    if len(distinct) > max(2, len(values) // 2):  # labels recur; answers mostly do not
+        return f"its {len(distinct)} distinct values in {len(values)} rows hardly recur (labels do)"
+    longest = max(distinct, key=len)
+    if len(longest) > 40:
+        return f"some values are long text ({len(longest)} characters), not labels"
+    return ""
 
 
 def guess_spec(path: str | Path) -> Guess:
@@ -367,7 +384,16 @@ def guess_spec(path: str | Path) -> Guess:
                 g.notes["response"] = f"column '{col}' holds short values; check it is the judged response"
             elif fld != "gold_answers":
                 continue
-        if fld in ("gold_label", "recorded_label") and not _label_like(rows, col):
+        if fld in ("gold_label", "recorded_label") and (why := _not_labels(rows, col)):
+            g.notes[fld] = (
+                f"column '{col}' was not mapped: {why}. If it holds the labels, map it here and list "
+                "every label in label_set"
+                + (
+                    "; a numeric score can become labels with [dataset.gold_score]"
+                    if fld == "gold_label"
+                    else ""
+                )
+            )
             continue
         if fld == "gold_answers" and _label_like(rows, col) and not _long_text(rows, col):
             continue  # a short closed set of values is a label, not an answer
@@ -408,7 +434,12 @@ def _guess_labels(g: Guess, rows: list[dict[str, Any]]) -> None:
     gold = g.columns.get("gold_label")
     source = gold or g.columns.get("recorded_label")
     if source is None:
-        g.notes["label_set"] = "no label column found: the regex gold check against gold answers gives 0/1"
+        refused = g.notes.get("gold_label")
+        g.notes["label_set"] = (
+            f"no label column mapped ({refused}): the regex gold check against gold answers gives 0/1"
+            if refused
+            else "no label column found: the regex gold check against gold answers gives 0/1"
+        )
         return
     values = _values(rows, source)
     lists = [v for v in values if isinstance(v, list)]
@@ -543,6 +574,8 @@ def render_spec(g: Guess, *, spec_dir: Path) -> str:
         if fld in g.columns:
             note = n.get(fld, "")
             lines.append(f"{fld} = {_toml(g.columns[fld])}" + (f"    # CHECK: {note}" if note else ""))
+        elif fld in n:
+            lines.append(f"# {fld} = ...    # CHECK: {n[fld]}")
         else:
             lines.append(f'# {fld} = "..."    # not found')
     if g.gold_score is not None:

@@ -287,6 +287,13 @@ def _item_from_row(
             if cols.recorded_label
             else None
         ),
+        recorded_label_swapped=_swapped_label(
+            get(cols.recorded_label_swapped) if cols.recorded_label_swapped else None,
+            spec,
+            where=at("recorded_label_swapped") if cols.recorded_label_swapped else where,
+            label_set=label_set,
+            synonyms=synonyms,
+        ),
         recorded_output=(
             None
             if not cols.recorded_output or get(cols.recorded_output) is None
@@ -297,3 +304,22 @@ def _item_from_row(
         generator=as_text(get(cols.generator)) if cols.generator else "",
         metadata=small_metadata(row, used),
     )
+
+
+def _swapped_label(
+    value: Any,
+    spec: DatasetSpec,
+    *,
+    where: str,
+    label_set: Sequence[Label],
+    synonyms: Mapping[str, Sequence[str]] | None,
+) -> Label | None:
+    """A ``recorded_label_swapped`` cell in the original order's terms: written in the swapped
+    order's terms (``swapped_labels_in = "swapped"``), the first two labels trade places."""
+    if value is None or not spec.columns.recorded_label_swapped:
+        return None
+    label = parse_label(value, where=where, label_set=label_set, synonyms=synonyms)
+    if label is None or spec.swapped_labels_in == "original" or len(label_set) < 2:
+        return label
+    first, second = label_set[0], label_set[1]
+    return {first: second, second: first}.get(label, label)

@@ -33,6 +33,7 @@ SINGLE_COLUMN_FIELDS = (
     "gold_label",
     "recorded_label",
     "recorded_output",
+    "recorded_label_swapped",
     "problem_type",
     "generator",
 )
@@ -67,6 +68,10 @@ class ColumnMap(BaseModel):
     """Column with a label recorded by an earlier evaluator (replay mode; empty = none)."""
     recorded_output: str | None = None
     """Column with the raw evaluator output that went with ``recorded_label``."""
+    recorded_label_swapped: str | None = None
+    """Pairwise: column with the recorded label of the same judge with the two responses swapped
+    (empty = none); ``[dataset] swapped_labels_in`` says in which order's terms it is written. Replay
+    then reports position consistency and position bias from it."""
     problem_type: str | None = None
     """Column with the kind of task; ``limit`` stratifies on it."""
     group: str | list[str] | None = None
@@ -142,6 +147,15 @@ class GoldScore(BaseModel):
         return self.labels[sum(score >= c for c in self.cuts())]
 
 
+SwappedLabelsIn = Literal["original", "swapped"]
+"""How a ``recorded_label_swapped`` column names the responses.
+
+- ``original``: already mapped back: the label naming response A (``response``) means A, as in
+  ``recorded_label`` (what most published judge logs keep).
+- ``swapped``: as the judge wrote it with B shown first: the first response's label means B.
+"""
+
+
 class DatasetSpec(BaseModel):
     """Where a dataset is and how to turn its rows into items (the ``[dataset]`` table)."""
 
@@ -155,6 +169,8 @@ class DatasetSpec(BaseModel):
     """Column mapping for ``jsonl`` and ``csv`` (ignored for ``cogeval``)."""
     gold_score: GoldScore | None = None
     """A numeric column turned into reference labels by a threshold or bins (instead of ``gold_label``)."""
+    swapped_labels_in: SwappedLabelsIn = "original"
+    """The order whose terms the ``recorded_label_swapped`` column is written in (see :data:`SwappedLabelsIn`)."""
     gold_separator: str = "||"
     """Separator that splits a string of gold answers (CSV cells, JSON strings) into a list."""
     limit: int | None = Field(default=None, ge=1)

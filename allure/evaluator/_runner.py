@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from allure._fault import fault_point
 from allure.errors import EvaluatorError
-from allure.evaluator._parse import prob_positive
+from allure.evaluator._parse import label_probs, prob_positive
 from allure.evaluator._redact import redact
 from allure.evaluator._tokens import TokenCounter, byte_bound
 from allure.labels import Label, LabelParser, LabelVocabulary
@@ -326,6 +326,7 @@ class Evaluator:
             status="ok" if label is not None else "unparsed",
             raw_output=text,
             prob_positive=prob_positive(logprobs, label, self.positive_label, self.negative_label),
+            label_probs=label_probs(logprobs, label, self.label_set),
             prompt_hash=job.prompt_hash,
             model=self.model_name,
             icl_ids=job.icl_ids,

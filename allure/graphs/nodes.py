@@ -14,6 +14,7 @@ from langgraph.types import Command, interrupt
 from allure._fault import fault_point
 from allure.gold_check import GoldCheck
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
+from allure.graphs.pairwise import swapped_item, swapped_pass, swaps
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext, LoopState
 from allure.memory import RetrievalPolicy, build_candidates, build_successes, sample_candidates
@@ -54,11 +55,19 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     ctx.store.update_run(run_id, iteration=it, memory_version=version.content_hash)
     ctx.store.record_memory_version(run_id, it, version.content_hash, version.ids)
     position: dict[str, Any] | None = None
+    debias: dict[str, Any] | None = None
     baseline: list[dict[str, Any]] = []
     update: dict[str, Any] = {}
     if it == 1:
         update["zero_shot_iteration"] = 0 if version.size else 1
-    with open_evaluator(ctx.spec, ctx.store, items) as ev:
+    first, second = ctx.spec.label_set[:2]
+    # a replay needs the swapped order's recorded verdicts among the items it opens with
+    with open_evaluator(
+        ctx.spec,
+        ctx.store,
+        items + [swapped_item(x, first, second) for x in items if x.recorded_label_swapped],
+    ) as ev:
+        swapping = swaps(ctx, ev.prompts.pairwise, items)
         if it == 1 and version.size:
             baseline = _zero_shot_baseline(ctx, run_id, items, ev)
             update["active_iteration"] = 0
@@ -80,25 +89,8 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
             )
 
         result = evaluate(items)
-        if _swaps(ctx, ev.prompts.pairwise, items):
-            from allure.metrics import position_consistency
-
-            swapped = [swapped_item(x) for x in items]
-            ctx.say(f"iteration {it}: evaluating {len(swapped)} items with the two responses swapped")
-            again = evaluate(swapped)
-            labels = ctx.spec.label_set
-            position = position_consistency(
-                [v.label if (v := result.verdicts.get(x.id)) else None for x in items],
-                [v.label if (v := again.verdicts.get(x.id)) else None for x in swapped],
-                first=labels[0],
-                second=labels[1],
-            )
-            for name in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens"):
-                setattr(result.stats, name, getattr(result.stats, name) + getattr(again.stats, name))
-            ctx.say(
-                f"iteration {it}: position consistency {position['consistency']} over {position['n']} items, "
-                f"first position chosen in {position['first_position_rate']} of verdicts"
-            )
+        if swapping:
+            position, debias = swapped_pass(ctx, run_id, it, items, result, evaluate)
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = result.stats.as_dict()
     ctx.say(
@@ -120,6 +112,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
                 "memory_size": version.size,
                 "memory_version": version.content_hash,
                 "position": position,
+                "debias": debias,
             }
         ],
     }
@@ -173,29 +166,6 @@ def _fail_if_mostly_errors(
         where=f"evaluator {ev.model!r}" + (f" at {ev.base_url}" if ev.base_url else ""),
         fix=f"correct the evaluator (API key in ${ev.api_key_env}, base_url, model), then "
         f"`allure resume {run_id}`: failed calls are sent again, answered ones are kept",
-    )
-
-
-SWAPPED = "#swapped"
-"""Suffix of the id under which a pairwise item's swapped-order verdict is stored."""
-
-
-def swapped_item(item: Item) -> Item:
-    """The pairwise ``item`` with its two responses swapped (id suffixed with :data:`SWAPPED`)."""
-    return item.model_copy(
-        update={"id": item.id + SWAPPED, "response": item.response_b or "", "response_b": item.response}
-    )
-
-
-def _swaps(ctx: AuditContext, pairwise: bool, items: list[Item]) -> bool:
-    """Whether this pass also runs the swapped order: a live evaluator, a pairwise prompt set, pairs."""
-    ev = ctx.spec.evaluator
-    return (
-        pairwise
-        and ev.swap_positions
-        and ev.kind != "replay"
-        and len(ctx.spec.label_set) >= 2
-        and any(x.response_b is not None for x in items)
     )
 
 

@@ -27,6 +27,13 @@ from allure.metrics._calibration import (
 from allure.metrics._common import Label, MetricsError
 from allure.metrics._compare import ArmComparison, Direction, compare_arms
 from allure.metrics._compute import compute_metrics
+from allure.metrics._debias import (
+    DebiasedVerdicts,
+    DebiasStatus,
+    DecidedAccuracy,
+    debias_pairwise,
+    decided_accuracy,
+)
 from allure.metrics._groups import errors_by_group
 from allure.metrics._holm import holm_adjust
 from allure.metrics._mcnemar import McNemarResult, mcnemar_exact_p, mcnemar_test
@@ -57,7 +64,7 @@ from allure.metrics._objective import (
     prior_shift_warning,
 )
 from allure.metrics._paired import icl_helped, paired_difference
-from allure.metrics._position import position_consistency
+from allure.metrics._position import position_by_group, position_consistency
 from allure.metrics._robustness import (
     NA_CLASS,
     ROBUSTNESS_BANDS,
@@ -129,6 +136,12 @@ __all__ = [
     "mcnemar_test",
     "paired_difference",
     "position_consistency",
+    "position_by_group",
+    "DebiasedVerdicts",
+    "DebiasStatus",
+    "DecidedAccuracy",
+    "debias_pairwise",
+    "decided_accuracy",
     "percentile_interval",
     "NA_CLASS",
     "ROBUSTNESS_BANDS",

@@ -39,3 +39,21 @@ def position_consistency(
         "first_position_rate": first_rate,
         "position_bias": None if first_rate is None else first_rate - 0.5,
     }
+
+
+def position_by_group(
+    original: Sequence[Hashable | None],
+    swapped: Sequence[Hashable | None],
+    groups: Sequence[str],
+    *,
+    first: Hashable,
+    second: Hashable,
+) -> dict[str, dict[str, Any]]:
+    """:func:`position_consistency` of each group's items (e.g. per problem type), groups sorted."""
+    out: dict[str, dict[str, Any]] = {}
+    for g in sorted(set(groups)):
+        idx = [i for i, x in enumerate(groups) if x == g]
+        out[g] = position_consistency(
+            [original[i] for i in idx], [swapped[i] for i in idx], first=first, second=second
+        )
+    return out

@@ -95,6 +95,7 @@ def _iteration(
         retries=stats.get("retries", 0),
         candidates=CandidateCounts(proposed=sum(counts.values()), **counts),
         position=entry.get("position"),
+        debias=entry.get("debias"),
     )
 
 

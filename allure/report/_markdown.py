@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from allure.metrics import GroupErrors, SplitMetrics
 from allure.report._format import DASH, md_table, metric_cells, num, signed
-from allure.report._model import ReplayAgreement, ReportData
+from allure.report._model import PositionConsistency, ReplayAgreement, ReportData
 from allure.report._summary import headline, helped_sentence, nothing_held_out
 from allure.safe_text import one_line
 
@@ -152,15 +152,69 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     positions = [(it.iteration, it.position) for it in data.iterations if it.position is not None]
     if positions:
         out += ["## Position consistency (pairwise, responses swapped)", ""]
-        out += md_table(
-            ["iter", "items", "consistent", "consistency", "first position chosen", "position bias"],
-            [
-                [str(i), str(p.n), str(p.consistent), num(p.consistency), num(p.first_position_rate)]
-                + [signed(p.position_bias)]
-                for i, p in positions
-            ],
-        )
+        header = [
+            "iter",
+            "items",
+            "consistent",
+            "consistency",
+            "first position chosen",
+            "position bias",
+            "from",
+        ]
+        out += md_table(header, [[str(i), *_position_cells(p), one_line(p.source)] for i, p in positions])
         out.append("")
+        last_i, last_p = positions[-1]
+        if last_p.by_problem_type:
+            out += [f"Per problem type (iteration {last_i}):", ""]
+            out += md_table(
+                [
+                    "problem type",
+                    "items",
+                    "consistent",
+                    "consistency",
+                    "first position chosen",
+                    "position bias",
+                ],
+                [[one_line(g), *_position_cells(p)] for g, p in last_p.by_problem_type.items()],
+            )
+            out.append("")
+    debiased = [(it.iteration, it.debias) for it in data.iterations if it.debias is not None]
+    if debiased:
+        out += ["## Position-debiased verdicts (pairwise, both orders)", ""]
+        rows = []
+        for i, d in debiased:
+            rule = d.used if d.used == d.mode else f"{d.used} (asked: {d.mode}; no logprobs)"
+            for name, acc in (("raw (original order)", d.raw), (f"debiased: {rule}", d.debiased)):
+                rows.append(
+                    [str(i), name, str(acc.n), str(acc.decided), num(acc.accuracy_decided)]
+                    + [num(acc.undecided_share), num(acc.accuracy_all)]
+                )
+        out += md_table(
+            [
+                "iter",
+                "verdicts",
+                "items",
+                "decided",
+                "accuracy (decided)",
+                "undecided",
+                "accuracy (undecided wrong)",
+            ],
+            rows,
+        )
+        out += [
+            "",
+            "Undecided: the two orders disagree (inconsistent) or one has no label; never coerced to a label. "
+            + "; ".join(
+                f"iteration {i}: {d.inconsistent} inconsistent, {d.unparsed} without a label in an order"
+                + (
+                    f", {d.prob_fallback} decided by the consistent rule (no label probabilities)"
+                    if d.prob_fallback
+                    else ""
+                )
+                for i, d in debiased
+            ),
+            "",
+        ]
     if data.iterations:
         last = data.iterations[-1]
         for split in ("heldout", "audit"):
@@ -222,3 +276,13 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
         out += _replay(data.replay_agreement)
     out += [f"![accuracy, F1, kappa and AUC per iteration]({plot_name})", ""]
     return "\n".join(out)
+
+
+def _position_cells(p: PositionConsistency) -> list[str]:
+    return [
+        str(p.n),
+        str(p.consistent),
+        num(p.consistency),
+        num(p.first_position_rate),
+        signed(p.position_bias),
+    ]

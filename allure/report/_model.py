@@ -7,7 +7,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from allure.errors import AllureError
-from allure.metrics import GroupErrors, IclEffect, PairedDifference, PairedMetric, SplitMetrics
+from allure.metrics import (
+    DecidedAccuracy,
+    GroupErrors,
+    IclEffect,
+    PairedDifference,
+    PairedMetric,
+    SplitMetrics,
+)
 from allure.store import RunStatus
 
 SCHEMA_VERSION: Literal[1] = 1
@@ -79,6 +86,30 @@ class PositionConsistency(BaseModel):
     (0.5 = no position bias; ties excluded)."""
     position_bias: float | None
     """``first_position_rate - 0.5``: positive favours the first position, negative the second."""
+    source: str = "live"
+    """Where the swapped-order verdicts come from: ``live`` (the evaluator, in this pass) or
+    ``recorded swapped verdicts`` (a replay of the dataset's ``recorded_label_swapped`` column)."""
+    by_problem_type: dict[str, PositionConsistency] | None = None
+    """The same figures per problem type (``None`` with one problem type)."""
+
+
+class PositionDebiasReport(BaseModel):
+    """A pairwise pass's position-debiased verdicts beside the raw ones, over items with a reference label."""
+
+    mode: str
+    """``[evaluator] position_debias`` as set (``consistent`` or ``logprob_mean``)."""
+    used: str
+    """The rule applied: ``consistent`` when ``logprob_mean`` found no label probabilities at all."""
+    inconsistent: int
+    """Items whose two orders disagree (undecided, counted apart like unparsed)."""
+    unparsed: int
+    """Items with no label in one of the orders (unparsed or failed)."""
+    prob_fallback: int = 0
+    """``logprob_mean``: items decided by the consistent rule for want of label probabilities."""
+    raw: DecidedAccuracy
+    """The original order's verdicts."""
+    debiased: DecidedAccuracy
+    """The debiased verdicts."""
 
 
 class IterationReport(BaseModel):
@@ -118,6 +149,8 @@ class IterationReport(BaseModel):
     """Candidate ICL examples proposed and decided in this iteration."""
     position: PositionConsistency | None = None
     """Pairwise prompt sets: verdicts with the responses swapped (``None`` otherwise)."""
+    debias: PositionDebiasReport | None = None
+    """Pairwise, with ``position_debias`` set: debiased against raw verdicts (``None`` otherwise)."""
 
 
 class ReplayAgreement(BaseModel):

@@ -27,6 +27,7 @@ _VERDICT_COLUMNS = tuple(f for f in Verdict.model_fields if f not in ("icl_ids",
 def _verdict(row: sqlite3.Row, icl_ids: list[str]) -> Verdict:
     fields = {k: row[k] for k in _VERDICT_COLUMNS}
     fields["label"] = decode_label(fields["label"])
+    fields["label_probs"] = json.loads(fields["label_probs"]) if fields["label_probs"] else None
     return Verdict.model_validate({**fields, "icl_ids": icl_ids})
 
 
@@ -78,8 +79,8 @@ class CallsStore(StoreBase):
             for v in verdicts:
                 cur = c.execute(
                     "INSERT INTO calls (prompt_hash, item_id, model, params_json, status, label, raw_output, "
-                    "prob_positive, error, latency_s, prompt_tokens, completion_tokens, cached_tokens, "
-                    "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "prob_positive, label_probs, error, latency_s, prompt_tokens, completion_tokens, "
+                    "cached_tokens, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         v.prompt_hash,
                         v.item_id,
@@ -89,6 +90,7 @@ class CallsStore(StoreBase):
                         encode_label(v.label),
                         v.raw_output,
                         v.prob_positive,
+                        None if v.label_probs is None else json.dumps(v.label_probs, sort_keys=True),
                         v.error,
                         v.latency_s,
                         v.prompt_tokens,

@@ -176,11 +176,17 @@ def _v4_leases(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v5_label_probs(conn: sqlite3.Connection) -> None:
+    """Each call's label probabilities (JSON ``{label: p}``, from the server's logprobs; NULL without)."""
+    conn.execute("ALTER TABLE calls ADD COLUMN label_probs TEXT")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v1_baseline,
     _v2_call_examples,
     _v3_reaudits,
     _v4_leases,
+    _v5_label_probs,
 ]
 """Migration ``k`` (1-based) turns a version ``k - 1`` database into version ``k``."""
 

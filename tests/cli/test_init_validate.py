@@ -184,3 +184,87 @@ def test_init_on_arena_and_llmbar_shaped_pairwise_data(tmp_path: Path) -> None:
     assert spec["evaluator"]["prompt"] == "pairwise" and spec["label_set"] == [1, 2]
     assert spec["dataset"]["columns"]["task"] == "input"
     assert cli(tmp_path / "llmbar", "validate", "audit.toml").returncode == 0
+
+
+WORDS = [
+    "apple",
+    "anchor",
+    "badge",
+    "basket",
+    "candle",
+    "canyon",
+    "dagger",
+    "desert",
+    "eagle",
+    "engine",
+    "falcon",
+    "forest",
+    "garden",
+    "glacier",
+    "harbor",
+    "helmet",
+    "island",
+    "ivory",
+    "jacket",
+    "jungle",
+    "kettle",
+    "kingdom",
+    "ladder",
+    "lantern",
+    "magnet",
+    "meadow",
+    "needle",
+    "nectar",
+    "orchid",
+    "oyster",
+    "pepper",
+    "planet",
+    "quarry",
+    "quiver",
+    "rabbit",
+    "ribbon",
+    "saddle",
+    "signal",
+    "tablet",
+    "thunder",
+]
+
+
+def test_init_maps_a_label_column_with_40_word_labels_and_lists_them(tmp_path: Path) -> None:
+    assert len(WORDS) == 40
+    rows = [
+        {
+            "id": f"r{i}",
+            "question": f"What is item {i} about?",
+            "response": f"A response about thing {i}.",
+            "label": WORDS[i % 40],
+        }
+        for i in range(200)
+    ]
+    write(tmp_path / "d.jsonl", rows)
+    res = cli(tmp_path, "init", "d.jsonl")
+    assert res.returncode == 0, res.stderr
+    spec = tomllib.loads((tmp_path / "audit.toml").read_text())
+    assert spec["dataset"]["columns"]["gold_label"] == "label"
+    assert sorted(spec["label_set"]) == sorted(WORDS)
+    assert "gold_label       <- label" in res.stdout and "thunder" in res.stdout
+    checked = cli(tmp_path, "validate", "audit.toml")
+    assert checked.returncode == 0, checked.stderr
+    assert "reference labels: " in checked.stdout and "thunder: 5" in checked.stdout
+
+
+def test_init_says_why_a_label_column_with_too_many_values_is_not_mapped(tmp_path: Path) -> None:
+    rows = [
+        {"id": f"r{i}", "response": f"A response about thing {i}.", "label": f"kind{i % 150}"}
+        for i in range(300)
+    ]
+    write(tmp_path / "d.jsonl", rows)
+    res = cli(tmp_path, "init", "d.jsonl")
+    assert res.returncode == 0, res.stderr
+    assert (
+        "gold_label       not mapped: column 'label' was not mapped: it has 150 distinct values" in res.stdout
+    )
+    assert "map it here and list every label in label_set" in res.stdout
+    text = (tmp_path / "audit.toml").read_text()
+    assert "# gold_label = ...    # CHECK: column 'label' was not mapped" in text
+    assert "gold_label" not in tomllib.loads(text)["dataset"]["columns"]

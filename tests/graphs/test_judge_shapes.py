@@ -129,6 +129,8 @@ heldout_fraction = 0
         "consistency": 0.0,
         "first_position_rate": 1.0,
         "position_bias": 0.5,
+        "source": "live",
+        "by_problem_type": None,
     }
     assert it["calls"] == 24  # each item in both orders
     m = it["splits"]["all"]

@@ -39,13 +39,17 @@ def test_v0_database_migrates_in_place_and_keeps_every_row(tmp_path: Path) -> No
         assert "icl_ids_json" in _columns(db, "calls")
         n_calls = raw.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
     store = RunStore(db, create=False)
-    assert schema_version(store._conn) == SCHEMA_VERSION == 4
+    assert schema_version(store._conn) == SCHEMA_VERSION == 5
     assert _columns(db, "leases") and _columns(db, "call_claims")  # migration 4
+    assert "label_probs" in _columns(db, "calls")  # migration 5
     assert "icl_ids_json" not in _columns(db, "calls") and _columns(db, "call_examples")
     run = store.latest_run(status="paused")
     assert run is not None and run.spec["name"] == "v0-fixture"
     assert store.call_count() == n_calls == 12
     assert len(store.items(run.id)) == 12 and store.candidate_counts(run.id)["pending"] == 2
+    # Calls stored before label probabilities existed read back without them.
+    old = store.verdicts(run.id, 1)
+    assert old and all(v.label_probs is None for v in old.values())
     # Metrics written in the first release's shape read as the typed model.
     m = store.metrics(run.id)[1]["heldout"]
     assert m.n == 4 and m.confusion.labels == [0, 1] and m.per_class == []
@@ -104,4 +108,17 @@ def test_paused_v0_run_resumes_to_the_end(tmp_path: Path) -> None:
     second = store.verdicts(run.id, 2)
     assert len(second) == 12 and all(len(v.icl_ids) == 2 for v in second.values())  # both approved examples
     assert (project / ".allure" / "runs" / run.id / "report.json").is_file()
+    store.close()
+
+
+def test_label_probs_round_trip_through_the_calls_table(tmp_path: Path) -> None:
+    from allure.models import Verdict
+
+    store = RunStore(tmp_path / "allure.db")
+    v = Verdict(item_id="a", label="A", prompt_hash="h1", label_probs={"A": 0.75, "B": 0.25})
+    w = Verdict(item_id="b", label="B", prompt_hash="h2")
+    store.record_calls([v, w], {})
+    got = store.lookup_calls(["h1", "h2"])
+    assert got["h1"][1].label_probs == {"A": 0.75, "B": 0.25}
+    assert got["h2"][1].label_probs is None
     store.close()
