@@ -40,9 +40,8 @@ from pathlib import Path
 from allure.config import AuditSpec
 from allure.dataset import DatasetSpec, load_items
 from allure.errors import StoreError
-from allure.evaluator import open_evaluator
+from allure.evaluator import open_evaluator, swapped_item
 from allure.gold_check import GoldCheck
-from allure.graphs.pairwise import swapped_item
 from allure.labels import Label
 from allure.metrics import (
     debias_pairwise,

@@ -8,6 +8,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from allure.audits._robust_model import ConsistencyReport, EntropyReport, RequestReport, SensitivityReport
+from allure.config import PositionDebias
 from allure.memory import RetrievalPolicy
 from allure.metrics import ArmComparison, SplitMetrics
 
@@ -53,6 +54,9 @@ class Arm(BaseModel):
     sample: int | None = None
     """Entropy: the index m of the repeated sample (part of the cache key; the seed sent is the
     evaluator's seed plus m)."""
+    position_debias: PositionDebias | None = None
+    """Pairwise: ``none``, ``consistent`` or ``logprob_mean`` for this arm; ``None``: the spec's
+    ``[evaluator] position_debias``. Arms that differ only here share their calls (the store)."""
 
 
 class ClusterInfo(BaseModel):
@@ -96,6 +100,12 @@ class ArmResult(BaseModel):
     metrics: SplitMetrics
     """``allure.metrics.compute_metrics`` of the arm (accuracy, F1, kappa, AUC with intervals, unparsed,
     errors per problem type and per generator)."""
+    position_debias: str | None = None
+    """Pairwise arms labelled in both orders: the debiasing actually used (``logprob_mean`` falls
+    back to ``consistent`` without logprobs); ``None`` when the arm kept the raw verdicts."""
+    undecided: int = 0
+    """Items the debiasing left without a label (the two orders disagree): counted as wrong in
+    the ``*_all`` metrics and unparsed in the others, never coerced to a label."""
     comparison: ArmComparison | None = None
     """Against the reference arm (``None`` for the reference itself)."""
 

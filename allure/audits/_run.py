@@ -13,17 +13,22 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack, cast
 
 from allure.audits._model import Arm, ArmResult, StudyKind, StudyRecord
 from allure.audits._source import StudySource
 from allure.errors import StoreError
+from allure.evaluator import FALLBACK_NOTE, debias_verdicts, swapped_item, swaps_positions
 from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
 from allure.metrics import compare_arms, compute_metrics
 from allure.models import IclExample, Item, stable_hash, utcnow
 from allure.prompts import PromptSet, load_prompt_set
 from allure.store import RunStore, project_db_path
+
+if TYPE_CHECKING:
+    from allure.config import PositionDebias
+    from allure.evaluator import EvalResult, Evaluator
 
 Say = Callable[[str], None]
 """Receives status lines (the plan, one line per finished arm)."""
@@ -97,6 +102,36 @@ def _arm_progress(cb: ArmProgress | None, name: str) -> Callable[[int, int], Non
     return lambda done, total: cb(name, done, total)
 
 
+def _debiased(
+    ev: Evaluator,
+    sid: str,
+    index: int,
+    src: StudySource,
+    table: dict[str, list[IclExample]],
+    res: EvalResult,
+    mode: PositionDebias,
+    say: Say | None,
+) -> tuple[list[Label | None], PositionDebias, int]:
+    """Label the arm's pairs again with the two responses swapped (same examples, stored under
+    the same arm; its costs added to ``res``) and keep one debiased label per item: (labels, mode
+    used, undecided items)."""
+    first, second = src.spec.label_set[0], src.spec.label_set[1]
+    swapped = [swapped_item(it, first, second) for it in src.items]
+    back = {sw.id: it.id for sw, it in zip(swapped, src.items, strict=True)}
+    ordered = sorted(swapped, key=lambda sw: tuple(ex.id for ex in table[back[sw.id]]))
+    again = ev.evaluate(sid, index, ordered, lambda sw: table[back[sw.id]])
+    res.stats.add(again.stats)
+    d, used = debias_verdicts(
+        [res.verdicts.get(it.id) for it in src.items],
+        [again.verdicts.get(sw.id) for sw in swapped],
+        labels=src.spec.label_set,
+        mode=mode,
+    )
+    if used != mode and say:
+        say(f"  {FALLBACK_NOTE}")
+    return [cast("Label | None", x) for x in d.labels], used, d.status.count("inconsistent")
+
+
 def run_study(
     project: Path,
     src: StudySource,
@@ -146,6 +181,7 @@ def run_study(
         store.add_items(sid, src.items, src.splits, src.reference)
         chosen = {a.name: _examples_for(a, memory, src.items) for a in arms}
         results: list[ArmResult] = []
+        labels: dict[str, list[Label | None]] = {}
         with open_evaluator(src.spec, store, src.items) as ev:
             prompts = {a.name: _prompts_for(a, ev.prompts, src) for a in arms}
             plans = {}
@@ -176,10 +212,18 @@ def run_study(
                     progress=_arm_progress(arm_progress, a.name),
                 )
                 vs = [res.verdicts.get(it.id) for it in src.items]
+                arm_labels: list[Label | None] = [v.label if v else None for v in vs]
+                probs = [v.prob_positive if v else None for v in vs]
+                mode = a.position_debias or src.spec.evaluator.position_debias
+                debiased, undecided = None, 0
+                if mode != "none" and swaps_positions(src.spec, prompts[a.name].pairwise, src.items):
+                    arm_labels, debiased, undecided = _debiased(ev, sid, i, src, table, res, mode, say)
+                    probs = [None] * len(vs)
+                labels[a.name] = arm_labels
                 metrics = compute_metrics(
                     [src.reference.get(it.id) for it in src.items],
-                    [v.label if v else None for v in vs],
-                    prob_positive=[v.prob_positive if v else None for v in vs],
+                    arm_labels,
+                    prob_positive=probs,
                     problem_types=[it.problem_type for it in src.items],
                     generators=[it.generator for it in src.items],
                     labels=tuple(src.spec.label_set),
@@ -202,6 +246,8 @@ def run_study(
                         cache_hits=s.cache_hits,
                         wall_s=s.wall_s,
                         metrics=metrics,
+                        position_debias=debiased,
+                        undecided=undecided,
                     )
                 )
                 if say:
@@ -215,12 +261,6 @@ def run_study(
             counter = ev.token_counter.method if ev.token_counter is not None else ""
             evaluator_info = {"model": ev.model_name, "params": ev.params}
         y = [src.reference.get(it.id) for it in src.items]
-        labels = {
-            r.arm.name: [
-                v.label if v else None for v in (store.verdicts(sid, r.index).get(it.id) for it in src.items)
-            ]
-            for r in results
-        }
         comparisons = compare_arms(
             y,
             (reference_arm, labels[reference_arm]),

@@ -181,6 +181,14 @@ def study_markdown(study: StudyRecord) -> str:
             f"{c.mcnemar.b if c else '-'} | {c.mcnemar.c if c else '-'} | "
             f"{_fmt(c.mcnemar.p_value, 4) if c else '-'} | {_fmt(c.p_holm, 4) if c else '-'} |"
         )
+    debiased = [r for r in study.arms if r.position_debias]
+    if debiased:
+        lines += [
+            "",
+            "Position-debiased arms (each pair labelled in both orders; an undecided item, where the",
+        ]
+        lines += ["two orders disagree, counts in *unparsed*, as wrong in accuracy over all items):", ""]
+        lines += [f"- {r.arm.name}: {r.position_debias}, {r.undecided} undecided" for r in debiased]
     if study.sweep:
         lines += [
             "",

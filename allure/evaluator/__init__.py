@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ExamplesFor,
         ProgressFn,
     )
+    from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_item, swaps_positions
     from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
@@ -42,6 +43,11 @@ _WHERE = {
     "EvalPlan": "_runner",
     "EvalResult": "_runner",
     "TokenCounter": "_tokens",
+    "FALLBACK_NOTE": "_swap",
+    "SWAPPED": "_swap",
+    "debias_verdicts": "_swap",
+    "swapped_item": "_swap",
+    "swaps_positions": "_swap",
     "EvalStats": "_runner",
     "Evaluator": "_runner",
     "ExamplesFor": "_runner",
@@ -49,6 +55,11 @@ _WHERE = {
 }
 
 __all__ = [
+    "FALLBACK_NOTE",
+    "SWAPPED",
+    "debias_verdicts",
+    "swapped_item",
+    "swaps_positions",
     "AnswerKey",
     "ChatCompletionsClient",
     "EvalPlan",

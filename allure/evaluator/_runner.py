@@ -71,6 +71,11 @@ class EvalStats:
         """JSON-able form."""
         return dict(self.__dict__)
 
+    def add(self, other: EvalStats) -> None:
+        """Add ``other``'s counts and time to these (a pairwise pass's two orders are one pass)."""
+        for name, value in other.__dict__.items():
+            setattr(self, name, getattr(self, name) + value)
+
 
 @dataclass
 class EvalResult:

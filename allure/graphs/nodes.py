@@ -12,9 +12,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from allure._fault import fault_point
+from allure.evaluator import swapped_item
 from allure.gold_check import GoldCheck
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
-from allure.graphs.pairwise import swapped_item, swapped_pass, swaps
+from allure.graphs.pairwise import swapped_pass, swaps
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext, LoopState
 from allure.memory import RetrievalPolicy, build_candidates, build_successes, sample_candidates

@@ -4,7 +4,7 @@ A live evaluator labels every pair again with the two responses swapped; a repla
 the verdicts recorded in the swapped order (``recorded_label_swapped``). Both go through the same
 evaluator pass and the same computation (:func:`allure.metrics.position_consistency`), so a replay
 reports exactly what a live pass would. The swapped verdicts are stored under the item id with
-:data:`SWAPPED` appended.
+:data:`allure.evaluator.SWAPPED` appended.
 """
 
 from __future__ import annotations
@@ -12,68 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from allure.evaluator import FALLBACK_NOTE, debias_verdicts, swapped_item, swaps_positions
 from allure.models import Item
 
 if TYPE_CHECKING:
     from allure.evaluator import EvalResult
     from allure.graphs.state import AuditContext
 
-SWAPPED = "#swapped"
-"""Suffix of the id under which a pairwise item's swapped-order verdict is stored."""
-
 RECORDED = "recorded swapped verdicts"
 """Where a replay's position figures come from."""
 
-_SUMMED = (
-    "items",
-    "calls",
-    "cache_hits",
-    "errors",
-    "unparsed",
-    "retries",
-    "server_restarts",
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "icl_total",
-    "icl_dropped",
-    "wall_s",
-)
-"""The pass's counters that add up over both orders."""
-
-
-def swapped_item(item: Item, first: Any = None, second: Any = None) -> Item:
-    """The pairwise ``item`` with its two responses swapped (id suffixed with :data:`SWAPPED`).
-
-    Its recorded label (replay) is the one recorded in the swapped order, written in that order's
-    terms (``first`` <-> ``second``), as a live judge shown the swapped pair would answer.
-    """
-    recorded = item.recorded_label_swapped
-    if recorded is not None and first is not None:
-        recorded = {first: second, second: first}.get(recorded, recorded)
-    return item.model_copy(
-        update={
-            "id": item.id + SWAPPED,
-            "response": item.response_b or "",
-            "response_b": item.response,
-            "recorded_label": recorded,
-            "recorded_output": None,
-            "recorded_label_swapped": None,
-        }
-    )
-
 
 def swaps(ctx: AuditContext, pairwise: bool, items: list[Item]) -> bool:
-    """Whether this pass also runs the swapped order: a pairwise prompt set, pairs, and a live
-    evaluator or a replay with verdicts recorded in the swapped order."""
-    ev = ctx.spec.evaluator
-    return (
-        pairwise
-        and ev.swap_positions
-        and len(ctx.spec.label_set) >= 2
-        and any(x.response_b is not None for x in items)
-        and (ev.kind != "replay" or any(x.recorded_label_swapped is not None for x in items))
-    )
+    """Whether this pass also runs the swapped order (:func:`allure.evaluator.swaps_positions`)."""
+    return swaps_positions(ctx.spec, pairwise, items)
 
 
 def _num(x: float | None) -> str:
@@ -115,8 +67,7 @@ def swapped_pass(
     position["by_problem_type"] = (
         position_by_group(orig, swap, groups, first=first, second=second) if len(set(groups)) > 1 else None
     )
-    for name in _SUMMED:
-        setattr(result.stats, name, getattr(result.stats, name) + getattr(again.stats, name))
+    result.stats.add(again.stats)
     where = f" (from {RECORDED})" if replay else ""
     if position["n"]:
         ctx.say(
@@ -139,7 +90,7 @@ def _debias(
     swapped: list[Item],
 ) -> dict[str, Any] | None:
     """The debiased verdicts' summary beside the raw ones (``None`` when ``position_debias`` is ``none``)."""
-    from allure.metrics import debias_pairwise, decided_accuracy
+    from allure.metrics import decided_accuracy
 
     mode = ctx.spec.evaluator.position_debias
     if mode == "none":
@@ -147,24 +98,9 @@ def _debias(
     labels = ctx.spec.label_set
     a = [result.verdicts.get(x.id) for x in items]
     b = [again.verdicts.get(x.id) for x in swapped]
-    used = mode
-    if mode == "logprob_mean" and not any(v is not None and v.label_probs for v in [*a, *b]):
-        used = "consistent"
-        ctx.say(
-            f'iteration {it}: position_debias = "logprob_mean" needs label probabilities, and the '
-            'evaluator returned no logprobs for any call: falling back to "consistent" (a label only '
-            "where both orders agree)"
-        )
-    d = debias_pairwise(
-        [v.label if v else None for v in a],
-        [v.label if v else None for v in b],
-        first=labels[0],
-        second=labels[1],
-        mode="logprob_mean" if used == "logprob_mean" else "consistent",
-        original_probs=[v.label_probs if v else None for v in a],
-        swapped_probs=[v.label_probs if v else None for v in b],
-        labels=labels,
-    )
+    d, used = debias_verdicts(a, b, labels=labels, mode=mode)
+    if used != mode:
+        ctx.say(f"iteration {it}: {FALLBACK_NOTE}")
     refs = ctx.store.reference_labels(run_id)
     y = [refs.get(x.id) for x in items]
     raw = decided_accuracy(y, [v.label if v else None for v in a])

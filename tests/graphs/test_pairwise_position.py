@@ -250,3 +250,53 @@ def test_logprob_mean_without_logprobs_says_so_once_and_falls_back_to_consistent
     assert out.count('returned no logprobs for any call: falling back to "consistent"') == 1
     md = next((tmp_path / "proj" / ".allure" / "runs").glob("*/report.md")).read_text()
     assert "consistent (asked: logprob_mean; no logprobs)" in md
+
+
+def test_a_study_takes_position_debias_per_arm_and_its_arms_share_the_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Arms none / consistent / logprob_mean of one study on the same pairs: the debiased arms add
+    only the swapped order's calls (8), and each arm's figures are those the loop reports."""
+    from allure.audits import Arm, StudySource, run_study
+    from allure.config import load_spec
+    from allure.graphs.prepare import prepare_audit
+    from allure.memory import EpisodicMemory
+    from tests.conftest import start_scripted_server
+
+    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
+    write_length_pairs(tmp_path / "pairs.csv")
+    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    try:
+        (tmp_path / "audit.toml").write_text(LIVE.format(url=srv.base_url, mode="none"))
+        spec = load_spec(tmp_path / "audit.toml")
+        prepared = prepare_audit(spec, tmp_path)
+        src = StudySource(
+            spec=spec,
+            items=prepared.items,
+            reference=prepared.references,
+            splits=prepared.splits,
+            source={"spec": "audit.toml"},
+            memory_location=str(tmp_path / "memory"),
+        )
+        memory = EpisodicMemory.open(str(tmp_path / "memory"))
+        arms = [
+            Arm(name="raw", example_ids=[]),
+            Arm(name="consistent", example_ids=[], position_debias="consistent"),
+            Arm(name="logprob_mean", example_ids=[], position_debias="logprob_mean"),
+        ]
+        study = run_study(
+            tmp_path / "proj", src, memory, kind="ablation", arms=arms, reference_arm="raw", record={}
+        )
+    finally:
+        srv.stop()
+    by = {r.arm.name: r for r in study.arms}
+    assert [by[n].calls for n in ("raw", "consistent", "logprob_mean")] == [8, 8, 0]
+    assert len(srv.requests()) == 16
+    assert (by["raw"].position_debias, by["raw"].undecided) == (None, 0)
+    assert by["raw"].metrics.accuracy == 0.75
+    assert (by["consistent"].position_debias, by["consistent"].undecided) == ("consistent", 4)
+    assert by["consistent"].metrics.accuracy == 1.0 and by["consistent"].metrics.accuracy_all == 0.5
+    assert (by["logprob_mean"].position_debias, by["logprob_mean"].undecided) == ("logprob_mean", 0)
+    assert by["logprob_mean"].metrics.accuracy == 1.0
+    md = (tmp_path / "proj" / ".allure" / "studies" / study.id / "study.md").read_text()
+    assert "- consistent: consistent, 4 undecided" in md
