@@ -39,6 +39,13 @@ PositionDebias = Literal["none", "consistent", "logprob_mean"]
   label probabilities from the server, ``consistent``.
 """
 
+Calibration = Literal["none", "contextual", "prior"]
+"""Contextual calibration of the label probabilities (Zhao et al. 2021; METHODS.md section 8):
+``contextual`` divides each item's label distribution by the mean distribution of content-free
+inputs ("N/A", "", "[MASK]") sent with the same ICL block (``q = p / p_cf``, argmax);
+``prior`` multiplies by the audit split's reference label shares as well (``q = p * pi / p_cf``),
+for label priors far from uniform."""
+
 
 class LocalSpec(BaseModel):
     """Settings of the embedded llama.cpp server (``kind = "local"``)."""
@@ -82,6 +89,11 @@ class EvaluatorSpec(BaseModel):
     """Pairwise prompt sets: the debiased verdict reported beside the raw one (see
     :data:`PositionDebias`). A post-processing of the two orders' calls: no call changes, so it is not
     part of the cache key. ``logprob_mean`` needs ``logprobs = true``."""
+    calibration: Calibration = "none"
+    """Re-label each verdict from its label probabilities by contextual calibration (see
+    :data:`Calibration`): 3 content-free calls per distinct ICL block, not per item. The parsed label
+    stays in the run store beside the calibrated one; needs ``logprobs = true`` (a server that
+    returns none: said once, labels kept). Not part of the cache key."""
     temperature: float = 0.0
     """Sampling temperature."""
     max_tokens: int = 12
@@ -126,6 +138,14 @@ class EvaluatorSpec(BaseModel):
         if self.position_debias != "none" and not self.swap_positions:
             raise ValueError(
                 f"position_debias = {self.position_debias!r} needs both orders: set swap_positions = true"
+            )
+        if self.calibration != "none" and not self.logprobs:
+            raise ValueError(
+                f"calibration = {self.calibration!r} needs label probabilities: set logprobs = true"
+            )
+        if self.calibration != "none" and self.position_debias != "none":
+            raise ValueError(
+                'calibration and position_debias cannot both be set yet: pick one (set the other to "none")'
             )
         if self.position_debias == "logprob_mean" and not self.logprobs:
             raise ValueError(

@@ -111,6 +111,9 @@ class Verdict(BaseModel):
     label_probs: dict[str, float] | None = None
     """Each label's probability (by its string form, normalised over the label set) at the label's
     position in the output, from the logprobs the server returned; ``None`` without them."""
+    raw_label: Label | None = None
+    """The label parsed from the output when a post-processing (``[evaluator] calibration``) set
+    ``label`` to another; ``None`` when ``label`` is the parsed one."""
     error: str | None = None
     """What failed, when ``status`` is ``error``."""
     prompt_hash: str = ""

@@ -43,7 +43,10 @@ characters or more, else by 0.05: P(first) = 0.5 + 0.1 +- margin; it writes the 
 (``preference: X``, the label one token with a leading space) and sends both labels' logprobs. So a
 pair whose lengths differ little is answered "first" in both orders (inconsistent), while the mean
 of the two orders' probabilities still names the longer response. ``--no-logprobs``: no reply
-carries logprobs.
+carries logprobs. ``--lean L``: the grader's label probabilities lean to ``1``: P(1) is 0.7 (its grade is
+1) or 0.3, plus L, and 0.5 + L for a content-free response ("N/A", "", "[MASK]"); it writes the likelier
+label. With L = 0.25 it answers ``score: 1`` to every item, and contextual calibration (dividing by the
+content-free distribution) gives back its grades.
 
 Run: ``python tests/scripted_server.py --port-file F --log L [...]``.
 """
@@ -97,6 +100,10 @@ def labels_in(text: str) -> list[str]:
     if not m:
         return []
     return [part.strip().strip('"') for part in m.group(1).split(",") if part.strip()]
+
+
+CONTENT_FREE = ("n/a", "", "[mask]")
+"""Content-free responses (as ``_response`` reads them: stripped, lower case)."""
 
 
 def _between(text: str, start: str, end: str) -> str:
@@ -273,8 +280,16 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 reply = f"score: {label}\nOn second thought the response answers a different question."
             if graded is not None and "confidence" in body["messages"][0]["content"]:
                 reply += f"\nconfidence: {[2, 9, 4, 10, 1, 7][seed % 6] if varied else 8}"
-            text = "I cannot tell." if n <= a.fail_first + a.no_label_first else reply
             p = 0.9
+            if a.lean and graded is not None:
+                # the judge's label prior leans to 1: P(1) = 0.7 or 0.3 by its grade, plus the lean;
+                # a content-free response gets P(1) = 0.5 + lean
+                resp = _response(body["messages"][-1]["content"])
+                p1 = 0.5 + a.lean if resp in CONTENT_FREE else (0.7 if graded else 0.3) + a.lean
+                p1 = min(max(p1, 0.01), 0.99)
+                label = int(p1 > 0.5)
+                reply, p = f"score: {label}", max(p1, 1 - p1)
+            text = "I cannot tell." if n <= a.fail_first + a.no_label_first else reply
             lp_label, lp_other = math.log(p), math.log(1 - p)
             logprobs = {
                 "content": [
@@ -345,6 +360,7 @@ def main() -> None:
     ap.add_argument("--examples-hurt", action="store_true")
     ap.add_argument("--pairwise-logprobs", action="store_true")
     ap.add_argument("--no-logprobs", action="store_true")
+    ap.add_argument("--lean", type=float, default=0.0)
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from allure.evaluator._calibrate import CF_PREFIX, NO_PROBS, CalibrationOutcome, calibrate_pass
     from allure.evaluator._chat import OpenAICompatibleChat, ReplayChatModel, build_openai_model
     from allure.evaluator._http import ChatCompletionsClient, close_sessions
     from allure.evaluator._open import open_evaluator
@@ -43,6 +44,10 @@ _WHERE = {
     "EvalPlan": "_runner",
     "EvalResult": "_runner",
     "TokenCounter": "_tokens",
+    "CF_PREFIX": "_calibrate",
+    "NO_PROBS": "_calibrate",
+    "CalibrationOutcome": "_calibrate",
+    "calibrate_pass": "_calibrate",
     "FALLBACK_NOTE": "_swap",
     "SWAPPED": "_swap",
     "debias_verdicts": "_swap",
@@ -55,6 +60,10 @@ _WHERE = {
 }
 
 __all__ = [
+    "CF_PREFIX",
+    "NO_PROBS",
+    "CalibrationOutcome",
+    "calibrate_pass",
     "FALLBACK_NOTE",
     "SWAPPED",
     "debias_verdicts",

@@ -20,7 +20,7 @@ from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext, LoopState
 from allure.memory import RetrievalPolicy, build_candidates, build_successes, sample_candidates
 from allure.metrics import SplitMetrics
-from allure.models import Item, ReviewDecision, Verdict
+from allure.models import IclExample, Item, ReviewDecision, Verdict
 from allure.report import write_run_report
 
 if TYPE_CHECKING:
@@ -73,8 +73,11 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
             baseline = _zero_shot_baseline(ctx, run_id, items, ev)
             update["active_iteration"] = 0
 
+        seen: dict[str, list[IclExample]] = {}
+
         def evaluate(batch: list[Item]) -> EvalResult:
             blocks = memory.retrieve_many(batch, policy) if version.size else {x.id: [] for x in batch}
+            seen.update(blocks)
             keys = {x.id: tuple(ex.id for ex in blocks[x.id]) for x in batch}
             if version.size:
                 ctx.say(f"iteration {it}: {len(set(keys.values()))} distinct ICL block(s) ({policy.kind})")
@@ -92,6 +95,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         result = evaluate(items)
         if swapping:
             position, debias = swapped_pass(ctx, run_id, it, items, result, evaluate)
+        calibration = _calibrate(ctx, run_id, it, items, result, ev, lambda item: seen[item.id])
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = result.stats.as_dict()
     ctx.say(
@@ -114,9 +118,56 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
                 "memory_version": version.content_hash,
                 "position": position,
                 "debias": debias,
+                "calibration": calibration,
             }
         ],
     }
+
+
+def _audit_prior(ctx: AuditContext, run_id: str) -> dict[str, float] | None:
+    """The audit split's reference label shares (by the label's string form; the dev split is audit
+    data too); ``None`` when no audit item has a reference label."""
+    refs, splits = ctx.store.reference_labels(run_id), ctx.store.splits(run_id)
+    known = [str(r) for i, r in refs.items() if r is not None and splits.get(i) == "audit"]
+    return {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
+
+
+def _calibrate(
+    ctx: AuditContext,
+    run_id: str,
+    it: int,
+    items: list[Item],
+    result: EvalResult,
+    ev: Any,
+    examples_for: Any,
+) -> dict[str, Any] | None:
+    """``[evaluator] calibration``: re-label the pass's verdicts (:func:`allure.evaluator.calibrate_pass`)
+    and say what changed; ``None`` when calibration is off."""
+    from allure.evaluator import NO_PROBS, calibrate_pass
+
+    mode = ctx.spec.evaluator.calibration
+    if mode == "none" or ctx.spec.evaluator.kind == "replay":
+        return None
+    out = calibrate_pass(
+        ev,
+        run_id,
+        it,
+        items,
+        result,
+        examples_for,
+        mode=mode,
+        labels=ctx.spec.label_set,
+        prior=_audit_prior(ctx, run_id) if mode == "prior" else None,
+    )
+    if out.off:
+        ctx.say(f"iteration {it}: {NO_PROBS}")
+    else:
+        ctx.say(
+            f"iteration {it}: calibration ({mode}): p_cf from {out.blocks} block(s) "
+            f"({out.cf_calls} content-free calls sent), {out.changed} of {len(items)} labels changed, "
+            f"{out.kept} kept as parsed (no label probabilities)"
+        )
+    return out.as_dict()
 
 
 def _policy_for(ctx: AuditContext, run_id: str) -> RetrievalPolicy:
@@ -125,10 +176,7 @@ def _policy_for(ctx: AuditContext, run_id: str) -> RetrievalPolicy:
     policy = ctx.spec.memory.retrieval
     if policy.kind != "label_prior" or policy.prior is not None:
         return policy
-    refs, splits = ctx.store.reference_labels(run_id), ctx.store.splits(run_id)
-    known = [str(r) for i, r in refs.items() if r is not None and splits.get(i) == "audit"]
-    prior = {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
-    return policy.model_copy(update={"prior": prior})
+    return policy.model_copy(update={"prior": _audit_prior(ctx, run_id)})
 
 
 def _zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: Any) -> list[dict[str, Any]]:
@@ -142,13 +190,23 @@ def _zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: A
     result = ev.evaluate(
         run_id, 0, items, lambda item: [], progress=ctx.eval_progress, claim_token=ctx.lease_token
     )
+    calibration = _calibrate(ctx, run_id, 0, items, result, ev, lambda item: [])
     ctx.remember_verdicts(run_id, 0, result.verdicts)
     for split, m in _metrics_for(ctx, run_id, 0).items():
         ctx.store.record_metrics(run_id, 0, split, m)
     stats = result.stats.as_dict()
     ctx.say(f"iteration 0: {stats['calls']} calls, {stats['cache_hits']} cache hits, {stats['wall_s']:.1f} s")
     _fail_if_mostly_errors(ctx, run_id, 0, items, result.verdicts)
-    return [{"iteration": 0, "stats": stats, "memory_size": 0, "memory_version": "", "position": None}]
+    return [
+        {
+            "iteration": 0,
+            "stats": stats,
+            "memory_size": 0,
+            "memory_version": "",
+            "position": None,
+            "calibration": calibration,
+        }
+    ]
 
 
 def _fail_if_mostly_errors(

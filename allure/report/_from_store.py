@@ -96,6 +96,7 @@ def _iteration(
         candidates=CandidateCounts(proposed=sum(counts.values()), **counts),
         position=entry.get("position"),
         debias=entry.get("debias"),
+        calibration=entry.get("calibration"),
     )
 
 

@@ -215,6 +215,22 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
             ),
             "",
         ]
+    calibrated = [(it.iteration, it.calibration) for it in data.iterations if it.calibration is not None]
+    if calibrated:
+        out += ["## Contextual calibration", ""]
+        out += md_table(
+            ["iter", "mode", "blocks", "content-free calls", "labels changed", "kept as parsed", "p_cf"],
+            [
+                [str(i), c.mode + (" (off: no logprobs)" if c.off else ""), str(c.blocks), str(c.cf_calls)]
+                + [str(c.changed), str(c.kept), "; ".join(f"{k}: {v}" for k, v in sorted(c.p_cf.items())[:3])]
+                for i, c in calibrated
+            ],
+        )
+        out += [
+            "",
+            "Every metric in this report is of the calibrated labels; the parsed ones stay in the run store.",
+            "",
+        ]
     if data.iterations:
         last = data.iterations[-1]
         for split in ("heldout", "audit"):

@@ -93,6 +93,25 @@ class PositionConsistency(BaseModel):
     """The same figures per problem type (``None`` with one problem type)."""
 
 
+class CalibrationReport(BaseModel):
+    """What contextual calibration did to one pass (``allure.evaluator.CalibrationOutcome``)."""
+
+    mode: str
+    """``contextual`` or ``prior``."""
+    blocks: int = 0
+    """Distinct ICL blocks, each with its content-free distribution ``p_cf``."""
+    cf_calls: int = 0
+    """Content-free calls sent."""
+    changed: int = 0
+    """Verdicts whose label calibration changed (the parsed label stays in the run store)."""
+    kept: int = 0
+    """Verdicts kept as parsed (no label probabilities)."""
+    p_cf: dict[str, list[float]] = {}
+    """Block -> ``p_cf`` in label-set order."""
+    off: bool = False
+    """True when the server returned no logprobs (nothing calibrated)."""
+
+
 class PositionDebiasReport(BaseModel):
     """A pairwise pass's position-debiased verdicts beside the raw ones, over items with a reference label."""
 
@@ -151,6 +170,8 @@ class IterationReport(BaseModel):
     """Pairwise prompt sets: verdicts with the responses swapped (``None`` otherwise)."""
     debias: PositionDebiasReport | None = None
     """Pairwise, with ``position_debias`` set: debiased against raw verdicts (``None`` otherwise)."""
+    calibration: CalibrationReport | None = None
+    """With ``[evaluator] calibration`` set: what calibrating the pass changed (``None`` otherwise)."""
 
 
 class ReplayAgreement(BaseModel):

@@ -20,7 +20,7 @@ _CHUNK = 500
 """Ids per ``IN (...)`` list (below SQLite's variable limit)."""
 
 
-_VERDICT_COLUMNS = tuple(f for f in Verdict.model_fields if f not in ("icl_ids", "cache_hit"))
+_VERDICT_COLUMNS = tuple(f for f in Verdict.model_fields if f not in ("icl_ids", "cache_hit", "raw_label"))
 """The ``calls`` columns a :class:`Verdict` is read from (by name)."""
 
 
@@ -122,11 +122,20 @@ class CallsStore(StoreBase):
             [(run_id, iteration, item_id, call_id, int(hit)) for call_id, item_id, hit in rows],
         )
 
+    def set_verdict_labels(self, run_id: str, iteration: int, labels: dict[str, Label | None]) -> None:
+        """Record the post-processed label of some of an iteration's verdicts (item id -> label);
+        the call keeps the label parsed from its output."""
+        with self._tx() as c:
+            c.executemany(
+                "UPDATE verdicts SET label_json=? WHERE run_id=? AND iteration=? AND item_id=?",
+                [(json.dumps(lab), run_id, iteration, item_id) for item_id, lab in labels.items()],
+            )
+
     def verdicts(self, run_id: str, iteration: int) -> dict[str, Verdict]:
         """Item id -> verdict of a run's iteration."""
         rows = self._query(
-            "SELECT v.cache_hit, v.item_id AS linked_item, c.* FROM verdicts v JOIN calls c ON c.id = v.call_id "
-            "WHERE v.run_id=? AND v.iteration=?",
+            "SELECT v.cache_hit, v.item_id AS linked_item, v.label_json, c.* FROM verdicts v "
+            "JOIN calls c ON c.id = v.call_id WHERE v.run_id=? AND v.iteration=?",
             (run_id, iteration),
         )
         out = {}
@@ -135,6 +144,8 @@ class CallsStore(StoreBase):
             # verdict belongs to the item it is linked to, not to the call's first item.
             v.cache_hit = bool(row["cache_hit"])
             v.item_id = row["linked_item"]
+            if row["label_json"] is not None:  # post-processed (calibration): the parsed label stays
+                v.raw_label, v.label = v.label, json.loads(row["label_json"])
             out[v.item_id] = v
         return out
 

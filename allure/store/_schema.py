@@ -181,12 +181,18 @@ def _v5_label_probs(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE calls ADD COLUMN label_probs TEXT")
 
 
+def _v6_verdict_label(conn: sqlite3.Connection) -> None:
+    """A verdict's label when a post-processing changed it (JSON; NULL: the call's own label)."""
+    conn.execute("ALTER TABLE verdicts ADD COLUMN label_json TEXT")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _v1_baseline,
     _v2_call_examples,
     _v3_reaudits,
     _v4_leases,
     _v5_label_probs,
+    _v6_verdict_label,
 ]
 """Migration ``k`` (1-based) turns a version ``k - 1`` database into version ``k``."""
 

@@ -39,9 +39,10 @@ def test_v0_database_migrates_in_place_and_keeps_every_row(tmp_path: Path) -> No
         assert "icl_ids_json" in _columns(db, "calls")
         n_calls = raw.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
     store = RunStore(db, create=False)
-    assert schema_version(store._conn) == SCHEMA_VERSION == 5
+    assert schema_version(store._conn) == SCHEMA_VERSION == 6
     assert _columns(db, "leases") and _columns(db, "call_claims")  # migration 4
     assert "label_probs" in _columns(db, "calls")  # migration 5
+    assert "label_json" in _columns(db, "verdicts")  # migration 6
     assert "icl_ids_json" not in _columns(db, "calls") and _columns(db, "call_examples")
     run = store.latest_run(status="paused")
     assert run is not None and run.spec["name"] == "v0-fixture"
@@ -49,7 +50,7 @@ def test_v0_database_migrates_in_place_and_keeps_every_row(tmp_path: Path) -> No
     assert len(store.items(run.id)) == 12 and store.candidate_counts(run.id)["pending"] == 2
     # Calls stored before label probabilities existed read back without them.
     old = store.verdicts(run.id, 1)
-    assert old and all(v.label_probs is None for v in old.values())
+    assert old and all(v.label_probs is None and v.raw_label is None for v in old.values())
     # Metrics written in the first release's shape read as the typed model.
     m = store.metrics(run.id)[1]["heldout"]
     assert m.n == 4 and m.confusion.labels == [0, 1] and m.per_class == []

@@ -1,0 +1,78 @@
+"""``[evaluator] calibration`` through the real loop (subprocess CLI) against the scripted server.
+
+With ``--lean 0.25`` the scripted grader's label probabilities lean to ``1`` (P(1) = 0.55 for the
+responses it grades 0): it answers ``score: 1`` to every item. Contextual calibration divides by the
+content-free distribution (P(1) = 0.75) and gives back its grades, which the same server without
+the lean writes as they are. The parsed labels stay in the store beside the calibrated ones.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from allure.store import RunStore, project_db_path
+from tests.cli_run import run_cli
+from tests.conftest import start_scripted_server, write_spec
+
+pytestmark = pytest.mark.integration
+
+
+def _audit(tmp: Path, *server_args: str, calibration: str = "none") -> tuple[dict[str, object], str, int]:
+    """Run a one-pass audit; (item id -> label, stdout + stderr, requests sent)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    srv = start_scripted_server(tmp, *server_args)
+    try:
+        spec = write_spec(tmp, srv.base_url, max_iterations=1, heldout_fraction=0.34)
+        text = spec.read_text().replace(
+            "concurrency = 1\n", f'concurrency = 1\ncalibration = "{calibration}"\n'
+        )
+        spec.write_text(text)
+        res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        n = len(srv.requests())
+    finally:
+        srv.stop()
+    store = RunStore(project_db_path(tmp / "proj"), create=False)
+    try:
+        (run,) = store.list_runs()
+        verdicts = store.verdicts(run.id, 1)
+    finally:
+        store.close()
+    return {i: v.label for i, v in verdicts.items() if not i.startswith("#")}, res.stdout + res.stderr, n
+
+
+def test_contextual_calibration_undoes_a_label_prior_lean(tmp_path: Path) -> None:
+    graded, _, _ = _audit(tmp_path / "plain")
+    assert set(graded.values()) == {0, 1}  # the scripted judge's own grades
+    leaned, _, n_leaned = _audit(tmp_path / "leaned", "--lean", "0.25")
+    assert set(leaned.values()) == {1}  # the lean makes it pass everything
+    calibrated, out, n_cal = _audit(tmp_path / "cal", "--lean", "0.25", calibration="contextual")
+    assert calibrated == graded
+    # one zero-shot block: 3 content-free calls, not one per item
+    assert n_cal == n_leaned + 3
+    changed = sum(v == 0 for v in graded.values())
+    assert f"{changed} of {len(graded)} labels changed" in out
+    # the parsed label stays in the store beside the calibrated one
+    db = project_db_path(tmp_path / "cal" / "proj")
+    with sqlite3.connect(db) as c:
+        rows = c.execute(
+            "SELECT v.label_json, c.label FROM verdicts v JOIN calls c ON c.id = v.call_id "
+            "WHERE v.item_id NOT LIKE '#%'"
+        ).fetchall()
+    assert sum(lj is not None for lj, _ in rows) == changed
+    assert all(json.loads(lj) == 0 and raw == 1 for lj, raw in rows if lj is not None)
+    report = json.loads(
+        next((tmp_path / "cal" / "proj" / ".allure" / "runs").glob("*/report.json")).read_text()
+    )
+    assert report["iterations"][-1]["calibration"]["changed"] == changed
+
+
+def test_calibration_on_a_server_without_logprobs_says_so_and_keeps_the_labels(tmp_path: Path) -> None:
+    leaned, out, n = _audit(tmp_path / "nolp", "--lean", "0.25", "--no-logprobs", calibration="contextual")
+    assert set(leaned.values()) == {1}
+    assert out.count("evaluator returned no logprobs for any call") == 1
+    assert "labels kept as parsed" in out
