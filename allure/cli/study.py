@@ -126,7 +126,7 @@ def sweep_cmd(
     sizes: str = typer.Option(
         "0,2,4,8", "--sizes", help="Example counts x, comma-separated (0 = zero-shot)."
     ),
-    repeats: int = typer.Option(3, "--repeats", help="Draws (seeds) per size."),
+    repeats: int = typer.Option(3, "--repeats", min=1, max=50, help="Draws (seeds) per size (1 to 50)."),
     balance: str = typer.Option(
         None, "--balance", help="label: equal shares per correct label in each draw."
     ),
