@@ -23,9 +23,13 @@ def history(
     from rich.table import Table
     from rich.text import Text
 
-    from allure._io import atomic_write_bytes
+    from allure._io import atomic_write_bytes, check_writable
     from allure.audits.reaudit import history_csv, history_plot, history_rows, load_frozen_set, load_records
     from allure.store import RunStore, project_db_path
+
+    for option, path in (("--plot", plot), ("--export", export)):
+        if path is not None:
+            check_writable(path, option)
 
     store = RunStore(project_db_path(project), create=False)
     try:

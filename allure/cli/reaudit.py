@@ -41,7 +41,7 @@ def reaudit(
     project: Path = ProjectOpt,
 ) -> None:
     """Score a frozen set with the evaluator, prompts and memory the spec names now, and gate the result."""
-    from allure._io import atomic_write_bytes
+    from allure._io import atomic_write_bytes, check_writable
     from allure.audits.reaudit import (
         EXIT_BUSY,
         EXIT_UNAVAILABLE,
@@ -55,7 +55,11 @@ def reaudit(
     )
     from allure.errors import EvaluatorUnavailableError, ReauditError
 
-    url = resolve_webhook(notify_url) if notify_url else None  # bad input before anything runs
+    # bad input before anything runs: every output path and the webhook URL
+    for option, path in (("--junit", junit), ("--json", json_out), ("--markdown", markdown)):
+        if path is not None:
+            check_writable(path, option)
+    url = resolve_webhook(notify_url) if notify_url else None
     try:
         with progress_bar("re-auditing") as bar:
             outcome = run_reaudit(
@@ -71,6 +75,13 @@ def reaudit(
     if outcome.record is None:
         say(f"skipped: {outcome.skipped_because}")
     assert record is not None
+    if outcome.record is not None and url:
+        try:
+            notify(url, record)
+            say("notified the webhook")
+        except ReauditError as exc:  # a chat outage must not hide the gate's result
+            echo(f"warning: {exc.render()}", fg="yellow", err=True)
+            record = record.model_copy(update={"notify_error": exc.render()})
     if junit:
         atomic_write_bytes(junit, junit_xml(record))
     if json_out:
@@ -80,12 +91,6 @@ def reaudit(
         atomic_write_bytes(markdown, summary.encode("utf-8"))
     if outcome.record is not None:
         echo(summary)
-        if url:
-            try:
-                notify(url, record)
-                say("notified the webhook")
-            except ReauditError as exc:  # a chat outage must not hide the gate's result
-                echo(f"warning: {exc.render()}", fg="yellow", err=True)
     echo(headline(record), err=True)
     if outcome.files:
         echo(f"Summary: {outcome.files['summary']}", err=True)

@@ -17,6 +17,7 @@ from allure.metrics import SplitMetrics
 from allure.safe_text import markdown_cell as md
 from allure.safe_text import markdown_code as code
 from allure.safe_text import xml_text
+from allure.urls import url_problem
 
 if TYPE_CHECKING:
     from allure.audits.reaudit._record import ReauditRecord
@@ -176,11 +177,12 @@ def resolve_webhook(spec: str) -> str:
                 where="--notify",
                 fix=f"export {name}=https://hooks.example/... or pass the URL itself",
             )
-    if not url.startswith(("http://", "https://")):
+    problem = url_problem(url)
+    if problem:
         raise ReauditError(
-            "the webhook URL must start with http:// or https://",
+            f"the webhook URL is not usable: {problem}",
             where="--notify",
-            fix="pass an http(s) URL, or env:NAME naming a variable that holds one",
+            fix="pass an http(s) URL such as https://hooks.example/T0/B0, or env:NAME naming a variable that holds one",
         )
     return url
 

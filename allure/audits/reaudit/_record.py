@@ -74,6 +74,9 @@ class ReauditRecord(BaseModel):
     """The pass's cost."""
     set_change: str = ""
     """How the set's version differs from the previous version (when this is the first re-audit of it)."""
+    notify_error: str = ""
+    """Why the ``--notify`` webhook POST failed after the re-audit was done (empty: sent, or none asked);
+    it never changes the gate's exit status."""
 
     @property
     def status(self) -> GateStatus:
