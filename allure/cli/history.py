@@ -45,7 +45,7 @@ def history(
         caption="[95% bootstrap interval]",
         box=box.SIMPLE_HEAD,
     )
-    for col in ("date", "re-audit", "set", "gate", "accuracy", "F1", "kappa", "calls"):
+    for col in ("date", "re-audit", "set", "gate", "accuracy", "F1", "kappa", "calls", "verdicts", "probe"):
         table.add_column(col, no_wrap=True)
 
     def cell(r: object, m: str) -> str:
@@ -66,6 +66,8 @@ def history(
             cell(r, "f1"),
             cell(r, "kappa"),
             str(r.calls),
+            r.verdicts_from,
+            r.probe or "-",
         )
         if r.changes:
             notes.append(f"{r.id} changed: {'; '.join(r.changes)}")

@@ -23,6 +23,12 @@ def reaudit(
         "--if-changed",
         help="Exit at once (with the last result) when nothing in the fingerprint changed.",
     ),
+    fresh: bool = typer.Option(
+        False,
+        "--fresh",
+        help="Ask the evaluator again for every item instead of reading the run store (the new calls are "
+        "stored beside the old ones; later re-audits read them).",
+    ),
     no_wait: bool = typer.Option(
         False, "--no-wait", help="Exit with status 4 instead of waiting when another re-audit holds the lock."
     ),
@@ -63,7 +69,13 @@ def reaudit(
     try:
         with progress_bar("re-auditing") as bar:
             outcome = run_reaudit(
-                target, project, if_changed=if_changed, wait=not no_wait, say=say, eval_progress=bar
+                target,
+                project,
+                if_changed=if_changed,
+                wait=not no_wait,
+                say=say,
+                eval_progress=bar,
+                fresh=fresh,
             )
     except ReauditBusyError as exc:
         echo(f"busy: {exc.render()}", fg="yellow", err=True)

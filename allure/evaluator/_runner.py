@@ -219,6 +219,9 @@ class Evaluator:
         """Index of a repeated sample (``None``: a single answer per prompt). It is part of the cache
         key, and the seed sent is the evaluator's seed plus it, so M samples of one prompt are M
         stored calls."""
+        self.generation: str | None = None
+        """A generation of fresh calls (``None``: the stored calls). It is part of the cache key, so a
+        re-audit asking a provider again stores its answers beside the old ones, never over them."""
 
     def close(self) -> None:
         """Save new token counts and close the evaluator's event loop (its passes run on one loop)."""
@@ -267,6 +270,8 @@ class Evaluator:
             parts.append(self.answer_key(item) if item is not None else None)
         if self.sample is not None:
             parts.append({"sample": self.sample})
+        if self.generation is not None:
+            parts.append({"generation": self.generation})
         return stable_hash(*parts, length=32)
 
     def fit(self, item: Item, examples: list[IclExample]) -> tuple[list[IclExample], list[BaseMessage]]:

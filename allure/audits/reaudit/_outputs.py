@@ -71,6 +71,14 @@ def markdown_summary(record: ReauditRecord) -> str:
         *(f"| {md(c.name)} | {'pass' if c.passed else '**FAIL**'} | {md(c.message)} |" for c in g.checks),
         "",
     ]
+    if record.probe is not None:
+        word = "⚠️ **Provider drift:**" if record.probe.drift else "**Provider probe:**"
+        lines += [f"{word} {md(record.probe.sentence())}.", ""]
+    if record.fresh_reason:
+        lines += [
+            f"**Fresh calls** ({md(record.fresh_reason)}): every item was asked again; stored beside the old calls.",
+            "",
+        ]
     if record.changes:
         lines += ["**Changed since the last re-audit:** " + "; ".join(md(c) for c in record.changes), ""]
     if record.prompt_diff:
@@ -134,6 +142,8 @@ def junit_xml(record: ReauditRecord) -> bytes:
         ("model", record.fingerprint.model),
         ("memory_version", record.fingerprint.memory_version),
         ("alpha", str(g.alpha)),
+        ("generation", record.generation or "stored"),
+        ("provider_drift", "unknown" if record.probe is None else str(record.probe.drift).lower()),
     ):
         ET.SubElement(props, "property", name=k, value=xml_text(v))
     flips_by_type: dict[str, list[str]] = {}
@@ -157,6 +167,12 @@ def junit_xml(record: ReauditRecord) -> bytes:
         else:
             out = ET.SubElement(case, "system-out")
             out.text = message
+    if record.probe is not None:
+        case = ET.SubElement(
+            suite, "testcase", classname=f"{suite_name}.probe", name="provider drift", time="0"
+        )
+        out = ET.SubElement(case, "system-out" if not record.probe.drift else "system-err")
+        out.text = xml_text(record.probe.sentence())
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 

@@ -72,4 +72,6 @@ def test_history_plot_and_memory_map_into_an_unwritable_place(tmp_path: Path) ->
     res = allure("history", "nightly", "--project", str(tmp_path), "--plot", "/proc/nope/p.png", cwd=tmp_path)
     assert res.returncode == 2 and "option '--plot'" in res.stderr and "Traceback" not in res.stderr
     res = allure("memory", "map", "--project", str(tmp_path), "--out", "/proc/nope/m.png", cwd=tmp_path)
-    assert res.returncode == 2 and "option '--out'" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert res.returncode == 2 and "option '--out'" in res.stderr and "Traceback" not in res.stderr, (
+        res.stderr
+    )
