@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from allure.memory import ClusterMethod, ClusterOptions, EpisodicMemory
 
 memory_app = typer.Typer(
+    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
     name="memory",
     help="Inspect and manage the episodic memory of approved ICL examples.",
     no_args_is_help=True,

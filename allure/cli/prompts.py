@@ -11,6 +11,7 @@ import typer
 from allure.cli._common import ProjectOpt, echo
 
 prompts_app = typer.Typer(
+    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
     name="prompts",
     help="Prompt sets: list, show, diff, and write rule-based rephrasings.",
     no_args_is_help=True,

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from allure.audits import StudyRecord
 
 study_app = typer.Typer(
+    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
     name="study",
     help="Studies: arms over one frozen item set (ablation, ICL_x sweep), compared pairwise.",
     no_args_is_help=True,
