@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 """What a removed secret is replaced with (the same word as :mod:`allure.evaluator`'s redaction)."""
@@ -40,7 +40,7 @@ def redact_url(url: str) -> str:
     """``url`` with its ``user:pass@`` part and secret-looking query values replaced by ``[redacted]``.
 
     >>> redact_url("https://bob:hunter2@api.example/v1?key=abc&mode=x")
-    'https://[redacted]@api.example/v1?key=%5Bredacted%5D&mode=x'
+    'https://[redacted]@api.example/v1?key=[redacted]&mode=x'
     """
     try:
         parts = urlsplit(url)
@@ -51,9 +51,11 @@ def redact_url(url: str) -> str:
         netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
     query = parts.query
     if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(_SECRET_PARAM.search(k) for k, _ in pairs):
-            query = urlencode([(k, REDACTED if _SECRET_PARAM.search(k) else v) for k, v in pairs])
+        parts_q = [
+            f"{part.split('=', 1)[0]}={REDACTED}" if _SECRET_PARAM.search(part.split("=", 1)[0]) else part
+            for part in query.split("&")
+        ]
+        query = "&".join(parts_q)
     if netloc == parts.netloc and query == parts.query:
         return url
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
