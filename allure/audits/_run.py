@@ -132,6 +132,11 @@ def run_study(
     say, arm_progress = options.get("say"), options.get("arm_progress")
     t0 = time.perf_counter()
     version = memory.version()
+    if name is not None:
+        from allure.errors import StudyError
+        from allure.names import check_name
+
+        check_name(name, what="study name", where="--name", error=StudyError)
     sid = name or study_id(kind, src, version.content_hash, arms, record)
     out_dir = project / STUDIES / sid
     store = RunStore(project_db_path(project))

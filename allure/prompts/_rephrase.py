@@ -315,7 +315,14 @@ def llm_rephrasing(
 
 
 def write_prompt_set(folder: Path, rephrasing: Rephrasing) -> Path:
-    """Write a rephrasing's files and ``rephrasing.json`` into ``folder`` (atomically, file by file)."""
+    """Write a rephrasing's files and ``rephrasing.json`` into ``folder`` (atomically, file by file).
+
+    Raises:
+        SpecError: the folder's name is not a valid prompt set name (:func:`allure.names.check_name`).
+    """
+    from allure.names import check_name
+
+    check_name(folder.name, what="prompt set name", where=str(folder.parent))
     for fname, text in rephrasing.texts.items():
         atomic_write_bytes(folder / fname, (text + "\n").encode("utf-8"))
     meta = {

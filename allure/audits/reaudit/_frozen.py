@@ -135,15 +135,10 @@ def freeze_items(
 
 
 def check_set_name(name: str) -> None:
-    """Raise :class:`ReauditError` unless ``name`` is a valid set name."""
-    import re
+    """Raise :class:`ReauditError` unless ``name`` is a valid set name (:func:`allure.names.check_name`)."""
+    from allure.names import check_name
 
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name or ""):
-        raise ReauditError(
-            f"invalid set name {name!r}",
-            where="--name",
-            fix="use letters, digits, '.', '_' and '-' (starting with a letter or digit)",
-        )
+    check_name(name, what="set name", where="--name", error=ReauditError)
 
 
 def _pick(splits: dict[str, str], item_id: str, split: ReauditSplit) -> bool:
