@@ -21,6 +21,7 @@ from allure.errors import SpecError, closest_name
 from allure.gold_check import GoldCheckConfig
 from allure.labels import Label, LabelVocabulary, default_label_pattern, guess_positive, label_list
 from allure.memory import RetrievalPolicy
+from allure.names import NAME_PATTERN
 from allure.urls import redact_url, url_problem
 
 Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]
@@ -244,8 +245,8 @@ ReauditSplit = Literal["heldout", "audit", "all"]
 class ReauditSpec(BaseModel):
     """``[reaudit]``: the frozen item set this spec re-audits."""
 
-    set: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    """Name of the frozen set (letters, digits, ``.``, ``_``, ``-``)."""
+    set: str = Field(min_length=1, pattern=rf"^{NAME_PATTERN}$")
+    """Name of the frozen set (letters, digits, ``.``, ``_``, ``-``, ``~``, ``+``; see :mod:`allure.names`)."""
     split: ReauditSplit = "heldout"
     """When the set does not exist yet, it is pinned from this spec's dataset: this split of it."""
     probe: int | None = Field(default=None, ge=0, le=10_000)

@@ -8,8 +8,8 @@ import re
 
 from allure.errors import AllureError, SpecError
 
-NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
-"""Letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit, at most 100 characters."""
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._~+-]{0,99}"
+"""Letters, digits, ``.``, ``_``, ``-``, ``~`` and ``+``, starting with a letter or digit, at most 100 characters."""
 
 _NAME = re.compile(NAME_PATTERN)
 
@@ -26,7 +26,7 @@ def name_problem(name: str) -> str | None:
         return "a name cannot hold control characters"
     if len(name) > 100:
         return f"the name is {len(name)} characters long (at most 100)"
-    return "a name may hold only letters, digits, '.', '_' and '-', starting with a letter or digit"
+    return "a name may hold only letters, digits, '.', '_', '-', '~' and '+', starting with a letter or digit"
 
 
 def check_name(name: str, *, what: str, where: str, error: type[AllureError] = SpecError) -> str:
