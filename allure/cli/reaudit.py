@@ -82,6 +82,12 @@ def reaudit(
         sys.exit(EXIT_BUSY)
     except EvaluatorUnavailableError as exc:
         echo(f"evaluator unavailable: {exc.render()}", fg="red", err=True)
+        from allure.audits.reaudit._outputs import interrupted_json, interrupted_junit
+
+        if junit:  # CI shows an interrupted re-audit, not a missing file
+            atomic_write_bytes(junit, interrupted_junit(target, exc.render()))
+        if json_out:
+            atomic_write_bytes(json_out, interrupted_json(target, exc.render()))
         sys.exit(EXIT_UNAVAILABLE)
     record = outcome.record or outcome.previous
     if outcome.record is None:

@@ -177,6 +177,35 @@ def junit_xml(record: ReauditRecord) -> bytes:
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
 
+def interrupted_json(target: str, reason: str) -> bytes:
+    """The ``--json`` document of a re-audit that could not finish (exit status 3): marked
+    ``interrupted``, with the reason, so that CI shows something."""
+    import json
+
+    from allure.models import utcnow
+
+    doc = {"status": "interrupted", "target": target, "reason": reason, "created_at": utcnow()}
+    return json.dumps(doc, indent=2).encode("utf-8")
+
+
+def interrupted_junit(target: str, reason: str) -> bytes:
+    """JUnit XML of a re-audit that could not finish (exit status 3): one test case in error."""
+    name = xml_text(f"allure.reaudit.{target}")
+    root = ET.Element("testsuites", name="allure reaudit", tests="1", failures="0", errors="1")
+    suite = ET.SubElement(root, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0")
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="status", value="interrupted")
+    case = ET.SubElement(
+        suite, "testcase", classname=f"{name}.evaluator", name="evaluator available", time="0"
+    )
+    err = ET.SubElement(
+        case, "error", message=xml_text(reason.splitlines()[0] if reason else ""), type="interrupted"
+    )
+    err.text = xml_text(reason)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
 def resolve_webhook(spec: str) -> str:
     """The webhook URL: ``spec`` itself, or the value of environment variable ``NAME`` for ``env:NAME``.
 
