@@ -9,6 +9,8 @@ stored calls are not sent again and verdict rows are replaced, never duplicated.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -147,7 +149,9 @@ def run_study(
         except StoreError:
             store.create_run(src.spec.model_dump(mode="json"), run_id=sid, run_dir=str(out_dir))
             created = store.get_run(sid).created_at
-        store.update_run(sid, status="running", info={"kind": "study", "study_kind": kind})
+        store.update_run(
+            sid, status="running", info={"kind": "study", "study_kind": kind, "pid": os.getpid()}
+        )
         store.add_items(sid, src.items, src.splits, src.reference)
         chosen = {a.name: _examples_for(a, memory, src.items) for a in arms}
         results: list[ArmResult] = []
@@ -270,5 +274,9 @@ def run_study(
         write_study(study, out_dir)
         store.update_run(sid, status="done", info={"kind": "study", "study_kind": kind})
         return study
+    except BaseException:  # Ctrl-C, a failed evaluator: the study is interrupted, not running
+        with contextlib.suppress(Exception):
+            store.update_run(sid, status="interrupted", info={"kind": "study", "study_kind": kind})
+        raise
     finally:
         store.close()

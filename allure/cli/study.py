@@ -149,14 +149,23 @@ def sweep_cmd(
 def list_cmd(project: Path = ProjectOpt) -> None:
     """List the studies of this project."""
     from allure.audits import list_studies
+    from allure.audits._catalog import study_states
 
     studies = list_studies(project)
+    states = study_states(project)
     for s in studies:
         src = s.source.get("run") or Path(s.source.get("spec", "")).name
+        status = states.get(s.id, (s.status, s.kind))[0] if states.get(s.id, ("",))[0] != "done" else s.status
         echo(
-            f"{s.id}  {s.kind:<8} {s.status:<7} {len(s.arms):>3} arms  {s.n_items:>5} items  {src}  {s.created_at}"
+            f"{s.id}  {s.kind:<8} {status:<11} {len(s.arms):>3} arms  {s.n_items:>5} items  {src}  {s.created_at}"
         )
-    echo(f"{len(studies)} study(ies)", err=True)
+    listed = {s.id for s in studies}
+    unfinished = [(sid, st) for sid, st in states.items() if sid not in listed]
+    for sid, (status, kind) in unfinished:
+        echo(
+            f"{sid}  {kind:<8} {status:<11}   -  (no study.json yet: run the same `allure study {kind}` command again)"
+        )
+    echo(f"{len(studies) + len(unfinished)} study(ies)", err=True)
 
 
 @study_app.command("show")

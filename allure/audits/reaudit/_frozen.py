@@ -156,6 +156,12 @@ def freeze_run(
     """
     check_set_name(name)
     run = store.get_run(run_id)
+    if run.info.get("kind") == "study":
+        raise ReauditError(
+            f"{run_id} is a study, not an audit run: `allure freeze` takes a run id or a spec file",
+            where=f"argument SOURCE {run_id}",
+            fix="freeze the audit run the study was made from (`allure runs` lists runs), or a spec with [reaudit]",
+        )
     splits = store.splits(run_id)
     refs = store.reference_labels(run_id)
     items = [
