@@ -552,6 +552,15 @@ def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
             return  # not checkable here; the evaluator reports a missing folder when it opens it
         name = str(here if here.is_dir() else beside)
     prompts = load_prompt_set(name)
+    from allure.prompts import check_prompt_shape
+
+    folder = Path(name) if Path(name).is_dir() else Path(f"prompt set {name}")
+    try:
+        check_prompt_shape(prompts, folder)
+    except SpecError as exc:
+        raise SpecError(
+            exc.message, where=f"{source}, field 'evaluator.prompt' ({exc.where})", fix=exc.fix
+        ) from exc
     pattern = label_pattern_for(spec, prompts.assistant)
     parser = LabelParser(pattern, spec.vocabulary())
     for label in spec.label_set:
