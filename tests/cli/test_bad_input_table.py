@@ -99,6 +99,8 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | Path]:
     (root / "a-file").write_text("not a folder")
     (root / "bad.jsonl").write_text('{"id": "x", "decision": "maybe"}\nnot json\n')
     (root / "empty.csv").write_text("")
+    (root / "dup.csv").write_text("label,Label,text\n1,0,a\n0,1,b\n")
+    (root / "blank-header.csv").write_text("text,,label\na,1,0\nb,0,1\n")
     (root / "noreaudit.toml").write_text(spec_with("x", "x"))
     for i, (g, b, _field, _fix) in enumerate(SPEC_CASES):
         (root / f"bad{i}.toml").write_text(spec_with(g, b))
@@ -154,6 +156,8 @@ TABLE: list[tuple[list[str], list[str]]] = [
     (["init", "empty.csv", "-o", "x.toml"], ["empty.csv"]),
     (["init", "items.jsonl", "-o", "good.toml"], ["good.toml", "never overwrites"]),
     (["init", "proj", "-o", "x.toml"], ["proj"]),
+    (["init", "dup.csv", "-o", "x.toml"], ["dup.csv:1", "differ only by case"]),
+    (["init", "blank-header.csv", "-o", "x.toml"], ["blank-header.csv:1", "header cell 2 is empty"]),
     (["memory", "show", "nope", *P], ["nope"]),
     (["memory", "map", "--out", "/proc/nope/m.png", *P], ["--out"]),
     (["memory", "import", "missing.jsonl", *P], ["missing.jsonl"]),
