@@ -94,7 +94,18 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
                 first=labels[0],
                 second=labels[1],
             )
-            for name in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cached_tokens"):
+            # every figure of the pass covers both orders: time, unparsed and errors too
+            for name in (
+                "calls",
+                "cache_hits",
+                "prompt_tokens",
+                "completion_tokens",
+                "cached_tokens",
+                "wall_s",
+                "unparsed",
+                "errors",
+                "retries",
+            ):
                 setattr(result.stats, name, getattr(result.stats, name) + getattr(again.stats, name))
             ctx.say(
                 f"iteration {it}: position consistency {position['consistency']} over {position['n']} items, "
