@@ -13,6 +13,7 @@ import tomllib
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
@@ -122,6 +123,18 @@ class EvaluatorSpec(BaseModel):
                 "evaluator.base_url",
                 f"{problem}: {redact_url(v)!r}",
                 'give the server\'s http:// or https:// address, e.g. base_url = "http://127.0.0.1:8000/v1"',
+            )
+        parts = urlsplit(v)
+        if parts.username is not None or parts.password is not None or parts.query:
+            # allure appends /chat/completions to the URL and stores it with the run: credentials and
+            # a query would be sent wrongly and written to disk
+            raise SpecFieldError(
+                "evaluator.base_url",
+                f"base_url {redact_url(v)!r} holds "
+                + ("a user name or password" if parts.username is not None else "a query string")
+                + "; it is stored with every run and a query would end up before /chat/completions",
+                "give the server's address only (e.g. https://api.example/v1) and put the key in the "
+                "environment variable that api_key_env names (it is sent as a bearer token, never stored)",
             )
         return v
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from allure.evaluator import redact
 from allure.urls import redact_url, url_problem
 from tests.audits.reaudit.helpers import allure, write_reaudit_spec
@@ -19,26 +21,26 @@ def test_redact_url_and_text() -> None:
     assert url_problem("http://h/v1") is None and url_problem("gopher://h") is not None
 
 
-def test_fingerprint_hides_the_secret() -> None:
-    from allure.audits.reaudit._fingerprint import evaluator_params
-    from allure.config import parse_spec
-
-    spec = parse_spec(
-        {
-            "dataset": {"path": "x.jsonl"},
-            "evaluator": {"kind": "openai", "base_url": "https://bob:hunter22@api.example/v1?key=sekret99"},
-        }
-    )
-    shown = str(evaluator_params(spec))
-    assert "hunter22" not in shown and "sekret99" not in shown and "api.example/v1" in shown
-
-
-def test_an_unreachable_evaluator_error_hides_the_secret(tmp_path: Path) -> None:
-    for secret_url in ("http://bob:hunter22@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?key=sekret99"):
-        write_reaudit_spec(tmp_path, secret_url)
-        res = allure("reaudit", "reaudit.toml", "--project", str(tmp_path), cwd=tmp_path)
-        assert res.returncode == 3, res.stderr
+@pytest.mark.parametrize(
+    "secret_url", ["http://bob:hunter22@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?key=sekret99"]
+)
+def test_a_base_url_with_a_secret_is_refused_without_echoing_it(tmp_path: Path, secret_url: str) -> None:
+    """Credentials in base_url would be stored with every run (and a query sent before /chat/completions):
+    the spec is refused, exit 2, the secret not shown, nothing written."""
+    write_reaudit_spec(tmp_path, secret_url)
+    for args in (["reaudit", "reaudit.toml"], ["audit", "reaudit.toml"]):
+        res = allure(*args, "--project", str(tmp_path), cwd=tmp_path)
+        assert res.returncode == 2, res.stderr
         out = res.stderr + res.stdout
         assert "hunter22" not in out and "sekret99" not in out and "[redacted]" in out, out
-        written = [p.read_text(errors="replace") for p in (tmp_path / ".allure").rglob("*") if p.is_file()]
-        assert not any("hunter22" in t or "sekret99" in t for t in written if "reaudit.toml" not in t)
+        assert "field 'evaluator.base_url'" in out and "api_key_env" in out
+    assert not (tmp_path / ".allure").exists()
+
+
+def test_errors_from_the_server_hide_secrets_in_urls() -> None:
+    from allure.audits.reaudit._fingerprint import server_model_info
+    from allure.errors import EvaluatorUnavailableError
+
+    with pytest.raises(EvaluatorUnavailableError) as info:
+        server_model_info("http://bob:hunter22@127.0.0.1:9/v1", "m", "NO_SUCH_KEY_VAR")
+    assert "hunter22" not in info.value.render() and "[redacted]@127.0.0.1:9" in info.value.render()
