@@ -86,9 +86,7 @@ def diff_cmd(
 @prompts_app.command("rephrase")
 def rephrase_cmd(
     name: str = typer.Argument(..., help="The prompt set to rephrase (built-in, saved, or a folder)."),
-    count: int = typer.Option(
-        3, "--count", min=1, max=50, help="Rephrasings to write (besides the original; 1 to 50)."
-    ),
+    count: int = typer.Option(3, "--count", help="Rephrasings to write (besides the original; 1 to 50)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the rules' draws."),
     labels: str = typer.Option("0,1", "--labels", help="The label set, comma-separated (for the check)."),
     project: Path = ProjectOpt,

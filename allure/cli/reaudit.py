@@ -82,7 +82,7 @@ def reaudit(
         sys.exit(EXIT_BUSY)
     except EvaluatorUnavailableError as exc:
         echo(f"evaluator unavailable: {exc.render()}", fg="red", err=True)
-        from allure.audits.reaudit._outputs import interrupted_json, interrupted_junit
+        from allure.audits.reaudit import interrupted_json, interrupted_junit
 
         if junit:  # CI shows an interrupted re-audit, not a missing file
             atomic_write_bytes(junit, interrupted_junit(target, exc.render()))

@@ -127,7 +127,7 @@ def sweep_cmd(
     sizes: str = typer.Option(
         "0,2,4,8", "--sizes", help="Example counts x, comma-separated (0 = zero-shot)."
     ),
-    repeats: int = typer.Option(3, "--repeats", min=1, max=50, help="Draws (seeds) per size (1 to 50)."),
+    repeats: int = typer.Option(3, "--repeats", help="Draws (seeds) per size (1 to 50)."),
     balance: str = typer.Option(
         None, "--balance", help="label: equal shares per correct label in each draw."
     ),
@@ -148,8 +148,7 @@ def sweep_cmd(
 @study_app.command("list")
 def list_cmd(project: Path = ProjectOpt) -> None:
     """List the studies of this project."""
-    from allure.audits import list_studies
-    from allure.audits._catalog import study_states
+    from allure.audits import list_studies, study_states
 
     studies = list_studies(project)
     states = study_states(project)

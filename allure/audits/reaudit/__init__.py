@@ -22,6 +22,8 @@ from allure.audits.reaudit._history import HistoryRow, history_csv, history_plot
 from allure.audits.reaudit._lock import LOCK_FILE, ReauditBusyError, reaudit_lock
 from allure.audits.reaudit._outputs import (
     headline,
+    interrupted_json,
+    interrupted_junit,
     junit_xml,
     markdown_summary,
     notify,
@@ -69,6 +71,8 @@ __all__ = [
     "history_csv",
     "history_plot",
     "history_rows",
+    "interrupted_json",
+    "interrupted_junit",
     "judge_drift",
     "junit_xml",
     "load_frozen_set",
