@@ -49,7 +49,7 @@ def study_states(project: str | Path = ".") -> dict[str, tuple[str, str]]:
     except StoreError:
         return {}
     try:
-        out = {}
+        out: dict[str, tuple[str, str]] = {}
         for run in store.list_runs():
             if run.info.get("kind") != "study":
                 continue
