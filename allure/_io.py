@@ -31,8 +31,15 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
             where=str(path),
             fix="name a file in an existing or new folder",
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write here ({exc.strerror or exc})",
+            where=str(path),
+            fix="name a file in a folder you can write to",
+        ) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -43,6 +50,59 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def check_writable(path: Path, option: str) -> Path:
+    """Check, before any work starts, that a file can later be written at ``path``.
+
+    ``path`` must not be a folder; the nearest folder above it that exists must be one this
+    process can create files in (a probe file is made there and removed at once); nothing is
+    created on the way.
+
+    Args:
+        path: The output file an option names.
+        option: The option, for the message (``--junit``).
+
+    Returns:
+        ``path``.
+
+    Raises:
+        OutputError: naming the option and the path; nothing is written.
+    """
+    path = Path(path)
+    where = f"{path}, option '{option}'"
+    if any(ord(ch) < 0x20 for ch in str(path)):
+        raise OutputError(
+            "the path holds control characters", where=where, fix="name the file with printable characters"
+        )
+    if path.is_dir():
+        raise OutputError(
+            "this is a folder, not a file", where=where, fix=f"give a file name, e.g. {path / 'NAME'}"
+        )
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise OutputError(
+            f"{ancestor} is a file, so nothing can be written under it",
+            where=where,
+            fix="name a file in an existing or new folder",
+        )
+    try:
+        fd, probe = tempfile.mkstemp(dir=ancestor, prefix=".allure-probe.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+        if ancestor != path.parent:  # the folders to make must be makeable (not /proc/x)
+            missing = path.parent.relative_to(ancestor).parts[0]
+            trial = Path(tempfile.mkdtemp(dir=ancestor, prefix=f".{missing[:20]}."))
+            trial.rmdir()
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write in {ancestor} ({exc.strerror or exc})",
+            where=where,
+            fix="name a file in a folder you can write to",
+        ) from exc
+    return path
 
 
 def atomic_write_lines(path: Path, lines: Iterable[str]) -> None:

@@ -14,7 +14,7 @@ Nothing here prints.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -261,33 +261,81 @@ def open_project(path: str | Path = ".") -> Project:
 def audit(
     spec: AuditSpec | Mapping[str, Any] | str | Path,
     *,
-    data: pd.DataFrame | None = None,
+    data: pd.DataFrame | Sequence[Mapping[str, Any]] | None = None,
     project: str | Path = ".",
 ) -> RunOutcome:
     """Start an audit: from a spec file, a spec dict, or an :class:`AuditSpec`; with ``data`` (a
-    DataFrame) in place of ``[dataset] path``.
+    DataFrame, or a list of dicts, one per row) in place of ``[dataset] path``.
 
-    The DataFrame is written once as Parquet under ``.allure/data/`` (named by its content hash) and
-    the run reads it from there, so the run can be resumed and reproduced like any other.
+    The data is written once as Parquet under ``.allure/data/`` (named by its content hash) and
+    the run reads it from there, so the run can be resumed and reproduced like any other. The spec
+    is checked first: a spec error writes nothing.
 
     Returns:
         The :class:`~allure.graphs.RunOutcome` (``paused`` for review, or ``done`` with the report).
+
+    Raises:
+        TypeError: ``data`` is neither a DataFrame nor a list of dicts.
+        SpecError: the spec is invalid, or it names ``[dataset] path`` and ``data`` is given too.
     """
     from allure.graphs import start_run
 
     proj = Path(project).resolve()
+    frame = _as_frame(data)
     if isinstance(spec, str | Path):
         spec_obj = load_spec(spec)
         raw: dict[str, Any] = spec_obj.model_dump(mode="json")
         base: Path | None = Path(spec).parent
+        given_path = True  # a spec file always names its dataset
     elif isinstance(spec, AuditSpec):
         raw, base = spec.model_dump(mode="json"), Path(spec.base_dir) if spec.base_dir else None
+        given_path = True
     else:
         raw, base = dict(spec), None
-    if data is not None:
-        raw["dataset"] = {**(raw.get("dataset") or {}), **_frame_dataset(data, proj)}
+        given_path = (
+            bool((raw.get("dataset") or {}).get("path")) if isinstance(raw.get("dataset"), Mapping) else False
+        )
+    if frame is not None:
+        if given_path:
+            raise SpecError(
+                "both [dataset] path and data= are given; allure would read only one of them",
+                where="allure.audit(), argument 'data'",
+                fix="pass a spec without dataset.path (a dict) together with data=, or leave data out",
+            )
+        dataset = dict(raw.get("dataset") or {})
+        # the spec is checked before the data is written: a spec error writes nothing
+        parse_spec(
+            {**raw, "dataset": {**dataset, "path": "data.parquet"}},
+            source="allure.audit() spec",
+            base_dir=proj,
+        )
+        raw["dataset"] = {**dataset, **_frame_dataset(frame, proj)}
     final = parse_spec(raw, source="allure.audit() spec", base_dir=base or proj)
     return start_run(final, proj)
+
+
+def _as_frame(data: Any) -> pd.DataFrame | None:
+    """``data`` as a DataFrame: a DataFrame as is, a list (or tuple) of dicts one row each.
+
+    Raises:
+        TypeError: anything else, naming the accepted types.
+    """
+    if data is None:
+        return None
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, list | tuple) and data and all(isinstance(r, Mapping) for r in data):
+        return pd.DataFrame([dict(r) for r in data])
+    got = (
+        type(data).__name__
+        if not isinstance(data, list | tuple)
+        else f"{type(data).__name__} of " + (", ".join(sorted({type(r).__name__ for r in data})) or "nothing")
+    )
+    raise TypeError(
+        f"allure.audit(data=...) takes a pandas DataFrame or a non-empty list of dicts (one per row), not {got}"
+    )
 
 
 def _frame_dataset(frame: pd.DataFrame, project: Path) -> dict[str, Any]:

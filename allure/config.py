@@ -7,11 +7,13 @@ Settings that belong to the machine rather than the audit (reviewer, caches) com
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
@@ -20,6 +22,8 @@ from allure.errors import SpecError, closest_name
 from allure.gold_check import GoldCheckConfig
 from allure.labels import Label, LabelVocabulary, default_label_pattern, guess_positive, label_list
 from allure.memory import RetrievalPolicy
+from allure.names import NAME_PATTERN
+from allure.urls import redact_url, url_problem
 
 Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]
 """The objective of the loop's decisions and claims (see :class:`LoopSpec`)."""
@@ -45,6 +49,20 @@ Calibration = Literal["none", "contextual", "prior"]
 inputs ("N/A", "", "[MASK]") sent with the same ICL block (``q = p / p_cf``, argmax);
 ``prior`` multiplies by the audit split's reference label shares as well (``q = p * pi / p_cf``),
 for label priors far from uniform."""
+
+
+class SpecFieldError(ValueError):
+    """A validator's error that names the field it is about and the fix (read by :func:`parse_spec`).
+
+    Pydantic reports a model validator's error at the top level; this carries the field, so the
+    message names the spec's line and key like any other field error.
+    """
+
+    def __init__(self, field: str, message: str, fix: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.fix = fix
 
 
 class LocalSpec(BaseModel):
@@ -96,19 +114,19 @@ class EvaluatorSpec(BaseModel):
     returns none: said once, labels kept). Not part of the cache key."""
     temperature: float = 0.0
     """Sampling temperature."""
-    max_tokens: int = 12
+    max_tokens: int = Field(default=12, ge=1)
     """Completion token limit."""
     seed: int | None = 0
     """Sampling seed sent to the server."""
     logprobs: bool = True
     """Ask for token logprobs (label probabilities for AUC)."""
-    concurrency: int = 4
-    """Calls in flight at once."""
-    timeout_s: float = 120.0
-    """Per-call timeout."""
-    max_retries: int = 3
+    concurrency: int = Field(default=4, ge=1, le=1024)
+    """Calls in flight at once (1 to 1024)."""
+    timeout_s: float = Field(default=120.0, gt=0.0)
+    """Per-call timeout in seconds (more than 0)."""
+    max_retries: int = Field(default=3, ge=0, le=100)
     """Retries after a failed call (timeouts, HTTP 5xx, connection errors, no label is NOT retried)."""
-    retry_backoff_s: float = 0.5
+    retry_backoff_s: float = Field(default=0.5, ge=0.0)
     """First backoff; doubles with each retry."""
     max_error_share: float = Field(default=0.5, ge=0.0, le=1.0)
     """A pass where more than this share of the items' calls failed (after retries) stops the run with
@@ -119,6 +137,32 @@ class EvaluatorSpec(BaseModel):
     unlimited for other kinds. Counted with the server's ``/tokenize`` endpoint when it has one."""
     local: LocalSpec = Field(default_factory=LocalSpec)
     """Embedded server settings."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        problem = url_problem(v)
+        if problem:
+            raise SpecFieldError(
+                "evaluator.base_url",
+                f"{problem}: {redact_url(v)!r}",
+                'give the server\'s http:// or https:// address, e.g. base_url = "http://127.0.0.1:8000/v1"',
+            )
+        parts = urlsplit(v)
+        if parts.username is not None or parts.password is not None or parts.query:
+            # allure appends /chat/completions to the URL and stores it with the run: credentials and
+            # a query would be sent wrongly and written to disk
+            raise SpecFieldError(
+                "evaluator.base_url",
+                f"base_url {redact_url(v)!r} holds "
+                + ("a user name or password" if parts.username is not None else "a query string")
+                + "; it is stored with every run and a query would end up before /chat/completions",
+                "give the server's address only (e.g. https://api.example/v1) and put the key in the "
+                "environment variable that api_key_env names (it is sent as a bearer token, never stored)",
+            )
+        return v
 
     @field_validator("label_pattern")
     @classmethod
@@ -136,20 +180,28 @@ class EvaluatorSpec(BaseModel):
     @model_validator(mode="after")
     def _debias_needs(self) -> EvaluatorSpec:
         if self.position_debias != "none" and not self.swap_positions:
-            raise ValueError(
-                f"position_debias = {self.position_debias!r} needs both orders: set swap_positions = true"
+            raise SpecFieldError(
+                "evaluator.position_debias",
+                f"position_debias = {self.position_debias!r} needs both orders",
+                'set swap_positions = true, or position_debias = "none"',
             )
         if self.calibration != "none" and not self.logprobs:
-            raise ValueError(
-                f"calibration = {self.calibration!r} needs label probabilities: set logprobs = true"
+            raise SpecFieldError(
+                "evaluator.calibration",
+                f"calibration = {self.calibration!r} needs label probabilities",
+                'set logprobs = true, or calibration = "none"',
             )
         if self.calibration != "none" and self.position_debias != "none":
-            raise ValueError(
-                'calibration and position_debias cannot both be set yet: pick one (set the other to "none")'
+            raise SpecFieldError(
+                "evaluator.calibration",
+                "calibration and position_debias cannot both be set yet",
+                'pick one: set the other to "none"',
             )
         if self.position_debias == "logprob_mean" and not self.logprobs:
-            raise ValueError(
-                'position_debias = "logprob_mean" needs label probabilities: set logprobs = true'
+            raise SpecFieldError(
+                "evaluator.position_debias",
+                'position_debias = "logprob_mean" needs label probabilities',
+                'set logprobs = true, or position_debias = "consistent"',
             )
         return self
 
@@ -260,10 +312,14 @@ ReauditSplit = Literal["heldout", "audit", "all"]
 class ReauditSpec(BaseModel):
     """``[reaudit]``: the frozen item set this spec re-audits."""
 
-    set: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    """Name of the frozen set (letters, digits, ``.``, ``_``, ``-``)."""
+    set: str = Field(min_length=1, pattern=rf"^{NAME_PATTERN}$")
+    """Name of the frozen set (letters, digits, ``.``, ``_``, ``-``, ``~``, ``+``; see :mod:`allure.names`)."""
     split: ReauditSplit = "heldout"
     """When the set does not exist yet, it is pinned from this spec's dataset: this split of it."""
+    probe: int | None = Field(default=None, ge=0, le=10_000)
+    """Frozen items asked again, fresh, on every re-audit to notice a provider that changed the model
+    behind the same name (provider drift); unset: 20 for a live ``openai`` evaluator, 0 for ``replay``
+    and the embedded model. 0 turns the probe off."""
 
 
 class AuditSpec(BaseModel):
@@ -299,26 +355,68 @@ class AuditSpec(BaseModel):
     base_dir: str = ""
     """Folder the spec was read from (relative paths resolve against it); set by the loader."""
 
+    @field_validator("label_set", mode="before")
+    @classmethod
+    def _label_values(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            for x in v:
+                if isinstance(x, bool) or not isinstance(x, int | str):
+                    raise SpecFieldError(
+                        "label_set",
+                        f"label_set holds {json.dumps(x) if _jsonable(x) else repr(x)}, which is neither an integer nor a string",
+                        'write labels as integers (label_set = [0, 1]) or strings (label_set = ["no", "yes"]); '
+                        "true/false are not labels",
+                    )
+        return v
+
     @model_validator(mode="after")
     def _labels(self) -> AuditSpec:
         labels = self.label_set
-        if len(labels) < 2 or len({str(x) for x in labels}) != len(labels):
-            raise ValueError("label_set needs at least two distinct labels")
-        if len({type(x) for x in labels}) > 1:
-            raise ValueError(
-                f"label_set mixes integers and strings ({label_list(labels)}); use all integers or all strings"
+        fix_set = 'e.g. label_set = [0, 1] or label_set = ["A", "B"]'
+        if len(labels) < 2:
+            raise SpecFieldError(
+                "label_set",
+                f"label_set needs at least two labels, it has {len(labels)}"
+                + (f" ({label_list(labels)})" if labels else ""),
+                f"list every label the evaluator may assign, {fix_set}",
             )
-        unknown = [k for k in self.label_synonyms if k not in {str(x) for x in labels}]
+        if len({type(x) for x in labels}) > 1:
+            raise SpecFieldError(
+                "label_set",
+                f"label_set mixes integers and strings ({label_list(labels)})",
+                f"use all integers or all strings, {fix_set}",
+            )
+        seen: set[str] = set()
+        for x in labels:
+            if str(x) in seen:
+                raise SpecFieldError(
+                    "label_set",
+                    f"label_set lists {label_list([x])} twice ({label_list(labels)})",
+                    "list each label once",
+                )
+            seen.add(str(x))
+        if len({str(x).strip().lower() for x in labels}) != len(labels):
+            raise SpecFieldError(
+                "label_set",
+                f"label_set has labels that differ only by case or spaces ({label_list(labels)})",
+                "use labels that differ in more than case; add other spellings under [label_synonyms]",
+            )
+        unknown = [k for k in self.label_synonyms if k not in seen]
         if unknown:
-            raise ValueError(
-                f"label_synonyms names {unknown[0]!r}, which is not in label_set [{label_list(labels)}]"
+            raise SpecFieldError(
+                f"label_synonyms.{unknown[0]}",
+                f"label_synonyms names {unknown[0]!r}, which is not in label_set [{label_list(labels)}]",
+                f"key each synonym list by one of the labels ({label_list(labels)}), "
+                f'e.g. [label_synonyms] {labels[0]} = ["..."]',
             )
         vocab = self.vocabulary()
         if self.positive_label is not None:
             found = vocab.resolve(self.positive_label)
             if found is None:
-                raise ValueError(
-                    f"positive_label {self.positive_label!r} is not in label_set [{label_list(labels)}]"
+                raise SpecFieldError(
+                    "positive_label",
+                    f"positive_label {self.positive_label!r} is not in label_set [{label_list(labels)}]",
+                    f"set positive_label to one of {label_list(labels)}, or remove it",
                 )
             self.positive_label = found
         elif self.evaluator.prompt != "pairwise":  # a preference has no positive class
@@ -328,8 +426,10 @@ class AuditSpec(BaseModel):
             for i, lab in enumerate(gs.labels):
                 found = vocab.resolve(lab)
                 if found is None:
-                    raise ValueError(
-                        f"dataset.gold_score.labels names {lab!r}, which is not in label_set [{label_list(labels)}]"
+                    raise SpecFieldError(
+                        "dataset.gold_score.labels",
+                        f"dataset.gold_score.labels names {lab!r}, which is not in label_set [{label_list(labels)}]",
+                        f"name only labels of label_set ({label_list(labels)})",
                     )
                 gs.labels[i] = found
         gc = self.gold_check
@@ -343,6 +443,14 @@ class AuditSpec(BaseModel):
     def vocabulary(self) -> LabelVocabulary:
         """The label set with its synonyms."""
         return LabelVocabulary(self.label_set, self.label_synonyms)
+
+
+def _jsonable(x: Any) -> bool:
+    try:
+        json.dumps(x)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _where(loc: tuple[Any, ...]) -> str:
@@ -363,8 +471,9 @@ def _nested_model(annotation: Any) -> type[BaseModel] | None:
 
 def _toml_line(text: str, path: tuple[str, ...]) -> int | None:
     """The line where the TOML ``text`` sets the key ``path`` (a key or a table header), if found."""
+    if not path:
+        return None
     table: tuple[str, ...] = ()
-    *parent, key = path
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", line)
@@ -441,11 +550,19 @@ def parse_spec(
         spec = AuditSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        line = _toml_line(text, tuple(str(x) for x in err["loc"])) if text is not None else None
+        cause = (err.get("ctx") or {}).get("error")
+        loc: tuple[Any, ...] = tuple(err["loc"])
+        msg = err["msg"]
+        fix = f"set {_where(loc)} so that {msg[0].lower() + msg[1:]} (see README 'Audit spec')"
+        if isinstance(cause, SpecFieldError):
+            loc, msg, fix = tuple(cause.field.split(".")), cause.message, cause.fix
+        elif not loc:
+            fix = "correct the spec (see README 'Audit spec')"
+        line = _toml_line(text, tuple(str(x) for x in loc)) if text is not None else None
         raise SpecError(
-            err["msg"],
-            where=f"{source}{f':{line}' if line else ''}, field '{_where(err['loc'])}'",
-            fix="correct that field (see README 'Audit spec')",
+            msg,
+            where=f"{source}{f':{line}' if line else ''}, field '{_where(loc)}'",
+            fix=fix,
         ) from exc
     except SpecError:
         raise
@@ -502,6 +619,15 @@ def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
             return  # not checkable here; the evaluator reports a missing folder when it opens it
         name = str(here if here.is_dir() else beside)
     prompts = load_prompt_set(name)
+    from allure.prompts import check_prompt_shape
+
+    folder = Path(name) if Path(name).is_dir() else Path(f"prompt set {name}")
+    try:
+        check_prompt_shape(prompts, folder)
+    except SpecError as exc:
+        raise SpecError(
+            exc.message, where=f"{source}, field 'evaluator.prompt' ({exc.where})", fix=exc.fix
+        ) from exc
     pattern = label_pattern_for(spec, prompts.assistant)
     parser = LabelParser(pattern, spec.vocabulary())
     for label in spec.label_set:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, TypeVar
@@ -124,7 +126,8 @@ def csv_header(path: Path, *, error: type[AllureError] = AllureError) -> list[st
     """
     try:
         with open_text(path) as fh:
-            header = next(csv.reader(fh), [])
+            first = fh.readline()
+            header = next(csv.reader([first], delimiter=sniff_delimiter(first)), []) if first else []
     except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
         raise error(
             f"cannot parse the CSV ({_reason(path, exc)})",
@@ -133,6 +136,22 @@ def csv_header(path: Path, *, error: type[AllureError] = AllureError) -> list[st
         ) from exc
     _check_unique(path, header, error)
     return header
+
+
+CSV_DELIMITERS = (",", ";", "\t", "|")
+"""Delimiters a CSV file may use; the header line decides (a comma when it holds one)."""
+
+
+def sniff_delimiter(header_line: str) -> str:
+    """The delimiter of a CSV file from its header line: a comma when the line holds one (outside
+    quotes), else the most frequent of ``;``, tab and ``|`` (a semicolon CSV from a European
+    spreadsheet), else a comma."""
+    outside = re.sub(r'"[^"]*"', "", header_line)
+    if "," in outside:
+        return ","
+    counts = {d: outside.count(d) for d in CSV_DELIMITERS[1:]}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
 
 
 def iter_csv(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -144,7 +163,8 @@ def iter_csv(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[
         error: a row has more cells than the header, or the file is not valid CSV/UTF-8.
     """
     with open_text(path) as fh:
-        reader = csv.reader(fh)
+        first = fh.readline()
+        reader = csv.reader(itertools.chain([first], fh) if first else fh, delimiter=sniff_delimiter(first))
         try:
             header = next(reader, None)
             if header is None:
@@ -364,7 +384,23 @@ def _where(path: Path, exc: Exception, default: int | None = None) -> str:
 
 def _check_unique(path: Path, header: list[str], error: type[AllureError]) -> None:
     seen: dict[str, int] = {}
+    folded: dict[str, tuple[int, str]] = {}
     for col, name in enumerate(header, start=1):
+        if not name.strip():
+            raise error(
+                f"header cell {col} is empty",
+                where=f"{path}:1, column {col}",
+                fix="give every column a name in the header row (or delete the empty column)",
+            )
+        other = folded.get(name.strip().lower())
+        if other is not None and other[1] != name:
+            raise error(
+                f"the header names columns '{other[1]}' and '{name}', which differ only by case "
+                f"(columns {other[0]} and {col})",
+                where=f"{path}:1, field '{name}'",
+                fix="rename one of them so that the names differ in more than case",
+            )
+        folded.setdefault(name.strip().lower(), (col, name))
         if name in seen:
             raise error(
                 f"the header names column '{name}' twice (columns {seen[name]} and {col})",

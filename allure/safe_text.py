@@ -8,14 +8,25 @@ markup (``[link=...]``). Everything allure shows from data goes through this mod
 - :func:`visible`: control characters become visible stand-ins (``ESC`` -> ``␛``);
 - :func:`one_line`: the same, on one line (newlines shown as ``⏎``), optionally cut;
 - :func:`safe_json`: a JSON document with C1 controls and DEL escaped as ``\\u009b``;
-- :func:`markup_escape`: :func:`visible` text that Rich prints literally even when markup is on.
+- :func:`markup_escape`: :func:`visible` text that Rich prints literally even when markup is on;
+- :func:`xml_text`: text an XML 1.0 parser accepts (JUnit): no C0 control, no lone surrogate;
+- :func:`markdown_cell` and :func:`markdown_code`: one line that cannot break a Markdown table
+  (pipes, backticks, ``<>`` escaped) as plain text or as a code span.
 
-The CLI's printers (``allure.cli._common``), the report writers and the TUI use these.
+:func:`for_output` picks one of these by the kind of output (``"terminal"``, ``"markup"``,
+``"xml"``, ``"markdown"``, ``"markdown_code"``); every writer of a report goes through it or
+through the function it names. The CLI's printers (``allure.cli._common``), the report writers
+and the TUI use these.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
+
+OutputKind = Literal["terminal", "markup", "xml", "markdown", "markdown_code"]
+"""Where text from data goes: a terminal line, a Rich markup string, an XML attribute or text node
+(JUnit), a Markdown table cell or prose, a Markdown code span."""
 
 _KEEP = frozenset("\n\t")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -78,3 +89,63 @@ def markup_escape(text: str) -> str:
     from rich.markup import escape
 
     return escape(visible(text))
+
+
+_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
+"""Characters XML 1.0 forbids that :func:`visible` leaves (lone surrogates, U+FFFE, U+FFFF)."""
+
+
+def xml_text(text: object) -> str:
+    """:func:`visible` ``text`` with every character XML 1.0 forbids replaced (U+FFFD for a lone
+    surrogate, U+FFFE or U+FFFF); ``<``, ``&`` and ``>`` are left for the XML writer to escape.
+
+    >>> xml_text("a\x1b[31mb\x07")
+    'a␛[31mb␇'
+    """
+    flat = visible(str(text))
+    return _NOT_XML.sub("\ufffd", flat) if _NOT_XML.search(flat) else flat
+
+
+_MD_ESCAPE = re.compile(r"([|`<>])")
+
+
+def markdown_cell(text: object, width: int | None = None) -> str:
+    """``text`` as one line of Markdown that shows it literally and cannot break a table row:
+    :func:`one_line`, with ``|``, backticks, ``<`` and ``>`` backslash-escaped.
+
+    >>> print(markdown_cell("a|b `c` <d>"))
+    a\\|b \\`c\\` \\<d\\>
+    """
+    flat = _NOT_XML.sub("\ufffd", one_line(str(text), width))
+    return _MD_ESCAPE.sub(r"\\\1", flat)
+
+
+def markdown_code(text: object, width: int | None = None) -> str:
+    """``text`` as an inline code span (backticks included) safe inside a Markdown table: one line,
+    fenced by more backticks than any run inside it, pipes escaped (GFM reads ``\\|`` as ``|``
+    even in a code span)."""
+    flat = _NOT_XML.sub("\ufffd", one_line(str(text), width)).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def for_output(text: object, kind: OutputKind) -> str:
+    """Text from data made safe for one kind of output: the one entry point of this module.
+
+    Args:
+        text: Untrusted text (an id, a problem type, a response, an error body).
+        kind: ``"terminal"`` (:func:`visible`), ``"markup"`` (:func:`markup_escape`), ``"xml"``
+            (:func:`xml_text`), ``"markdown"`` (:func:`markdown_cell`) or ``"markdown_code"``
+            (:func:`markdown_code`).
+    """
+    if kind == "terminal":
+        return visible(str(text))
+    if kind == "markup":
+        return markup_escape(str(text))
+    if kind == "xml":
+        return xml_text(text)
+    if kind == "markdown":
+        return markdown_cell(text)
+    return markdown_code(text)

@@ -11,10 +11,19 @@ ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1", "TRANSFORMER
 """The scripted server's key variable set, and nothing fetched from a model hub."""
 
 
-def run_cli(tmp: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``allure ARGS --project TMP/proj`` run in ``tmp``; its exit status and output."""
+def run_cli(
+    tmp: Path, *args: str, timeout: float = 120, project: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """``allure ARGS --project TMP/proj`` (``project=False``: no ``--project``) run in ``tmp``; its
+    exit status and output."""
     return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args, "--project", str(tmp / "proj")],
+        [
+            sys.executable,
+            "-m",
+            "allure.cli.main",
+            *args,
+            *(["--project", str(tmp / "proj")] if project else []),
+        ],
         cwd=tmp,
         env=ENV,
         capture_output=True,

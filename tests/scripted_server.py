@@ -23,6 +23,8 @@ HTTP 401 with an error body that echoes the request's ``Authorization`` header (
 ``--examples-hurt``: with any ICL example in the prompt, the grader answers ``score: 1`` to every item
 (the examples shift its label prior, as they did the embedded judge's). ``--vary-on REGEX``: a sampled request (temperature above 0) with an odd ``seed`` whose user turn
 matches REGEX gets the opposite grade and a longer answer: repeated samples of those items disagree.
+``--invert-if-file PATH``: while PATH exists every grade is the opposite (a provider that silently
+changed the model behind the same name).
 A system prompt that asks for a confidence gets ``confidence: 8`` after the grade, or, for those
 sampled items, a confidence that changes with the seed (2, 9, 4, 10, 1, 7). An entailment prompt
 (``Premise:`` / ``Hypothesis:``) is answered ``entailment: yes`` when the two texts are equal, else ``no``;
@@ -271,6 +273,9 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             ):
                 graded = 1  # the examples shift the judge's label prior: it passes every response
                 reply = "score: 1"
+            if a.invert_if_file and graded is not None and Path(a.invert_if_file).exists():
+                graded = 1 - graded  # the provider changed the model behind the same name
+                reply = f"score: {graded}"
             label = 1 if graded is None else graded
             seed = int(body.get("seed") or 0)
             varied = bool(a.vary_on and body.get("temperature") and graded is not None)
@@ -361,6 +366,7 @@ def main() -> None:
     ap.add_argument("--pairwise-logprobs", action="store_true")
     ap.add_argument("--no-logprobs", action="store_true")
     ap.add_argument("--lean", type=float, default=0.0)
+    ap.add_argument("--invert-if-file", default="")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

@@ -8,7 +8,8 @@
 - :func:`request_study`: ReQuest, the grading procedure the evaluator says it followed, run as the
   prompt: PerRR and PreRR against the original prompt.
 - :func:`consistency_study`: K self-scored answers per prompt of paired prompts: Siegel-Tukey, TC.
-- :func:`list_studies`, :func:`load_study`: read finished studies back.
+- :func:`list_studies`, :func:`load_study`: read finished studies back; :func:`study_states`: which
+  are done, running or interrupted.
 - :func:`run_study` with :class:`Arm` and :class:`StudySource` (or :func:`resolve_source`): a study of
   your own arms.
 
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure.audits._catalog import list_studies, load_study
+    from allure.audits._catalog import list_studies, load_study, study_states
     from allure.audits._consistency import consistency_study
     from allure.audits._entail import nli_entailment
     from allure.audits._entropy import cluster_samples, entropy_study
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "list_studies": "_catalog",
     "load_study": "_catalog",
+    "study_states": "_catalog",
     "STUDY_SCHEMA_VERSION": "_model",
     "AblateBy": "_model",
     "Arm": "_model",
@@ -130,6 +132,7 @@ __all__ = [
     "resolve_source",
     "run_study",
     "sensitivity_study",
+    "study_states",
     "sweep",
     "sweep_arms",
 ]

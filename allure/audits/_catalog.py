@@ -21,6 +21,47 @@ def list_studies(project: str | Path = ".") -> list[StudyRecord]:
     return sorted(out, key=lambda s: s.created_at)
 
 
+def _alive(pid: object) -> bool:
+    import os
+
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def study_states(project: str | Path = ".") -> dict[str, tuple[str, str]]:
+    """Study id -> ``(status, kind)`` from the run store: ``done``, ``running`` (its process is alive),
+    or ``interrupted`` (stopped by Ctrl-C or an error, or its process is gone). Empty without a store."""
+    from allure.errors import StoreError
+    from allure.store import RunStore, project_db_path
+
+    db = project_db_path(Path(project))
+    if not db.exists():
+        return {}
+    try:
+        store = RunStore(db, create=False)
+    except StoreError:
+        return {}
+    try:
+        out: dict[str, tuple[str, str]] = {}
+        for run in store.list_runs():
+            if run.info.get("kind") != "study":
+                continue
+            status = run.status
+            if status == "running" and not _alive(run.info.get("pid")):
+                status = "interrupted"
+            out[run.id] = (status, str(run.info.get("study_kind", "?")))
+        return out
+    finally:
+        store.close()
+
+
 def load_study(project: str | Path, study_id: str) -> StudyRecord:
     """The study ``study_id`` of ``project``.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from allure.audits._model import StudyRecord
 from allure.audits._plot import _figure, _fmt, _png
 from allure.audits._robust_model import ConsistencyReport, EntropyReport, RequestReport
+from allure.safe_text import markdown_cell as md
 
 
 def sensitivity_markdown(study: StudyRecord) -> list[str]:
@@ -18,20 +19,21 @@ def sensitivity_markdown(study: StudyRecord) -> list[str]:
         return []
     lines = ["", "## Rephrasings", "", "| q | prompt set | method | hash | rules |", "|---|---|---|---|---|"]
     lines += [
-        f"| {v.q} | {v.name} | {v.method} | {v.hash} | {', '.join(v.rules) or '-'} |" for v in r.prompts
+        f"| {v.q} | {md(v.name)} | {v.method} | {v.hash} | {md(', '.join(v.rules) or '-')} |"
+        for v in r.prompts
     ]
     classes = sorted({k for c in r.conditions for k in c.consistency})
     lines += [
         "",
         "## Sensitivity and consistency",
         "",
-        "| condition | S_tau | C | micro-F1 | " + " | ".join(f"C_{k}" for k in classes) + " | unparsed |",
+        "| condition | S_tau | C | micro-F1 | " + " | ".join(f"C_{md(k)}" for k in classes) + " | unparsed |",
         "|---|---|---|---|" + "---|" * (len(classes) + 1),
     ]
     for c in r.conditions:
         cons = " | ".join(_fmt(c.consistency.get(k)) for k in classes)
         lines.append(
-            f"| {c.condition} | {c.mean_sensitivity:.3f} | {c.n_classes} | {_fmt(c.micro_f1)} | {cons} | {c.unparsed} |"
+            f"| {md(c.condition)} | {c.mean_sensitivity:.3f} | {c.n_classes} | {_fmt(c.micro_f1)} | {cons} | {c.unparsed} |"
         )
     if r.paired_test is not None or r.difference is not None:
         ci = r.difference_ci
@@ -45,8 +47,8 @@ def sensitivity_markdown(study: StudyRecord) -> list[str]:
         ]
     lines += ["", "## Labels changed by each rephrasing (against rho_1)", ""]
     lines += [
-        f"- {f.condition}, rho_{f.q} ({f.prompt}): {f.flips} item(s)"
-        + (f": {', '.join(f.item_ids[:20])}" if f.item_ids else "")
+        f"- {md(f.condition)}, rho_{f.q} ({md(f.prompt)}): {f.flips} item(s)"
+        + (f": {md(', '.join(f.item_ids[:20]))}" if f.item_ids else "")
         for f in r.flips
     ]
     lines += ["", f"## The {len(r.most_sensitive)} most sensitive items", ""]
@@ -54,15 +56,15 @@ def sensitivity_markdown(study: StudyRecord) -> list[str]:
     lines.append("|---|---|---|---|---|---|")
     for it in r.most_sensitive:
         s = " / ".join(f"{v:.3f}" for v in it.sensitivity.values())
-        labs = "; ".join(f"{c}: {' '.join(v)}" for c, v in it.labels.items())
-        task, resp = it.task.replace("|", "\\|"), it.response.replace("|", "\\|")
-        lines.append(f"| {it.item_id} | {it.gold} | {s} | {labs} | {task} | {resp} |")
+        labs = md("; ".join(f"{c}: {' '.join(v)}" for c, v in it.labels.items()))
+        task, resp = md(it.task), md(it.response)
+        lines.append(f"| {md(it.item_id)} | {md(it.gold)} | {s} | {labs} | {task} | {resp} |")
     lines += ["", "## Least consistent pairs (same gold class)", ""]
     lines += ["| condition | gold | item | item | 1 - TVD | task | task |", "|---|---|---|---|---|---|---|"]
     for p in r.least_consistent:
-        ta, tb = p.task_a.replace("|", "\\|"), p.task_b.replace("|", "\\|")
+        ta, tb = md(p.task_a), md(p.task_b)
         lines.append(
-            f"| {p.condition} | {p.gold} | {p.item_a} | {p.item_b} | {p.consistency:.3f} | {ta} | {tb} |"
+            f"| {md(p.condition)} | {md(p.gold)} | {md(p.item_a)} | {md(p.item_b)} | {p.consistency:.3f} | {ta} | {tb} |"
         )
     lines += ["", "![sensitivity.png](sensitivity.png)"]
     return lines
@@ -110,7 +112,7 @@ def entropy_markdown(r: EntropyReport) -> list[str]:
         bands = ", ".join(f"{k}: {v}" for k, v in c.bands.items())
         how = ", ".join(f"{k}: {v}" for k, v in c.clusterers.items())
         lines.append(
-            f"| {c.condition} | {c.robustness:.3f} | {c.band} | {c.stability:.3f} | {hs} | {bands} | {how} |"
+            f"| {md(c.condition)} | {c.robustness:.3f} | {c.band} | {c.stability:.3f} | {hs} | {bands} | {how} |"
         )
     lines += ["", "## Paired comparisons of per-item R", ""]
     lines += ["| b | a | n | mean b | mean a | t | p | Cohen's d_z | p (Bonferroni) |"]
@@ -118,7 +120,7 @@ def entropy_markdown(r: EntropyReport) -> list[str]:
     for cmp in r.comparisons:
         t = cmp.test
         lines.append(
-            f"| {cmp.b} | {cmp.a} | {cmp.n} | {cmp.mean_b:.3f} | {cmp.mean_a:.3f} | {_fmt(t.t)} | "
+            f"| {md(cmp.b)} | {md(cmp.a)} | {cmp.n} | {cmp.mean_b:.3f} | {cmp.mean_a:.3f} | {_fmt(t.t)} | "
             f"{_fmt(t.p_value, 4)} | {_fmt(t.cohens_d)} | {_fmt(t.p_bonferroni, 4)} |"
         )
     lines += ["", f"## The {len(r.least_robust)} least robust items", ""]
@@ -126,7 +128,9 @@ def entropy_markdown(r: EntropyReport) -> list[str]:
     for it in r.least_robust:
         hs = ", ".join(f"{k}: {v:.3f}" for k, v in it.entropy.items())
         cl = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in it.clusters.items())
-        lines.append(f"| {it.item_id} | {it.condition} | {it.robustness:.3f} | {it.band} | {hs} | {cl} |")
+        lines.append(
+            f"| {md(it.item_id)} | {md(it.condition)} | {it.robustness:.3f} | {it.band} | {md(hs)} | {md(cl)} |"
+        )
     lines += ["", "![entropy.png](entropy.png)"]
     return lines
 
@@ -169,7 +173,7 @@ def consistency_markdown(r: ConsistencyReport) -> list[str]:
         ta = sum(p.tc_a) / len(p.tc_a) if p.tc_a else None
         tb = sum(p.tc_b) / len(p.tc_b) if p.tc_b else None
         lines.append(
-            f"| {p.a} | {p.b} | {sa} | {sb} | {_fmt(p.score_test.p_value if p.score_test else None, 4)} | "
+            f"| {md(p.a)} | {md(p.b)} | {sa} | {sb} | {_fmt(p.score_test.p_value if p.score_test else None, 4)} | "
             f"{'yes' if p.score_flagged else ''} | {_fmt(ta)} | {_fmt(tb)} | "
             f"{_fmt(p.tc_test.p_value if p.tc_test else None, 4)} | {'yes' if p.tc_flagged else ''} |"
         )

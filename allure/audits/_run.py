@@ -9,6 +9,8 @@ stored calls are not sent again and verdict rows are replaced, never duplicated.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -167,6 +169,11 @@ def run_study(
     say, arm_progress = options.get("say"), options.get("arm_progress")
     t0 = time.perf_counter()
     version = memory.version()
+    if name is not None:
+        from allure.errors import StudyError
+        from allure.names import check_name
+
+        check_name(name, what="study name", where="--name", error=StudyError)
     sid = name or study_id(kind, src, version.content_hash, arms, record)
     out_dir = project / STUDIES / sid
     store = RunStore(project_db_path(project))
@@ -177,7 +184,9 @@ def run_study(
         except StoreError:
             store.create_run(src.spec.model_dump(mode="json"), run_id=sid, run_dir=str(out_dir))
             created = store.get_run(sid).created_at
-        store.update_run(sid, status="running", info={"kind": "study", "study_kind": kind})
+        store.update_run(
+            sid, status="running", info={"kind": "study", "study_kind": kind, "pid": os.getpid()}
+        )
         store.add_items(sid, src.items, src.splits, src.reference)
         chosen = {a.name: _examples_for(a, memory, src.items) for a in arms}
         results: list[ArmResult] = []
@@ -305,5 +314,9 @@ def run_study(
         write_study(study, out_dir)
         store.update_run(sid, status="done", info={"kind": "study", "study_kind": kind})
         return study
+    except BaseException:  # Ctrl-C, a failed evaluator: the study is interrupted, not running
+        with contextlib.suppress(Exception):
+            store.update_run(sid, status="interrupted", info={"kind": "study", "study_kind": kind})
+        raise
     finally:
         store.close()

@@ -196,6 +196,10 @@ def parse_sizes(text: str | Sequence[int]) -> list[int]:
     return sorted({0, *sizes})
 
 
+MAX_REPEATS = 50
+"""Most draws per size of a sweep (more only duplicates arms that Holm then has to correct for)."""
+
+
 def sweep_arms(
     memory: EpisodicMemory, sizes: Sequence[int], repeats: int, balance: Balance | None = None
 ) -> list[Arm]:
@@ -205,9 +209,11 @@ def sweep_arms(
     Raises:
         StudyError: ``repeats < 1``, or a size exceeds the memory.
     """
-    if repeats < 1:
+    if not 1 <= repeats <= MAX_REPEATS:
         raise StudyError(
-            f"repeats={repeats} must be at least 1", where="option --repeats", fix="pass --repeats 3"
+            f"repeats={repeats} is outside 1 to {MAX_REPEATS}",
+            where="option --repeats",
+            fix=f"pass --repeats between 1 and {MAX_REPEATS}, e.g. --repeats 3",
         )
     examples = memory.all()
     too_big = [x for x in sizes if x > len(examples)]

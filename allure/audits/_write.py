@@ -15,6 +15,7 @@ from pathlib import Path
 from allure._io import atomic_write_bytes
 from allure.audits._model import StudyRecord
 from allure.audits._plot import _figure, _fmt, _png
+from allure.safe_text import markdown_cell as md
 
 PANELS = (("accuracy", "Accuracy"), ("f1", "F1"), ("kappa", "Cohen's kappa"), ("auc", "ROC AUC"))
 """(metric, title) of the plotted metrics."""
@@ -132,14 +133,14 @@ def errors_png(study: StudyRecord) -> bytes:
 
 def study_markdown(study: StudyRecord) -> str:
     """``study.md``: the setup, the arms table, the findings, and the errors per problem type."""
-    src = ", ".join(f"{k} {v}" for k, v in study.source.items())
+    src = md(", ".join(f"{k} {v}" for k, v in study.source.items()))
     lines = [
-        f"# Study {study.id} ({study.kind})",
+        f"# Study {md(study.id)} ({study.kind})",
         "",
         f"- items: {study.n_items} ({src})",
-        f"- evaluator: {study.evaluator.get('model')}; prompt: {study.prompt}",
-        f"- memory: {study.memory_size} examples, version {study.memory_version} ({study.memory_location})",
-        f"- reference arm: {study.reference_arm}; tests: McNemar exact on discordant pairs, Holm over "
+        f"- evaluator: {md(study.evaluator.get('model'))}; prompt: {md(study.prompt)}",
+        f"- memory: {study.memory_size} examples, version {study.memory_version} ({md(study.memory_location)})",
+        f"- reference arm: {md(study.reference_arm)}; tests: McNemar exact on discordant pairs, Holm over "
         f"{max(len(study.arms) - 1, 0)} arm(s), alpha {study.alpha:g}; intervals: bootstrap 95%",
         f"- context budget: {study.max_prompt_tokens or 'none'}"
         + (f" tokens per prompt, counted by {study.token_counter}" if study.max_prompt_tokens else ""),
@@ -148,19 +149,21 @@ def study_markdown(study: StudyRecord) -> str:
     if study.kind == "ablation":
         lines.append(f"- clusters ({study.by}):")
         for cl in study.clusters:
-            modes = ", ".join(f"{k} {v}" for k, v in sorted(cl.by_mode.items(), key=lambda kv: -kv[1])[:4])
+            modes = ", ".join(
+                f"{md(k)} {v}" for k, v in sorted(cl.by_mode.items(), key=lambda kv: -kv[1])[:4]
+            )
             types = ", ".join(
-                f"{k} {v}" for k, v in sorted(cl.by_problem_type.items(), key=lambda kv: -kv[1])[:4]
+                f"{md(k)} {v}" for k, v in sorted(cl.by_problem_type.items(), key=lambda kv: -kv[1])[:4]
             )
             lines.append(
-                f"  - {cl.name}: {cl.size} examples"
+                f"  - {md(cl.name)}: {cl.size} examples"
                 + (" (empty: skipped)" if cl.skipped else f" [{modes}; {types}]")
             )
     elif study.kind == "sweep":
         lines.append(
             f"- sizes {study.sizes}, {study.repeats} draw(s) per size, balance: {study.balance or 'none'}"
         )
-    lines += ["", "## Findings", ""] + [f"- {f}" for f in study.findings] + ["", "## Arms", ""]
+    lines += ["", "## Findings", ""] + [f"- {md(f)}" for f in study.findings] + ["", "## Arms", ""]
     lines.append(
         "| arm | examples/prompt | dropped | accuracy [95% CI] | F1 | kappa | AUC | unparsed | "
         "d accuracy [paired 95% CI] | b | c | p (McNemar) | p (Holm) |"
@@ -176,7 +179,7 @@ def study_markdown(study: StudyRecord) -> str:
             else "-"
         )
         lines.append(
-            f"| {r.arm.name} | {r.mean_examples:.1f} | {r.dropped} | {acc} | {_fmt(m.f1)} | "
+            f"| {md(r.arm.name)} | {r.mean_examples:.1f} | {r.dropped} | {acc} | {_fmt(m.f1)} | "
             f"{_fmt(m.kappa)} | {_fmt(m.auc)} | {m.n_unparsed} | {d} | "
             f"{c.mcnemar.b if c else '-'} | {c.mcnemar.c if c else '-'} | "
             f"{_fmt(c.mcnemar.p_value, 4) if c else '-'} | {_fmt(c.p_holm, 4) if c else '-'} |"
@@ -202,21 +205,26 @@ def study_markdown(study: StudyRecord) -> str:
                 f"| {p.size} | {p.metric} | {_fmt(p.mean)} | {_fmt(p.sd)} | {_fmt(p.low)} | {_fmt(p.high)} |"
             )
     ptypes, table = errors_table(study)
-    lines += ["", "## Errors per problem type", "", "| arm | " + " | ".join(ptypes) + " | total |"]
+    lines += [
+        "",
+        "## Errors per problem type",
+        "",
+        "| arm | " + " | ".join(md(t) for t in ptypes) + " | total |",
+    ]
     lines.append("|---|" + "---|" * (len(ptypes) + 1))
     for name, row in table.items():
         lines.append(
-            f"| {name} | " + " | ".join(str(row.get(t, 0)) for t in ptypes) + f" | {sum(row.values())} |"
+            f"| {md(name)} | " + " | ".join(str(row.get(t, 0)) for t in ptypes) + f" | {sum(row.values())} |"
         )
     gens: dict[str, dict[str, int]] = {
         r.arm.name: {g.group or "-": g.errors for g in r.metrics.errors_by_generator or []}
         for r in study.arms
     }
     gnames = sorted({g for row in gens.values() for g in row})
-    lines += ["", "## Errors per generator", "", "| arm | " + " | ".join(gnames) + " |"]
+    lines += ["", "## Errors per generator", "", "| arm | " + " | ".join(md(g) for g in gnames) + " |"]
     lines.append("|---|" + "---|" * len(gnames))
     for name, row in gens.items():
-        lines.append(f"| {name} | " + " | ".join(str(row.get(g, 0)) for g in gnames) + " |")
+        lines.append(f"| {md(name)} | " + " | ".join(str(row.get(g, 0)) for g in gnames) + " |")
     from allure.audits._robust_write import robust_markdown
 
     lines += robust_markdown(study)

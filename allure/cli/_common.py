@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -103,12 +104,76 @@ def _terminal_progress(*, transient: bool) -> Iterator[Progress | None]:
         yield prog
 
 
+PLAIN_PROGRESS_EVERY_S = 60.0
+"""Seconds between two plain progress lines when stderr is not a terminal (a log, cron, CI)."""
+
+
+def _duration(seconds: float) -> str:
+    """``45s``, ``12m05s``, ``2h03m``."""
+    s = int(max(seconds, 0))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+class PlainProgress:
+    """Progress for a log: a plain line on stderr at most once every ``every_s`` seconds (calls done
+    of total, time elapsed, estimated time left, errors so far), as the terminal's bar shows.
+
+    The runner calls it with (done, total, errors) (:attr:`with_errors`); a new pass (a new total,
+    or fewer done) restarts the estimate, not the elapsed time.
+    """
+
+    with_errors = True
+    """Ask the runner for the errors so far."""
+
+    def __init__(
+        self,
+        label: str,
+        *,
+        every_s: float = PLAIN_PROGRESS_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+        out: Callable[[str], None] | None = None,
+    ) -> None:
+        self.label, self.every_s, self.clock = label, every_s, clock
+        self.out = out or say
+        self.start: float | None = None
+        self.last = 0.0
+        self.pass_start = 0.0
+        self.pass_done0 = 0
+        self.done, self.total = 0, -1
+
+    def __call__(self, done: int, total: int, errors: int = 0) -> None:
+        now = self.clock()
+        if self.start is None:
+            self.start = self.last = now
+        if total != self.total or done < self.done:  # a new pass
+            self.pass_start, self.pass_done0 = now, done
+        self.done, self.total = done, total
+        if now - self.last < self.every_s:
+            return
+        self.last = now
+        rate = (done - self.pass_done0) / (now - self.pass_start) if now > self.pass_start else 0.0
+        left = (
+            f"about {_duration((total - done) / rate)} left"
+            if rate > 0 and total >= done
+            else "time left unknown"
+        )
+        self.out(
+            f"{self.label}: {done}/{total} calls, elapsed {_duration(now - self.start)}, {left}, "
+            f"{errors} error(s) so far"
+        )
+
+
 @contextmanager
-def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on a terminal (stderr), nothing otherwise; yields the (done, total) callback."""
+def progress_bar(label: str) -> Iterator[Callable[..., None] | None]:
+    """A progress bar on a terminal (stderr); otherwise a :class:`PlainProgress` line at most once a
+    minute. Yields the (done, total) callback."""
     with _terminal_progress(transient=True) as prog:
         if prog is None:
-            yield None
+            yield PlainProgress(label)
             return
         task = prog.add_task(label, total=None)
 

@@ -23,9 +23,13 @@ def history(
     from rich.table import Table
     from rich.text import Text
 
-    from allure._io import atomic_write_bytes
+    from allure._io import atomic_write_bytes, check_writable
     from allure.audits.reaudit import history_csv, history_plot, history_rows, load_frozen_set, load_records
     from allure.store import RunStore, project_db_path
+
+    for option, path in (("--plot", plot), ("--export", export)):
+        if path is not None:
+            check_writable(path, option)
 
     store = RunStore(project_db_path(project), create=False)
     try:
@@ -41,7 +45,7 @@ def history(
         caption="[95% bootstrap interval]",
         box=box.SIMPLE_HEAD,
     )
-    for col in ("date", "re-audit", "set", "gate", "accuracy", "F1", "kappa", "calls"):
+    for col in ("date", "re-audit", "set", "gate", "accuracy", "F1", "kappa", "calls", "verdicts", "probe"):
         table.add_column(col, no_wrap=True)
 
     def cell(r: object, m: str) -> str:
@@ -62,6 +66,8 @@ def history(
             cell(r, "f1"),
             cell(r, "kappa"),
             str(r.calls),
+            r.verdicts_from,
+            r.probe or "-",
         )
         if r.changes:
             notes.append(f"{r.id} changed: {'; '.join(r.changes)}")

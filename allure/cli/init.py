@@ -39,6 +39,10 @@ def init(
         echo(
             f"  reference label  <- {guess.gold_score['column']} (threshold {guess.gold_score['threshold']})"
         )
+    for key in ("label_merge", "gold_label", "recorded_label", "label_set"):
+        note = guess.notes.get(key, "")
+        if note and (key != "label_set" or "distinct word labels" in note):
+            echo(f"  note: {note}")
     echo(f"check the lines marked CHECK in {out}, then: allure validate {out}")
 
 

@@ -10,6 +10,7 @@ from allure.errors import AllureError
 from allure.safe_text import visible
 
 app = typer.Typer(
+    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
     name="allure",
     help="Audit and improve LLM-as-a-judge evaluators (the ALLURE loop).",
     no_args_is_help=True,

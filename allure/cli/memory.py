@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from allure.memory import ClusterMethod, ClusterOptions, EpisodicMemory
 
 memory_app = typer.Typer(
+    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
     name="memory",
     help="Inspect and manage the episodic memory of approved ICL examples.",
     no_args_is_help=True,
@@ -301,8 +302,10 @@ def map_cmd(
     seed: int = typer.Option(0, "--seed", help="t-SNE random state."),
 ) -> None:
     """Write a 2-D t-SNE map of the memory coloured by failure mode (ALLURE Fig. 5)."""
+    from allure._io import check_writable
     from allure.memory import tsne_map
 
+    check_writable(out, "--out")
     path = tsne_map(at.open(), out, random_state=seed)
     echo(f"wrote {path}")
 

@@ -11,6 +11,7 @@ import typer
 from allure.cli._common import ProjectOpt, echo
 
 prompts_app = typer.Typer(
+    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
     name="prompts",
     help="Prompt sets: list, show, diff, and write rule-based rephrasings.",
     no_args_is_help=True,
@@ -85,7 +86,7 @@ def diff_cmd(
 @prompts_app.command("rephrase")
 def rephrase_cmd(
     name: str = typer.Argument(..., help="The prompt set to rephrase (built-in, saved, or a folder)."),
-    count: int = typer.Option(3, "--count", help="Rephrasings to write (besides the original)."),
+    count: int = typer.Option(3, "--count", help="Rephrasings to write (besides the original; 1 to 50)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the rules' draws."),
     labels: str = typer.Option("0,1", "--labels", help="The label set, comma-separated (for the check)."),
     project: Path = ProjectOpt,

@@ -23,6 +23,12 @@ def reaudit(
         "--if-changed",
         help="Exit at once (with the last result) when nothing in the fingerprint changed.",
     ),
+    fresh: bool = typer.Option(
+        False,
+        "--fresh",
+        help="Ask the evaluator again for every item instead of reading the run store (the new calls are "
+        "stored beside the old ones; later re-audits read them).",
+    ),
     no_wait: bool = typer.Option(
         False, "--no-wait", help="Exit with status 4 instead of waiting when another re-audit holds the lock."
     ),
@@ -41,7 +47,7 @@ def reaudit(
     project: Path = ProjectOpt,
 ) -> None:
     """Score a frozen set with the evaluator, prompts and memory the spec names now, and gate the result."""
-    from allure._io import atomic_write_bytes
+    from allure._io import atomic_write_bytes, check_writable
     from allure.audits.reaudit import (
         EXIT_BUSY,
         EXIT_UNAVAILABLE,
@@ -55,22 +61,45 @@ def reaudit(
     )
     from allure.errors import EvaluatorUnavailableError, ReauditError
 
-    url = resolve_webhook(notify_url) if notify_url else None  # bad input before anything runs
+    # bad input before anything runs: every output path and the webhook URL
+    for option, path in (("--junit", junit), ("--json", json_out), ("--markdown", markdown)):
+        if path is not None:
+            check_writable(path, option)
+    url = resolve_webhook(notify_url) if notify_url else None
     try:
         with progress_bar("re-auditing") as bar:
             outcome = run_reaudit(
-                target, project, if_changed=if_changed, wait=not no_wait, say=say, eval_progress=bar
+                target,
+                project,
+                if_changed=if_changed,
+                wait=not no_wait,
+                say=say,
+                eval_progress=bar,
+                fresh=fresh,
             )
     except ReauditBusyError as exc:
         echo(f"busy: {exc.render()}", fg="yellow", err=True)
         sys.exit(EXIT_BUSY)
     except EvaluatorUnavailableError as exc:
         echo(f"evaluator unavailable: {exc.render()}", fg="red", err=True)
+        from allure.audits.reaudit import interrupted_json, interrupted_junit
+
+        if junit:  # CI shows an interrupted re-audit, not a missing file
+            atomic_write_bytes(junit, interrupted_junit(target, exc.render()))
+        if json_out:
+            atomic_write_bytes(json_out, interrupted_json(target, exc.render()))
         sys.exit(EXIT_UNAVAILABLE)
     record = outcome.record or outcome.previous
     if outcome.record is None:
         say(f"skipped: {outcome.skipped_because}")
     assert record is not None
+    if outcome.record is not None and url:
+        try:
+            notify(url, record)
+            say("notified the webhook")
+        except ReauditError as exc:  # a chat outage must not hide the gate's result
+            echo(f"warning: {exc.render()}", fg="yellow", err=True)
+            record = record.model_copy(update={"notify_error": exc.render()})
     if junit:
         atomic_write_bytes(junit, junit_xml(record))
     if json_out:
@@ -80,12 +109,6 @@ def reaudit(
         atomic_write_bytes(markdown, summary.encode("utf-8"))
     if outcome.record is not None:
         echo(summary)
-        if url:
-            try:
-                notify(url, record)
-                say("notified the webhook")
-            except ReauditError as exc:  # a chat outage must not hide the gate's result
-                echo(f"warning: {exc.render()}", fg="yellow", err=True)
     echo(headline(record), err=True)
     if outcome.files:
         echo(f"Summary: {outcome.files['summary']}", err=True)

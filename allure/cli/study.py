@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from allure.audits import StudyRecord
 
 study_app = typer.Typer(
+    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
     name="study",
     help="Studies: arms over one frozen item set (ablation, ICL_x sweep), compared pairwise.",
     no_args_is_help=True,
@@ -126,7 +127,7 @@ def sweep_cmd(
     sizes: str = typer.Option(
         "0,2,4,8", "--sizes", help="Example counts x, comma-separated (0 = zero-shot)."
     ),
-    repeats: int = typer.Option(3, "--repeats", help="Draws (seeds) per size."),
+    repeats: int = typer.Option(3, "--repeats", help="Draws (seeds) per size (1 to 50)."),
     balance: str = typer.Option(
         None, "--balance", help="label: equal shares per correct label in each draw."
     ),
@@ -147,15 +148,23 @@ def sweep_cmd(
 @study_app.command("list")
 def list_cmd(project: Path = ProjectOpt) -> None:
     """List the studies of this project."""
-    from allure.audits import list_studies
+    from allure.audits import list_studies, study_states
 
     studies = list_studies(project)
+    states = study_states(project)
     for s in studies:
         src = s.source.get("run") or Path(s.source.get("spec", "")).name
+        status = states.get(s.id, (s.status, s.kind))[0] if states.get(s.id, ("",))[0] != "done" else s.status
         echo(
-            f"{s.id}  {s.kind:<8} {s.status:<7} {len(s.arms):>3} arms  {s.n_items:>5} items  {src}  {s.created_at}"
+            f"{s.id}  {s.kind:<8} {status:<11} {len(s.arms):>3} arms  {s.n_items:>5} items  {src}  {s.created_at}"
         )
-    echo(f"{len(studies)} study(ies)", err=True)
+    listed = {s.id for s in studies}
+    unfinished = [(sid, st) for sid, st in states.items() if sid not in listed]
+    for sid, (status, kind) in unfinished:
+        echo(
+            f"{sid}  {kind:<8} {status:<11}   -  (no study.json yet: run the same `allure study {kind}` command again)"
+        )
+    echo(f"{len(studies) + len(unfinished)} study(ies)", err=True)
 
 
 @study_app.command("show")

@@ -340,6 +340,22 @@ def _not_labels(rows: list[dict[str, Any]], column: str) -> str:
     return ""
 
 
+MAX_GUESSED_LABELS = 20
+"""Distinct values up to which a column is taken for labels without a word; word values beyond it
+are still mapped, with a note."""
+
+
+def _many_word_labels(rows: list[dict[str, Any]], column: str) -> int | None:
+    """The number of distinct values when ``column`` holds more than 20 distinct short words that
+    recur (labels of a many-class judge), else ``None``."""
+    values = [v for v in _values(rows, column) if not isinstance(v, list | dict)]
+    distinct = {str(v).strip() for v in values}
+    if len(distinct) <= MAX_GUESSED_LABELS or any(_is_number(v) for v in values):
+        return None
+    short_words = all(len(v) <= 40 and len(v.split()) <= 3 for v in distinct)
+    return len(distinct) if short_words and len(distinct) < len(values) else None
+
+
 def guess_spec(path: str | Path) -> Guess:
     """Guess the column mapping, the label set and the judge shape from the first rows of ``path``.
 
@@ -395,6 +411,11 @@ def guess_spec(path: str | Path) -> Guess:
                 )
             )
             continue
+        if fld in ("gold_label", "recorded_label") and (words := _many_word_labels(rows, col)):
+            g.notes["label_set"] = (
+                f"column '{col}' holds {words} distinct word labels (more than {MAX_GUESSED_LABELS}): all "
+                "mapped; check that they are labels and merge synonyms under [label_synonyms]"
+            )
         if fld == "gold_answers" and _label_like(rows, col) and not _long_text(rows, col):
             continue  # a short closed set of values is a label, not an answer
         if fld == "id" and len(set(map(str, _values(rows, col)))) < len(rows):
@@ -483,6 +504,14 @@ def _guess_labels(g: Guess, rows: list[dict[str, Any]]) -> None:
     counts = Counter(str(_as_label(v)) for v in values if not isinstance(v, list | dict))
     seen = ", ".join(f"{k} ({n})" for k, n in counts.most_common(8))
     g.notes.setdefault("label_set", f"values of '{source}' in the first {g.n_rows} rows: {seen}")
+    forms: dict[Any, set[str]] = {}
+    for v in values:
+        if not isinstance(v, list | dict):
+            forms.setdefault(_as_label(v), set()).add(json.dumps(v, ensure_ascii=False))
+    merged = {lab: sorted(f) for lab, f in forms.items() if len(f) > 1}
+    if merged:
+        said = "; ".join(f"{', '.join(f)} read as {json.dumps(lab)}" for lab, f in merged.items())
+        g.notes["label_merge"] = f"different values of '{source}' were merged into one label: {said}: check"
 
 
 def _guess_shape(g: Guess) -> None:
@@ -525,7 +554,7 @@ def _guess_shape(g: Guess) -> None:
 
 
 def _label_text(labels: list[Any]) -> str:
-    return ", ".join(json.dumps(x) if isinstance(x, str) else str(x) for x in labels)
+    return ", ".join(json.dumps(x, ensure_ascii=False) if isinstance(x, str) else str(x) for x in labels)
 
 
 def _toml(value: Any) -> str:
@@ -554,6 +583,8 @@ def render_spec(g: Guess, *, spec_dir: Path) -> str:
         f"name = {_toml(g.path.stem)}",
         f"label_set = {_toml(g.label_set)}" + (f"    # CHECK: {n['label_set']}" if "label_set" in n else ""),
     ]
+    if "label_merge" in n:
+        lines.append(f"# CHECK: {n['label_merge']}")
     if g.positive_label is not None:
         lines.append(
             f"positive_label = {_toml(g.positive_label)}    # CHECK: the label that means correct/yes"

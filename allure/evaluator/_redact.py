@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from allure.urls import redact_urls
+
 REDACTED = "[redacted]"
 """What a removed secret is replaced with."""
 
@@ -21,8 +23,10 @@ _PATTERNS = (
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with every value in ``secrets`` and anything shaped like a bearer token or API key replaced.
 
-    A secret shorter than 4 characters is not searched for (it would match ordinary text).
+    A secret shorter than 4 characters is not searched for (it would match ordinary text). URLs in
+    the text lose their ``user:pass@`` part and secret-looking query values (:func:`allure.urls.redact_url`).
     """
+    text = redact_urls(text)
     for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     text = _PATTERNS[0].sub(lambda m: f"{m.group(1)} {REDACTED}", text)

@@ -40,7 +40,19 @@ if TYPE_CHECKING:  # the OpenAI client and LangChain's chat models are imported 
     from langchain_core.messages import BaseMessage
 
 ProgressFn = Callable[[int, int], None]
-"""Called with (done, total) as items are labelled."""
+"""Called with (done, total) as items are labelled; a callable with a true ``with_errors``
+attribute is called with (done, total, errors so far) instead."""
+
+
+def report_progress(progress: Any, done: int, total: int, errors: int = 0) -> None:
+    """Call ``progress`` with (done, total), adding the errors so far when it asks for them."""
+    if progress is None:
+        return
+    if getattr(progress, "with_errors", False):
+        progress(done, total, errors)
+    else:
+        progress(done, total)
+
 
 ExamplesFor = Callable[[Item], list[IclExample]]
 """The ICL examples (stable order) that go into an item's prompt."""
@@ -224,6 +236,9 @@ class Evaluator:
         """Index of a repeated sample (``None``: a single answer per prompt). It is part of the cache
         key, and the seed sent is the evaluator's seed plus it, so M samples of one prompt are M
         stored calls."""
+        self.generation: str | None = None
+        """A generation of fresh calls (``None``: the stored calls). It is part of the cache key, so a
+        re-audit asking a provider again stores its answers beside the old ones, never over them."""
 
     def close(self) -> None:
         """Save new token counts and close the evaluator's event loop (its passes run on one loop)."""
@@ -272,6 +287,8 @@ class Evaluator:
             parts.append(self.answer_key(item) if item is not None else None)
         if self.sample is not None:
             parts.append({"sample": self.sample})
+        if self.generation is not None:
+            parts.append({"generation": self.generation})
         return stable_hash(*parts, length=32)
 
     def fit(self, item: Item, examples: list[IclExample]) -> tuple[list[IclExample], list[BaseMessage]]:
@@ -430,8 +447,7 @@ class Evaluator:
         self.store.record_verdicts(run_id, iteration, links)
         stats.cache_hits = len(hits)
         done = len(hits)
-        if progress:
-            progress(done, len(jobs))
+        report_progress(progress, done, len(jobs))
         # Items sharing a prompt prefix go one after another (llama.cpp's prefix cache): those with
         # the same ICL block together, inside a block those with the same task text together
         # (where the task first appears), otherwise in dataset order.
@@ -452,8 +468,7 @@ class Evaluator:
                     batch.append(self._verdict(job, gen.generations[0].message, time.perf_counter() - t1))
                 self._store_many(run_id, iteration, batch, result)
                 done += len(batch)
-                if progress:
-                    progress(done, len(jobs))
+                report_progress(progress, done, len(jobs))
         elif misses:
             done = self._send(run_id, iteration, misses, result, done, len(jobs), progress, claim_token)
         for v in result.verdicts.values():
@@ -576,7 +591,7 @@ class Evaluator:
         answered: list[Verdict] = []
         arrived = asyncio.Event()
         full = asyncio.Event()
-        counter = {"done": done}
+        counter = {"done": done, "errors": 0}
         workers = min(self.concurrency, len(jobs))
 
         def flush() -> None:
@@ -587,8 +602,8 @@ class Evaluator:
             full.clear()
             self._store_many(run_id, iteration, batch, result)
             counter["done"] += len(batch)
-            if progress:
-                progress(counter["done"], total)
+            counter["errors"] += sum(v.status == "error" for v in batch)
+            report_progress(progress, counter["done"], total, counter["errors"])
 
         async def worker() -> None:
             for job in todo:

@@ -22,6 +22,7 @@ from allure.memory import RetrievalPolicy, build_candidates, build_successes, sa
 from allure.metrics import SplitMetrics
 from allure.models import IclExample, Item, ReviewDecision, Verdict
 from allure.report import write_run_report
+from allure.urls import redact_url
 
 if TYPE_CHECKING:
     from allure.evaluator import EvalResult
@@ -222,7 +223,7 @@ def _fail_if_mostly_errors(
     raise EvaluationFailedError(
         f"{len(failed)} of {len(items)} evaluator calls failed in iteration {it} "
         f"(more than max_error_share = {ev.max_error_share:g}); first error: {failed[0].error}",
-        where=f"evaluator {ev.model!r}" + (f" at {ev.base_url}" if ev.base_url else ""),
+        where=f"evaluator {ev.model!r}" + (f" at {redact_url(ev.base_url)}" if ev.base_url else ""),
         fix=f"correct the evaluator (API key in ${ev.api_key_env}, base_url, model), then "
         f"`allure resume {run_id}`: failed calls are sent again, answered ones are kept",
     )

@@ -214,7 +214,15 @@ def resume_run(
     store = RunStore(db, create=False)
     lease: RunLease | None = None
     try:
-        store.get_run(run_id)  # an unknown run is an error before any lease is taken
+        first = store.get_run(run_id)  # an unknown run is an error before any lease is taken
+        if first.info.get("kind") == "study":
+            raise StoreError(
+                f"{run_id} is a study, not an audit run: `allure resume` takes the id of a run "
+                "(`allure runs` lists them)",
+                where=f"argument RUN_ID {run_id}",
+                fix="continue a study by running the same `allure study ...` command again (with "
+                f"--name {run_id}): its stored calls are reused and nothing is paid twice",
+            )
         lease = store.acquire_lease(run_id, "resume", wait=wait)
         run = store.get_run(run_id)
         if run.status == "done":

@@ -77,7 +77,9 @@ class RetrievalPolicy(BaseModel):
             return value
         if isinstance(value, str):
             value = [value]
-        unknown = [m for m in value if m not in FAILURE_MODES]
+        if not isinstance(value, list):
+            return value  # not a list: pydantic's type check says so
+        unknown = [m for m in value if not isinstance(m, str) or m not in FAILURE_MODES]
         if unknown:
             raise MemoryStoreError(
                 f"unknown failure mode(s) {', '.join(map(repr, unknown))}",

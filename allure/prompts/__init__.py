@@ -19,7 +19,7 @@ from allure.prompts._rephrase import (
     rule_rephrasings,
     write_prompt_set,
 )
-from allure.prompts._templates import PROMPT_SETS, PromptSet, load_prompt_set
+from allure.prompts._templates import PROMPT_SETS, PromptSet, check_prompt_shape, load_prompt_set
 
 __all__ = [
     "META_PLACEHOLDER",
@@ -36,6 +36,7 @@ __all__ = [
     "load_checked",
     "load_meta_prompt",
     "meta_requests",
+    "check_prompt_shape",
     "load_prompt_set",
     "project_prompt_sets",
     "prompt_set_hash",

@@ -216,6 +216,10 @@ def check_rephrasing(
             )
 
 
+MAX_REPHRASINGS = 50
+"""Most rule-based rephrasings of one prompt set."""
+
+
 def rule_rephrasings(
     prompts: PromptSet, count: int, *, seed: int = 0, labels: Sequence[object] = (0, 1)
 ) -> list[Rephrasing]:
@@ -224,8 +228,12 @@ def rule_rephrasings(
     Raises:
         SpecError: ``count < 1``, or the rules cannot make ``count`` distinct rephrasings of this set.
     """
-    if count < 1:
-        raise SpecError(f"{count} rephrasings", where="option --rephrasings", fix="ask for at least 1")
+    if not 1 <= count <= MAX_REPHRASINGS:
+        raise SpecError(
+            f"{count} rephrasings asked for, outside 1 to {MAX_REPHRASINGS}",
+            where="option --count",
+            fix=f"ask for 1 to {MAX_REPHRASINGS} rephrasings, e.g. --count 3",
+        )
     original = prompt_texts(prompts)
     seen = {prompt_set_hash(original)}
     out: list[Rephrasing] = []
@@ -307,7 +315,14 @@ def llm_rephrasing(
 
 
 def write_prompt_set(folder: Path, rephrasing: Rephrasing) -> Path:
-    """Write a rephrasing's files and ``rephrasing.json`` into ``folder`` (atomically, file by file)."""
+    """Write a rephrasing's files and ``rephrasing.json`` into ``folder`` (atomically, file by file).
+
+    Raises:
+        SpecError: the folder's name is not a valid prompt set name (:func:`allure.names.check_name`).
+    """
+    from allure.names import check_name
+
+    check_name(folder.name, what="prompt set name", where=str(folder.parent))
     for fname, text in rephrasing.texts.items():
         atomic_write_bytes(folder / fname, (text + "\n").encode("utf-8"))
     meta = {

@@ -174,3 +174,39 @@ def load_prompt_set(name_or_path: str) -> PromptSet:
                 fix=f"use only {sorted(allowed[fname]) or 'no placeholders'}",
             )
     return ps
+
+
+def check_prompt_shape(ps: PromptSet, folder: Path) -> None:
+    """Refuse a prompt set that cannot judge anything: a user turn without ``{response}``, an answer
+    format without ``{label}``, or a prompt that never says how to answer (neither the answer
+    format's words, e.g. ``score:``, nor ``{labels}`` appear in the system or user turn). Checked
+    where a set judges (the spec's ``evaluator.prompt``), not for meta-prompts such as a rephraser.
+
+    Args:
+        ps: The loaded set.
+        folder: Where it was loaded from (for the messages).
+
+    Raises:
+        SpecError: naming the file, what is missing and the fix.
+    """
+    if "{response}" not in ps.user:
+        raise SpecError(
+            "the user turn has no {response} placeholder: the evaluator would never see the response it judges",
+            where=str(folder / "user.txt"),
+            fix="add {response} where the response goes (and {response_b} for a pairwise set)",
+        )
+    if "{label}" not in ps.assistant:
+        raise SpecError(
+            "the answer format has no {label} placeholder: no label could be read from an answer",
+            where=str(folder / "assistant.txt"),
+            fix='write the answer format with {label} where the label goes, e.g. "score: {label}"',
+        )
+    prefix = ps.assistant.split("{label}")[0].strip().lower()
+    told = (ps.system + "\n" + ps.user).lower()
+    if prefix and prefix not in told and "{labels}" not in told:
+        raise SpecError(
+            f"the prompt never tells the evaluator how to answer: {prefix!r} (the answer format) does not "
+            "appear in system.txt or user.txt, and neither does {labels}",
+            where=str(folder / "user.txt"),
+            fix=f'add the instruction, e.g. Reply with "{prefix} X", X one of {{labels}}.',
+        )

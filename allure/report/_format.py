@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from allure.metrics import Interval, SplitMetrics
-from allure.safe_text import one_line
+from allure.safe_text import markdown_cell
 
 DASH = "–"
 """Shown for an undefined value."""
@@ -46,8 +46,8 @@ def metric_cells(m: SplitMetrics | None) -> list[str]:
 
 
 def md_cell(text: object) -> str:
-    """Text made safe for a markdown table cell: one line, control characters visible, pipes escaped."""
-    return one_line(str(text)).replace("|", "\\|")
+    """Text made safe for a markdown table cell (:func:`allure.safe_text.markdown_cell`)."""
+    return markdown_cell(text)
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -6,7 +6,7 @@ from allure.metrics import GroupErrors, SplitMetrics
 from allure.report._format import DASH, md_table, metric_cells, num, signed
 from allure.report._model import PositionConsistency, ReplayAgreement, ReportData
 from allure.report._summary import headline, helped_sentence, nothing_held_out
-from allure.safe_text import one_line
+from allure.safe_text import markdown_cell, markdown_code
 
 TOP_ROWS = 10
 """Rows shown of each errors-per-group table."""
@@ -88,9 +88,9 @@ def _shares(data: ReportData) -> list[str]:
     return [
         "## Label shares on the held-out split",
         "",
-        *md_table(["", *[one_line(k) for k in labels]], rows),
+        *md_table(["", *[str(k) for k in labels]], rows),
         "",
-        f"Always answering the majority label `{one_line(str(m.label))}` scores accuracy {num(m.accuracy)}, "
+        f"Always answering the majority label {markdown_code(m.label)} scores accuracy {num(m.accuracy)}, "
         f"balanced accuracy {num(m.balanced_accuracy)}, kappa {num(m.kappa)}.",
         "",
     ]
@@ -107,12 +107,12 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
         The markdown text.
     """
     ev, ds = data.evaluator, data.dataset
-    out = [f"# allure report: run {one_line(data.run_id)}", ""]
+    out = [f"# allure report: run {markdown_cell(data.run_id)}", ""]
     top = headline(data)
     if top:
-        out += [one_line(top), ""]
+        out += [markdown_cell(top), ""]
     out += [
-        one_line(helped_sentence(data) or "")
+        markdown_cell(helped_sentence(data) or "")
         or (
             "Not measured whether ICL examples helped: nothing is held out."
             if nothing_held_out(data)
@@ -122,22 +122,23 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     ]
     f1_line = helped_sentence(data, "f1")
     if f1_line:
-        out += [one_line(f1_line), ""]
+        out += [markdown_cell(f1_line), ""]
     out += _shares(data)
     out += [
-        f"- Status: {data.status}" + (f" ({one_line(data.stop_reason)})" if data.stop_reason else ""),
+        f"- Status: {data.status}" + (f" ({markdown_cell(data.stop_reason)})" if data.stop_reason else ""),
         f"- Started: {data.created_at}; finished: {data.finished_at or DASH}",
         (
-            f"- Evaluator: {one_line(ev.model)}"
+            f"- Evaluator: {markdown_cell(ev.model)}"
             if ev.kind == "replay"
-            else f"- Evaluator: {one_line(ev.kind)}" + (f", model `{one_line(ev.model)}`" if ev.model else "")
+            else f"- Evaluator: {markdown_cell(ev.kind)}"
+            + (f", model {markdown_code(ev.model)}" if ev.model else "")
         ),
-        f"- Dataset: `{one_line(ds.path)}`, {ds.n_items} items ({ds.n_audit} audit, {ds.n_heldout} held-out)",
-        f"- Reference labels: {one_line(data.reference_source)}",
+        f"- Dataset: {markdown_code(ds.path)}, {ds.n_items} items ({ds.n_audit} audit, {ds.n_heldout} held-out)",
+        f"- Reference labels: {markdown_cell(data.reference_source)}",
         f"- Plot: [{plot_name}]({plot_name})",
     ]
     if data.candidates_file:
-        out.append(f"- Disagreements (candidate ICL examples): `{one_line(data.candidates_file)}`")
+        out.append(f"- Disagreements (candidate ICL examples): {markdown_code(data.candidates_file)}")
     out += [
         "",
         "Values: metric [95% bootstrap CI] over parsed items; unparsed verdicts counted apart; "
@@ -161,7 +162,7 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
             "position bias",
             "from",
         ]
-        out += md_table(header, [[str(i), *_position_cells(p), one_line(p.source)] for i, p in positions])
+        out += md_table(header, [[str(i), *_position_cells(p), p.source] for i, p in positions])
         out.append("")
         last_i, last_p = positions[-1]
         if last_p.by_problem_type:
@@ -175,7 +176,7 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
                     "first position chosen",
                     "position bias",
                 ],
-                [[one_line(g), *_position_cells(p)] for g, p in last_p.by_problem_type.items()],
+                [[g, *_position_cells(p)] for g, p in last_p.by_problem_type.items()],
             )
             out.append("")
     debiased = [(it.iteration, it.debias) for it in data.iterations if it.debias is not None]

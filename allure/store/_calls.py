@@ -20,6 +20,18 @@ _CHUNK = 500
 """Ids per ``IN (...)`` list (below SQLite's variable limit)."""
 
 
+MAX_STORED_REPLY = 64 * 1024
+"""Characters of an evaluator's reply kept in the run store; a longer reply is cut and says so (the
+label was parsed from the whole reply before it was stored)."""
+
+
+def stored_reply(text: str | None) -> str | None:
+    """``text`` as stored: whole up to :data:`MAX_STORED_REPLY` characters, else cut with a note at the end."""
+    if text is None or len(text) <= MAX_STORED_REPLY:
+        return text
+    return text[:MAX_STORED_REPLY] + f"\n[allure: reply cut to {MAX_STORED_REPLY} of {len(text)} characters]"
+
+
 _VERDICT_COLUMNS = tuple(f for f in Verdict.model_fields if f not in ("icl_ids", "cache_hit", "raw_label"))
 """The ``calls`` columns a :class:`Verdict` is read from (by name)."""
 
@@ -88,7 +100,7 @@ class CallsStore(StoreBase):
                         params_json,
                         v.status,
                         encode_label(v.label),
-                        v.raw_output,
+                        stored_reply(v.raw_output),
                         v.prob_positive,
                         None if v.label_probs is None else json.dumps(v.label_probs, sort_keys=True),
                         v.error,

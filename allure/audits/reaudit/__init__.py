@@ -3,6 +3,7 @@
 - :func:`freeze_run`, :func:`freeze_items`, :func:`load_frozen_set`: named, versioned item sets.
 - :func:`run_reaudit`: score a set with the evaluator a spec names now; gate against a baseline.
 - :func:`markdown_summary`, :func:`junit_xml`, :func:`notify`: outputs for PRs, CI and chat.
+- :func:`probe_size`, :func:`judge_drift`: the provider-drift probe (fresh calls beside stored ones).
 - :func:`history_rows`, :func:`history_csv`, :func:`history_plot`: a set's re-audits over time.
 """
 
@@ -21,12 +22,15 @@ from allure.audits.reaudit._history import HistoryRow, history_csv, history_plot
 from allure.audits.reaudit._lock import LOCK_FILE, ReauditBusyError, reaudit_lock
 from allure.audits.reaudit._outputs import (
     headline,
+    interrupted_json,
+    interrupted_junit,
     junit_xml,
     markdown_summary,
     notify,
     notify_text,
     resolve_webhook,
 )
+from allure.audits.reaudit._probe import ProbeResult, judge_drift, probe_size
 from allure.audits.reaudit._record import (
     EXIT_BAD_INPUT,
     EXIT_BUSY,
@@ -54,6 +58,7 @@ __all__ = [
     "GateResult",
     "GateStatus",
     "HistoryRow",
+    "ProbeResult",
     "ReauditBusyError",
     "ReauditOutcome",
     "ReauditRecord",
@@ -66,6 +71,9 @@ __all__ = [
     "history_csv",
     "history_plot",
     "history_rows",
+    "interrupted_json",
+    "interrupted_junit",
+    "judge_drift",
     "junit_xml",
     "load_frozen_set",
     "load_records",
@@ -73,6 +81,7 @@ __all__ = [
     "markdown_summary",
     "notify",
     "notify_text",
+    "probe_size",
     "prompt_diff",
     "resolve_webhook",
     "run_reaudit",

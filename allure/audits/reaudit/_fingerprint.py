@@ -19,6 +19,7 @@ from allure import __version__
 from allure.config import AuditSpec
 from allure.errors import EvaluatorUnavailableError
 from allure.models import stable_hash
+from allure.urls import redact_url
 
 COMPARED = (
     "prompt_hash",
@@ -89,13 +90,13 @@ def server_model_info(
     except httpx.HTTPError as exc:
         raise EvaluatorUnavailableError(
             f"the evaluator server does not answer ({type(exc).__name__})",
-            where=f"evaluator.base_url {base_url}",
+            where=f"evaluator.base_url {redact_url(base_url)}",
             fix="start the server (or check the URL); a re-audit needs it to confirm the model",
         ) from exc
     if resp.status_code >= 500:
         raise EvaluatorUnavailableError(
             f"the evaluator server answers HTTP {resp.status_code}",
-            where=f"evaluator.base_url {base_url}",
+            where=f"evaluator.base_url {redact_url(base_url)}",
             fix="wait for the server to recover, then re-run",
         )
     if resp.status_code != 200:
@@ -134,7 +135,7 @@ def evaluator_params(spec: AuditSpec) -> dict[str, Any]:
         "retrieval": spec.memory.retrieval.model_dump(mode="json"),
     }
     if ev.kind == "openai":
-        out["base_url"] = ev.base_url
+        out["base_url"] = redact_url(ev.base_url) if ev.base_url else ev.base_url
     if ev.kind == "local":
         out["deterministic"] = ev.local.deterministic
     return out

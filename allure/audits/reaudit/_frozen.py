@@ -135,15 +135,10 @@ def freeze_items(
 
 
 def check_set_name(name: str) -> None:
-    """Raise :class:`ReauditError` unless ``name`` is a valid set name."""
-    import re
+    """Raise :class:`ReauditError` unless ``name`` is a valid set name (:func:`allure.names.check_name`)."""
+    from allure.names import check_name
 
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name or ""):
-        raise ReauditError(
-            f"invalid set name {name!r}",
-            where="--name",
-            fix="use letters, digits, '.', '_' and '-' (starting with a letter or digit)",
-        )
+    check_name(name, what="set name", where="--name", error=ReauditError)
 
 
 def _pick(splits: dict[str, str], item_id: str, split: ReauditSplit) -> bool:
@@ -161,6 +156,12 @@ def freeze_run(
     """
     check_set_name(name)
     run = store.get_run(run_id)
+    if run.info.get("kind") == "study":
+        raise ReauditError(
+            f"{run_id} is a study, not an audit run: `allure freeze` takes a run id or a spec file",
+            where=f"argument SOURCE {run_id}",
+            fix="freeze the audit run the study was made from (`allure runs` lists runs), or a spec with [reaudit]",
+        )
     splits = store.splits(run_id)
     refs = store.reference_labels(run_id)
     items = [
@@ -193,7 +194,14 @@ def load_frozen_set(store: RunStore, name: str, version: int | None = None) -> F
     Raises:
         ReauditError: no such set or version; the message lists the known sets.
     """
-    doc = store.frozen_set_doc(name, version)
+    try:
+        doc = store.frozen_set_doc(name, version)
+    except ValueError as exc:  # hand-edited JSON in the store
+        raise ReauditError(
+            f"frozen set {name!r} is damaged: its stored JSON does not parse ({exc})",
+            where=str(store.path),
+            fix=f"freeze the set again (`allure freeze RUN --name {name}`); a pinned set is never edited by hand",
+        ) from exc
     if doc is None:
         known = store.frozen_set_names()
         what = (
@@ -204,4 +212,48 @@ def load_frozen_set(store: RunStore, name: str, version: int | None = None) -> F
             where=str(store.path),
             fix=f"known sets: {', '.join(known) or '(none yet)'}; pin one with `allure freeze RUN --name {name}`",
         )
-    return FrozenSet.model_validate(doc)
+    return _verified(store, name, doc)
+
+
+def _verified(store: RunStore, name: str, doc: dict[str, Any]) -> FrozenSet:
+    """The set ``doc`` holds, after checking its items against the content hash it was pinned with.
+
+    Raises:
+        ReauditError: the document does not validate, or its items, their number or the stored hash
+            differ from what was pinned (a hand-edited or truncated set); the message names the set,
+            the version and what changed.
+    """
+    from pydantic import ValidationError
+
+    version = doc.get("version", "?") if isinstance(doc, dict) else "?"
+    fix = (
+        f"restore .allure/allure.db from a backup, or pin the set again (`allure freeze RUN --name {name}`): "
+        "a frozen set is compared by its content hash and must not be edited"
+    )
+    try:
+        fs = FrozenSet.model_validate(doc)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in err["loc"])
+        raise ReauditError(
+            f"frozen set {name!r} v{version} is damaged: field {field!r}: {err['msg']}",
+            where=str(store.path),
+            fix=fix,
+        ) from exc
+    pinned = {v: (h, n) for v, h, _at, n in store.frozen_set_versions(name)}
+    stored_hash, stored_n = pinned.get(fs.version, (fs.content_hash, fs.n_items))
+    actual = set_content_hash(fs.items)
+    problems = []
+    if fs.n_items != stored_n:
+        problems.append(f"it holds {fs.n_items} items where {stored_n} were pinned")
+    if fs.content_hash != stored_hash:
+        problems.append(f"its recorded hash {fs.content_hash} is not the pinned {stored_hash}")
+    if actual != stored_hash:
+        problems.append(f"its items and reference labels hash to {actual}, not the pinned {stored_hash}")
+    if problems:
+        raise ReauditError(
+            f"frozen set {name!r} v{fs.version} does not match its content hash: " + "; ".join(problems),
+            where=str(store.path),
+            fix=fix,
+        )
+    return fs

@@ -44,6 +44,12 @@ class HistoryRow(BaseModel):
     """Evaluator model."""
     memory_size: int
     """Examples in memory."""
+    verdicts_from: str = "stored"
+    """Which calls its labels come from: ``stored`` (the run store's), or ``fresh (REASON)`` for the
+    fresh generation it made (``--fresh``, ``provider drift``); ``stored fresh:ID`` when it read an
+    earlier re-audit's fresh generation."""
+    probe: str = ""
+    """The provider-drift probe: ``k/n`` disagreements, ``DRIFT`` when drift was found; empty: none."""
 
 
 def history_rows(records: list[ReauditRecord]) -> list[HistoryRow]:
@@ -68,6 +74,16 @@ def history_rows(records: list[ReauditRecord]) -> list[HistoryRow]:
                 prompt_hash=r.fingerprint.prompt_hash,
                 model=r.fingerprint.model,
                 memory_size=r.fingerprint.memory_size,
+                verdicts_from=(
+                    f"fresh ({r.fresh_reason})"
+                    if r.fresh_reason
+                    else (f"stored {r.generation}" if r.generation else "stored")
+                ),
+                probe=(
+                    ""
+                    if r.probe is None
+                    else f"{r.probe.disagreements}/{r.probe.n}" + (" DRIFT" if r.probe.drift else "")
+                ),
             )
         )
     return rows
@@ -80,7 +96,7 @@ def history_csv(rows: list[HistoryRow]) -> str:
     header = ["id", "date", "set_version", "status", "failed_checks", "changes", "baseline_id"]
     for m in SUMMARY_METRICS:
         header += [m, f"{m}_low", f"{m}_high"]
-    header += ["calls", "prompt_hash", "model", "memory_size"]
+    header += ["calls", "prompt_hash", "model", "memory_size", "verdicts_from", "probe"]
     w.writerow(header)
     for r in rows:
         line: list[Any] = [
@@ -95,7 +111,7 @@ def history_csv(rows: list[HistoryRow]) -> str:
         for m in SUMMARY_METRICS:
             iv = r.intervals.get(m)
             line += [r.values.get(m), iv[0] if iv else None, iv[1] if iv else None]
-        line += [r.calls, r.prompt_hash, r.model, r.memory_size]
+        line += [r.calls, r.prompt_hash, r.model, r.memory_size, r.verdicts_from, r.probe]
         w.writerow(["" if v is None else v for v in line])
     return buf.getvalue()
 

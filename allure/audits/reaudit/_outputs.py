@@ -14,6 +14,10 @@ from typing import TYPE_CHECKING
 from allure.audits.reaudit._gate import metric_value
 from allure.errors import ReauditError
 from allure.metrics import SplitMetrics
+from allure.safe_text import markdown_cell as md
+from allure.safe_text import markdown_code as code
+from allure.safe_text import xml_text
+from allure.urls import url_problem
 
 if TYPE_CHECKING:
     from allure.audits.reaudit._record import ReauditRecord
@@ -55,8 +59,8 @@ def markdown_summary(record: ReauditRecord) -> str:
     lines = [
         f"## {icon} allure re-audit: {'pass' if record.status == 'pass' else 'REGRESSION'}",
         "",
-        f"Set `{record.set_name}` v{record.set_version} ({record.stats.items} items), re-audit `{record.id}` "
-        f"at {record.created_at}; baseline: {('`' + g.baseline_id + '`') if g.baseline_id else 'none yet'}.",
+        f"Set {code(record.set_name)} v{record.set_version} ({record.stats.items} items), re-audit {code(record.id)} "
+        f"at {record.created_at}; baseline: {code(g.baseline_id) if g.baseline_id else 'none yet'}.",
         "",
         "| metric | now [95% interval] |",
         "|---|---|",
@@ -64,15 +68,23 @@ def markdown_summary(record: ReauditRecord) -> str:
         "",
         "| gate check | result | detail |",
         "|---|---|---|",
-        *(f"| {c.name} | {'pass' if c.passed else '**FAIL**'} | {c.message} |" for c in g.checks),
+        *(f"| {md(c.name)} | {'pass' if c.passed else '**FAIL**'} | {md(c.message)} |" for c in g.checks),
         "",
     ]
+    if record.probe is not None:
+        word = "⚠️ **Provider drift:**" if record.probe.drift else "**Provider probe:**"
+        lines += [f"{word} {md(record.probe.sentence())}.", ""]
+    if record.fresh_reason:
+        lines += [
+            f"**Fresh calls** ({md(record.fresh_reason)}): every item was asked again; stored beside the old calls.",
+            "",
+        ]
     if record.changes:
-        lines += ["**Changed since the last re-audit:** " + "; ".join(record.changes), ""]
+        lines += ["**Changed since the last re-audit:** " + "; ".join(md(c) for c in record.changes), ""]
     if record.prompt_diff:
-        lines += ["**Prompt diff against the baseline:** " + "; ".join(record.prompt_diff), ""]
+        lines += ["**Prompt diff against the baseline:** " + "; ".join(md(d) for d in record.prompt_diff), ""]
     if record.set_change:
-        lines += [f"**Frozen set:** {record.set_change}", ""]
+        lines += [f"**Frozen set:** {md(record.set_change)}", ""]
     if g.flips_to_wrong:
         lines += [
             f"**{len(g.flips_to_wrong)} item(s) flipped from right to wrong** "
@@ -84,7 +96,8 @@ def markdown_summary(record: ReauditRecord) -> str:
         for f in g.flips_to_wrong[:MAX_FLIPS_LISTED]:
             now = "unparsed" if f.label is None else str(f.label)
             lines.append(
-                f"| `{f.item_id}` | {f.problem_type} | {f.reference_label} | {f.baseline_label} | {now} | {f.failure_mode} |"
+                f"| {code(f.item_id)} | {md(f.problem_type)} | {md(f.reference_label)} | {md(f.baseline_label)} "
+                f"| {md(now)} | {md(f.failure_mode)} |"
             )
         if len(g.flips_to_wrong) > MAX_FLIPS_LISTED:
             lines.append(
@@ -96,8 +109,8 @@ def markdown_summary(record: ReauditRecord) -> str:
     s = record.stats
     lines.append(
         f"Cost: {s.calls} evaluator call(s), {s.cache_hits} from the run store; "
-        f"evaluator started: {'yes' if s.evaluator_started else 'no'}; model `{record.fingerprint.model}`, "
-        f"prompt `{record.fingerprint.prompt_set}` ({record.fingerprint.prompt_hash[:8]}), "
+        f"evaluator started: {'yes' if s.evaluator_started else 'no'}; model {code(record.fingerprint.model)}, "
+        f"prompt {code(record.fingerprint.prompt_set)} ({record.fingerprint.prompt_hash[:8]}), "
         f"memory {record.fingerprint.memory_size} examples, allure {record.fingerprint.allure_version}."
     )
     return "\n".join(lines) + "\n"
@@ -106,7 +119,7 @@ def markdown_summary(record: ReauditRecord) -> str:
 def junit_xml(record: ReauditRecord) -> bytes:
     """JUnit XML: one test case per gate check and per problem type; failed checks carry a ``<failure>``."""
     g = record.gate
-    suite_name = f"allure.reaudit.{record.set_name}"
+    suite_name = xml_text(f"allure.reaudit.{record.set_name}")
     failures = len(g.failed)
     root = ET.Element("testsuites", name="allure reaudit", tests=str(len(g.checks)), failures=str(failures))
     suite = ET.SubElement(
@@ -117,7 +130,7 @@ def junit_xml(record: ReauditRecord) -> bytes:
         failures=str(failures),
         errors="0",
         skipped="0",
-        timestamp=record.created_at,
+        timestamp=xml_text(record.created_at),
         time=f"{record.stats.wall_s:.3f}",
     )
     props = ET.SubElement(suite, "properties")
@@ -129,18 +142,23 @@ def junit_xml(record: ReauditRecord) -> bytes:
         ("model", record.fingerprint.model),
         ("memory_version", record.fingerprint.memory_version),
         ("alpha", str(g.alpha)),
+        ("generation", record.generation or "stored"),
+        ("provider_drift", "unknown" if record.probe is None else str(record.probe.drift).lower()),
     ):
-        ET.SubElement(props, "property", name=k, value=v)
+        ET.SubElement(props, "property", name=k, value=xml_text(v))
     flips_by_type: dict[str, list[str]] = {}
     for f in g.flips_to_wrong:
-        flips_by_type.setdefault(f.problem_type or "(none)", []).append(f"{f.item_id} ({f.failure_mode})")
+        flips_by_type.setdefault(xml_text(f.problem_type or "(none)"), []).append(
+            xml_text(f"{f.item_id} ({f.failure_mode})")
+        )
     for c in g.checks:
         kind = "problem_type" if c.kind == "problem_type" else "gate"
-        name = c.name.removeprefix("problem_type ") if c.kind == "problem_type" else c.name
+        name = xml_text(c.name.removeprefix("problem_type ") if c.kind == "problem_type" else c.name)
+        message = xml_text(c.message)
         case = ET.SubElement(suite, "testcase", classname=f"{suite_name}.{kind}", name=name, time="0")
         if not c.passed:
-            fail = ET.SubElement(case, "failure", message=c.message, type="regression")
-            detail = [c.message]
+            fail = ET.SubElement(case, "failure", message=message, type="regression")
+            detail = [message]
             if c.kind == "problem_type":
                 flipped = flips_by_type.get(name, [])
                 if flipped:
@@ -148,7 +166,42 @@ def junit_xml(record: ReauditRecord) -> bytes:
             fail.text = "\n".join(detail)
         else:
             out = ET.SubElement(case, "system-out")
-            out.text = c.message
+            out.text = message
+    if record.probe is not None:
+        case = ET.SubElement(
+            suite, "testcase", classname=f"{suite_name}.probe", name="provider drift", time="0"
+        )
+        out = ET.SubElement(case, "system-out" if not record.probe.drift else "system-err")
+        out.text = xml_text(record.probe.sentence())
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def interrupted_json(target: str, reason: str) -> bytes:
+    """The ``--json`` document of a re-audit that could not finish (exit status 3): marked
+    ``interrupted``, with the reason, so that CI shows something."""
+    import json
+
+    from allure.models import utcnow
+
+    doc = {"status": "interrupted", "target": target, "reason": reason, "created_at": utcnow()}
+    return json.dumps(doc, indent=2).encode("utf-8")
+
+
+def interrupted_junit(target: str, reason: str) -> bytes:
+    """JUnit XML of a re-audit that could not finish (exit status 3): one test case in error."""
+    name = xml_text(f"allure.reaudit.{target}")
+    root = ET.Element("testsuites", name="allure reaudit", tests="1", failures="0", errors="1")
+    suite = ET.SubElement(root, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0")
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="status", value="interrupted")
+    case = ET.SubElement(
+        suite, "testcase", classname=f"{name}.evaluator", name="evaluator available", time="0"
+    )
+    err = ET.SubElement(
+        case, "error", message=xml_text(reason.splitlines()[0] if reason else ""), type="interrupted"
+    )
+    err.text = xml_text(reason)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
@@ -169,11 +222,12 @@ def resolve_webhook(spec: str) -> str:
                 where="--notify",
                 fix=f"export {name}=https://hooks.example/... or pass the URL itself",
             )
-    if not url.startswith(("http://", "https://")):
+    problem = url_problem(url)
+    if problem:
         raise ReauditError(
-            "the webhook URL must start with http:// or https://",
+            f"the webhook URL is not usable: {problem}",
             where="--notify",
-            fix="pass an http(s) URL, or env:NAME naming a variable that holds one",
+            fix="pass an http(s) URL such as https://hooks.example/T0/B0, or env:NAME naming a variable that holds one",
         )
     return url
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from allure.audits.reaudit._fingerprint import Fingerprint
 from allure.audits.reaudit._gate import GateResult, GateStatus
+from allure.audits.reaudit._probe import ProbeResult
 from allure.labels import Label
 from allure.metrics import SplitMetrics
 
@@ -74,6 +75,17 @@ class ReauditRecord(BaseModel):
     """The pass's cost."""
     set_change: str = ""
     """How the set's version differs from the previous version (when this is the first re-audit of it)."""
+    generation: str = ""
+    """Which calls the labels come from: empty for the run store's stored calls, ``fresh:ID`` for the
+    fresh calls re-audit ID made (``--fresh``, or provider drift); later re-audits of the set read
+    the newest generation."""
+    fresh_reason: str = ""
+    """Why this re-audit made its calls fresh: ``--fresh``, ``provider drift``, or empty."""
+    probe: ProbeResult | None = None
+    """The provider-drift probe (``None``: no probe, ``[reaudit] probe = 0`` or ``--fresh``)."""
+    notify_error: str = ""
+    """Why the ``--notify`` webhook POST failed after the re-audit was done (empty: sent, or none asked);
+    it never changes the gate's exit status."""
 
     @property
     def status(self) -> GateStatus:

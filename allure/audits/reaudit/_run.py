@@ -19,6 +19,7 @@ from allure.audits.reaudit._fingerprint import build_fingerprint, changes, promp
 from allure.audits.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
 from allure.audits.reaudit._gate import evaluate_gate
 from allure.audits.reaudit._lock import reaudit_lock
+from allure.audits.reaudit._probe import ProbeResult, disagreements, judge_drift, probe_items, probe_size
 from allure.audits.reaudit._record import (
     REAUDITS_DIR,
     ReauditRecord,
@@ -139,8 +140,13 @@ def run_reaudit(
     wait: bool = True,
     say: Callable[[str], None] | None = None,
     eval_progress: Callable[[int, int], None] | None = None,
+    fresh: bool = False,
 ) -> ReauditOutcome:
     """Re-audit a frozen set (``target``: a spec file with ``[reaudit]``, or a set name).
+
+    With ``fresh`` every item is asked again (a new generation of calls, stored beside the old
+    ones); otherwise the provider-drift probe (``[reaudit] probe``) re-asks some items fresh and
+    runs the whole set fresh when they disagree with the stored verdicts beyond the model's noise.
 
     Returns:
         The outcome; its ``exit_code`` is :data:`EXIT_PASS` or :data:`EXIT_REGRESSION`.
@@ -180,7 +186,7 @@ def run_reaudit(
             store = RunStore(db)
         with reaudit_lock(project, wait=wait, on_wait=tell, on_stale=tell):
             return _locked(
-                store, spec, set_name, source, project, frozen_now, if_changed, tell, eval_progress
+                store, spec, set_name, source, project, frozen_now, if_changed, tell, eval_progress, fresh
             )
     finally:
         if store is not None:
@@ -197,6 +203,7 @@ def _locked(
     if_changed: bool,
     tell: Callable[[str], None],
     eval_progress: Callable[[int, int], None] | None,
+    fresh: bool = False,
 ) -> ReauditOutcome:
     frozen = False
     if frozen_now is not None and set_name not in store.frozen_set_names():
@@ -237,11 +244,30 @@ def _locked(
     from allure.evaluator import open_evaluator
 
     policy = spec.memory.retrieval
+    inherited = previous.generation if previous is not None else ""
+    generation = f"fresh:{rid}" if fresh else inherited
+    fresh_reason = "--fresh" if fresh else ""
+    probe: ProbeResult | None = None
+    spent = _Spent()
     try:
         with open_evaluator(spec, store, items, lazy_start=True) as ev:
-            result = ev.evaluate(
-                rid, 1, items, lambda item: memory.retrieve(item, policy), progress=eval_progress
-            )
+
+            def run(iteration: int, gen: str, chosen: list[Item]) -> Any:
+                ev.generation = gen or None
+                res = ev.evaluate(
+                    rid, iteration, chosen, lambda item: memory.retrieve(item, policy), progress=eval_progress
+                )
+                spent.add(res)
+                return res
+
+            result = run(1, generation, items)
+            n_probe = 0 if fresh else min(probe_size(spec), len(items))
+            if n_probe and not result.stats.errors:
+                probe = _probe(run, spec, items, n_probe, rid, fp, history, result)
+                tell(probe.sentence())
+                if probe.drift:
+                    generation, fresh_reason = f"fresh:{rid}", "provider drift"
+                    result = run(4, generation, items)  # the probe items' fresh calls are re-used
             # started to answer a call, or only to count a prompt's tokens: either way it ran
             started = spec.evaluator.kind != "replay" and (
                 ev.connected or bool(getattr(ev.server, "started", False))
@@ -251,10 +277,9 @@ def _locked(
     except EvaluatorError as exc:
         raise EvaluatorUnavailableError(exc.message, where=exc.where, fix=exc.fix) from exc
     st = result.stats
-    if st.errors:
-        first = next(v.error for v in result.verdicts.values() if v.status == "error")
+    if spent.errors:
         raise EvaluatorUnavailableError(
-            f"{st.errors} of {st.items} evaluator calls failed (first: {first}); nothing recorded",
+            f"{spent.errors} of {spent.asked} evaluator calls failed (first: {spent.first_error}); nothing recorded",
             where=f"evaluator {fp.model}",
             fix="check that the evaluator is up, then re-run: answered calls are cached and not sent again",
         )
@@ -297,12 +322,15 @@ def _locked(
         gate=gate,
         stats=ReauditStats(
             items=st.items,
-            calls=st.calls,
+            calls=spent.calls,
             cache_hits=st.cache_hits,
             unparsed=st.unparsed,
             evaluator_started=started,
-            wall_s=round(st.wall_s, 3),
+            wall_s=round(spent.wall_s, 3),
         ),
+        generation=generation,
+        fresh_reason=fresh_reason,
+        probe=probe,
         set_change=fs.change if not any(r.set_version == fs.version for r in (history or [])) else "",
     )
     store.add_reaudit(
@@ -316,6 +344,67 @@ def _locked(
     files = write_record_files(record, project)
     return ReauditOutcome(
         record=record, exit_code=record.exit_code, previous=previous, frozen=frozen, files=files
+    )
+
+
+@dataclass
+class _Spent:
+    """The cost of every pass of one re-audit (the main pass, the probe, a fresh run)."""
+
+    calls: int = 0
+    asked: int = 0
+    errors: int = 0
+    wall_s: float = 0.0
+    first_error: str = ""
+
+    def add(self, result: Any) -> None:
+        st = result.stats
+        self.calls += st.calls
+        self.asked += st.items
+        self.errors += st.errors
+        self.wall_s += st.wall_s
+        if st.errors and not self.first_error:
+            self.first_error = next(
+                (v.error or "" for v in result.verdicts.values() if v.status == "error"), "unknown"
+            )
+
+
+def _probe(
+    run: Callable[[int, str, list[Item]], Any],
+    spec: AuditSpec,
+    items: list[Item],
+    n: int,
+    rid: str,
+    fp: Any,
+    history: list[ReauditRecord],
+    stored: Any,
+) -> ProbeResult:
+    """Ask ``n`` random items again, fresh, and judge drift against the model's repeat noise
+    (measured now unless an earlier re-audit with the same fingerprint measured it)."""
+    chosen = probe_items(items, n, seed=rid)
+    ids = [it.id for it in chosen]
+    stored_labels = {i: stored.verdicts[i].label for i in ids}
+    fresh = run(2, f"fresh:{rid}", chosen)
+    fresh_labels = {i: fresh.verdicts[i].label for i in ids}
+    k = disagreements(stored_labels, fresh_labels, ids)
+    earlier = next(
+        (r.probe for r in reversed(history) if r.probe is not None and same(r.fingerprint, fp)), None
+    )
+    if earlier is not None:
+        noise, noise_from = earlier.noise_rate, earlier.noise_from
+    else:
+        again = run(3, f"noise:{rid}", chosen)
+        noise = disagreements(fresh_labels, {i: again.verdicts[i].label for i in ids}, ids) / len(ids)
+        noise_from = rid
+    p, drift = judge_drift(k, len(ids), noise, spec.gate.alpha)
+    return ProbeResult(
+        n=len(ids),
+        disagreements=k,
+        noise_rate=round(noise, 6),
+        noise_from=noise_from,
+        p_value=round(p, 6),
+        drift=drift,
+        item_ids=ids,
     )
 
 

@@ -74,8 +74,12 @@ def write_reaudit_spec(
     gate: str = "",
     kind: str = "openai",
     extra: str = "",
+    probe: int | None = 0,
 ) -> Path:
-    """A spec with [reaudit] (set over all items) and a [gate]; ``kind = "replay"`` needs no server."""
+    """A spec with [reaudit] (set over all items) and a [gate]; ``kind = "replay"`` needs no server.
+
+    ``probe``: ``[reaudit] probe`` (0 by default here, so that call counts are the main pass's;
+    ``None`` leaves it out, the kind's default)."""
     data = tmp / "items.jsonl"
     if not data.exists():
         write_items(data)
@@ -114,6 +118,7 @@ location = "{tmp / "memory"}"
 [reaudit]
 set = "{set_name}"
 split = "all"
+{"" if probe is None else f"probe = {probe}"}
 
 {gate}
 {extra}

@@ -92,7 +92,7 @@ def test_notify_env_variable_not_set(tmp_path: Path) -> None:
 
 def test_spec_without_reaudit_table(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    text = spec.read_text().replace("[reaudit]", "").replace('set = "nightly"\nsplit = "all"', "")
+    text = spec.read_text().replace("[reaudit]", "").replace('set = "nightly"\nsplit = "all"\nprobe = 0', "")
     spec.write_text(text)
     res = allure("reaudit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
     assert res.returncode == 2 and "no [reaudit] table" in res.stderr

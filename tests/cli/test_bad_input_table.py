@@ -1,0 +1,222 @@
+"""One table of bad inputs through the real CLI (issue 27): every case exits 2, prints no traceback,
+names the place and a fix, and leaves ``.allure/`` as it was.
+
+Most cases run in this process through Typer's ``CliRunner`` (with the same AllureError handling as
+``allure.cli.main.main``), so the table costs seconds; a handful run as a real subprocess. Before
+and after each case the project's file listing and the run store's row counts are compared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from allure.cli.main import app
+from allure.errors import AllureError
+from tests.cli_run import run_cli
+from tests.conftest import write_spec
+from tests.test_spec_ranges import CASES as SPEC_CASES
+from tests.test_spec_ranges import SPEC
+
+PROJECT = "proj"
+ESC = "a\x1bb\x07"
+
+
+@contextlib.contextmanager
+def chdir(path: Path) -> Iterator[None]:
+    old = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def in_process(cwd: Path, args: list[str]) -> tuple[int | str, str]:
+    """``allure ARGS`` through CliRunner: (exit status, stdout and stderr); an exception that is not an
+    AllureError or SystemExit is returned as the status ``crash: TYPE``."""
+    with chdir(cwd):
+        res = CliRunner().invoke(app, args, env={"COLUMNS": "200", "ALLURE_TEST_KEY": "k"})
+    out = res.output + (res.stderr if res.stderr_bytes is not None and res.stderr not in res.output else "")
+    exc = res.exception
+    if isinstance(exc, AllureError):
+        return exc.exit_code, out + "error: " + exc.render()
+    if exc is None or isinstance(exc, SystemExit):
+        return res.exit_code, out
+    import traceback
+
+    return f"crash: {type(exc).__name__}", out + "".join(traceback.format_exception(exc))
+
+
+def snapshot(root: Path) -> tuple[list[str], dict[str, int]]:
+    """Every path under ``root/.allure`` and the row count of every table of the run store."""
+    base = root / ".allure"
+    listing = sorted(
+        str(p.relative_to(base))
+        for p in base.rglob("*")
+        if not p.name.endswith(("-wal", "-shm", "-journal")) and "chroma" not in p.name
+    )
+    counts: dict[str, int] = {}
+    db = base / "allure.db"
+    if db.exists():
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+                counts[table] = conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+    return listing, counts
+
+
+def spec_with(good: str, bad: str, *, reaudit: bool = False) -> str:
+    text = SPEC.replace(good, bad, 1).replace('location = "mem"', 'location = ".allure/memory"')
+    text = text.replace('response = "answer"', 'response = "answer"\nrecorded_label = "judge"')
+    return text + ('\n[reaudit]\nset = "nightly"\nsplit = "all"\n' if reaudit else "")
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | Path]:
+    """A project with a finished replay run (memory filled), a frozen set ``nightly`` with one re-audit,
+    and the files the cases name."""
+    root = tmp_path_factory.mktemp("bad-table")
+    spec = write_spec(root, "http://127.0.0.1:9/v1")
+    good = (
+        spec.read_text()
+        .replace('kind = "openai"', 'kind = "replay"')
+        .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
+        .replace(f'location = "{root / "memory"}"', 'location = ".allure/memory"')
+        .replace('name = "scripted"', 'name = "scripted"\nauto_approve = true')
+    )
+    (root / "good.toml").write_text(good + '\n[reaudit]\nset = "nightly"\nsplit = "all"\n')
+    res = run_cli(root, "audit", "good.toml")
+    assert res.returncode == 0, res.stderr
+    run_id = next(w for w in res.stdout.split() if w.startswith("run-"))
+    res = run_cli(root, "reaudit", "good.toml")
+    assert res.returncode == 0, res.stderr
+    (root / "a-file").write_text("not a folder")
+    (root / "bad.jsonl").write_text('{"id": "x", "decision": "maybe"}\nnot json\n')
+    (root / "empty.csv").write_text("")
+    (root / "dup.csv").write_text("label,Label,text\n1,0,a\n0,1,b\n")
+    (root / "blank-header.csv").write_text("text,,label\na,1,0\nb,0,1\n")
+    (root / "noreaudit.toml").write_text(spec_with("x", "x"))
+    for i, (g, b, _field, _fix) in enumerate(SPEC_CASES):
+        (root / f"bad{i}.toml").write_text(spec_with(g, b))
+    return {"root": root, "run": run_id}
+
+
+P = ["--project", PROJECT]
+
+# (args, words the message must hold); {run} is the base run's id
+TABLE: list[tuple[list[str], list[str]]] = [
+    *[
+        (["validate", f"bad{i}.toml"], [f"bad{i}.toml", f"field '{c[2]}'", c[3]])
+        for i, c in enumerate(SPEC_CASES)
+    ],
+    *[
+        (["audit", f"bad{i}.toml", *P], [f"bad{i}.toml", f"field '{c[2]}'"])
+        for i, c in enumerate(SPEC_CASES[:10])
+    ],
+    (["validate", "missing.toml"], ["missing.toml", "not found"]),
+    (["audit", "missing.toml", *P], ["missing.toml"]),
+    (["study", "ablation", "--from-run", "run-nope", *P], ["run-nope"]),
+    (["study", "ablation", "--from-run", "{run}", "--name", "../../../evil", *P], ["--name", "'/'"]),
+    (["study", "ablation", "--from-run", "{run}", "--name", "/tmp/evil", *P], ["--name", "'/'"]),
+    (["study", "ablation", "--from-run", "{run}", "--name", ESC, *P], ["--name", "control characters"]),
+    (["study", "ablation", "--from-run", "{run}", "--by", "nope", *P], ["--by"]),
+    (["study", "sweep", "--from-run", "{run}", "--repeats", "0", *P], ["--repeats"]),
+    (["study", "sweep", "--from-run", "{run}", "--repeats", "1000", *P], ["--repeats"]),
+    (["study", "sweep", "--from-run", "{run}", "--sizes", "a,b", *P], ["--sizes"]),
+    (["study", "sweep", "--from-run", "{run}", "--sizes", "0,1", "--name", "../x", *P], ["--name"]),
+    (["study", "show", "nope", *P], ["nope"]),
+    (["freeze", "run-nope", "--name", "s1", *P], ["run-nope"]),
+    (["freeze", "{run}", "--name", "../x", *P], ["--name", "'/'"]),
+    (["freeze", "{run}", "--name", "/abs/x", *P], ["--name", "'/'"]),
+    (["freeze", "{run}", "--name", ESC, *P], ["--name", "control characters"]),
+    (["freeze", "{run}", "--name", "ok", "--split", "nope", *P], ["--split"]),
+    (["reaudit", "no-such-set", *P], ["no-such-set"]),
+    (["reaudit", "noreaudit.toml", *P], ["no [reaudit] table"]),
+    (["reaudit", "good.toml", "--markdown", "/proc/nope/x.md", *P], ["--markdown"]),
+    (["reaudit", "good.toml", "--junit", "a-file/x.xml", *P], ["--junit", "is a file"]),
+    (["reaudit", "good.toml", "--json", ".", *P], ["--json", "folder"]),
+    (["reaudit", "good.toml", "--notify", "http://[::1", *P], ["--notify"]),
+    (["reaudit", "good.toml", "--notify", "ftp://x", *P], ["--notify"]),
+    (["reaudit", "good.toml", "--notify", "env:NO_SUCH_VAR_27", *P], ["NO_SUCH_VAR_27"]),
+    (["history", "no-such-set", *P], ["no-such-set"]),
+    (["history", "nightly", "--plot", "/proc/nope/p.png", *P], ["--plot"]),
+    (["history", "nightly", "--export", "a-file/h.csv", *P], ["--export"]),
+    (["prompts", "show", "nope", *P], ["nope"]),
+    (["prompts", "rephrase", "nope", *P], ["nope"]),
+    (["prompts", "rephrase", "grader", "--count", "0", *P], ["--count"]),
+    (["prompts", "rephrase", "grader", "--count", "1000", *P], ["--count"]),
+    (["prompts", "diff", "grader", "nope", *P], ["nope"]),
+    (["init", "missing.jsonl", "-o", "x.toml"], ["missing.jsonl"]),
+    (["init", "empty.csv", "-o", "x.toml"], ["empty.csv"]),
+    (["init", "items.jsonl", "-o", "good.toml"], ["good.toml", "never overwrites"]),
+    (["init", "proj", "-o", "x.toml"], ["proj"]),
+    (["init", "dup.csv", "-o", "x.toml"], ["dup.csv:1", "differ only by case"]),
+    (["init", "blank-header.csv", "-o", "x.toml"], ["blank-header.csv:1", "header cell 2 is empty"]),
+    (["memory", "show", "nope", *P], ["nope"]),
+    (["memory", "map", "--out", "/proc/nope/m.png", *P], ["--out"]),
+    (["memory", "import", "missing.jsonl", *P], ["missing.jsonl"]),
+    (["memory", "import", "bad.jsonl", *P], ["bad.jsonl"]),
+    (["review", "{run}", "--import", "missing.jsonl", *P], ["{run}", "not paused"]),
+    (["review", "run-nope", "--import", "bad.jsonl", *P], ["run-nope"]),
+    (["resume", "run-nope", *P], ["run-nope"]),
+]
+
+
+def test_the_table_is_big_enough() -> None:
+    assert len(TABLE) >= 60
+    commands = {args[0] for args, _ in TABLE}
+    assert {
+        "validate",
+        "audit",
+        "study",
+        "freeze",
+        "reaudit",
+        "history",
+        "prompts",
+        "init",
+        "memory",
+        "review",
+    } <= commands
+
+
+@pytest.mark.parametrize(
+    ("args", "words"), TABLE, ids=[" ".join(a[:3]).replace("\x1b", "ESC") for a, _ in TABLE]
+)
+def test_bad_input(base: dict[str, str | Path], args: list[str], words: list[str]) -> None:
+    root = Path(base["root"])
+    argv = [a.replace("{run}", str(base["run"])) for a in args]
+    before = snapshot(root / PROJECT)
+    code, out = in_process(root, argv)
+    assert code == 2, (code, out)
+    assert "Traceback" not in out, out
+    for w in words:
+        assert w.replace("{run}", str(base["run"])) in out, (w, out)
+    assert "fix:" in out or "--help" in out, out  # our fix, or Typer's usage line for an option it checked
+    assert snapshot(root / PROJECT) == before
+    for stray in ("evil", "x.toml"):
+        assert not (root / stray).exists() and not Path("/tmp/evil").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "bad0.toml"],
+        ["reaudit", "good.toml", "--markdown", "/proc/nope/x.md"],
+        ["study", "ablation", "--from-run", "{run}", "--name", "../../../evil"],
+        ["freeze", "{run}", "--name", ESC],
+    ],
+)
+def test_bad_input_in_a_real_process(base: dict[str, str | Path], args: list[str]) -> None:
+    root = Path(base["root"])
+    before = snapshot(root / PROJECT)
+    argv = [a.replace("{run}", str(base["run"])) for a in args]
+    res = run_cli(root, *argv, project=False) if argv[0] == "validate" else run_cli(root, *argv)
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr and "fix:" in res.stderr and "\x1b" not in res.stderr
+    assert snapshot(root / PROJECT) == before

@@ -1,0 +1,81 @@
+"""``allure init`` edges (issue 27, group 9): many word labels, a semicolon CSV, escaped non-ASCII
+labels, merged label spellings, and bad CSV headers."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from allure.config import load_spec
+from allure.dataset import load_items
+from allure.dataset._guess import guess_spec, render_spec
+from allure.errors import DatasetError
+
+WORDS = [f"class{c}" for c in "abcdefghijklmnopqrstuvwxy"] + ["göre"]  # 26 distinct word labels
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=True) for r in rows) + "\n")  # "göre" as \u00f6
+    return path
+
+
+def init(tmp_path: Path, data: Path) -> tuple[Path, dict]:
+    g = guess_spec(data)
+    spec = tmp_path / "audit.toml"
+    spec.write_text(render_spec(g, spec_dir=tmp_path), encoding="utf-8")
+    return spec, tomllib.loads(spec.read_text(encoding="utf-8"))
+
+
+def test_more_than_20_word_labels_are_mapped_and_said(tmp_path: Path) -> None:
+    rows = [
+        {"id": i, "response": f"a long response number {i} here", "label": WORDS[i % 26]} for i in range(78)
+    ]
+    spec, doc = init(tmp_path, write_jsonl(tmp_path / "many.jsonl", rows))
+    assert doc["dataset"]["columns"]["gold_label"] == "label"
+    assert sorted(doc["label_set"]) == sorted(WORDS)
+    text = spec.read_text(encoding="utf-8")
+    assert "26 distinct word labels (more than 20)" in text
+    assert "göre" in doc["evaluator"]["rubric"] and "\\u00f6" not in text  # decoded, not written raw
+    assert len(load_items(load_spec(spec).dataset, base_dir=tmp_path, label_set=doc["label_set"])) == 78
+
+
+def test_merged_label_spellings_are_announced(tmp_path: Path) -> None:
+    rows = [
+        {"id": i, "response": f"a long response number {i} here", "label": [1, "1", True, 1.0, 0][i % 5]}
+        for i in range(10)
+    ]
+    spec, doc = init(tmp_path, write_jsonl(tmp_path / "merge.jsonl", rows))
+    assert doc["label_set"] == [0, 1]
+    assert '"1", 1, 1.0, true read as 1' in spec.read_text()
+
+
+def test_a_semicolon_csv_is_read_by_columns(tmp_path: Path) -> None:
+    data = tmp_path / "semi.csv"
+    data.write_text(
+        "id;question;response;label\n"
+        + "".join(f"{i};q{i};a long response number {i};{'yes' if i % 2 else 'no'}\n" for i in range(6))
+    )
+    spec, doc = init(tmp_path, data)
+    assert (
+        doc["dataset"]["columns"]["response"] == "response"
+        and doc["dataset"]["columns"]["gold_label"] == "label"
+    )
+    items = load_items(load_spec(spec).dataset, base_dir=tmp_path, label_set=doc["label_set"])
+    assert [it.id for it in items] == [str(i) for i in range(6)] and items[
+        1
+    ].response == "a long response number 1"
+
+
+@pytest.mark.parametrize(
+    ("header", "words"),
+    [("text,,label", "header cell 2 is empty"), ("label,Label,text", "differ only by case")],
+)
+def test_bad_csv_headers_are_refused(tmp_path: Path, header: str, words: str) -> None:
+    data = tmp_path / "bad.csv"
+    data.write_text(header + "\na long response text,1,0\nanother long response,0,1\n")
+    with pytest.raises(DatasetError) as info:
+        guess_spec(data)
+    assert words in info.value.render() and f"{data}:1" in info.value.render()
