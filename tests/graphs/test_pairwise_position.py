@@ -300,3 +300,35 @@ def test_a_study_takes_position_debias_per_arm_and_its_arms_share_the_calls(
     assert by["logprob_mean"].metrics.accuracy == 1.0
     md = (tmp_path / "proj" / ".allure" / "studies" / study.id / "study.md").read_text()
     assert "- consistent: consistent, 4 undecided" in md
+
+
+def test_a_reaudit_applies_the_specs_position_debias_to_the_labels_its_gate_reads(tmp_path: Path) -> None:
+    """The same pairs re-audited with position_debias = "consistent": the swapped order is asked
+    too, the 4 inconsistent pairs are undecided (no label, counted wrong), the 4 others right."""
+    from tests.audits.reaudit.helpers import allure
+    from tests.conftest import start_scripted_server
+
+    write_length_pairs(tmp_path / "pairs.csv")
+    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    try:
+        spec = LIVE.format(url=srv.base_url, mode="consistent")
+        spec += '\n[reaudit]\nset = "pairs"\nsplit = "all"\nprobe = 0\n'
+        (tmp_path / "reaudit.toml").write_text(spec)
+        res = allure(
+            "reaudit",
+            "reaudit.toml",
+            "--project",
+            str(tmp_path),
+            "--json",
+            str(tmp_path / "r.json"),
+            cwd=tmp_path,
+        )
+        assert res.returncode in (0, 1), res.stdout + res.stderr
+        assert len(srv.requests()) == 16  # both orders
+    finally:
+        srv.stop()
+    assert "position-debiased (consistent): 4 of 8 items undecided" in res.stderr + res.stdout
+    record = json.loads((tmp_path / "r.json").read_text())
+    labels = record["labels"]
+    assert sum(v is None for v in labels.values()) == 4
+    assert record["metrics"]["accuracy_all"] == 0.5 and record["metrics"]["accuracy"] == 1.0

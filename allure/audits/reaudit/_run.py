@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from allure.audits.reaudit._fingerprint import build_fingerprint, changes, prompt_diff, same
 from allure.audits.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
@@ -27,6 +27,7 @@ from allure.audits.reaudit._record import (
 )
 from allure.config import AuditSpec, parse_spec
 from allure.errors import EvaluatorError, EvaluatorUnavailableError, ReauditError
+from allure.labels import Label
 from allure.models import IclExample, Item, stable_hash, utcnow
 from allure.store import RunStore, project_db_path
 
@@ -260,14 +261,17 @@ def _locked(
                 spent.add(res)
                 return res
 
-            result = run(1, generation, items)
+            main_it = 1
+            result = run(main_it, generation, items)
             n_probe = 0 if fresh else min(probe_size(spec), len(items))
             if n_probe and not result.stats.errors:
                 probe = _probe(run, spec, items, n_probe, rid, fp, history, result)
                 tell(probe.sentence())
                 if probe.drift:
                     generation, fresh_reason = f"fresh:{rid}", "provider drift"
-                    result = run(4, generation, items)  # the probe items' fresh calls are re-used
+                    main_it = 4
+                    result = run(main_it, generation, items)  # the probe items' fresh calls are re-used
+            post = _post_process(ev, spent, spec, rid, main_it, items, result, memory, refs, tell)
             # started to answer a call, or only to count a prompt's tokens: either way it ran
             started = spec.evaluator.kind != "replay" and (
                 ev.connected or bool(getattr(ev.server, "started", False))
@@ -285,11 +289,11 @@ def _locked(
         )
     from allure.metrics import compute_metrics
 
-    labels = {it.id: result.verdicts[it.id].label for it in items}
+    labels = post if post is not None else {it.id: result.verdicts[it.id].label for it in items}
     metrics = compute_metrics(
         [refs[it.id] for it in items],
         [labels[it.id] for it in items],
-        prob_positive=[result.verdicts[it.id].prob_positive for it in items],
+        prob_positive=[None if post else result.verdicts[it.id].prob_positive for it in items],
         problem_types=[it.problem_type for it in items],
         generators=[it.generator for it in items],
         labels=tuple(spec.label_set),
@@ -418,3 +422,68 @@ def write_record_files(record: ReauditRecord, project: Path) -> dict[str, Path]:
     atomic_write_bytes(md, markdown_summary(record).encode("utf-8"))
     atomic_write_bytes(js, record.model_dump_json(indent=2).encode("utf-8"))
     return {"summary": md, "json": js}
+
+
+def _post_process(
+    ev: Any,
+    spent: _Spent,
+    spec: AuditSpec,
+    rid: str,
+    iteration: int,
+    items: list[Item],
+    result: Any,
+    memory: Any,
+    refs: dict[str, Label | None],
+    tell: Any,
+) -> dict[str, Label | None] | None:
+    """The spec's ``[evaluator] position_debias`` (a pairwise set: the swapped order is asked too)
+    or ``calibration`` applied to the re-audit's verdicts, as the audit loop applies them: item id ->
+    the label the gate reads; ``None`` when neither is set (the parsed labels stand). A re-audit's
+    ``prior`` calibration takes the frozen set's reference label shares."""
+    from allure.evaluator import (
+        FALLBACK_NOTE,
+        NO_PROBS,
+        calibrate_pass,
+        debias_verdicts,
+        swapped_item,
+        swaps_positions,
+    )
+
+    policy = spec.memory.retrieval
+    mode = spec.evaluator.position_debias
+    if mode != "none" and swaps_positions(spec, ev.prompts.pairwise, items):
+        first, second = spec.label_set[0], spec.label_set[1]
+        swapped = [swapped_item(it, first, second) for it in items]
+        back = {sw.id: it for sw, it in zip(swapped, items, strict=True)}
+        again = ev.evaluate(rid, iteration, swapped, lambda sw: memory.retrieve(back[sw.id], policy))
+        spent.add(again)
+        d, used = debias_verdicts(
+            [result.verdicts.get(it.id) for it in items],
+            [again.verdicts.get(sw.id) for sw in swapped],
+            labels=spec.label_set,
+            mode=mode,
+        )
+        if used != mode:
+            tell(FALLBACK_NOTE)
+        tell(f"position-debiased ({used}): {d.status.count('inconsistent')} of {len(items)} items undecided")
+        return {it.id: cast("Label | None", lab) for it, lab in zip(items, d.labels, strict=True)}
+    if spec.evaluator.calibration != "none" and spec.evaluator.kind != "replay":
+        known = [str(r) for r in refs.values() if r is not None]
+        prior = {lab: known.count(lab) / len(known) for lab in set(known)} if known else None
+        out = calibrate_pass(
+            ev,
+            rid,
+            iteration,
+            items,
+            result,
+            lambda item: memory.retrieve(item, policy),
+            mode=spec.evaluator.calibration,
+            labels=spec.label_set,
+            prior=prior,
+        )
+        spent.calls += out.cf_calls
+        tell(
+            NO_PROBS if out.off else f"calibration ({out.mode}): {out.changed} of {len(items)} labels changed"
+        )
+        return {it.id: result.verdicts[it.id].label for it in items}
+    return None
