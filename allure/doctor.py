@@ -16,7 +16,6 @@ the approved candidates in the run store; the old folder is kept beside it.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sqlite3
 import time
@@ -289,7 +288,9 @@ def _check_leases(db: Path, run_id: str | None) -> list[Finding]:
                 )
             )
             continue
-        alive = _alive(pid)
+        from allure.store import pid_runs
+
+        alive = pid_runs(pid)
         out.append(
             Finding(
                 check="lease",
@@ -301,14 +302,6 @@ def _check_leases(db: Path, run_id: str | None) -> list[Finding]:
         )
     return out
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from allure.audits._model import StudyRecord, migrate_study
 from allure.audits._run import STUDIES
 from allure.errors import StudyError
+from allure.store import pid_runs
 
 
 def list_studies(project: str | Path = ".") -> list[StudyRecord]:
@@ -19,20 +20,6 @@ def list_studies(project: str | Path = ".") -> list[StudyRecord]:
         else []
     )
     return sorted(out, key=lambda s: s.created_at)
-
-
-def _alive(pid: object) -> bool:
-    import os
-
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def study_states(project: str | Path = ".") -> dict[str, tuple[str, str]]:
@@ -54,7 +41,7 @@ def study_states(project: str | Path = ".") -> dict[str, tuple[str, str]]:
             if run.info.get("kind") != "study":
                 continue
             status = run.status
-            if status == "running" and not _alive(run.info.get("pid")):
+            if status == "running" and not pid_runs(run.info.get("pid")):
                 status = "interrupted"
             out[run.id] = (status, str(run.info.get("study_kind", "?")))
         return out

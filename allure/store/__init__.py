@@ -9,13 +9,14 @@ place. :class:`RunStore` is the one handle; its parts live in one module per con
 and claims on in-flight prompts; ``_schema``: versions and migrations).
 """
 
-from allure.store._leases import HEARTBEAT_S, LEASE_STALE_S, LeaseHolder, RunLease
+from allure.store._leases import HEARTBEAT_S, LEASE_STALE_S, LeaseHolder, RunLease, pid_runs
 from allure.store._review import CandidateStatus
 from allure.store._runs import RunRecord, RunStatus
 from allure.store._schema import SCHEMA_VERSION, schema_version
 from allure.store._store import DEFAULT_DB, RunStore, project_db_path
 
 __all__ = [
+    "pid_runs",
     "DEFAULT_DB",
     "HEARTBEAT_S",
     "LEASE_STALE_S",

@@ -61,7 +61,7 @@ class LeaseHolder(BaseModel):
             return True
         if self.pid == os.getpid():
             return self.token in _HELD
-        return _pid_runs(self.pid)
+        return pid_runs(self.pid)
 
     def describe(self) -> str:
         """A human line: who holds it since when."""
@@ -69,8 +69,11 @@ class LeaseHolder(BaseModel):
         return f"`allure {self.purpose}` (pid {self.pid} on {self.host}, since {since})"
 
 
-def _pid_runs(pid: int) -> bool:
-    """Whether process ``pid`` exists on this host and is not a zombie (killed, not yet reaped)."""
+def pid_runs(pid: object) -> bool:
+    """Whether process ``pid`` exists on this host and is not a zombie (killed, not yet reaped);
+    ``False`` for anything but a positive integer."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -12,7 +12,7 @@ from allure.store import RunStore
 from tests.cli_run import run_cli
 from tests.conftest import start_scripted_server
 from tests.evaluator.test_runner import _evaluator, _items
-from tests.graphs.test_judge_shapes import write_pairwise_csv
+from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, write_pairwise_csv
 
 
 class Clock:
@@ -80,35 +80,7 @@ def test_a_pairwise_pass_counts_both_orders(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--delay", "0.05")
     try:
         write_pairwise_csv(tmp_path / "pairs.csv", n=8)
-        (tmp_path / "audit.toml").write_text(
-            f"""
-name = "pairwise-live"
-label_set = ["A", "B"]
-[label_synonyms]
-A = ["1"]
-B = ["2"]
-[dataset]
-path = "pairs.csv"
-[dataset.columns]
-id = "question_id"
-task = "prompt"
-response = "response_a"
-response_b = "response_b"
-gold_label = "winner"
-[evaluator]
-kind = "openai"
-model = "scripted"
-base_url = "{srv.base_url}"
-api_key_env = "ALLURE_TEST_KEY"
-prompt = "pairwise"
-concurrency = 1
-[memory]
-location = "memory"
-[loop]
-max_iterations = 1
-heldout_fraction = 0
-"""
-        )
+        (tmp_path / "audit.toml").write_text(PAIRWISE_LIVE.format(url=srv.base_url))
         res = run_cli(tmp_path, "audit", "audit.toml", timeout=300)
         assert res.returncode == 0, res.stderr
         [report] = list((tmp_path / "proj").glob(".allure/runs/*/report.json"))

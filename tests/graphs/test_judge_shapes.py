@@ -45,6 +45,36 @@ def write_pairwise_csv(path: Path, n: int = 60) -> list[dict[str, str]]:
     return rows
 
 
+PAIRWISE_LIVE = """
+name = "pairwise-live"
+label_set = ["A", "B"]
+[label_synonyms]
+A = ["1"]
+B = ["2"]
+[dataset]
+path = "pairs.csv"
+[dataset.columns]
+id = "question_id"
+task = "prompt"
+response = "response_a"
+response_b = "response_b"
+gold_label = "winner"
+[evaluator]
+kind = "openai"
+model = "scripted"
+base_url = "{url}"
+api_key_env = "ALLURE_TEST_KEY"
+prompt = "pairwise"
+concurrency = 1
+[memory]
+location = "memory"
+[loop]
+max_iterations = 1
+heldout_fraction = 0
+"""
+"""A live pairwise audit of ``pairs.csv`` (:func:`write_pairwise_csv`) against the scripted server at ``{url}``."""
+
+
 def test_pairwise_replay_with_labels_1_2_has_no_unparsed_and_the_files_agreement(tmp_path: Path) -> None:
     rows = write_pairwise_csv(tmp_path / "pairs.csv")
     (tmp_path / "audit.toml").write_text(
@@ -88,35 +118,7 @@ def test_pairwise_audit_swaps_the_responses_and_reports_position_consistency(
     tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:
     rows = write_pairwise_csv(tmp_path / "pairs.csv", n=12)
-    (tmp_path / "audit.toml").write_text(
-        f"""
-name = "pairwise-live"
-label_set = ["A", "B"]
-[label_synonyms]
-A = ["1"]
-B = ["2"]
-[dataset]
-path = "pairs.csv"
-[dataset.columns]
-id = "question_id"
-task = "prompt"
-response = "response_a"
-response_b = "response_b"
-gold_label = "winner"
-[evaluator]
-kind = "openai"
-model = "scripted"
-base_url = "{scripted_server.base_url}"
-api_key_env = "ALLURE_TEST_KEY"
-prompt = "pairwise"
-concurrency = 1
-[memory]
-location = "memory"
-[loop]
-max_iterations = 1
-heldout_fraction = 0
-"""
-    )
+    (tmp_path / "audit.toml").write_text(PAIRWISE_LIVE.format(url=scripted_server.base_url))
     res = run_cli(tmp_path, "audit", "audit.toml", timeout=300)
     assert res.returncode == 0, res.stderr
     report = last_report(tmp_path)
