@@ -554,6 +554,16 @@ def parse_spec(
         loc: tuple[Any, ...] = tuple(err["loc"])
         msg = err["msg"]
         fix = f"set {_where(loc)} so that {msg[0].lower() + msg[1:]} (see README 'Audit spec')"
+        bounds = {
+            "greater_than_equal": "{ge} or more",
+            "greater_than": "above {gt}",
+            "less_than_equal": "{le} or less",
+            "less_than": "below {lt}",
+        }
+        if err["type"] in bounds:
+            want = bounds[err["type"]].format(**(err.get("ctx") or {}))
+            msg = f"{err.get('input')!r} is out of range: {_where(loc)} must be {want}"
+            fix = f"set {_where(loc)} to {want} (see README 'Audit spec')"
         if isinstance(cause, SpecFieldError):
             loc, msg, fix = tuple(cause.field.split(".")), cause.message, cause.fix
         elif not loc:
