@@ -72,7 +72,9 @@ def test_minimum_broken_fails_without_baseline() -> None:
     assert not checks["min accuracy"].passed and checks["min accuracy"].value == pytest.approx(0.4)
     assert checks["min f1"].passed  # f1 = 2*4 / (2*4 + 6) = 0.571
     assert res.status == "regression" and res.baseline_id == ""
-    assert all(c.passed for c in res.checks if c.kind == "problem_type")  # nothing to compare with
+    per_type = [c for c in res.checks if c.kind == "problem_type"]
+    assert len(per_type) == len({it.problem_type for it in items}) >= 2
+    assert all(c.passed for c in per_type)  # nothing to compare with
 
 
 def test_gate_spec_rejects_unknown_metric_and_bad_threshold() -> None:
