@@ -481,12 +481,25 @@ def run_task(t: Task, project: Path, args: argparse.Namespace) -> tuple[str, int
     bench = Bench(t, project, memory)
     counts = {s: len(t.ids(s)) for s in ("mine", "dev", "heldout")}
     print(f"== {t.name}: {counts} (seed {args.seed}) ==", flush=True)
+    most = (
+        len(t.items)
+        + 3 * (counts["dev"] + counts["heldout"])
+        + args.candidates * counts["dev"]
+        + counts["heldout"]
+    )
+    stored, mean_s = _stored_calls(project)
+    left = max(most - stored, 0)
+    eta = (
+        f"~{left * mean_s / 3600:.1f} h at {mean_s:.1f} s per call so far"
+        if mean_s
+        else "unknown until a call is stored"
+    )
     print(
         f"plan: zero-shot on {len(t.items)} items; then 3 strategy arms on {counts['dev'] + counts['heldout']} "
         f"dev + held-out items, {args.candidates} candidate blocks on {counts['dev']} dev items, the chosen "
         f"block on {counts['heldout']} held-out items, 3 content-free calls per calibrated block: at most "
-        f"{len(t.items) + 3 * (counts['dev'] + counts['heldout']) + args.candidates * counts['dev'] + counts['heldout']} "
-        "prompts; each study below prints how many are not stored yet and its estimated time",
+        f"{most} prompts, {stored} calls already stored, so at most {left} uncached (estimated time {eta}); "
+        "each study below prints how many are not stored yet and its estimated time",
         flush=True,
     )
     zero = bench.study("zero-shot", t.items, [Arm(name="zero-shot", example_ids=[])])["zero-shot"]
@@ -540,6 +553,16 @@ def run_task(t: Task, project: Path, args: argparse.Namespace) -> tuple[str, int
     print(f"{t.name}: {bench.calls} calls sent in this run, {time.perf_counter() - t0:.0f} s", flush=True)
     save_store(project, t.name, args)
     return text, bench.calls
+
+
+def _stored_calls(project: Path) -> tuple[int, float]:
+    """Calls already in the project's run store and their mean latency in seconds (0 when none)."""
+    db = project_db_path(project)
+    if not db.exists():
+        return 0, 0.0
+    with sqlite3.connect(db) as c:
+        n, mean = c.execute("SELECT COUNT(*), AVG(latency_s) FROM calls WHERE status != 'error'").fetchone()
+    return int(n), float(mean or 0.0)
 
 
 def store_snapshot(name: str) -> Path:
