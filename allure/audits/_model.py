@@ -8,7 +8,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from allure.audits._robust_model import ConsistencyReport, EntropyReport, RequestReport, SensitivityReport
-from allure.config import PositionDebias
+from allure.config import Calibration, PositionDebias
 from allure.memory import RetrievalPolicy
 from allure.metrics import ArmComparison, SplitMetrics
 
@@ -57,6 +57,9 @@ class Arm(BaseModel):
     position_debias: PositionDebias | None = None
     """Pairwise: ``none``, ``consistent`` or ``logprob_mean`` for this arm; ``None``: the spec's
     ``[evaluator] position_debias``. Arms that differ only here share their calls (the store)."""
+    calibration: Calibration | None = None
+    """``none``, ``contextual`` or ``prior`` for this arm; ``None``: the spec's ``[evaluator]
+    calibration``. Arms that differ only here share their calls (3 content-free calls per block more)."""
 
 
 class ClusterInfo(BaseModel):
@@ -103,6 +106,8 @@ class ArmResult(BaseModel):
     position_debias: str | None = None
     """Pairwise arms labelled in both orders: the debiasing actually used (``logprob_mean`` falls
     back to ``consistent`` without logprobs); ``None`` when the arm kept the raw verdicts."""
+    calibration: dict[str, Any] | None = None
+    """The arm's contextual calibration (``mode``, labels ``changed``, ``cf_calls``); ``None`` without."""
     undecided: int = 0
     """Items the debiasing left without a label (the two orders disagree): counted as wrong in
     the ``*_all`` metrics and unparsed in the others, never coerced to a label."""

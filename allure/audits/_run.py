@@ -15,12 +15,19 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 from allure.audits._model import Arm, ArmResult, StudyKind, StudyRecord
 from allure.audits._source import StudySource
 from allure.errors import StoreError
-from allure.evaluator import FALLBACK_NOTE, debias_verdicts, swapped_item, swaps_positions
+from allure.evaluator import (
+    FALLBACK_NOTE,
+    NO_PROBS,
+    calibrate_pass,
+    debias_verdicts,
+    swapped_item,
+    swaps_positions,
+)
 from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
 from allure.metrics import compare_arms, compute_metrics
@@ -29,7 +36,7 @@ from allure.prompts import PromptSet, load_prompt_set
 from allure.store import RunStore, project_db_path
 
 if TYPE_CHECKING:
-    from allure.config import PositionDebias
+    from allure.config import Calibration, PositionDebias
     from allure.evaluator import EvalResult, Evaluator
 
 Say = Callable[[str], None]
@@ -134,6 +141,34 @@ def _debiased(
     return [cast("Label | None", x) for x in d.labels], used, d.status.count("inconsistent")
 
 
+def _calibrated(
+    ev: Evaluator,
+    sid: str,
+    index: int,
+    src: StudySource,
+    table: dict[str, list[IclExample]],
+    res: EvalResult,
+    mode: Calibration,
+    say: Say | None,
+) -> dict[str, Any] | None:
+    """Calibrate the arm's verdicts in ``res`` (:func:`allure.evaluator.calibrate_pass`); ``prior``
+    takes the label shares of the study's audit-split items, and without any is ``contextual``."""
+    known = [str(r) for i, r in src.reference.items() if r is not None and src.splits.get(i) == "audit"]
+    prior = {lab: known.count(lab) / len(known) for lab in set(known)} if known else None
+    if mode == "prior" and prior is None:
+        mode = "contextual"
+        if say:
+            say(
+                "  calibration: no audit-split item among the study's items to take label shares from: contextual"
+            )
+    out = calibrate_pass(
+        ev, sid, index, src.items, res, _lookup(table), mode=mode, labels=src.spec.label_set, prior=prior
+    )
+    if say:
+        say(f"  {NO_PROBS}" if out.off else f"  calibration ({out.mode}): {out.changed} labels changed")
+    return None if out.off else {"mode": out.mode, "changed": out.changed, "cf_calls": out.cf_calls}
+
+
 def run_study(
     project: Path,
     src: StudySource,
@@ -220,6 +255,10 @@ def run_study(
                     _lookup(table),
                     progress=_arm_progress(arm_progress, a.name),
                 )
+                calibration = a.calibration or src.spec.evaluator.calibration
+                calibrated = None
+                if calibration != "none" and src.spec.evaluator.kind != "replay":
+                    calibrated = _calibrated(ev, sid, i, src, table, res, calibration, say)
                 vs = [res.verdicts.get(it.id) for it in src.items]
                 arm_labels: list[Label | None] = [v.label if v else None for v in vs]
                 probs = [v.prob_positive if v else None for v in vs]
@@ -257,6 +296,7 @@ def run_study(
                         metrics=metrics,
                         position_debias=debiased,
                         undecided=undecided,
+                        calibration=calibrated,
                     )
                 )
                 if say:

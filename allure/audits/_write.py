@@ -192,6 +192,18 @@ def study_markdown(study: StudyRecord) -> str:
         ]
         lines += ["two orders disagree, counts in *unparsed*, as wrong in accuracy over all items):", ""]
         lines += [f"- {r.arm.name}: {r.position_debias}, {r.undecided} undecided" for r in debiased]
+    calibrated = [r for r in study.arms if r.calibration]
+    if calibrated:
+        lines += [
+            "",
+            "Calibrated arms (contextual calibration; the parsed labels stay in the run store):",
+            "",
+        ]
+        lines += [
+            f"- {r.arm.name}: {cal.get('mode')}, {cal.get('changed')} labels changed"
+            for r in calibrated
+            if (cal := r.calibration or {})
+        ]
     if study.sweep:
         lines += [
             "",

@@ -123,6 +123,17 @@ def calibrate_pass(
             owner[cf.id] = rep
     cf_res = ev.evaluate(run_id, iteration, cf_items, lambda cf: examples_for(owner[cf.id]))
     out.cf_calls = cf_res.stats.calls
+    for name in (
+        "calls",
+        "cache_hits",
+        "prompt_tokens",
+        "completion_tokens",
+        "cached_tokens",
+        "retries",
+        "wall_s",
+    ):
+        # the pass's cost covers its content-free calls (its item counts do not)
+        setattr(result.stats, name, getattr(result.stats, name) + getattr(cf_res.stats, name))
     p_cf: dict[tuple[str, ...], Any] = {}
     for b in reps:
         rows = [

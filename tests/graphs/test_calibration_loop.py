@@ -76,3 +76,50 @@ def test_calibration_on_a_server_without_logprobs_says_so_and_keeps_the_labels(t
     assert set(leaned.values()) == {1}
     assert out.count("evaluator returned no logprobs for any call") == 1
     assert "labels kept as parsed" in out
+
+
+def test_a_study_arm_takes_calibration_and_shares_the_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Arms raw and contextual on the leaning server: the calibrated arm adds only its 3
+    content-free calls and gets the judge's own grades back."""
+    from allure.audits import Arm, StudySource, run_study
+    from allure.config import load_spec
+    from allure.graphs.prepare import prepare_audit
+    from allure.memory import EpisodicMemory
+
+    srv = start_scripted_server(tmp_path, "--lean", "0.25")
+    try:
+        spec = load_spec(write_spec(tmp_path, srv.base_url, heldout_fraction=0.34))
+        prepared = prepare_audit(spec, tmp_path)
+        src = StudySource(
+            spec=spec,
+            items=prepared.items,
+            reference=prepared.references,
+            splits=prepared.splits,
+            source={"spec": "audit.toml"},
+            memory_location=str(tmp_path / "memory"),
+        )
+        arms = [Arm(name="raw", example_ids=[]), Arm(name="cal", example_ids=[], calibration="contextual")]
+        monkeypatch.setenv("ALLURE_TEST_KEY", "k")
+        study = run_study(
+            tmp_path / "proj",
+            src,
+            EpisodicMemory.open(str(tmp_path / "memory")),
+            kind="ablation",
+            arms=arms,
+            reference_arm="raw",
+            record={},
+        )
+    finally:
+        srv.stop()
+    by = {r.arm.name: r for r in study.arms}
+    n = len(prepared.items)
+    # the calibrated arm's only calls are its block's 3 content-free ones (the items' are shared)
+    assert (by["raw"].calls, by["cal"].calls) == (n, 3) and len(srv.requests()) == n + 3
+    assert by["raw"].metrics.predicted_shares == {"0": 0.0, "1": 1.0}  # the lean: every item labelled 1
+    assert by["cal"].calibration is not None and by["cal"].calibration["cf_calls"] == 3
+    assert by["cal"].calibration["changed"] > 0
+    assert (by["cal"].metrics.accuracy or 0) > (by["raw"].metrics.accuracy or 0)
+    md = (tmp_path / "proj" / ".allure" / "studies" / study.id / "study.md").read_text()
+    assert f"- cal: contextual, {by['cal'].calibration['changed']} labels changed" in md
