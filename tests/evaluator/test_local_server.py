@@ -261,7 +261,8 @@ def test_bad_gguf_fails_cleanly_with_the_log(tmp_path: Path) -> None:
     with pytest.raises(EvaluatorError) as info:
         srv.start()
     assert "exited with status" in info.value.message
-    assert "failed to load model" in info.value.message
+    # the server's own log lines come with it (under load the last one may be the server's summary)
+    assert "failed to load model" in info.value.message or "Failed to init server" in info.value.message
     assert not srv.running and srv.pid is None
     leftovers = [p for p in Path("/proc").glob("[0-9]*/cmdline") if _cmdline_mentions(p, str(bad))]
     assert leftovers == []
