@@ -386,6 +386,8 @@ def _check_unique(path: Path, header: list[str], error: type[AllureError]) -> No
     seen: dict[str, int] = {}
     folded: dict[str, tuple[int, str]] = {}
     for col, name in enumerate(header, start=1):
+        if not name.strip() and col == 1:
+            continue  # pandas' to_csv() writes its index column with an empty header: an unmapped column
         if not name.strip():
             raise error(
                 f"header cell {col} is empty",

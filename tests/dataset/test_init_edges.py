@@ -79,3 +79,15 @@ def test_bad_csv_headers_are_refused(tmp_path: Path, header: str, words: str) ->
     with pytest.raises(DatasetError) as info:
         guess_spec(data)
     assert words in info.value.render() and f"{data}:1" in info.value.render()
+
+
+def test_a_csv_written_by_pandas_with_its_index_column_is_read(tmp_path: Path) -> None:
+    """``DataFrame.to_csv()`` writes the index as a first column with an empty header cell."""
+    data = tmp_path / "frame.csv"
+    rows = [f"{i},a long response number {i},{i % 2}" for i in range(6)]
+    data.write_text(",response,label\n" + "\n".join(rows) + "\n")
+    g = guess_spec(data)
+    assert g.columns.get("response") == "response" and "" not in g.columns.values()
+    spec, doc = init(tmp_path, data)
+    items = load_items(load_spec(spec).dataset, base_dir=tmp_path, label_set=doc["label_set"])
+    assert len(items) == 6 and items[1].response == "a long response number 1"
