@@ -318,6 +318,7 @@ def run_study(
             pos_label=src.spec.positive_label,
             n_resamples=src.spec.loop.bootstrap_resamples,
             random_state=src.spec.loop.seed,
+            labels=list(src.spec.label_set),
         )
         by_arm = {c.arm: c for c in comparisons}
         results = [r.model_copy(update={"comparison": by_arm.get(r.arm.name)}) for r in results]

@@ -148,6 +148,7 @@ def compare_arms(
                 ref_pred,
                 pred,
                 metric=metric,
+                labels=labels,
                 pos_label=pos_label,
                 n_resamples=n_resamples,
                 random_state=random_state,

@@ -327,3 +327,19 @@ def test_bad_arguments() -> None:
         compare_arms([0], ("a", [0]), {"b": [1]}, objective="auc")  # type: ignore[arg-type]
     empty = objective_difference([None], [0], [1], labels=[0, 1])
     assert empty.n == 0 and empty.delta is None and empty.p_value is None and "undefined" in empty.statement
+
+
+def test_compare_arms_takes_the_label_set_when_no_arm_uses_the_positive_label() -> None:
+    """Content-free items (no reference) all labelled "no": the positive label "yes" is still a
+    label of the set, not an error (it once stopped a study of calibration blocks)."""
+    from allure.metrics import compare_arms
+
+    (cmp,) = compare_arms(
+        [None] * 4,
+        ("a", ["no"] * 4),
+        {"b": ["no"] * 4},
+        pos_label="yes",
+        labels=["yes", "no"],
+        n_resamples=50,
+    )
+    assert cmp.arm == "b" and cmp.accuracy.n == 0
