@@ -30,7 +30,7 @@ from allure.evaluator import (
 )
 from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
-from allure.metrics import compare_arms, compute_metrics
+from allure.metrics import compare_arms, compute_metrics, label_shares
 from allure.models import IclExample, Item, stable_hash, utcnow
 from allure.prompts import PromptSet, load_prompt_set
 from allure.store import RunStore, project_db_path
@@ -153,8 +153,8 @@ def _calibrated(
 ) -> dict[str, Any] | None:
     """Calibrate the arm's verdicts in ``res`` (:func:`allure.evaluator.calibrate_pass`); ``prior``
     takes the label shares of the study's audit-split items, and without any is ``contextual``."""
-    known = [str(r) for i, r in src.reference.items() if r is not None and src.splits.get(i) == "audit"]
-    prior = {lab: known.count(lab) / len(known) for lab in set(known)} if known else None
+    known = [r for i, r in src.reference.items() if r is not None and src.splits.get(i) == "audit"]
+    prior = label_shares(known, src.spec.label_set) or None
     if mode == "prior" and prior is None:
         mode = "contextual"
         if say:

@@ -468,8 +468,9 @@ def _post_process(
         tell(f"position-debiased ({used}): {d.status.count('inconsistent')} of {len(items)} items undecided")
         return {it.id: cast("Label | None", lab) for it, lab in zip(items, d.labels, strict=True)}
     if spec.evaluator.calibration != "none" and spec.evaluator.kind != "replay":
-        known = [str(r) for r in refs.values() if r is not None]
-        prior = {lab: known.count(lab) / len(known) for lab in set(known)} if known else None
+        from allure.metrics import label_shares
+
+        prior = label_shares([r for r in refs.values() if r is not None], spec.label_set) or None
         out = calibrate_pass(
             ev,
             rid,
