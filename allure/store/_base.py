@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +16,35 @@ from typing import Any
 
 from allure.errors import StoreError
 from allure.store._schema import migrate
+
+OPEN_WAIT_S = 60.0
+"""How long opening a store waits for another process that is creating or migrating it."""
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _open_when_free(conn: sqlite3.Connection, *, where: str) -> None:
+    """Switch to WAL and bring the schema up to date, retrying while another process does the same.
+
+    Switching a new file to WAL takes an exclusive lock that SQLite does not wait for (its busy
+    timeout does not cover it), so two processes opening one fresh project at once can see
+    ``database is locked``; that is a wait, not an error.
+    """
+    deadline = time.monotonic() + OPEN_WAIT_S
+    pause = 0.02
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            migrate(conn, where=where)
+            return
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
 
 class StoreBase:
@@ -33,9 +63,19 @@ class StoreBase:
         try:
             self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
             self._conn.row_factory = sqlite3.Row
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            migrate(self._conn, where=str(self.path))
+            _open_when_free(self._conn, where=str(self.path))
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise self._corrupt(exc) or StoreError(
+                    f"cannot open the run store ({exc})",
+                    where=str(self.path),
+                    fix="the file is not a valid allure database; move it away and re-run",
+                ) from exc
+            raise StoreError(
+                f"the run store stayed busy for {OPEN_WAIT_S:.0f} s ({exc})",
+                where=str(self.path),
+                fix="another allure process holds it; wait for it to finish (or stop it) and re-run",
+            ) from exc
         except sqlite3.DatabaseError as exc:
             raise self._corrupt(exc) or StoreError(
                 f"cannot open the run store ({exc})",
