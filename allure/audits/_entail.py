@@ -103,7 +103,7 @@ def ask_evaluator(
     ``sample``: a sample index (see :attr:`allure.evaluator.Evaluator.sample`). ``free_text``: the
     answer is read from the raw output, so an answer without a label is not asked again.
     """
-    from allure.evaluator import open_evaluator
+    from allure.evaluator import PassOptions, open_evaluator
 
     store = RunStore(project_db_path(project))
     try:
@@ -113,10 +113,15 @@ def ask_evaluator(
             store.create_run(spec.model_dump(mode="json"), run_id=run_id)
         store.add_items(run_id, items, {it.id: "heldout" for it in items}, {})
         with open_evaluator(spec, store, items) as e:
-            e.sample = sample
             if free_text:
                 e.retry_unparsed = 0
-            verdicts = e.evaluate(run_id, 1 if sample is None else 1 + sample, items, lambda _: []).verdicts
+            verdicts = e.evaluate(
+                run_id,
+                1 if sample is None else 1 + sample,
+                items,
+                lambda _: [],
+                options=PassOptions(sample=sample),
+            ).verdicts
         # listed with the studies (hidden from `allure runs`), not as an audit run left running
         store.update_run(run_id, status="done", info={"kind": "study", "study_kind": "helper"})
         return verdicts

@@ -23,6 +23,7 @@ from allure.errors import StoreError
 from allure.evaluator import (
     FALLBACK_NOTE,
     NO_PROBS,
+    PassOptions,
     calibrate_pass,
     debias_verdicts,
     swapped_item,
@@ -120,6 +121,7 @@ def _debiased(
     res: EvalResult,
     mode: PositionDebias,
     say: Say | None,
+    options: PassOptions,
 ) -> tuple[list[Label | None], PositionDebias, int]:
     """Label the arm's pairs again with the two responses swapped (same examples, stored under
     the same arm; its costs added to ``res``) and keep one debiased label per item: (labels, mode
@@ -128,7 +130,7 @@ def _debiased(
     swapped = [swapped_item(it, first, second) for it in src.items]
     back = {sw.id: it.id for sw, it in zip(swapped, src.items, strict=True)}
     ordered = sorted(swapped, key=lambda sw: tuple(ex.id for ex in table[back[sw.id]]))
-    again = ev.evaluate(sid, index, ordered, lambda sw: table[back[sw.id]])
+    again = ev.evaluate(sid, index, ordered, lambda sw: table[back[sw.id]], options=options)
     res.stats.add(again.stats)
     d, used = debias_verdicts(
         [res.verdicts.get(it.id) for it in src.items],
@@ -150,6 +152,7 @@ def _calibrated(
     res: EvalResult,
     mode: Calibration,
     say: Say | None,
+    options: PassOptions,
 ) -> dict[str, Any] | None:
     """Calibrate the arm's verdicts in ``res`` (:func:`allure.evaluator.calibrate_pass`); ``prior``
     takes the label shares of the study's audit-split items, and without any is ``contextual``."""
@@ -162,7 +165,16 @@ def _calibrated(
                 "  calibration: no audit-split item among the study's items to take label shares from: contextual"
             )
     out = calibrate_pass(
-        ev, sid, index, src.items, res, _lookup(table), mode=mode, labels=src.spec.label_set, prior=prior
+        ev,
+        sid,
+        index,
+        src.items,
+        res,
+        _lookup(table),
+        mode=mode,
+        labels=src.spec.label_set,
+        prior=prior,
+        options=options,
     )
     if say:
         say(f"  {NO_PROBS}" if out.off else f"  calibration ({out.mode}): {out.changed} labels changed")
@@ -228,10 +240,8 @@ def run_study(
         labels: dict[str, list[Label | None]] = {}
         with open_evaluator(src.spec, store, src.items) as ev:
             prompts = {a.name: _prompts_for(a, ev.prompts, src) for a in arms}
-            plans = {}
-            for a in arms:
-                ev.prompts, ev.sample = prompts[a.name], a.sample
-                plans[a.name] = ev.plan(src.items, _lookup(chosen[a.name]))
+            pass_opts = {a.name: PassOptions(prompts=prompts[a.name], sample=a.sample) for a in arms}
+            plans = {a.name: ev.plan(src.items, _lookup(chosen[a.name]), pass_opts[a.name]) for a in arms}
             uncached = sum(p.uncached for p in plans.values())
             lat = [p.cached_latency_s for p in plans.values() if p.cached_latency_s]
             eta = f"~{uncached * sum(lat) / len(lat) / 60:.1f} min" if lat and uncached else "unknown"
@@ -244,7 +254,6 @@ def run_study(
                     n_ex = sum(len(v) for v in chosen[a.name].values()) / max(len(src.items), 1)
                     say(f"  arm {a.name}: {n_ex:.1f} examples per prompt, {plans[a.name].uncached} new calls")
             for i, a in enumerate(arms, start=1):
-                ev.prompts, ev.sample = prompts[a.name], a.sample
                 table = chosen[a.name]
                 # items sharing an ICL block are sent one after another: the server's prefix cache computes it once
                 ordered = sorted(src.items, key=partial(_block_key, table))
@@ -254,18 +263,21 @@ def run_study(
                     ordered,
                     _lookup(table),
                     progress=_arm_progress(arm_progress, a.name),
+                    options=pass_opts[a.name],
                 )
                 calibration = a.calibration or src.spec.evaluator.calibration
                 calibrated = None
                 if calibration != "none" and src.spec.evaluator.kind != "replay":
-                    calibrated = _calibrated(ev, sid, i, src, table, res, calibration, say)
+                    calibrated = _calibrated(ev, sid, i, src, table, res, calibration, say, pass_opts[a.name])
                 vs = [res.verdicts.get(it.id) for it in src.items]
                 arm_labels: list[Label | None] = [v.label if v else None for v in vs]
                 probs = [v.prob_positive if v else None for v in vs]
                 mode = a.position_debias or src.spec.evaluator.position_debias
                 debiased, undecided = None, 0
                 if mode != "none" and swaps_positions(src.spec, prompts[a.name].pairwise, src.items):
-                    arm_labels, debiased, undecided = _debiased(ev, sid, i, src, table, res, mode, say)
+                    arm_labels, debiased, undecided = _debiased(
+                        ev, sid, i, src, table, res, mode, say, pass_opts[a.name]
+                    )
                     probs = [None] * len(vs)
                 labels[a.name] = arm_labels
                 metrics = compute_metrics(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         EvalStats,
         Evaluator,
         ExamplesFor,
+        PassOptions,
         ProgressFn,
     )
     from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_item, swaps_positions
@@ -57,6 +58,7 @@ _WHERE = {
     "Evaluator": "_runner",
     "ExamplesFor": "_runner",
     "ProgressFn": "_runner",
+    "PassOptions": "_runner",
 }
 
 __all__ = [
@@ -78,6 +80,7 @@ __all__ = [
     "ExamplesFor",
     "LabelParser",
     "OpenAICompatibleChat",
+    "PassOptions",
     "ProgressFn",
     "REDACTED",
     "ReplayChatModel",

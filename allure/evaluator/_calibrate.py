@@ -21,7 +21,7 @@ from allure.models import Item, stable_hash
 
 if TYPE_CHECKING:
     from allure.config import Calibration
-    from allure.evaluator._runner import EvalResult, Evaluator, ExamplesFor
+    from allure.evaluator._runner import EvalResult, Evaluator, ExamplesFor, PassOptions
 
 CF_PREFIX = "#cf-"
 """Prefix of the ids under which a pass's content-free calls are linked to it."""
@@ -89,6 +89,7 @@ def calibrate_pass(
     mode: Calibration,
     labels: Sequence[Label],
     prior: Mapping[str, float] | None = None,
+    options: PassOptions | None = None,
 ) -> CalibrationOutcome:
     """Calibrate ``result``'s verdicts of ``items`` in place and store the new labels (see the module).
 
@@ -102,6 +103,7 @@ def calibrate_pass(
         mode: ``contextual`` or ``prior``.
         labels: The label set (the order of the probability rows).
         prior: ``prior`` mode: label (string form) -> share on the audit split.
+        options: The pass's options (its prompts, sample, generation), used for the content-free calls too.
     """
     from allure.metrics import CONTENT_FREE, calibrate, content_free_mean
 
@@ -121,7 +123,7 @@ def calibrate_pass(
             cf = _content_free(rep, names[b], k, text)
             cf_items.append(cf)
             owner[cf.id] = rep
-    cf_res = ev.evaluate(run_id, iteration, cf_items, lambda cf: examples_for(owner[cf.id]))
+    cf_res = ev.evaluate(run_id, iteration, cf_items, lambda cf: examples_for(owner[cf.id]), options=options)
     out.cf_calls = cf_res.stats.calls
     for name in (
         "calls",

@@ -113,6 +113,19 @@ class EvalPlan:
     """Mean latency of the stored calls among the pass's prompts (``None`` when none is stored)."""
 
 
+@dataclass(frozen=True)
+class PassOptions:
+    """What one pass changes from the evaluator's own settings; a value, so passes (a study's arms)
+    never share state through the evaluator. ``None`` fields keep the evaluator's setting."""
+
+    prompts: PromptSet | None = None
+    """The prompt set of this pass."""
+    sample: int | None = None
+    """Index of a repeated sample (see :attr:`Evaluator.sample`)."""
+    generation: str | None = None
+    """A generation of fresh calls (see :attr:`Evaluator.generation`)."""
+
+
 @dataclass
 class _Job:
     item: Item
@@ -121,6 +134,7 @@ class _Job:
     prompt_hash: str
     seq: int
     dropped: int = 0
+    sample: int | None = None
 
 
 def _usage(msg: Any) -> tuple[int, int, int]:
@@ -275,7 +289,17 @@ class Evaluator:
         return uvloop.new_event_loop()
 
     # -- prompts ----------------------------------------------------------------------------------
-    def prompt_hash(self, messages: list[BaseMessage], item: Item | None = None) -> str:
+    def _resolved(self, options: PassOptions | None) -> tuple[PromptSet, int | None, str | None]:
+        o = options or PassOptions()
+        return (
+            o.prompts if o.prompts is not None else self.prompts,
+            o.sample if o.sample is not None else self.sample,
+            o.generation if o.generation is not None else self.generation,
+        )
+
+    def prompt_hash(
+        self, messages: list[BaseMessage], item: Item | None = None, options: PassOptions | None = None
+    ) -> str:
         """Cache key: everything the answer depends on.
 
         That is the rendered messages, the model and its parameters, and, when the evaluator
@@ -285,15 +309,19 @@ class Evaluator:
         parts: list[Any] = [[(m.type, m.content) for m in messages], self.model_name, self.params]
         if self.answer_key is not None:
             parts.append(self.answer_key(item) if item is not None else None)
-        if self.sample is not None:
-            parts.append({"sample": self.sample})
-        if self.generation is not None:
-            parts.append({"generation": self.generation})
+        _prompts, sample, generation = self._resolved(options)
+        if sample is not None:
+            parts.append({"sample": sample})
+        if generation is not None:
+            parts.append({"generation": generation})
         return stable_hash(*parts, length=32)
 
-    def fit(self, item: Item, examples: list[IclExample]) -> tuple[list[IclExample], list[BaseMessage]]:
+    def fit(
+        self, item: Item, examples: list[IclExample], options: PassOptions | None = None
+    ) -> tuple[list[IclExample], list[BaseMessage]]:
         """``item``'s examples and messages within the context budget (see the module docstring)."""
-        messages = self.prompts.render(item, examples)
+        prompts = self._resolved(options)[0]
+        messages = prompts.render(item, examples)
         if self.max_prompt_tokens is None or self.token_counter is None or not examples:
             return examples, messages
         if byte_bound(messages) <= self.max_prompt_tokens:  # fits for sure: no tokenizer needed
@@ -305,28 +333,32 @@ class Evaluator:
             total -= counts[1 + 2 * keep] + counts[2 + 2 * keep]
         if keep == len(examples):
             return examples, messages
-        return examples[:keep], self.prompts.render(item, examples[:keep])
+        return examples[:keep], prompts.render(item, examples[:keep])
 
-    def _jobs(self, items: list[Item], examples_for: ExamplesFor) -> list[_Job]:
+    def _jobs(self, items: list[Item], examples_for: ExamplesFor, options: PassOptions | None) -> list[_Job]:
         jobs = []
+        sample = self._resolved(options)[1]
         for seq, item in enumerate(items):
             wanted = examples_for(item)
-            examples, messages = self.fit(item, wanted)
+            examples, messages = self.fit(item, wanted, options)
             jobs.append(
                 _Job(
                     item,
                     messages,
                     [e.id for e in examples],
-                    self.prompt_hash(messages, item),
+                    self.prompt_hash(messages, item, options),
                     seq,
                     len(wanted) - len(examples),
+                    sample,
                 )
             )
         return jobs
 
-    def plan(self, items: list[Item], examples_for: ExamplesFor) -> EvalPlan:
+    def plan(
+        self, items: list[Item], examples_for: ExamplesFor, options: PassOptions | None = None
+    ) -> EvalPlan:
         """How many of the pass's prompts are not stored yet, and the stored ones' mean latency."""
-        jobs = self._jobs(items, examples_for)
+        jobs = self._jobs(items, examples_for, options)
         cached = self.store.lookup_calls(j.prompt_hash for j in jobs)
         lat = [cached[j.prompt_hash][1].latency_s for j in jobs if j.prompt_hash in cached]
         return EvalPlan(
@@ -374,8 +406,8 @@ class Evaluator:
         attempt = 0
         unparsed_left = self.retry_unparsed
         extra: dict[str, Any] = {}
-        if self.sample is not None:
-            extra["seed"] = int(self.params.get("seed") or 0) + self.sample
+        if job.sample is not None:
+            extra["seed"] = int(self.params.get("seed") or 0) + job.sample
         model = self.chat_model
         # allure's own OpenAI-compatible model answers without LangChain's per-call callback machinery
         ask = getattr(model, "acomplete", None) or model.ainvoke
@@ -418,18 +450,20 @@ class Evaluator:
         *,
         progress: ProgressFn | None = None,
         claim_token: str = "",
+        options: PassOptions | None = None,
     ) -> EvalResult:
         """Label ``items`` for ``run_id``'s ``iteration``; stored calls are re-used, new ones stored at once.
 
         Items whose prompts share a cache key share one call. With ``claim_token`` (the run's
         lease), prompts about to be sent are claimed in the run store first; a prompt another
-        live process of the project has in flight is not sent again but waited for.
+        live process of the project has in flight is not sent again but waited for. ``options``
+        sets this pass's prompts, sample index and generation without changing the evaluator.
         """
         t0 = time.perf_counter()
         result = EvalResult()
         stats = result.stats
         stats.items = len(items)
-        jobs = self._jobs(items, examples_for)
+        jobs = self._jobs(items, examples_for, options)
         stats.icl_total = sum(len(j.icl_ids) for j in jobs)
         result.dropped = {j.item.id: j.dropped for j in jobs if j.dropped}
         stats.icl_dropped = sum(result.dropped.values())

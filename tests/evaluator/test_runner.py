@@ -8,7 +8,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from allure.evaluator import Evaluator, LabelParser, build_openai_model, prob_positive
+from allure.evaluator import Evaluator, LabelParser, PassOptions, build_openai_model, prob_positive
 from allure.models import IclExample, Item
 from allure.prompts import load_prompt_set
 from allure.store import RunStore
@@ -122,17 +122,18 @@ def test_each_sample_of_a_prompt_is_a_call_of_its_own(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "a.db")
     ev = _evaluator(FakeListChatModel(responses=["score: 1", "score: 1", "score: 0", "score: 0"]), store)
     items = _items(2)
-    ev.sample = 0
-    first = ev.evaluate("r", 1, items, lambda it: [])
-    ev.sample = 1
-    second = ev.evaluate("r", 2, items, lambda it: [])
+    first = ev.evaluate("r", 1, items, lambda it: [], options=PassOptions(sample=0))
+    second = ev.evaluate("r", 2, items, lambda it: [], options=PassOptions(sample=1))
+    assert ev.sample is None  # a pass's options are values: the evaluator itself is unchanged
     assert first.stats.calls == second.stats.calls == 2
     assert {v.label for v in first.verdicts.values()} == {1} and {
         v.label for v in second.verdicts.values()
     } == {0}
     again = _evaluator(FakeListChatModel(responses=[]), store)  # would raise if called
-    again.sample = 1
-    assert again.evaluate("r", 3, items, lambda it: []).stats.cache_hits == 2
+    assert again.evaluate("r", 3, items, lambda it: [], options=PassOptions(sample=1)).stats.cache_hits == 2
+    assert again.plan(items, lambda it: [], PassOptions(sample=0)).uncached == 0
+    assert again.plan(items, lambda it: [], PassOptions(sample=2)).uncached == 2
+    assert again.plan(items, lambda it: [], PassOptions(generation="fresh:x")).uncached == 2
     assert {v.prompt_hash for v in first.verdicts.values()}.isdisjoint(
         v.prompt_hash for v in second.verdicts.values()
     )

@@ -242,7 +242,7 @@ def _locked(
     refs = fs.references()
     rid = new_reaudit_id(fs.name)
     tell(f"re-audit {rid}: set {fs.name!r} v{fs.version} ({fs.n_items} items), memory {mem_size} examples")
-    from allure.evaluator import open_evaluator
+    from allure.evaluator import PassOptions, open_evaluator
 
     policy = spec.memory.retrieval
     inherited = previous.generation if previous is not None else ""
@@ -254,9 +254,13 @@ def _locked(
         with open_evaluator(spec, store, items, lazy_start=True) as ev:
 
             def run(iteration: int, gen: str, chosen: list[Item]) -> Any:
-                ev.generation = gen or None
                 res = ev.evaluate(
-                    rid, iteration, chosen, lambda item: memory.retrieve(item, policy), progress=eval_progress
+                    rid,
+                    iteration,
+                    chosen,
+                    lambda item: memory.retrieve(item, policy),
+                    progress=eval_progress,
+                    options=PassOptions(generation=gen or None),
                 )
                 spent.add(res)
                 return res
@@ -271,7 +275,19 @@ def _locked(
                     generation, fresh_reason = f"fresh:{rid}", "provider drift"
                     main_it = 4
                     result = run(main_it, generation, items)  # the probe items' fresh calls are re-used
-            post = _post_process(ev, spent, spec, rid, main_it, items, result, memory, refs, tell)
+            post = _post_process(
+                ev,
+                spent,
+                spec,
+                rid,
+                main_it,
+                items,
+                result,
+                memory,
+                refs,
+                tell,
+                PassOptions(generation=generation or None),
+            )
             # started to answer a call, or only to count a prompt's tokens: either way it ran
             started = spec.evaluator.kind != "replay" and (
                 ev.connected or bool(getattr(ev.server, "started", False))
@@ -435,6 +451,7 @@ def _post_process(
     memory: Any,
     refs: dict[str, Label | None],
     tell: Any,
+    options: Any,
 ) -> dict[str, Label | None] | None:
     """The spec's ``[evaluator] position_debias`` (a pairwise set: the swapped order is asked too)
     or ``calibration`` applied to the re-audit's verdicts, as the audit loop applies them: item id ->
@@ -455,7 +472,9 @@ def _post_process(
         first, second = spec.label_set[0], spec.label_set[1]
         swapped = [swapped_item(it, first, second) for it in items]
         back = {sw.id: it for sw, it in zip(swapped, items, strict=True)}
-        again = ev.evaluate(rid, iteration, swapped, lambda sw: memory.retrieve(back[sw.id], policy))
+        again = ev.evaluate(
+            rid, iteration, swapped, lambda sw: memory.retrieve(back[sw.id], policy), options=options
+        )
         spent.add(again)
         d, used = debias_verdicts(
             [result.verdicts.get(it.id) for it in items],
@@ -481,6 +500,7 @@ def _post_process(
             mode=spec.evaluator.calibration,
             labels=spec.label_set,
             prior=prior,
+            options=options,
         )
         spent.calls += out.cf_calls
         tell(
