@@ -473,7 +473,51 @@ def render(t: Task, rows: list[Row], line: str) -> str:
     return "\n".join(out)
 
 
-def run_task(t: Task, project: Path, args: argparse.Namespace) -> tuple[str, int]:
+def strategy(name: str) -> str:
+    """An arm's strategy, without what it chose on this task: ``validated (cand-3 x=8 mixed)`` ->
+    ``validated``; a calibrated best arm keeps its ``+cal`` (``default +cal (prior)`` -> ``default +cal``)."""
+    return name.split(" (")[0]
+
+
+def defaults_from_evidence(tables: dict[str, list[Row]]) -> list[str]:
+    """Which strategy wins on dev, by balanced accuracy, on every task (the loop's default should be it);
+    the safest choice when none does; and whether the loop's default is significantly worse than
+    zero-shot on held-out anywhere (the bar: never)."""
+    wins: dict[str, list[str]] = {}
+    for task, rows in tables.items():
+        zero = rows[0].dev
+        for r in rows[1:]:
+            if r.name.startswith("loop default"):
+                continue
+            wins.setdefault(strategy(r.name), [])
+            if r.dev > zero:
+                wins[strategy(r.name)].append(task)
+    every = [s for s, ts in wins.items() if len(ts) == len(tables)]
+    out = ["## Defaults from evidence (decided on dev, never on held-out)", ""]
+    for s_, ts in wins.items():
+        out.append(f"- {s_}: beats zero-shot on dev in {', '.join(ts) if ts else 'no task'}")
+    if every:
+        best = max(
+            every,
+            key=lambda s_: min(r.dev for rows in tables.values() for r in rows if strategy(r.name) == s_),
+        )
+        out.append(f"\ndefault: {best} (wins on dev on every task)")
+    else:
+        out.append(
+            "\ndefault: none wins on dev on every task, so the loop keeps the safest: the guard (an example "
+            "set is adopted only when it is not worse than zero-shot on the dev split)"
+        )
+    for task, rows in tables.items():
+        loop = next(r for r in rows if r.name.startswith("loop default"))
+        worse = loop.delta_value is not None and loop.delta_value < 0 and (loop.p_holm or 1.0) < 0.05
+        out.append(
+            f"- {task}: {loop.name} vs zero-shot {_f(loop.delta_value)}, Holm p = {_f(loop.p_holm)}: "
+            + ("SIGNIFICANTLY WORSE" if worse else "not significantly worse")
+        )
+    return out
+
+
+def run_task(t: Task, project: Path, args: argparse.Namespace) -> tuple[str, int, list[Row]]:
     t0 = time.perf_counter()
     project.mkdir(parents=True, exist_ok=True)
     restore_store(project, t.name)
@@ -552,7 +596,7 @@ def run_task(t: Task, project: Path, args: argparse.Namespace) -> tuple[str, int
     print(text, flush=True)
     print(f"{t.name}: {bench.calls} calls sent in this run, {time.perf_counter() - t0:.0f} s", flush=True)
     save_store(project, t.name, args)
-    return text, bench.calls
+    return text, bench.calls, rows
 
 
 def _stored_calls(project: Path) -> tuple[int, float]:
@@ -614,12 +658,15 @@ def main() -> int:
     args = ap.parse_args()
     args.group_by = {"halueval": "none", "cogeval": "problem_type"}
     makers = {"halueval": halueval_task, "cogeval": cogeval_task}
-    texts, total = [], 0
+    texts, total, tables = [], 0, {}
     for name in args.tasks.split(","):
         task = makers[name](args, args.model)
-        text, calls = run_task(task, args.project / f"{name}-s{args.seed}", args)
+        text, calls, tables[name] = run_task(task, args.project / f"{name}-s{args.seed}", args)
         texts.append(text)
         total += calls
+    verdict = "\n".join(defaults_from_evidence(tables))
+    print(verdict, flush=True)
+    texts.append(verdict + "\n")
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout
