@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -29,6 +29,8 @@ LEASE_STALE_S = 60.0
 HEARTBEAT_S = 10.0
 """How often a held lease's heartbeat is renewed."""
 
+
+_T = TypeVar("_T")
 
 LEASE_SELECT = "SELECT run_id, token, pid, host, purpose, acquired_at, heartbeat_at FROM leases"
 """The ``leases`` columns :func:`holder_from_row` reads, in order."""
@@ -212,14 +214,35 @@ class Heartbeat:
         self._thread.join(timeout=5)
 
 
-def claim(conn: Connection, token: str, hashes: list[str]) -> set[str]:
+_RETRY_STATES = ("40P01", "40001")
+"""PostgreSQL's deadlock and serialisation failures: the transaction is rolled back and run again."""
+
+
+def _retrying(fn: Callable[[], _T]) -> _T:
+    """``fn()``, run again (up to 5 times) when PostgreSQL aborted it for a deadlock with another worker."""
+    for attempt in range(5):
+        try:
+            return fn()
+        except Exception as exc:
+            if getattr(exc, "sqlstate", None) not in _RETRY_STATES or attempt == 4:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def claim(conn: Connection, token: str, hashes: list[str], *, limit: int | None = None) -> set[str]:
     """Claim the prompts ``hashes`` for the lease ``token``; returns those now claimed by it.
 
-    A prompt claimed by a lease that is no longer live is taken over. One upsert per chunk does
-    it on both back ends: a free prompt is inserted, a held one is taken only where its holder is
-    this lease or not live, and ``RETURNING`` names the rows this lease now holds. On PostgreSQL
-    the row lock of ``ON CONFLICT`` makes concurrent workers (other processes, other hosts) split
-    the prompts, each claimed by exactly one; on SQLite the IMMEDIATE transaction does.
+    A prompt claimed by a lease that is no longer live is taken over; a prompt whose call is already
+    stored (another worker sent it and released its claim) is not claimed. With ``limit``, at most
+    that many are claimed (a worker takes a batch and leaves the rest to the others).
+
+    One upsert per chunk does it on both back ends: a free prompt is inserted, a held one is taken
+    only where its holder is this lease or not live, and ``RETURNING`` names the rows this lease now
+    holds. On PostgreSQL the row lock of ``ON CONFLICT`` makes concurrent workers (other processes,
+    other hosts) split the prompts, each claimed by exactly one; on SQLite the IMMEDIATE transaction
+    does. The stored-call check runs after the upsert, in the same transaction: a worker stores its
+    calls before it releases their claims, so a prompt whose claim was just released is seen stored.
     """
     mine: set[str] = set()
     dialect = dialect_of(conn)
@@ -231,15 +254,34 @@ def claim(conn: Connection, token: str, hashes: list[str]) -> set[str]:
         if live:
             takeable += f" OR call_claims.token NOT IN ({','.join('?' * len(live))})"
         now = time.time()
-        for start in range(0, len(hashes), 500):
-            chunk = hashes[start : start + 500]
+        start = 0
+        while start < len(hashes) and (limit is None or len(mine) < limit):
+            size = 500 if limit is None else min(500, limit - len(mine))
+            chunk = hashes[start : start + size]
+            start += size
             rows = conn.execute(
                 f"INSERT INTO call_claims (prompt_hash, token, claimed_at) VALUES {','.join(['(?,?,?)'] * len(chunk))} "
                 "ON CONFLICT (prompt_hash) DO UPDATE SET token = excluded.token, claimed_at = excluded.claimed_at "
                 f"WHERE {takeable} RETURNING prompt_hash",
                 [*(v for h in chunk for v in (h, token, now)), *live],
             ).fetchall()
-            mine.update(r[0] for r in rows)
+            got = [r[0] for r in rows]
+            if not got:
+                continue
+            marks = ",".join("?" * len(got))
+            stored = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT DISTINCT prompt_hash FROM calls WHERE prompt_hash IN ({marks}) AND status != 'error'",
+                    got,
+                )
+            ]
+            if stored:
+                conn.execute(
+                    f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({','.join('?' * len(stored))})",
+                    [token, *stored],
+                )
+            mine.update(set(got) - set(stored))
         conn.commit()
     except BaseException:
         conn.rollback()
@@ -249,11 +291,17 @@ def claim(conn: Connection, token: str, hashes: list[str]) -> set[str]:
 
 def unclaim(conn: Connection, token: str, hashes: list[str]) -> None:
     """Drop this lease's claims on ``hashes`` (their calls are stored, or they failed)."""
-    for start in range(0, len(hashes), 500):
-        chunk = hashes[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        conn.execute(f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({marks})", [token, *chunk])
-    conn.commit()
+    try:
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            conn.execute(
+                f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({marks})", [token, *chunk]
+            )
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
 
 
 class LeasesStore(StoreBase):
@@ -298,19 +346,23 @@ class LeasesStore(StoreBase):
             release(self._conn, token)
 
     # -- claims on in-flight prompts ------------------------------------------------------------------
-    def claim_calls(self, token: str, prompt_hashes: Iterable[str]) -> set[str]:
-        """Claim prompts about to be sent for the lease ``token``; returns those it now holds.
+    def claim_calls(self, token: str, prompt_hashes: Iterable[str], *, limit: int | None = None) -> set[str]:
+        """Claim prompts about to be sent for the lease ``token``; returns those it now holds (at most
+        ``limit``).
 
-        The others are in flight in another live process: wait for their calls to be stored.
+        The others are in flight in another live process (wait for their calls to be stored), already
+        stored (look them up), or beyond ``limit``.
         """
+        # sorted: concurrent workers lock shared prompts in one order (fewer deadlocks on PostgreSQL)
+        hashes = sorted(set(prompt_hashes))
         with self._lock:
-            # sorted: concurrent workers then lock shared prompts in one order (no deadlock on PostgreSQL)
-            return claim(self._conn, token, sorted(set(prompt_hashes)))
+            return _retrying(lambda: claim(self._conn, token, hashes, limit=limit))
 
     def release_claims(self, token: str, prompt_hashes: Iterable[str]) -> None:
         """Drop the lease ``token``'s claims on ``prompt_hashes``."""
+        hashes = sorted(set(prompt_hashes))
         with self._lock:
-            unclaim(self._conn, token, list(prompt_hashes))
+            _retrying(lambda: unclaim(self._conn, token, hashes))
 
 
 class RunLease:
