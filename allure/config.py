@@ -23,7 +23,7 @@ from allure.gold_check import GoldCheckConfig
 from allure.labels import Label, LabelVocabulary, default_label_pattern, guess_positive, label_list
 from allure.memory import RetrievalPolicy
 from allure.names import NAME_PATTERN
-from allure.store._url import StoreSpec
+from allure.store import StoreSpec
 from allure.urls import redact_url, url_problem
 
 Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]

@@ -11,6 +11,7 @@ place. :class:`RunStore` is the one handle; its parts live in one module per con
 and claims on in-flight prompts; ``_schema``: versions and migrations).
 """
 
+from allure.store._backend import advisory_key
 from allure.store._leases import HEARTBEAT_S, LEASE_STALE_S, LeaseHolder, RunLease, pid_runs
 from allure.store._review import CandidateStatus
 from allure.store._runs import RunRecord, RunStatus
@@ -31,6 +32,7 @@ __all__ = [
     "RunStatus",
     "RunStore",
     "StoreSpec",
+    "advisory_key",
     "display_url",
     "open_project_store",
     "project_db_path",

@@ -9,6 +9,7 @@ lease is taken over by the next process that asks; the run it covered then reads
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -163,6 +164,19 @@ def release(conn: Connection, token: str) -> None:
     conn.commit()
 
 
+def _dropped(conn: Connection | None) -> Connection | None:
+    """After a failed beat: the connection rolled back, or ``None`` (closed) when it is lost."""
+    if conn is None:
+        return None
+    try:
+        conn.rollback()
+        return conn
+    except Exception:
+        with contextlib.suppress(Exception):
+            conn.close()
+        return None
+
+
 class Heartbeat:
     """A daemon thread that renews a lease's heartbeat on its own connection until stopped.
 
@@ -190,23 +204,22 @@ class Heartbeat:
         self._thread.start()
 
     def _run(self, connect: Callable[[], Connection], token: str, every_s: float) -> None:
-        conn = connect()
+        conn: Connection | None = None
         try:
-            while not self._stop.wait(every_s):
+            while True:
                 try:
-                    conn.execute("UPDATE leases SET heartbeat_at=? WHERE token=?", (time.time(), token))
-                    conn.commit()
-                except (
-                    Exception
-                ):  # a busy or closing database, a dropped connection: the next beat tries again
-                    try:
-                        conn.rollback()
-                    except Exception:
-                        conn.close()
+                    if conn is None:
                         conn = connect()
-                    continue
+                    else:
+                        conn.execute("UPDATE leases SET heartbeat_at=? WHERE token=?", (time.time(), token))
+                        conn.commit()
+                except Exception:  # a busy or closing database, a lost server: the next beat tries again
+                    conn = _dropped(conn)
+                if self._stop.wait(every_s):
+                    return
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
 
     def stop(self) -> None:
         """Stop renewing (the lease row itself is removed by :func:`release`)."""
