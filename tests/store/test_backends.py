@@ -162,3 +162,47 @@ def test_store_urls_never_keep_or_show_a_password() -> None:
     assert "s3cret" not in str(exc.value) and "store.url" in str(exc.value.where)
     spec = parse_spec({"dataset": {"path": "x.jsonl"}, "store": {"url": url}}, source="t")
     assert "s3cret" not in spec.model_dump_json() and spec.store.url == url
+
+
+@pytest.mark.integration
+def test_an_older_postgres_store_is_upgraded_by_the_same_migrations(pg_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A version-1 PostgreSQL database (calls with their example ids in a JSON column) is brought to the
+    current version by the migrations SQLite runs, the example ids copied in order."""
+    from allure.store._backend import POSTGRES, PgConnection
+    from allure.store._schema import MIGRATIONS
+
+    conn = PgConnection(pg_url)
+    POSTGRES.begin_exclusive(conn, "schema")
+    MIGRATIONS[0](conn)
+    POSTGRES.set_schema_version(conn, 1)
+    conn.execute(
+        "INSERT INTO calls (prompt_hash, item_id, model, params_json, status, label, raw_output, icl_ids_json, "
+        "latency_s, prompt_tokens, completion_tokens, cached_tokens, created_at) "
+        "VALUES ('h1', 'i1', 'm', '{}', 'ok', 1, '1', '[\"ex-b\", \"ex-a\"]', 0.5, 1, 1, 0, 't')"
+    )
+    conn.commit()
+    conn.close()
+    store = RunStore(tmp_path / "x.db", create=False, url=pg_url)
+    assert schema_version(store._conn) == SCHEMA_VERSION
+    call_id, verdict = store.lookup_calls(["h1"])["h1"]
+    assert verdict.icl_ids == ["ex-b", "ex-a"] and verdict.label == 1 and verdict.latency_s == 0.5
+    store.close()
+
+
+def test_the_store_url_comes_from_the_environment_then_the_spec_then_the_project(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from allure.store import remember_store_url, store_url
+
+    monkeypatch.delenv("ALLURE_STORE_URL", raising=False)
+    assert store_url(tmp_path) == ""  # the SQLite file
+    remember_store_url(tmp_path, "postgresql://ann:pw@db/p")
+    assert "pw" not in (tmp_path / ".allure" / "store.toml").read_text()
+    assert store_url(tmp_path) == "postgresql://ann@db/p"
+    assert store_url(tmp_path, "postgresql://ann@db/spec") == "postgresql://ann@db/spec"
+    monkeypatch.setenv("ALLURE_STORE_URL", "postgresql://ann:pw@db/env")
+    assert store_url(tmp_path, "postgresql://ann@db/spec") == "postgresql://ann:pw@db/env"
+    monkeypatch.setenv("ALLURE_STORE_URL", "mysql://ann:pw@db/env")
+    with pytest.raises(StoreError, match="ALLURE_STORE_URL") as exc:
+        store_url(tmp_path)
+    assert "pw@" not in str(exc.value)
