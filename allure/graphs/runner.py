@@ -222,7 +222,7 @@ def start_run(
     _check_evaluator(spec)
     prepared = prepare_audit(spec, project)
     store = open_project_store(project, url=spec.store.url)
-    if store.url and spec.store.url:  # later commands on this project (resume, runs, review) find it
+    if store.url and store.url == spec.store.url.strip():  # later commands (resume, runs, review) find it
         remember_store_url(project, spec.store.url)
     lease: RunLease | None = None
     try:
