@@ -161,3 +161,21 @@ def test_two_threads_one_winner(backend: Backend, other_process: subprocess.Pope
     # one process: the second thread shares the first's lease, it never takes a second one
     assert sorted(results) == ["new", "shared"]
     assert setup._conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 1
+
+
+def test_claims_skip_stored_prompts_and_respect_a_limit(backend: Backend) -> None:
+    from allure.models import Verdict
+
+    store = backend.open("a.db")
+    other = backend.open("a.db")  # a second worker's connection
+    a, b = store.create_run({"a": 1}), store.create_run({"b": 1})
+    store.record_calls([Verdict(item_id="s", label=1, prompt_hash="h-stored")], {})
+    with store.acquire_lease(a, "audit") as la, other.acquire_lease(b, "audit") as lb:
+        hashes = ["h-stored", *(f"h{k}" for k in range(5))]
+        first = store.claim_calls(la.token, hashes, limit=2)
+        assert first == {"h0", "h1"}  # in order, at most 2, never the stored one
+        second = other.claim_calls(lb.token, hashes, limit=2)
+        assert second == {"h2", "h3"}  # the next batch: the first worker's claims are live
+        store.record_calls([Verdict(item_id="x", label=1, prompt_hash="h0")], {})
+        store.release_claims(la.token, first)
+        assert other.claim_calls(lb.token, hashes) == {"h1", "h2", "h3", "h4"}  # h0 is stored now
