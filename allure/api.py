@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from allure.config import AuditSpec, load_spec, parse_spec
 from allure.errors import SpecError
 from allure.models import IclExample, Item, Verdict
-from allure.store import RunRecord, RunStore, project_db_path
+from allure.store import RunRecord, RunStore, open_project_store, project_db_path, store_url
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -207,11 +207,11 @@ class Project:
 
     def store(self) -> _StoreHandle:
         """The run store, opened for one ``with`` block."""
-        return _StoreHandle(project_db_path(self.path))
+        return _StoreHandle(self.path)
 
     def runs(self) -> list[Run]:
         """Every run, oldest first."""
-        if not project_db_path(self.path).exists():
+        if not store_url(self.path) and not project_db_path(self.path).exists():
             return []
         with self.store() as store:
             return [Run(self, r) for r in store.list_runs()]
@@ -240,12 +240,12 @@ class Project:
 
 
 class _StoreHandle:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, project: Path) -> None:
+        self.project = project
         self.store: RunStore | None = None
 
     def __enter__(self) -> RunStore:
-        self.store = RunStore(self.path, create=False)
+        self.store = open_project_store(self.project, create=False)
         return self.store
 
     def __exit__(self, *exc: object) -> None:

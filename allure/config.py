@@ -23,6 +23,7 @@ from allure.gold_check import GoldCheckConfig
 from allure.labels import Label, LabelVocabulary, default_label_pattern, guess_positive, label_list
 from allure.memory import RetrievalPolicy
 from allure.names import NAME_PATTERN
+from allure.store import StoreSpec
 from allure.urls import redact_url, url_problem
 
 Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]
@@ -350,6 +351,8 @@ class AuditSpec(BaseModel):
     """The frozen set ``allure reaudit SPEC`` scores (``[reaudit]``)."""
     gate: GateSpec = Field(default_factory=GateSpec)
     """The re-audit's regression gate (``[gate]``)."""
+    store: StoreSpec = Field(default_factory=StoreSpec)
+    """Where the run store lives (``[store] url``; default: the project's SQLite file)."""
     auto_approve: bool = False
     """Accept every candidate as the reference labels say (no human review)."""
     base_dir: str = ""

@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     """``ALLURE_MEMORY``: the memory location of ``allure memory`` commands (default: the project's)."""
     cache_dir: str = ""
     """``ALLURE_CACHE_DIR``: where joined model files are kept (default: ``~/.cache/allure``)."""
+    store_url: str = ""
+    """``ALLURE_STORE_URL``: a ``postgresql://`` URL for the run store (default: the project's SQLite file)."""
     embed_threads: int | None = Field(default=None, ge=1)
     """``ALLURE_EMBED_THREADS``: threads that embed a large batch of texts (default: all cores)."""
 

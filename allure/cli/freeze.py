@@ -26,7 +26,7 @@ def freeze(
     from allure.audits.reaudit import freeze_items, freeze_run, spec_items
     from allure.config import ReauditSplit, load_spec
     from allure.errors import SpecError
-    from allure.store import RunStore, project_db_path
+    from allure.store import open_project_store
 
     if split is not None and split not in ("heldout", "audit", "all"):
         raise SpecError(f"unknown split {split!r}", where="--split", fix="use heldout, audit or all")
@@ -41,7 +41,7 @@ def freeze(
             )
         chosen = cast(ReauditSplit, split or (spec.reaudit.split if spec.reaudit else "heldout"))
         items = spec_items(spec, project, chosen)
-        store = RunStore(project_db_path(project))
+        store = open_project_store(project)
         try:
             fs, created = freeze_items(
                 store,
@@ -56,7 +56,7 @@ def freeze(
     else:
         if not name:
             raise SpecError("no set name", where="--name", fix="pass --name NAME")
-        store = RunStore(project_db_path(project), create=False)
+        store = open_project_store(project, create=False)
         try:
             fs, created = freeze_run(store, source, name, split=cast(ReauditSplit, split or "heldout"))
         finally:

@@ -25,13 +25,13 @@ def history(
 
     from allure._io import atomic_write_bytes, check_writable
     from allure.audits.reaudit import history_csv, history_plot, history_rows, load_frozen_set, load_records
-    from allure.store import RunStore, project_db_path
+    from allure.store import open_project_store
 
     for option, path in (("--plot", plot), ("--export", export)):
         if path is not None:
             check_writable(path, option)
 
-    store = RunStore(project_db_path(project), create=False)
+    store = open_project_store(project, create=False)
     try:
         fs = load_frozen_set(store, name)
         versions = store.frozen_set_versions(name)

@@ -113,13 +113,13 @@ def show_cmd(
     """Show one example and the verdicts whose prompt carried it, and how many were right."""
     ex = at.open().get(example_id)
     echo_json(json.dumps(ex.model_dump(mode="json"), indent=2, ensure_ascii=False))
-    from allure.store import RunStore, project_db_path
+    from allure.store import open_project_store, project_db_path, store_url
 
     db = project_db_path(at.project)
-    if not db.exists():
+    if not store_url(at.project) and not db.exists():
         echo(f"\nno run store at {db}: no verdicts used this example yet")
         return
-    store = RunStore(db, create=False)
+    store = open_project_store(at.project, create=False)
     try:
         calls = store.calls_with_example(example_id)
     finally:

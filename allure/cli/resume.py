@@ -43,9 +43,9 @@ def runs(
     """List the runs of this project, oldest first (run ids are never cut, also when piped)."""
     from rich.table import Table
 
-    from allure.store import RunStore, project_db_path
+    from allure.store import open_project_store
 
-    store = RunStore(project_db_path(project), create=False)
+    store = open_project_store(project, create=False)
     try:
         every = [r for r in store.list_runs() if r.info.get("kind") != "study"]  # `allure study list`
         shown = every if all_ else every[-limit:]

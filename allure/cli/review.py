@@ -12,7 +12,7 @@ import typer
 from allure.cli._common import echo, project_folder
 from allure.errors import ReviewError
 from allure.models import IclExample
-from allure.store import RunRecord, RunStore, project_db_path
+from allure.store import RunRecord, RunStore, open_project_store
 
 
 def _pick_run(store: RunStore, run: str | None) -> RunRecord:
@@ -81,7 +81,7 @@ def review(
 
     if export is not None and import_ is not None:
         raise ReviewError("--export and --import cannot be used together", fix="run them one after the other")
-    store = RunStore(project_db_path(project), create=False)
+    store = open_project_store(project, create=False)
     try:
         record = _pick_run(store, run)
         if export is not None:

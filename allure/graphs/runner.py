@@ -1,4 +1,9 @@
-"""Start and resume audit runs: the loop graph compiled with a SQLite checkpointer.
+"""Start and resume audit runs: the loop graph compiled with a checkpointer.
+
+The checkpoints live beside the run store: the project's ``.allure/checkpoints.db`` (SQLite) with
+the SQLite store, and the same PostgreSQL database (LangGraph's ``PostgresSaver``, its own tables)
+when the store is on PostgreSQL (``[store] url`` / ``ALLURE_STORE_URL``), so a run paused on one
+machine resumes in a process on another.
 
 Everything that can be wrong with the input (spec, dataset, gold check, evaluator settings)
 is checked before the first write, so a bad input leaves the store and the memory untouched.
@@ -22,7 +27,7 @@ from allure.errors import EvaluatorError, StoreError
 from allure.graphs.graph import build_graph
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext
-from allure.store import RunLease, RunStore, project_db_path
+from allure.store import RunLease, RunStore, advisory_key, open_project_store, remember_store_url
 
 CHECKPOINTS = Path(".allure") / "checkpoints.db"
 
@@ -44,7 +49,12 @@ class RunOutcome:
 
 
 @contextmanager
-def _compiled(project_dir: Path) -> Iterator[Any]:
+def _compiled(project_dir: Path, store: RunStore) -> Iterator[Any]:
+    """The loop graph with the checkpointer beside ``store`` (SQLite file, or its PostgreSQL database)."""
+    if store.url:
+        with _postgres_saver(store) as saver:
+            yield build_graph().compile(checkpointer=saver)
+        return
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = project_dir / CHECKPOINTS
@@ -56,6 +66,38 @@ def _compiled(project_dir: Path) -> Iterator[Any]:
         conn.close()
 
 
+@contextmanager
+def _postgres_saver(store: RunStore) -> Iterator[Any]:
+    """LangGraph's ``PostgresSaver`` on the store's database, its tables created or migrated once
+    (under an advisory lock: two processes starting at once do not both create them)."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    from allure.urls import redact_urls
+
+    assert store.url is not None
+    try:
+        conn = psycopg.Connection.connect(
+            store.url, autocommit=True, prepare_threshold=0, row_factory=dict_row
+        )
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"cannot connect to the PostgreSQL checkpoint store ({redact_urls(str(exc)).strip()})",
+            where=store.where,
+            fix="check that the server runs and the store URL is right",
+        ) from exc
+    with conn:
+        saver = PostgresSaver(conn)
+        key = advisory_key("checkpoints-setup")
+        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+        try:
+            saver.setup()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        yield saver
+
+
 def _checkpoint_fix(run_id: str) -> str:
     return (
         f"restore {CHECKPOINTS} from a backup and run `allure resume {run_id}` again, or start the audit "
@@ -63,7 +105,16 @@ def _checkpoint_fix(run_id: str) -> str:
     )
 
 
-def _checked_snapshot(graph: Any, project: Path, run: Any) -> Any:
+def _checkpoint_errors() -> tuple[type[BaseException], ...]:
+    """The errors of an unreadable checkpoint store (SQLite's, and psycopg's where installed)."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return (sqlite3.DatabaseError,)
+    return (sqlite3.DatabaseError, psycopg.Error)
+
+
+def _checked_snapshot(graph: Any, project: Path, run: Any, where: str = "") -> Any:
     """The run's last checkpoint, read before anything is written.
 
     Raises:
@@ -71,10 +122,10 @@ def _checked_snapshot(graph: Any, project: Path, run: Any) -> Any:
             checkpoint (paused, or evaluated at least once) has none: resuming it would
             silently restart it from scratch.
     """
-    path = project / CHECKPOINTS
+    path = where or str(project / CHECKPOINTS)
     try:
         snapshot = graph.get_state({"configurable": {"thread_id": run.id}})
-    except sqlite3.DatabaseError as exc:
+    except _checkpoint_errors() as exc:
         raise StoreError(
             f"the checkpoint of run {run.id} cannot be read ({exc})",
             where=str(path),
@@ -170,7 +221,9 @@ def start_run(
     project = Path(project_dir).resolve()
     _check_evaluator(spec)
     prepared = prepare_audit(spec, project)
-    store = RunStore(project_db_path(project))
+    store = open_project_store(project, url=spec.store.url)
+    if store.url and store.url == spec.store.url.strip():  # later commands (resume, runs, review) find it
+        remember_store_url(project, spec.store.url)
     lease: RunLease | None = None
     try:
         run_id = store.create_run(spec.model_dump(mode="json"))
@@ -180,7 +233,7 @@ def start_run(
         if progress:
             progress(f"run {run_id}: {len(prepared.items)} items, {prepared.n_heldout} held out")
         ctx = _context(spec, store, project, run_id, progress, eval_progress, lease)
-        with _compiled(project) as graph:
+        with _compiled(project, store) as graph:
             return _drive(graph, {"run_id": run_id, "iteration": 0, "history": []}, run_id, ctx)
     finally:
         if lease is not None:
@@ -210,8 +263,7 @@ def resume_run(
     from allure.decisions import import_decisions
 
     project = Path(project_dir).resolve()
-    db = project_db_path(project)
-    store = RunStore(db, create=False)
+    store = open_project_store(project, create=False)
     lease: RunLease | None = None
     try:
         first = store.get_run(run_id)  # an unknown run is an error before any lease is taken
@@ -227,10 +279,14 @@ def resume_run(
         run = store.get_run(run_id)
         if run.status == "done":
             raise StoreError(
-                f"run {run_id} is already done", where=str(db), fix="start a new run with `allure audit`"
+                f"run {run_id} is already done", where=store.where, fix="start a new run with `allure audit`"
             )
         spec = parse_spec(run.spec, source=f"run {run_id} spec", strict=False)
-        if not (project / CHECKPOINTS).is_file() and (run.status == "paused" or run.iteration > 0):
+        if (
+            not store.url
+            and not (project / CHECKPOINTS).is_file()
+            and (run.status == "paused" or run.iteration > 0)
+        ):
             raise StoreError(
                 f"run {run_id} is {run.status} at iteration {run.iteration} but its checkpoint is missing "
                 f"({CHECKPOINTS} does not exist)",
@@ -238,8 +294,8 @@ def resume_run(
                 fix=_checkpoint_fix(run_id),
             )
         ctx = _context(spec, store, project, run_id, progress, eval_progress, lease)
-        with _compiled(project) as graph:
-            snapshot = _checked_snapshot(graph, project, run)
+        with _compiled(project, store) as graph:
+            snapshot = _checked_snapshot(graph, project, run, store.where if store.url else "")
             if decisions_file is not None:  # only once the checkpoint is known to be good
                 n = import_decisions(store, run_id, decisions_file)
                 if progress:

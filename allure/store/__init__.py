@@ -1,4 +1,6 @@
-"""The run store: one SQLite database per project directory (``.allure/allure.db``).
+"""The run store: one SQLite database per project directory (``.allure/allure.db``), or one
+PostgreSQL database shared by a team (``[store] url`` / ``ALLURE_STORE_URL``; see ``_url`` and
+``_backend``).
 
 It is the run log and the evaluator cache at once: every evaluator call is written as soon as
 it returns, and an identical prompt (same model and parameters) is never sent twice. The
@@ -9,11 +11,13 @@ place. :class:`RunStore` is the one handle; its parts live in one module per con
 and claims on in-flight prompts; ``_schema``: versions and migrations).
 """
 
+from allure.store._backend import advisory_key
 from allure.store._leases import HEARTBEAT_S, LEASE_STALE_S, LeaseHolder, RunLease, pid_runs
 from allure.store._review import CandidateStatus
 from allure.store._runs import RunRecord, RunStatus
 from allure.store._schema import SCHEMA_VERSION, schema_version
-from allure.store._store import DEFAULT_DB, RunStore, project_db_path
+from allure.store._store import DEFAULT_DB, RunStore, open_project_store, project_db_path
+from allure.store._url import StoreSpec, display_url, remember_store_url, store_url
 
 __all__ = [
     "pid_runs",
@@ -27,6 +31,12 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "RunStore",
+    "StoreSpec",
+    "advisory_key",
+    "display_url",
+    "open_project_store",
     "project_db_path",
+    "remember_store_url",
+    "store_url",
     "schema_version",
 ]

@@ -8,12 +8,12 @@ served again for the same prompt hash.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from allure.labels import Label, decode_label, encode_label
+from allure.labels import Label, encode_label
 from allure.models import Verdict, utcnow
+from allure.store._backend import Connection, Row, read_label
 from allure.store._base import StoreBase
 
 _CHUNK = 500
@@ -36,9 +36,9 @@ _VERDICT_COLUMNS = tuple(f for f in Verdict.model_fields if f not in ("icl_ids",
 """The ``calls`` columns a :class:`Verdict` is read from (by name)."""
 
 
-def _verdict(row: sqlite3.Row, icl_ids: list[str]) -> Verdict:
+def _verdict(row: Row, icl_ids: list[str]) -> Verdict:
     fields = {k: row[k] for k in _VERDICT_COLUMNS}
-    fields["label"] = decode_label(fields["label"])
+    fields["label"] = read_label(fields["label"])
     fields["label_probs"] = json.loads(fields["label_probs"]) if fields["label_probs"] else None
     return Verdict.model_validate({**fields, "icl_ids": icl_ids})
 
@@ -46,7 +46,7 @@ def _verdict(row: sqlite3.Row, icl_ids: list[str]) -> Verdict:
 class CallsStore(StoreBase):
     """The call cache and the verdicts of each run's passes."""
 
-    def _query_in(self, sql: str, values: list[Any]) -> Iterator[list[sqlite3.Row]]:
+    def _query_in(self, sql: str, values: list[Any]) -> Iterator[list[Row]]:
         """The rows of ``sql`` (whose ``IN ({})`` takes the values) for each chunk of ``values``."""
         for start in range(0, len(values), _CHUNK):
             chunk = values[start : start + _CHUNK]
@@ -61,7 +61,7 @@ class CallsStore(StoreBase):
                 out.setdefault(r["call_id"], []).append(r["example_id"])
         return out
 
-    def _verdicts(self, rows: list[sqlite3.Row]) -> list[Verdict]:
+    def _verdicts(self, rows: list[Row]) -> list[Verdict]:
         examples = self._examples_of([r["id"] for r in rows])
         return [_verdict(r, examples.get(r["id"], [])) for r in rows]
 
@@ -92,7 +92,7 @@ class CallsStore(StoreBase):
                 cur = c.execute(
                     "INSERT INTO calls (prompt_hash, item_id, model, params_json, status, label, raw_output, "
                     "prob_positive, label_probs, error, latency_s, prompt_tokens, completion_tokens, "
-                    "cached_tokens, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "cached_tokens, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                     (
                         v.prompt_hash,
                         v.item_id,
@@ -111,7 +111,7 @@ class CallsStore(StoreBase):
                         now,
                     ),
                 )
-                call_id = int(cur.lastrowid or 0)
+                call_id = int(cur.fetchone()[0])
                 ids.append(call_id)
                 links.extend((call_id, i, ex) for i, ex in enumerate(v.icl_ids))
             c.executemany("INSERT INTO call_examples (call_id, position, example_id) VALUES (?,?,?)", links)
@@ -126,11 +126,11 @@ class CallsStore(StoreBase):
             self._link_verdicts(c, run_id, iteration, rows)
 
     @staticmethod
-    def _link_verdicts(
-        c: sqlite3.Connection, run_id: str, iteration: int, rows: list[tuple[int, str, bool]]
-    ) -> None:
+    def _link_verdicts(c: Connection, run_id: str, iteration: int, rows: list[tuple[int, str, bool]]) -> None:
         c.executemany(
-            "INSERT OR REPLACE INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) VALUES (?,?,?,?,?)",
+            "INSERT INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) VALUES (?,?,?,?,?) "
+            "ON CONFLICT (run_id, iteration, item_id) DO UPDATE SET call_id = excluded.call_id, "
+            "cache_hit = excluded.cache_hit, label_json = NULL",
             [(run_id, iteration, item_id, call_id, int(hit)) for call_id, item_id, hit in rows],
         )
 
@@ -178,7 +178,7 @@ class CallsStore(StoreBase):
             (
                 r["run_id"],
                 v.model_copy(update={"item_id": r["linked_item"]}),
-                decode_label(r["reference_label"]),
+                read_label(r["reference_label"]),
             )
             for r, v in zip(rows, self._verdicts(rows), strict=True)
         ]

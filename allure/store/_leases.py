@@ -9,19 +9,20 @@ lease is taken over by the next process that asks; the run it covered then reads
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
-import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from allure.errors import RunBusyError
+from allure.store._backend import Connection, Row, dialect_of
 from allure.store._base import StoreBase
 
 LEASE_STALE_S = 60.0
@@ -29,6 +30,11 @@ LEASE_STALE_S = 60.0
 HEARTBEAT_S = 10.0
 """How often a held lease's heartbeat is renewed."""
 
+
+_T = TypeVar("_T")
+
+LEASE_SELECT = "SELECT run_id, token, pid, host, purpose, acquired_at, heartbeat_at FROM leases"
+"""The ``leases`` columns :func:`holder_from_row` reads, in order."""
 
 _HELD: dict[str, str] = {}
 """Token -> run id of the leases this process holds."""
@@ -87,9 +93,9 @@ def pid_runs(pid: object) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
-def holder_from_row(row: sqlite3.Row | tuple[Any, ...]) -> LeaseHolder:
-    """The holder of a ``leases`` row (columns in table order)."""
-    run_id, token, pid, host, purpose, acquired, beat = tuple(row)
+def holder_from_row(row: Row | tuple[Any, ...]) -> LeaseHolder:
+    """The holder of a ``leases`` row (the columns of :data:`LEASE_SELECT`, in order)."""
+    run_id, token, pid, host, purpose, acquired, beat = tuple(row)[:7]
     return LeaseHolder(
         run_id=run_id,
         token=token,
@@ -106,14 +112,15 @@ AcquireState = Literal["new", "shared", "busy"]
 live process holds it."""
 
 
-def try_acquire(conn: sqlite3.Connection, run_id: str, purpose: str) -> tuple[LeaseHolder, AcquireState]:
-    """Take the run's lease in one IMMEDIATE transaction; returns the holder and how it went.
+def try_acquire(conn: Connection, run_id: str, purpose: str) -> tuple[LeaseHolder, AcquireState]:
+    """Take the run's lease in one exclusive transaction (SQLite: IMMEDIATE; PostgreSQL: an advisory
+    lock on the run); returns the holder and how it went.
 
     A dead lease is replaced, and its run's status ``running`` becomes ``interrupted``.
     """
-    conn.execute("BEGIN IMMEDIATE")
+    dialect_of(conn).begin_exclusive(conn, f"lease:{run_id}")
     try:
-        row = conn.execute("SELECT * FROM leases WHERE run_id=?", (run_id,)).fetchone()
+        row = conn.execute(LEASE_SELECT + " WHERE run_id=?", (run_id,)).fetchone()
         if row is not None:
             old = holder_from_row(row)
             if old.alive():
@@ -133,8 +140,10 @@ def try_acquire(conn: sqlite3.Connection, run_id: str, purpose: str) -> tuple[Le
             heartbeat_at=now,
         )
         conn.execute(
-            "INSERT OR REPLACE INTO leases (run_id, token, pid, host, purpose, acquired_at, heartbeat_at) "
-            "VALUES (?,?,?,?,?,?,?)",
+            "INSERT INTO leases (run_id, token, pid, host, purpose, acquired_at, heartbeat_at) "
+            "VALUES (?,?,?,?,?,?,?) ON CONFLICT (run_id) DO UPDATE SET token = excluded.token, "
+            "pid = excluded.pid, host = excluded.host, purpose = excluded.purpose, "
+            "acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at",
             (new.run_id, new.token, new.pid, new.host, new.purpose, new.acquired_at, new.heartbeat_at),
         )
         conn.commit()
@@ -146,7 +155,7 @@ def try_acquire(conn: sqlite3.Connection, run_id: str, purpose: str) -> tuple[Le
     return new, "new"
 
 
-def release(conn: sqlite3.Connection, token: str) -> None:
+def release(conn: Connection, token: str) -> None:
     """Drop a lease this process holds, and its claims."""
     with _HELD_LOCK:
         _HELD.pop(token, None)
@@ -155,30 +164,62 @@ def release(conn: sqlite3.Connection, token: str) -> None:
     conn.commit()
 
 
-class Heartbeat:
-    """A daemon thread that renews a lease's heartbeat on its own connection until stopped."""
+def _dropped(conn: Connection | None) -> Connection | None:
+    """After a failed beat: the connection rolled back, or ``None`` (closed) when it is lost."""
+    if conn is None:
+        return None
+    try:
+        conn.rollback()
+        return conn
+    except Exception:
+        with contextlib.suppress(Exception):
+            conn.close()
+        return None
 
-    def __init__(self, db_path: str, token: str, every_s: float | None = None) -> None:
+
+class Heartbeat:
+    """A daemon thread that renews a lease's heartbeat on its own connection until stopped.
+
+    ``connect`` opens that connection (a store's ``_connect``); a path opens that SQLite file.
+    """
+
+    def __init__(
+        self, connect: Callable[[], Connection] | str, token: str, every_s: float | None = None
+    ) -> None:
+        if isinstance(connect, str):
+            path = connect
+
+            def connect() -> Connection:
+                import sqlite3
+
+                return sqlite3.connect(path, timeout=30)
+
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run,
-            args=(db_path, token, HEARTBEAT_S if every_s is None else every_s),
+            args=(connect, token, HEARTBEAT_S if every_s is None else every_s),
             name="allure-lease-heartbeat",
             daemon=True,
         )
         self._thread.start()
 
-    def _run(self, db_path: str, token: str, every_s: float) -> None:
-        conn = sqlite3.connect(db_path, timeout=30)
+    def _run(self, connect: Callable[[], Connection], token: str, every_s: float) -> None:
+        conn: Connection | None = None
         try:
-            while not self._stop.wait(every_s):
+            while True:
                 try:
-                    conn.execute("UPDATE leases SET heartbeat_at=? WHERE token=?", (time.time(), token))
-                    conn.commit()
-                except sqlite3.Error:  # a busy or closing database: the next beat tries again
-                    continue
+                    if conn is None:
+                        conn = connect()
+                    else:
+                        conn.execute("UPDATE leases SET heartbeat_at=? WHERE token=?", (time.time(), token))
+                        conn.commit()
+                except Exception:  # a busy or closing database, a lost server: the next beat tries again
+                    conn = _dropped(conn)
+                if self._stop.wait(every_s):
+                    return
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
 
     def stop(self) -> None:
         """Stop renewing (the lease row itself is removed by :func:`release`)."""
@@ -186,32 +227,74 @@ class Heartbeat:
         self._thread.join(timeout=5)
 
 
-def claim(conn: sqlite3.Connection, token: str, hashes: list[str]) -> set[str]:
+_RETRY_STATES = ("40P01", "40001")
+"""PostgreSQL's deadlock and serialisation failures: the transaction is rolled back and run again."""
+
+
+def _retrying(fn: Callable[[], _T]) -> _T:
+    """``fn()``, run again (up to 5 times) when PostgreSQL aborted it for a deadlock with another worker."""
+    for attempt in range(5):
+        try:
+            return fn()
+        except Exception as exc:
+            if getattr(exc, "sqlstate", None) not in _RETRY_STATES or attempt == 4:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def claim(conn: Connection, token: str, hashes: list[str], *, limit: int | None = None) -> set[str]:
     """Claim the prompts ``hashes`` for the lease ``token``; returns those now claimed by it.
 
-    A prompt claimed by a lease that is no longer live is taken over.
+    A prompt claimed by a lease that is no longer live is taken over; a prompt whose call is already
+    stored (another worker sent it and released its claim) is not claimed. With ``limit``, at most
+    that many are claimed (a worker takes a batch and leaves the rest to the others).
+
+    One upsert per chunk does it on both back ends: a free prompt is inserted, a held one is taken
+    only where its holder is this lease or not live, and ``RETURNING`` names the rows this lease now
+    holds. On PostgreSQL the row lock of ``ON CONFLICT`` makes concurrent workers (other processes,
+    other hosts) split the prompts, each claimed by exactly one; on SQLite the IMMEDIATE transaction
+    does. The stored-call check runs after the upsert, in the same transaction: a worker stores its
+    calls before it releases their claims, so a prompt whose claim was just released is seen stored.
     """
     mine: set[str] = set()
-    conn.execute("BEGIN IMMEDIATE")
+    dialect = dialect_of(conn)
+    if dialect.name == "sqlite":
+        dialect.begin_exclusive(conn, "claims")
     try:
-        leases = {r[1]: holder_from_row(r) for r in conn.execute("SELECT * FROM leases")}
-        live = {t for t, h in leases.items() if h.alive()}
+        live = sorted(h.token for h in map(holder_from_row, conn.execute(LEASE_SELECT)) if h.alive())
+        takeable = "call_claims.token = excluded.token"
+        if live:
+            takeable += f" OR call_claims.token NOT IN ({','.join('?' * len(live))})"
         now = time.time()
-        for start in range(0, len(hashes), 500):
-            chunk = hashes[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            held = {
-                h: t
-                for h, t in conn.execute(
-                    f"SELECT prompt_hash, token FROM call_claims WHERE prompt_hash IN ({marks})", chunk
+        start = 0
+        while start < len(hashes) and (limit is None or len(mine) < limit):
+            size = 500 if limit is None else min(500, limit - len(mine))
+            chunk = hashes[start : start + size]
+            start += size
+            rows = conn.execute(
+                f"INSERT INTO call_claims (prompt_hash, token, claimed_at) VALUES {','.join(['(?,?,?)'] * len(chunk))} "
+                "ON CONFLICT (prompt_hash) DO UPDATE SET token = excluded.token, claimed_at = excluded.claimed_at "
+                f"WHERE {takeable} RETURNING prompt_hash",
+                [*(v for h in chunk for v in (h, token, now)), *live],
+            ).fetchall()
+            got = [r[0] for r in rows]
+            if not got:
+                continue
+            marks = ",".join("?" * len(got))
+            stored = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT DISTINCT prompt_hash FROM calls WHERE prompt_hash IN ({marks}) AND status != 'error'",
+                    got,
                 )
-            }
-            free = [h for h in chunk if h not in held or held[h] == token or held[h] not in live]
-            conn.executemany(
-                "INSERT OR REPLACE INTO call_claims (prompt_hash, token, claimed_at) VALUES (?,?,?)",
-                [(h, token, now) for h in free],
-            )
-            mine.update(free)
+            ]
+            if stored:
+                conn.execute(
+                    f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({','.join('?' * len(stored))})",
+                    [token, *stored],
+                )
+            mine.update(set(got) - set(stored))
         conn.commit()
     except BaseException:
         conn.rollback()
@@ -219,13 +302,19 @@ def claim(conn: sqlite3.Connection, token: str, hashes: list[str]) -> set[str]:
     return mine
 
 
-def unclaim(conn: sqlite3.Connection, token: str, hashes: list[str]) -> None:
+def unclaim(conn: Connection, token: str, hashes: list[str]) -> None:
     """Drop this lease's claims on ``hashes`` (their calls are stored, or they failed)."""
-    for start in range(0, len(hashes), 500):
-        chunk = hashes[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        conn.execute(f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({marks})", [token, *chunk])
-    conn.commit()
+    try:
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            conn.execute(
+                f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({marks})", [token, *chunk]
+            )
+        conn.commit()
+    except BaseException:
+        conn.rollback()
+        raise
 
 
 class LeasesStore(StoreBase):
@@ -250,7 +339,7 @@ class LeasesStore(StoreBase):
             if not wait:
                 raise RunBusyError(
                     f"run {run_id} is in use by {holder.describe()}",
-                    where=str(self.path),
+                    where=self.where,
                     fix="wait until it ends, or pass --wait to wait for it (a killed owner's lease is "
                     f"taken over at once on its host, elsewhere {int(LEASE_STALE_S)} s after its last heartbeat)",
                 )
@@ -258,11 +347,11 @@ class LeasesStore(StoreBase):
 
     def lease_holders(self) -> list[LeaseHolder]:
         """Every lease row (live or dead)."""
-        return [holder_from_row(r) for r in self._query("SELECT * FROM leases")]
+        return [holder_from_row(r) for r in self._query(LEASE_SELECT)]
 
     def lease_holder(self, run_id: str) -> LeaseHolder | None:
         """The lease row of ``run_id``, if any (check :meth:`LeaseHolder.alive`)."""
-        rows = self._query("SELECT * FROM leases WHERE run_id=?", (run_id,))
+        rows = self._query(LEASE_SELECT + " WHERE run_id=?", (run_id,))
         return holder_from_row(rows[0]) if rows else None
 
     def _release_lease(self, token: str) -> None:
@@ -270,18 +359,23 @@ class LeasesStore(StoreBase):
             release(self._conn, token)
 
     # -- claims on in-flight prompts ------------------------------------------------------------------
-    def claim_calls(self, token: str, prompt_hashes: Iterable[str]) -> set[str]:
-        """Claim prompts about to be sent for the lease ``token``; returns those it now holds.
+    def claim_calls(self, token: str, prompt_hashes: Iterable[str], *, limit: int | None = None) -> set[str]:
+        """Claim prompts about to be sent for the lease ``token``; returns those it now holds (at most
+        ``limit``).
 
-        The others are in flight in another live process: wait for their calls to be stored.
+        The others are in flight in another live process (wait for their calls to be stored), already
+        stored (look them up), or beyond ``limit``.
         """
+        # sorted: concurrent workers lock shared prompts in one order (fewer deadlocks on PostgreSQL)
+        hashes = sorted(set(prompt_hashes))
         with self._lock:
-            return claim(self._conn, token, list(dict.fromkeys(prompt_hashes)))
+            return _retrying(lambda: claim(self._conn, token, hashes, limit=limit))
 
     def release_claims(self, token: str, prompt_hashes: Iterable[str]) -> None:
         """Drop the lease ``token``'s claims on ``prompt_hashes``."""
+        hashes = sorted(set(prompt_hashes))
         with self._lock:
-            unclaim(self._conn, token, list(prompt_hashes))
+            _retrying(lambda: unclaim(self._conn, token, hashes))
 
 
 class RunLease:
@@ -292,7 +386,7 @@ class RunLease:
         self.holder = holder
         self.owned = owned
         """False when this process already held the lease (a nested use): release leaves it be."""
-        self._beat = Heartbeat(str(store.path), holder.token) if owned else None
+        self._beat = Heartbeat(store._connect, holder.token) if owned else None
 
     @property
     def token(self) -> str:

@@ -17,7 +17,8 @@ class MetricsStore(StoreBase):
         """Store the metrics of one iteration and split (replacing earlier ones)."""
         with self._tx() as c:
             c.execute(
-                "INSERT OR REPLACE INTO metrics (run_id, iteration, split, metrics_json) VALUES (?,?,?,?)",
+                "INSERT INTO metrics (run_id, iteration, split, metrics_json) VALUES (?,?,?,?) "
+                "ON CONFLICT (run_id, iteration, split) DO UPDATE SET metrics_json = excluded.metrics_json",
                 (run_id, iteration, split, metrics.model_dump_json()),
             )
 

@@ -22,7 +22,7 @@ class ReauditsStore(StoreBase):
         """Store version ``version`` of set ``name`` (a JSON document holding its items and labels).
 
         Raises:
-            sqlite3.IntegrityError: that version exists already.
+            sqlite3.IntegrityError: that version exists already (PostgreSQL: ``psycopg.errors.UniqueViolation``).
         """
         with self._tx() as c:
             c.execute(
@@ -43,7 +43,8 @@ class ReauditsStore(StoreBase):
 
     def frozen_set_names(self) -> list[str]:
         """Names of every frozen set, sorted."""
-        return [r["name"] for r in self._query("SELECT DISTINCT name FROM frozen_sets ORDER BY name")]
+        # sorted here, not by the database: PostgreSQL's collation would order names differently
+        return sorted(r["name"] for r in self._query("SELECT DISTINCT name FROM frozen_sets"))
 
     def frozen_set_versions(self, name: str) -> list[tuple[int, str, str, int]]:
         """``(version, content_hash, created_at, n_items)`` of each version of ``name``, oldest first."""

@@ -24,15 +24,18 @@ class ReviewStore(StoreBase):
             start = c.execute("SELECT COUNT(*) AS n FROM candidates WHERE run_id=?", (run_id,)).fetchone()[
                 "n"
             ]
-            before = c.total_changes
             c.executemany(
-                "INSERT OR IGNORE INTO candidates (run_id, id, iteration, seq, status, example_json) VALUES (?,?,?,?,?,?)",
+                "INSERT INTO candidates (run_id, id, iteration, seq, status, example_json) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT (run_id, id) DO NOTHING",
                 [
                     (run_id, ex.id, iteration, start + i, "pending", ex.model_dump_json())
                     for i, ex in enumerate(examples)
                 ],
             )
-            return c.total_changes - before
+            after = c.execute("SELECT COUNT(*) AS n FROM candidates WHERE run_id=?", (run_id,)).fetchone()[
+                "n"
+            ]
+            return int(after - start)
 
     def candidates(
         self, run_id: str, *, status: CandidateStatus | None = None, iteration: int | None = None

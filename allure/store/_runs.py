@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from allure.errors import StoreError
-from allure.labels import Label, decode_label, encode_label
+from allure.labels import Label, encode_label
 from allure.models import Item, Split, stable_hash, utcnow
+from allure.store._backend import Row, read_label
 from allure.store._base import StoreBase
-from allure.store._leases import holder_from_row
+from allure.store._leases import LEASE_SELECT, holder_from_row
 
 RunStatus = Literal["running", "paused", "done", "failed", "interrupted"]
 """``running``: a live process works on it; ``paused``: waiting at review; ``done``: the loop ended;
@@ -44,7 +44,7 @@ class RunRecord(BaseModel):
     """Free-form extra facts (stop reason, errors)."""
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> RunRecord:
+    def from_row(cls, row: Row) -> RunRecord:
         """The record of a ``runs`` row."""
         return cls.model_validate(
             {**dict(row), "spec": json.loads(row["spec_json"]), "info": json.loads(row["info_json"])}
@@ -75,7 +75,7 @@ class RunsStore(StoreBase):
             known = [r.id for r in self.list_runs()[-5:]]
             raise StoreError(
                 f"unknown run {run_id!r}",
-                where=str(self.path),
+                where=self.where,
                 fix=f"use one of: {', '.join(known) or '(no runs yet)'}; `allure runs` lists them",
             )
         return self._with_live_status([RunRecord.from_row(rows[0])])[0]
@@ -84,7 +84,7 @@ class RunsStore(StoreBase):
         """A ``running`` run whose lease owner died (killed) reads ``interrupted``."""
         if not any(r.status == "running" for r in runs):
             return runs
-        holders = {h.run_id: h for h in map(holder_from_row, self._query("SELECT * FROM leases"))}
+        holders = {h.run_id: h for h in map(holder_from_row, self._query(LEASE_SELECT))}
         for r in runs:
             h = holders.get(r.id)
             if r.status == "running" and h is not None and not h.alive():
@@ -138,7 +138,8 @@ class RunsStore(StoreBase):
         """Store a run's items with their split and reference label (idempotent; a label keeps its type)."""
         with self._tx() as c:
             c.executemany(
-                "INSERT OR IGNORE INTO items (run_id, item_id, seq, split, reference_label, item_json) VALUES (?,?,?,?,?,?)",
+                "INSERT INTO items (run_id, item_id, seq, split, reference_label, item_json) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT (run_id, item_id) DO NOTHING",
                 [
                     (
                         run_id,
@@ -168,14 +169,15 @@ class RunsStore(StoreBase):
     def reference_labels(self, run_id: str) -> dict[str, Label | None]:
         """Item id -> reference label (``None`` where the gold check could not decide)."""
         rows = self._query("SELECT item_id, reference_label FROM items WHERE run_id=?", (run_id,))
-        return {r["item_id"]: decode_label(r["reference_label"]) for r in rows}
+        return {r["item_id"]: read_label(r["reference_label"]) for r in rows}
 
     def record_memory_version(self, run_id: str, iteration: int, content_hash: str, ids: list[str]) -> None:
         """Name the memory an iteration's prompts drew from: its example ids and content hash."""
         with self._tx() as c:
             c.execute(
-                "INSERT OR REPLACE INTO memory_versions (run_id, iteration, content_hash, ids_json) "
-                "VALUES (?,?,?,?)",
+                "INSERT INTO memory_versions (run_id, iteration, content_hash, ids_json) VALUES (?,?,?,?) "
+                "ON CONFLICT (run_id, iteration) DO UPDATE SET content_hash = excluded.content_hash, "
+                "ids_json = excluded.ids_json",
                 (run_id, iteration, content_hash, json.dumps(sorted(ids))),
             )
 

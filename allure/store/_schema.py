@@ -1,23 +1,26 @@
 """The run store's schema version and its migrations.
 
-The database's ``PRAGMA user_version`` is the number of migrations applied. Opening a store
+The database's schema version is the number of migrations applied (SQLite: ``PRAGMA user_version``;
+PostgreSQL: the ``allure_meta`` table; see :class:`allure.store._backend.Dialect`). Opening a store
 applies the missing ones in order, each in its own transaction together with the version bump,
 so an older project's database is upgraded in place and a failed step leaves the previous
 version intact. A database written by a newer allure is refused.
 
 To change the schema, append a function to :data:`MIGRATIONS` (never edit a released one):
 it receives the open connection inside the transaction and issues its statements one by one
-with ``conn.execute`` (no ``executescript``, which would commit half-way). Its position in
+with ``conn.execute`` (no ``executescript``, which would commit half-way). The same migrations
+run on both back ends: a ``CREATE``/``ALTER`` goes through :func:`_ddl` (PostgreSQL's column
+types), and SQL that only one back end understands is a small named dict keyed by dialect. Its position in
 the list (from 1) is the version it produces; add a test that upgrades the previous
 version's fixture database (``tests/store/fixtures``).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
 from allure.errors import StoreError
+from allure.store._backend import Connection, dialect_of
 
 _BASELINE = [
     """CREATE TABLE IF NOT EXISTS runs (
@@ -101,36 +104,50 @@ _BASELINE = [
 ]
 
 
-def _v1_baseline(conn: sqlite3.Connection) -> None:
+def _ddl(conn: Connection, sql: str) -> None:
+    """Run a ``CREATE``/``ALTER`` statement with the connection's column types."""
+    conn.execute(dialect_of(conn).ddl(sql))
+
+
+def _v1_baseline(conn: Connection) -> None:
     """The tables of the first release; an unversioned database of that release already has them."""
     for sql in _BASELINE:
-        conn.execute(sql)
+        _ddl(conn, sql)
 
 
-def _v2_call_examples(conn: sqlite3.Connection) -> None:
+_EXAMPLES_FROM_JSON = {
+    "sqlite": "INSERT INTO call_examples (call_id, position, example_id) "
+    "SELECT c.id, CAST(j.key AS INTEGER), j.value FROM calls c, json_each(c.icl_ids_json) j",
+    "postgresql": "INSERT INTO call_examples (call_id, position, example_id) "
+    "SELECT c.id, j.ord - 1, j.value FROM calls c, "
+    "jsonb_array_elements_text(c.icl_ids_json::jsonb) WITH ORDINALITY AS j(value, ord)",
+}
+"""Migration 2's copy of each call's example ids out of its JSON column (JSON functions differ)."""
+
+
+def _v2_call_examples(conn: Connection) -> None:
     """The ICL example ids of each call move from a JSON column to their own indexed table."""
-    conn.execute(
+    _ddl(
+        conn,
         """CREATE TABLE call_examples (
             call_id INTEGER NOT NULL REFERENCES calls(id),
             position INTEGER NOT NULL,
             example_id TEXT NOT NULL,
             PRIMARY KEY (call_id, position)
-        )"""
+        )""",
     )
     conn.execute("CREATE INDEX call_examples_example ON call_examples(example_id)")
-    conn.execute(
-        "INSERT INTO call_examples (call_id, position, example_id) "
-        "SELECT c.id, CAST(j.key AS INTEGER), j.value FROM calls c, json_each(c.icl_ids_json) j"
-    )
+    conn.execute(_EXAMPLES_FROM_JSON[dialect_of(conn).name])
     conn.execute("ALTER TABLE calls DROP COLUMN icl_ids_json")
 
 
-def _v3_reaudits(conn: sqlite3.Connection) -> None:
+def _v3_reaudits(conn: Connection) -> None:
     """Frozen item sets and re-audit records (``allure freeze``, ``allure reaudit``).
 
     ``IF NOT EXISTS``: an unversioned database of the release that introduced them has them.
     """
-    conn.execute(
+    _ddl(
+        conn,
         """CREATE TABLE IF NOT EXISTS frozen_sets (
             name TEXT NOT NULL,
             version INTEGER NOT NULL,
@@ -139,9 +156,10 @@ def _v3_reaudits(conn: sqlite3.Connection) -> None:
             n_items INTEGER NOT NULL,
             set_json TEXT NOT NULL,
             PRIMARY KEY (name, version)
-        )"""
+        )""",
     )
-    conn.execute(
+    _ddl(
+        conn,
         """CREATE TABLE IF NOT EXISTS reaudits (
             id TEXT PRIMARY KEY,
             set_name TEXT NOT NULL,
@@ -149,14 +167,15 @@ def _v3_reaudits(conn: sqlite3.Connection) -> None:
             created_at TEXT NOT NULL,
             status TEXT NOT NULL,
             record_json TEXT NOT NULL
-        )"""
+        )""",
     )
     conn.execute("CREATE INDEX IF NOT EXISTS reaudits_set ON reaudits(set_name, created_at)")
 
 
-def _v4_leases(conn: sqlite3.Connection) -> None:
+def _v4_leases(conn: Connection) -> None:
     """One writer per run (``leases``: owner pid, host, heartbeat) and claims on in-flight prompts."""
-    conn.execute(
+    _ddl(
+        conn,
         """CREATE TABLE IF NOT EXISTS leases (
             run_id TEXT PRIMARY KEY,
             token TEXT NOT NULL,
@@ -165,28 +184,29 @@ def _v4_leases(conn: sqlite3.Connection) -> None:
             purpose TEXT NOT NULL,
             acquired_at REAL NOT NULL,
             heartbeat_at REAL NOT NULL
-        )"""
+        )""",
     )
-    conn.execute(
+    _ddl(
+        conn,
         """CREATE TABLE IF NOT EXISTS call_claims (
             prompt_hash TEXT PRIMARY KEY,
             token TEXT NOT NULL,
             claimed_at REAL NOT NULL
-        )"""
+        )""",
     )
 
 
-def _v5_label_probs(conn: sqlite3.Connection) -> None:
+def _v5_label_probs(conn: Connection) -> None:
     """Each call's label probabilities (JSON ``{label: p}``, from the server's logprobs; NULL without)."""
     conn.execute("ALTER TABLE calls ADD COLUMN label_probs TEXT")
 
 
-def _v6_verdict_label(conn: sqlite3.Connection) -> None:
+def _v6_verdict_label(conn: Connection) -> None:
     """A verdict's label when a post-processing changed it (JSON; NULL: the call's own label)."""
     conn.execute("ALTER TABLE verdicts ADD COLUMN label_json TEXT")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_baseline,
     _v2_call_examples,
     _v3_reaudits,
@@ -200,18 +220,20 @@ SCHEMA_VERSION = len(MIGRATIONS)
 """The version this allure writes."""
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
-    """The database's ``PRAGMA user_version``."""
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+def schema_version(conn: Connection) -> int:
+    """The database's schema version (``PRAGMA user_version`` on SQLite, ``allure_meta`` on PostgreSQL)."""
+    return dialect_of(conn).schema_version(conn)
 
 
-def migrate(conn: sqlite3.Connection, *, where: str) -> int:
+def migrate(conn: Connection, *, where: str) -> int:
     """Apply the missing migrations in order; returns the version the database had before.
 
     Raises:
         StoreError: The database was written by a newer allure (its version is above :data:`SCHEMA_VERSION`).
     """
-    before = schema_version(conn)
+    dialect = dialect_of(conn)
+    before = dialect.schema_version(conn)
+    conn.commit()  # PostgreSQL opened a transaction for the read: the migration takes its own
     if before > SCHEMA_VERSION:
         raise StoreError(
             f"the run store has schema version {before}; this allure reads up to {SCHEMA_VERSION}",
@@ -220,13 +242,14 @@ def migrate(conn: sqlite3.Connection, *, where: str) -> int:
         )
     version = before
     while version < SCHEMA_VERSION:
-        conn.execute("BEGIN IMMEDIATE")  # another process may be migrating: read the version under the lock
+        # another process may be migrating: read the version under the lock
+        dialect.begin_exclusive(conn, "schema")
         try:
-            version = schema_version(conn)
+            version = dialect.schema_version(conn)
             if version < SCHEMA_VERSION:
                 MIGRATIONS[version](conn)
                 version += 1
-                conn.execute(f"PRAGMA user_version = {version}")
+                dialect.set_schema_version(conn, version)
             conn.commit()
         except BaseException:
             conn.rollback()

@@ -8,12 +8,12 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from allure.errors import RunBusyError
 from allure.store import LEASE_STALE_S, RunStore
+from tests.store.conftest import Backend
 
 
 def _foreign_lease(
@@ -22,7 +22,9 @@ def _foreign_lease(
     """A lease row as another process would have written it."""
     beat = time.time() - age_s
     store._conn.execute(
-        "INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?,?,?)",
+        "INSERT INTO leases (run_id, token, pid, host, purpose, acquired_at, heartbeat_at) VALUES (?,?,?,?,?,?,?) "
+        "ON CONFLICT (run_id) DO UPDATE SET token = excluded.token, pid = excluded.pid, "
+        "heartbeat_at = excluded.heartbeat_at",
         (run_id, token, pid, socket.gethostname(), "resume", beat, beat),
     )
     store._conn.commit()
@@ -36,8 +38,10 @@ def other_process():  # type: ignore[no-untyped-def]
     proc.wait(10)
 
 
-def test_a_live_owner_blocks_a_second_writer(tmp_path: Path, other_process: subprocess.Popen[bytes]) -> None:
-    store = RunStore(tmp_path / "a.db")
+def test_a_live_owner_blocks_a_second_writer(
+    backend: Backend, other_process: subprocess.Popen[bytes]
+) -> None:
+    store = backend.open("a.db")
     rid = store.create_run({"x": 1})
     _foreign_lease(store, rid, other_process.pid)
     with pytest.raises(RunBusyError) as exc:
@@ -47,9 +51,9 @@ def test_a_live_owner_blocks_a_second_writer(tmp_path: Path, other_process: subp
 
 
 def test_a_dead_owner_is_taken_over_and_its_run_reads_interrupted(
-    tmp_path: Path, other_process: subprocess.Popen[bytes]
+    backend: Backend, other_process: subprocess.Popen[bytes]
 ) -> None:
-    store = RunStore(tmp_path / "a.db")
+    store = backend.open("a.db")
     rid = store.create_run({"x": 1})
     _foreign_lease(store, rid, other_process.pid)
     other_process.kill()
@@ -65,17 +69,17 @@ def test_a_dead_owner_is_taken_over_and_its_run_reads_interrupted(
 
 
 def test_a_stale_heartbeat_is_dead_even_if_the_pid_lives(
-    tmp_path: Path, other_process: subprocess.Popen[bytes]
+    backend: Backend, other_process: subprocess.Popen[bytes]
 ) -> None:
-    store = RunStore(tmp_path / "a.db")
+    store = backend.open("a.db")
     rid = store.create_run({"x": 1})
     _foreign_lease(store, rid, other_process.pid, age_s=LEASE_STALE_S + 5)  # e.g. a reused pid
     with store.acquire_lease(rid, "resume") as lease:
         assert lease.owned
 
 
-def test_wait_takes_the_lease_when_its_owner_ends(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "a.db")
+def test_wait_takes_the_lease_when_its_owner_ends(backend: Backend) -> None:
+    store = backend.open("a.db")
     rid = store.create_run({"x": 1})
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
     _foreign_lease(store, rid, proc.pid)
@@ -85,8 +89,8 @@ def test_wait_takes_the_lease_when_its_owner_ends(tmp_path: Path) -> None:
     proc.wait(10)
 
 
-def test_a_process_shares_its_own_lease(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "a.db")
+def test_a_process_shares_its_own_lease(backend: Backend) -> None:
+    store = backend.open("a.db")
     rid = store.create_run({"x": 1})
     outer = store.acquire_lease(rid, "review")
     inner = store.acquire_lease(rid, "resume")  # the review UI resumes the run in-process
@@ -97,18 +101,16 @@ def test_a_process_shares_its_own_lease(tmp_path: Path) -> None:
     assert store.lease_holder(rid) is None
 
 
-def test_heartbeat_is_renewed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_heartbeat_is_renewed(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
     from allure.store import _leases as _lease
 
     monkeypatch.setattr(_lease, "HEARTBEAT_S", 0.1)
-    store = RunStore(tmp_path / "a.db")
+    store = backend.open("a.db")
     rid = store.create_run({"x": 1})
     with store.acquire_lease(rid, "audit") as lease:
         first = store.lease_holder(rid).heartbeat_at  # type: ignore[union-attr]
         lease._beat = (
-            _lease.Heartbeat(str(store.path), lease.token, every_s=0.1)
-            if lease._beat is None
-            else lease._beat
+            _lease.Heartbeat(store._connect, lease.token, every_s=0.1) if lease._beat is None else lease._beat
         )
         deadline = time.time() + 5
         while store.lease_holder(rid).heartbeat_at == first and time.time() < deadline:  # type: ignore[union-attr]
@@ -116,11 +118,13 @@ def test_heartbeat_is_renewed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         assert store.lease_holder(rid).heartbeat_at > first  # type: ignore[union-attr]
 
 
-def test_claims_on_in_flight_prompts(tmp_path: Path, other_process: subprocess.Popen[bytes]) -> None:
-    store = RunStore(tmp_path / "a.db")
+def test_claims_on_in_flight_prompts(backend: Backend, other_process: subprocess.Popen[bytes]) -> None:
+    store = backend.open("a.db")
     a, b = store.create_run({"a": 1}), store.create_run({"b": 1})
     _foreign_lease(store, a, other_process.pid, token="tok-a")
-    store._conn.execute("INSERT INTO call_claims VALUES ('h1', 'tok-a', 0), ('h2', 'tok-a', 0)")
+    store._conn.execute(
+        "INSERT INTO call_claims (prompt_hash, token, claimed_at) VALUES ('h1', 'tok-a', 0), ('h2', 'tok-a', 0)"
+    )
     store._conn.commit()
     with store.acquire_lease(b, "audit") as lease:
         assert store.claim_calls(lease.token, ["h2", "h3"]) == {"h3"}  # h2 is in flight elsewhere
@@ -132,10 +136,9 @@ def test_claims_on_in_flight_prompts(tmp_path: Path, other_process: subprocess.P
     )  # released with the lease
 
 
-def test_two_threads_one_winner(tmp_path: Path, other_process: subprocess.Popen[bytes]) -> None:
+def test_two_threads_one_winner(backend: Backend, other_process: subprocess.Popen[bytes]) -> None:
     """Two stores on one file race for a lease left by a dead owner: exactly one takes it."""
-    path = tmp_path / "a.db"
-    setup = RunStore(path)
+    setup = backend.open("a.db")
     rid = setup.create_run({"x": 1})
     _foreign_lease(setup, rid, other_process.pid)
     other_process.kill()
@@ -143,7 +146,7 @@ def test_two_threads_one_winner(tmp_path: Path, other_process: subprocess.Popen[
     results: list[str] = []
 
     def grab() -> None:
-        s = RunStore(path)
+        s = backend.open("a.db")
         try:
             lease = s.acquire_lease(rid, "resume")
             results.append("new" if lease.owned else "shared")
@@ -158,3 +161,21 @@ def test_two_threads_one_winner(tmp_path: Path, other_process: subprocess.Popen[
     # one process: the second thread shares the first's lease, it never takes a second one
     assert sorted(results) == ["new", "shared"]
     assert setup._conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 1
+
+
+def test_claims_skip_stored_prompts_and_respect_a_limit(backend: Backend) -> None:
+    from allure.models import Verdict
+
+    store = backend.open("a.db")
+    other = backend.open("a.db")  # a second worker's connection
+    a, b = store.create_run({"a": 1}), store.create_run({"b": 1})
+    store.record_calls([Verdict(item_id="s", label=1, prompt_hash="h-stored")], {})
+    with store.acquire_lease(a, "audit") as la, other.acquire_lease(b, "audit") as lb:
+        hashes = ["h-stored", *(f"h{k}" for k in range(5))]
+        first = store.claim_calls(la.token, hashes, limit=2)
+        assert first == {"h0", "h1"}  # in order, at most 2, never the stored one
+        second = other.claim_calls(lb.token, hashes, limit=2)
+        assert second == {"h2", "h3"}  # the next batch: the first worker's claims are live
+        store.record_calls([Verdict(item_id="x", label=1, prompt_hash="h0")], {})
+        store.release_claims(la.token, first)
+        assert other.claim_calls(lb.token, hashes) == {"h1", "h2", "h3", "h4"}  # h0 is stored now

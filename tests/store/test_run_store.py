@@ -1,4 +1,4 @@
-"""The SQLite run store: runs, items, calls as cache, candidates, decisions, undo, metrics."""
+"""The run store on both back ends (SQLite, PostgreSQL): runs, items, calls as cache, candidates, decisions, undo, metrics."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from allure.errors import ReviewError, StoreError
 from allure.models import IclExample, Item, ReviewDecision, Verdict
 from allure.store import RunStore
+from tests.store.conftest import Backend
 
 
 def _ex(k: int) -> IclExample:
@@ -18,9 +19,8 @@ def _ex(k: int) -> IclExample:
     )
 
 
-def test_runs_items_and_reopen(tmp_path: Path) -> None:
-    db = tmp_path / "s.db"
-    store = RunStore(db)
+def test_runs_items_and_reopen(backend: Backend) -> None:
+    store = backend.open()
     rid = store.create_run({"name": "x", "label_set": [0, 1]})
     items = [Item(id=f"i{k}", task="t", response="r", problem_type="p") for k in range(3)]
     store.add_items(
@@ -30,7 +30,7 @@ def test_runs_items_and_reopen(tmp_path: Path) -> None:
         rid, items, {"i0": "audit", "i1": "heldout", "i2": "audit"}, {"i0": 1, "i1": 0, "i2": None}
     )
     store.close()
-    again = RunStore(db, create=False)
+    again = backend.open(create=False)
     assert [i.id for i in again.items(rid)] == ["i0", "i1", "i2"]
     assert [i.id for i in again.items(rid, split="audit")] == ["i0", "i2"]
     assert again.reference_labels(rid) == {"i0": 1, "i1": 0, "i2": None}
@@ -48,8 +48,8 @@ def test_missing_or_corrupt_store(tmp_path: Path) -> None:
         RunStore(bad)
 
 
-def test_calls_cache_excludes_errors(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "s.db")
+def test_calls_cache_excludes_errors(backend: Backend) -> None:
+    store = backend.open()
     ok = Verdict(item_id="i0", label=1, raw_output="score: 1", prompt_hash="h1", icl_ids=["e1"])
     err = Verdict(item_id="i1", label=None, status="error", error="boom", prompt_hash="h2")
     ids = store.record_calls([ok, err], {"m": 1})
@@ -64,8 +64,8 @@ def test_calls_cache_excludes_errors(tmp_path: Path) -> None:
     assert store.calls_with_example("e2") == []
 
 
-def test_candidates_decisions_and_undo(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "s.db")
+def test_candidates_decisions_and_undo(backend: Backend) -> None:
+    store = backend.open()
     rid = store.create_run({"label_set": [0, 1]})
     assert store.add_candidates(rid, 1, [_ex(1), _ex(2)]) == 2
     assert store.add_candidates(rid, 1, [_ex(1), _ex(3)]) == 1  # idempotent by id
@@ -96,12 +96,17 @@ def test_candidates_decisions_and_undo(tmp_path: Path) -> None:
     assert [e["action"] for e in store.decision_log(rid)] == ["decide", "undo"]
 
 
-def test_decision_survives_a_second_connection(tmp_path: Path) -> None:
+def test_decision_survives_a_second_connection(backend: Backend) -> None:
     """Every decision is committed at once: another connection sees it without close()."""
-    db = tmp_path / "s.db"
-    store = RunStore(db)
+    store = backend.open()
     rid = store.create_run({})
     store.add_candidates(rid, 1, [_ex(1)])
     store.record_decision(rid, ReviewDecision(candidate_id=_ex(1).id, decision="reject"))
-    raw = sqlite3.connect(db).execute("SELECT status FROM candidates").fetchall()
+    if backend.pg:
+        import psycopg
+
+        with psycopg.connect(backend.url()) as raw_pg:
+            raw = raw_pg.execute("SELECT status FROM candidates").fetchall()
+    else:
+        raw = sqlite3.connect(backend.tmp_path / "s.db").execute("SELECT status FROM candidates").fetchall()
     assert raw == [("rejected",)]
