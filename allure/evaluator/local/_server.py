@@ -27,9 +27,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, Field
 
+from allure import _http
 from allure._service import Service
 from allure.errors import EvaluatorError
 from allure.evaluator.local import _serve_child
@@ -284,9 +284,9 @@ class LocalServer(Service["LocalServer"]):
             if not self.running:
                 raise self._failure("the server process exited during start-up")
             try:
-                if httpx.get(url, timeout=2.0).status_code == 200:
+                if _http.get(url, timeout_s=2.0).status_code == 200:
                     return
-            except httpx.HTTPError:
+            except _http.HttpError:
                 pass
             time.sleep(0.1)
         raise self._failure(f"/health did not answer 200 within {self.settings.startup_timeout_s:.0f} s")
