@@ -144,17 +144,17 @@ max_candidates = 50
 
 
 def request_bodies(spec_path: Path) -> list[bytes]:
-    """The JSON bodies allure's chat model sends for the spec's items (zero-shot prompts)."""
+    """The JSON bodies allure's backend sends for the spec's items (zero-shot prompts)."""
     from allure.config import load_spec
     from allure.dataset import load_items
-    from allure.evaluator import build_openai_model
+    from allure.evaluator import build_openai_backend
     from allure.prompts import load_prompt_set
 
     spec = load_spec(spec_path)
     ev = spec.evaluator
     items = load_items(spec.dataset, base_dir=spec_path.parent, label_set=spec.label_set)
     prompts = load_prompt_set(ev.prompt)
-    chat: Any = build_openai_model(
+    chat = build_openai_backend(
         model=ev.model,
         base_url=ev.base_url,
         api_key_env=KEY_ENV,
@@ -316,15 +316,15 @@ def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]
     Returns ``(layer, calls/s, CPU ms per call)`` rows: raw aiohttp; the OpenAI SDK as it comes
     (``AsyncOpenAI``, its own httpx client); LangChain's ``ChatOpenAI.ainvoke`` (which allure used
     before; skipped when ``langchain-openai`` is not installed); allure's chat model
-    (``OpenAICompatibleChat.ainvoke``); allure's ``Evaluator`` (prompts, cache lookup, parsing,
-    store writes on top of its chat model) with a fresh store.
+    (``OpenAIBackend.complete``); allure's ``Evaluator`` (prompts, cache lookup, parsing,
+    store writes on top of its backend) with a fresh store.
     """
     import aiohttp
     import openai
 
     from allure.config import load_spec
     from allure.dataset import load_items
-    from allure.evaluator import build_openai_model, close_sessions, open_evaluator
+    from allure.evaluator import build_openai_backend, open_evaluator
     from allure.prompts import load_prompt_set
     from allure.store import RunStore
 
@@ -337,7 +337,7 @@ def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]
     messages = [prompts.render(it, []) for it in items]
 
     def chat() -> Any:
-        return build_openai_model(
+        return build_openai_backend(
             model=ev.model, base_url=ev.base_url, api_key_env=KEY_ENV, temperature=ev.temperature,
             max_tokens=ev.max_tokens, seed=ev.seed, logprobs=ev.logprobs, timeout_s=ev.timeout_s,
             max_connections=conc,
@@ -383,19 +383,18 @@ def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]
         await _pool(conc, messages, call)
 
     async def ours() -> None:
-        model = chat()
+        async with chat() as backend:  # the backend closes its own connections
 
-        async def call(msgs: Any) -> None:
-            await model.ainvoke(msgs)
+            async def call(msgs: Any) -> None:
+                await backend.complete(msgs)
 
-        await _pool(conc, messages, call)
-        await close_sessions()
+            await _pool(conc, messages, call)
 
     steps = [
         ("raw aiohttp (json.loads of the reply)", raw_aiohttp),
         ("OpenAI SDK chat.completions.create", sdk),
         ("LangChain ChatOpenAI.ainvoke (not used)", chat_openai),
-        ("allure OpenAICompatibleChat.ainvoke", ours),
+        ("allure OpenAIBackend.complete", ours),
     ]
     for name, fn in steps:
         try:
@@ -418,10 +417,11 @@ def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]
 
 
 ALLURE_PARTS = [
-    ("prompt building (render + hash)", ["_runner.py:_jobs"]),
-    ("cache lookup", ["_db.py:lookup_calls"]),
-    ("parsing (label, logprobs, Verdict)", ["_runner.py:_verdict"]),
-    ("store writes (batched)", ["_runner.py:_store_many"]),
+    ("prompt building (render + hash)", ["_prompting.py:build_jobs"]),
+    ("cache lookup", ["_calls.py:lookup_calls", "_db.py:lookup_calls"]),
+    ("request bodies (messages -> JSON)", ["_openai.py:request_body"]),
+    ("parsing (reply, label, logprobs, Verdict)", ["_openai.py:parse_reply", "_provenance.py:verdict"]),
+    ("store writes (batched)", ["_provenance.py:store_many"]),
 ]
 
 
