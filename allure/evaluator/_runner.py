@@ -18,17 +18,18 @@ number dropped is recorded per item (:attr:`EvalResult.dropped`).
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from allure.errors import EvaluatorError
 from allure.evaluator import _prompting
+from allure.evaluator._cache import link_cached
 from allure.evaluator._options import (
     AnswerKey,
     EvalPlan,
     EvalResult,
-    EvalStats,
     EvaluatorOptions,
     ExamplesFor,
     PassOptions,
@@ -38,7 +39,7 @@ from allure.evaluator._options import (
 from allure.evaluator._pool import send_all
 from allure.evaluator._tokens import TokenCounter
 from allure.labels import Label, LabelParser, LabelVocabulary
-from allure.models import IclExample, Item, Verdict
+from allure.models import IclExample, Item
 from allure.prompts import PromptSet
 from allure.store import RunStore
 
@@ -47,19 +48,6 @@ if TYPE_CHECKING:
 
     from allure.evaluator._backend import ChatBackend
     from allure.evaluator._prompting import Job
-
-__all__ = [
-    "AnswerKey",
-    "EvalPlan",
-    "EvalResult",
-    "EvalStats",
-    "Evaluator",
-    "EvaluatorOptions",
-    "ExamplesFor",
-    "PassOptions",
-    "ProgressFn",
-    "report_progress",
-]
 
 
 class Evaluator:
@@ -151,7 +139,10 @@ class Evaluator:
         """Run ``coro`` on the evaluator's event loop (uvloop when installed), made on first use.
 
         One loop for the evaluator's life: a backend's pooled keep-alive connections are bound to
-        the loop that opened them."""
+        the loop that opened them. The objects alive before the pass (the items, their prompts,
+        whatever the caller holds) are left out of garbage collection while it runs
+        (``gc.freeze``): a pass allocates a few hundred objects per call, and each full collection
+        would otherwise walk the whole heap again."""
         if self._loop is None or self._loop.is_closed():
             try:
                 import uvloop
@@ -159,7 +150,14 @@ class Evaluator:
                 self._loop = asyncio.new_event_loop()
             else:
                 self._loop = uvloop.new_event_loop()
-        return self._loop.run_until_complete(coro)
+        freeze = gc.get_freeze_count() == 0 and gc.isenabled()  # never undo a caller's own freeze
+        if freeze:
+            gc.freeze()
+        try:
+            return self._loop.run_until_complete(coro)
+        finally:
+            if freeze:
+                gc.unfreeze()
 
     # -- prompts ----------------------------------------------------------------------------------
     def resolved(self, options: PassOptions | None) -> tuple[PromptSet, int | None, str | None]:
@@ -225,7 +223,7 @@ class Evaluator:
         stats.icl_dropped = sum(result.dropped.values())
         cached = self.store.lookup_calls(j.prompt_hash for j in jobs)
         misses = [j for j in jobs if j.prompt_hash not in cached]
-        self._link(run_id, iteration, [j for j in jobs if j.prompt_hash in cached], cached, result)
+        link_cached(self, run_id, iteration, [j for j in jobs if j.prompt_hash in cached], cached, result)
         done = stats.cache_hits
         report_progress(progress, done, len(jobs))
         if misses:
@@ -236,25 +234,6 @@ class Evaluator:
             stats.errors += v.status == "error"
         stats.wall_s = time.perf_counter() - t0
         return result
-
-    def _link(
-        self,
-        run_id: str,
-        iteration: int,
-        jobs: list[Job],
-        calls: dict[str, tuple[int, Verdict]],
-        result: EvalResult,
-    ) -> None:
-        """Record ``jobs`` as answered by stored calls (``prompt hash -> (call id, verdict)``)."""
-        links = []
-        for job in jobs:
-            call_id, v = calls[job.prompt_hash]
-            result.verdicts[job.item.id] = v.model_copy(
-                update={"item_id": job.item.id, "cache_hit": True, "icl_ids": job.icl_ids}
-            )
-            links.append((call_id, job.item.id, True))
-        self.store.record_verdicts(run_id, iteration, links)
-        result.stats.cache_hits += len(jobs)
 
     def _send(
         self,
@@ -286,7 +265,9 @@ class Evaluator:
                 # In flight in another process of this project: take its answers as they are stored;
                 # send those whose claim it gave up (it failed, or died) ourselves.
                 found = self.store.lookup_calls(j.prompt_hash for j in waiting)
-                self._link(run_id, iteration, [j for j in waiting if j.prompt_hash in found], found, result)
+                link_cached(
+                    self, run_id, iteration, [j for j in waiting if j.prompt_hash in found], found, result
+                )
                 done += sum(j.prompt_hash in found for j in waiting)
                 rest = [j for j in waiting if j.prompt_hash not in found]
                 mine = self.store.claim_calls(claim_token, [j.prompt_hash for j in rest]) if rest else set()
@@ -304,4 +285,4 @@ class Evaluator:
                 if h in result.call_ids
             }
             calls.update(self.store.lookup_calls(h for h in leads if h not in calls))
-            self._link(run_id, iteration, followers, calls, result)
+            link_cached(self, run_id, iteration, followers, calls, result)
