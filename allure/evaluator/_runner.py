@@ -18,7 +18,6 @@ number dropped is recorded per item (:attr:`EvalResult.dropped`).
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,7 @@ from allure.evaluator._options import (
     ProgressFn,
     report_progress,
 )
-from allure.evaluator._pool import send_all
+from allure.evaluator._pool import heap_frozen, send_all
 from allure.evaluator._tokens import TokenCounter
 from allure.labels import Label, LabelParser, LabelVocabulary
 from allure.models import IclExample, Item
@@ -139,10 +138,7 @@ class Evaluator:
         """Run ``coro`` on the evaluator's event loop (uvloop when installed), made on first use.
 
         One loop for the evaluator's life: a backend's pooled keep-alive connections are bound to
-        the loop that opened them. The objects alive before the pass (the items, their prompts,
-        whatever the caller holds) are left out of garbage collection while it runs
-        (``gc.freeze``): a pass allocates a few hundred objects per call, and each full collection
-        would otherwise walk the whole heap again."""
+        the loop that opened them."""
         if self._loop is None or self._loop.is_closed():
             try:
                 import uvloop
@@ -150,14 +146,7 @@ class Evaluator:
                 self._loop = asyncio.new_event_loop()
             else:
                 self._loop = uvloop.new_event_loop()
-        freeze = gc.get_freeze_count() == 0 and gc.isenabled()  # never undo a caller's own freeze
-        if freeze:
-            gc.freeze()
-        try:
-            return self._loop.run_until_complete(coro)
-        finally:
-            if freeze:
-                gc.unfreeze()
+        return self._loop.run_until_complete(coro)
 
     # -- prompts ----------------------------------------------------------------------------------
     def resolved(self, options: PassOptions | None) -> tuple[PromptSet, int | None, str | None]:
@@ -213,6 +202,19 @@ class Evaluator:
         live process of the project has in flight is not sent again but waited for. ``options``
         sets this pass's prompts, sample index and generation without changing the evaluator.
         """
+        with heap_frozen():
+            return self._evaluate(run_id, iteration, items, examples_for, progress, claim_token, options)
+
+    def _evaluate(
+        self,
+        run_id: str,
+        iteration: int,
+        items: list[Item],
+        examples_for: ExamplesFor,
+        progress: ProgressFn | None,
+        claim_token: str,
+        options: PassOptions | None,
+    ) -> EvalResult:
         t0 = time.perf_counter()
         result = EvalResult()
         stats = result.stats
