@@ -23,8 +23,7 @@ def verdict(ev: EvaluatorView, job: Job, reply: Reply, latency: float) -> Verdic
     label = recorded if recorded is not None else ev.parser.parse(text)
     lp = reply.logprobs
     usage = reply.usage
-    # built without re-validation: every field below has its model's type already
-    return Verdict.model_construct(
+    return Verdict(
         item_id=job.item.id,
         label=label,
         status="ok" if label is not None else "unparsed",
