@@ -34,8 +34,10 @@ class HttpError(AllureError):
 
 
 def _shown(url: str) -> str:
-    """``url`` without its query string (a webhook's token may sit there)."""
-    return url.split("?", 1)[0]
+    """``url`` without its query string (a webhook's token may sit there) or ``user:pass@`` part."""
+    from allure.urls import redact_url
+
+    return redact_url(url.split("?", 1)[0])
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import aiohttp
 import orjson
 
 from allure.errors import EvaluatorError
+from allure.urls import redact_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -180,8 +181,8 @@ class ChatCompletionsClient:
     ) -> None:
         root = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{root}/chat/completions"
-        self.where = f"evaluator server {root}"
-        """Where its errors happened (the URL holds no key)."""
+        self.where = f"evaluator server {redact_url(root)}"
+        """Where its errors happened (no ``user:pass@`` or key-shaped query value)."""
         self.proxy = proxy_for(self.url)
         """The proxy the environment names for the server (looked up once, not per request)."""
         self.max_connections = max(1, max_connections)
