@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from allure.errors import AllureError
 from allure.evaluator._backend import retry_kind
 from allure.evaluator._options import report_progress
 from allure.evaluator._provenance import error_verdict, store_many, verdict
@@ -47,6 +48,17 @@ def heap_frozen() -> Iterator[None]:
             gc.unfreeze()
 
 
+def error_text(exc: BaseException) -> str:
+    """The stored text of a failed call: the error's name and message first (``AuthenticationError:
+    Error code: 401 - ...``, as the OpenAI SDK words it), then where it happened and the fix."""
+    if not isinstance(exc, AllureError):
+        return f"{type(exc).__name__}: {exc}"
+    text = f"{type(exc).__name__}: {exc.message}"
+    if exc.where:
+        text += f" [{exc.where}]"
+    return text + (f" (fix: {exc.fix})" if exc.fix else "")
+
+
 async def call(ev: EvaluatorView, backend: ChatBackend, job: Job, stats: EvalStats) -> Verdict:
     """Ask ``backend`` about ``job`` (retried as the module docstring says); its verdict."""
     attempt = 0
@@ -72,11 +84,9 @@ async def call(ev: EvaluatorView, backend: ChatBackend, job: Job, stats: EvalSta
             latency = time.perf_counter() - t0
             kind = retry_kind(exc)
             if kind is None:  # 4xx and other non-transient errors: not retried
-                return error_verdict(ev, job, f"{type(exc).__name__}: {exc}", latency)
+                return error_verdict(ev, job, error_text(exc), latency)
             if attempt >= ev.max_retries:
-                return error_verdict(
-                    ev, job, f"{type(exc).__name__}: {exc} (after {attempt + 1} attempts)", latency
-                )
+                return error_verdict(ev, job, f"{error_text(exc)} (after {attempt + 1} attempts)", latency)
             stats.retries += 1
             if kind == "gone" and await backend.revive():
                 stats.server_restarts += 1  # a fresh server: retry at once
