@@ -1,7 +1,10 @@
-"""The evaluator: every evaluator is a LangChain chat model (any OpenAI-compatible server, the embedded one, replay).
+"""The evaluator: a runner that labels items through one :class:`ChatBackend` protocol.
 
-Names are imported on first use, so that ``allure --help`` and ``allure.evaluator.local``
-do not pay for the OpenAI client and LangChain at start-up.
+Backends: any OpenAI-compatible server (:class:`OpenAIBackend`), the embedded llama.cpp server
+(:class:`allure.evaluator.local.EmbeddedBackend`), replay of recorded outputs
+(:class:`ReplayBackend`) and any LangChain chat model (:class:`LangChainBackend`). Names are
+imported on first use, so that ``allure --help`` and ``allure.evaluator.local`` do not pay for
+aiohttp and LangChain at start-up.
 """
 
 from __future__ import annotations
@@ -11,39 +14,53 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from allure.evaluator._backend import ChatBackend, Reply, Usage, retry_kind
     from allure.evaluator._calibrate import CF_PREFIX, NO_PROBS, CalibrationOutcome, calibrate_pass
-    from allure.evaluator._chat import OpenAICompatibleChat, ReplayChatModel, build_openai_model
-    from allure.evaluator._http import ChatCompletionsClient, close_sessions
+    from allure.evaluator._http import ChatCallError, ChatCompletionsClient
+    from allure.evaluator._langchain import LangChainBackend
     from allure.evaluator._open import open_evaluator
-    from allure.evaluator._parse import LabelParser, prob_positive
-    from allure.evaluator._redact import REDACTED, redact
-    from allure.evaluator._runner import (
+    from allure.evaluator._openai import OpenAIBackend, build_openai_backend
+    from allure.evaluator._options import (
         AnswerKey,
         EvalPlan,
         EvalResult,
         EvalStats,
-        Evaluator,
+        EvaluatorOptions,
         ExamplesFor,
         PassOptions,
         ProgressFn,
     )
+    from allure.evaluator._parse import LabelParser, prob_positive
+    from allure.evaluator._redact import REDACTED, redact
+    from allure.evaluator._replay import ReplayBackend
+    from allure.evaluator._runner import Evaluator
     from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_item, swaps_positions
     from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
+    "ChatBackend": "_backend",
+    "Reply": "_backend",
+    "Usage": "_backend",
+    "retry_kind": "_backend",
+    "ChatCallError": "_http",
     "ChatCompletionsClient": "_http",
-    "close_sessions": "_http",
-    "OpenAICompatibleChat": "_chat",
-    "ReplayChatModel": "_chat",
-    "build_openai_model": "_chat",
+    "LangChainBackend": "_langchain",
+    "OpenAIBackend": "_openai",
+    "build_openai_backend": "_openai",
+    "ReplayBackend": "_replay",
     "open_evaluator": "_open",
     "LabelParser": "_parse",
     "prob_positive": "_parse",
     "REDACTED": "_redact",
     "redact": "_redact",
-    "AnswerKey": "_runner",
-    "EvalPlan": "_runner",
-    "EvalResult": "_runner",
+    "AnswerKey": "_options",
+    "EvalPlan": "_options",
+    "EvalResult": "_options",
+    "EvalStats": "_options",
+    "EvaluatorOptions": "_options",
+    "ExamplesFor": "_options",
+    "PassOptions": "_options",
+    "ProgressFn": "_options",
     "TokenCounter": "_tokens",
     "CF_PREFIX": "_calibrate",
     "NO_PROBS": "_calibrate",
@@ -54,42 +71,44 @@ _WHERE = {
     "debias_verdicts": "_swap",
     "swapped_item": "_swap",
     "swaps_positions": "_swap",
-    "EvalStats": "_runner",
     "Evaluator": "_runner",
-    "ExamplesFor": "_runner",
-    "ProgressFn": "_runner",
-    "PassOptions": "_runner",
 }
 
 __all__ = [
-    "CF_PREFIX",
-    "NO_PROBS",
-    "CalibrationOutcome",
-    "calibrate_pass",
-    "FALLBACK_NOTE",
-    "SWAPPED",
-    "debias_verdicts",
-    "swapped_item",
-    "swaps_positions",
     "AnswerKey",
+    "CF_PREFIX",
+    "CalibrationOutcome",
+    "ChatBackend",
+    "ChatCallError",
     "ChatCompletionsClient",
     "EvalPlan",
     "EvalResult",
     "EvalStats",
     "Evaluator",
+    "EvaluatorOptions",
     "ExamplesFor",
+    "FALLBACK_NOTE",
     "LabelParser",
-    "OpenAICompatibleChat",
+    "LangChainBackend",
+    "NO_PROBS",
+    "OpenAIBackend",
     "PassOptions",
     "ProgressFn",
     "REDACTED",
-    "ReplayChatModel",
+    "ReplayBackend",
+    "Reply",
+    "SWAPPED",
     "TokenCounter",
-    "build_openai_model",
-    "close_sessions",
+    "Usage",
+    "build_openai_backend",
+    "calibrate_pass",
+    "debias_verdicts",
     "open_evaluator",
     "prob_positive",
     "redact",
+    "retry_kind",
+    "swapped_item",
+    "swaps_positions",
 ]
 
 

@@ -21,7 +21,8 @@ from allure.models import Item, stable_hash
 
 if TYPE_CHECKING:
     from allure.config import Calibration
-    from allure.evaluator._runner import EvalResult, Evaluator, ExamplesFor, PassOptions
+    from allure.evaluator._options import EvalResult, ExamplesFor, PassOptions
+    from allure.evaluator._runner import Evaluator
 
 CF_PREFIX = "#cf-"
 """Prefix of the ids under which a pass's content-free calls are linked to it."""

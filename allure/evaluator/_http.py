@@ -15,21 +15,24 @@ from __future__ import annotations
 
 import asyncio
 import os
-import urllib.request
-import weakref
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Self
 
 import aiohttp
 import orjson
 
+from allure.errors import EvaluatorError
+from allure.urls import redact_url
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class ChatCallError(Exception):
+class ChatCallError(EvaluatorError):
     """A chat-completion call failed; :attr:`transient` failures are worth retrying."""
 
     transient = False
+
+    def __init__(self, message: str, *, where: str | None = None, fix: str | None = None) -> None:
+        super().__init__(message, where=where, fix=fix)
 
 
 class ChatConnectionError(ChatCallError):
@@ -48,8 +51,10 @@ class ChatStatusError(ChatCallError):
     Its message is the SDK's (``Error code: N - body``), so logs read the same.
     """
 
-    def __init__(self, status_code: int, body: Any) -> None:
-        super().__init__(f"Error code: {status_code} - {body}")
+    fix_text = "see the server's answer above"
+
+    def __init__(self, status_code: int, body: Any, *, where: str | None = None) -> None:
+        super().__init__(f"Error code: {status_code} - {body}", where=where, fix=self.fix_text)
         self.status_code = status_code
         self.body = body
         self.transient = status_code in (408, 409, 429) or status_code >= 500
@@ -58,25 +63,37 @@ class ChatStatusError(ChatCallError):
 class BadRequestError(ChatStatusError):
     """HTTP 400: the server rejected the request (an unknown model option, a prompt too long)."""
 
+    fix_text = "check the [evaluator] options (max_tokens, logprobs, seed) and max_prompt_tokens"
+
 
 class AuthenticationError(ChatStatusError):
     """HTTP 401: a missing or wrong key."""
+
+    fix_text = "check the key in the variable [evaluator] api_key_env names"
 
 
 class PermissionDeniedError(ChatStatusError):
     """HTTP 403: the key may not use this model or endpoint."""
 
+    fix_text = "use a key that may call this model, or another [evaluator] model"
+
 
 class NotFoundError(ChatStatusError):
     """HTTP 404: a wrong ``base_url`` or model name."""
+
+    fix_text = "check [evaluator] base_url (it ends in /v1) and model"
 
 
 class RateLimitError(ChatStatusError):
     """HTTP 429: too many requests or tokens (retried)."""
 
+    fix_text = "lower [evaluator] concurrency, or raise the account's limits"
+
 
 class InternalServerError(ChatStatusError):
     """HTTP 5xx: the server failed (retried)."""
+
+    fix_text = "wait for the server to recover (see its log), then run again: stored calls are kept"
 
 
 _BY_STATUS: dict[int, type[ChatStatusError]] = {
@@ -91,8 +108,13 @@ _BY_STATUS: dict[int, type[ChatStatusError]] = {
 class ChatReplyError(ChatCallError):
     """The server's reply is not a chat completion (not JSON, no choices)."""
 
+    def __init__(self, message: str, *, where: str | None = None) -> None:
+        super().__init__(
+            message, where=where, fix="check that [evaluator] base_url names an OpenAI-compatible server"
+        )
 
-def status_error(status: int, content: bytes) -> ChatStatusError:
+
+def status_error(status: int, content: bytes, *, where: str | None = None) -> ChatStatusError:
     """The error for an HTTP error ``status`` with its body (parsed when it is JSON), named as the
     OpenAI SDK names it (``AuthenticationError``, ``RateLimitError``, ...), so logs read the same."""
     try:
@@ -100,14 +122,22 @@ def status_error(status: int, content: bytes) -> ChatStatusError:
     except orjson.JSONDecodeError:
         body = content.decode("utf-8", "replace")[:2000]
     cls = _BY_STATUS.get(status) or (InternalServerError if status >= 500 else ChatStatusError)
-    return cls(status, body)
+    return cls(status, body, where=where)
 
 
-def _mapped(exc: BaseException) -> ChatConnectionError:
+def _mapped(exc: BaseException, where: str | None = None) -> ChatConnectionError:
     """The error for an aiohttp (or asyncio) failure: a timeout, else a connection error."""
     if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError and ConnectionTimeoutError are ones
-        return ChatTimeoutError(f"Request timed out: {type(exc).__name__}: {exc}".rstrip(": "))
-    return ChatConnectionError(f"Connection error: {type(exc).__name__}: {exc}")
+        return ChatTimeoutError(
+            f"Request timed out: {type(exc).__name__}: {exc}".rstrip(": "),
+            where=where,
+            fix="raise [evaluator] timeout_s, or lower concurrency for a slow server",
+        )
+    return ChatConnectionError(
+        f"Connection error: {type(exc).__name__}: {exc}",
+        where=where,
+        fix="start the server, or check [evaluator] base_url",
+    )
 
 
 def proxy_for(url: str) -> str | None:
@@ -115,21 +145,28 @@ def proxy_for(url: str) -> str | None:
 
     aiohttp's own ``trust_env`` would look it up (and read ``~/.netrc``) in a thread on every request.
     """
-    parts = urlsplit(url)
-    proxy = urllib.request.getproxies().get(parts.scheme)
-    if proxy and urllib.request.proxy_bypass(parts.hostname or ""):
+    from aiohttp.helpers import get_env_proxy_for_url
+    from yarl import URL
+
+    try:
+        proxy, _auth = get_env_proxy_for_url(URL(url))
+    except LookupError:
         return None
-    return proxy
+    return str(proxy)
 
 
 class ChatCompletionsClient:
     """POSTs chat-completion bodies to ``{base_url}/chat/completions`` and returns the parsed JSON reply.
 
+    It owns its connections: one aiohttp session, opened in the running event loop on the first
+    request and closed by :meth:`aclose` (or on leaving ``async with``); a request in another loop
+    opens a new one (one left in a finished loop is dropped).
+
     Args:
         base_url: The server's OpenAI-compatible root (``.../v1``); ``None``: ``OPENAI_BASE_URL`` or OpenAI's.
         api_key: Sent as ``Authorization: Bearer ...`` (never logged).
         timeout_s: Seconds to connect, and seconds between bytes of the reply.
-        max_connections: Open connections at most (per event loop).
+        max_connections: Open connections at most.
         keepalive_s: How long an idle connection is kept.
     """
 
@@ -144,6 +181,8 @@ class ChatCompletionsClient:
     ) -> None:
         root = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{root}/chat/completions"
+        self.where = f"evaluator server {redact_url(root)}"
+        """Where its errors happened (no ``user:pass@`` or key-shaped query value)."""
         self.proxy = proxy_for(self.url)
         """The proxy the environment names for the server (looked up once, not per request)."""
         self.max_connections = max(1, max_connections)
@@ -155,18 +194,18 @@ class ChatCompletionsClient:
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s)
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        _LIVE.add(self)
 
     def _session_for(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
         if self._session is None or self._loop is not loop or self._session.closed:
-            # a session belongs to the loop it was made in; one left in a finished loop is dropped
             connector = aiohttp.TCPConnector(limit=self.max_connections, keepalive_timeout=self.keepalive_s)
-            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers=self._headers, timeout=self._timeout
+            )
             self._loop = loop
         return self._session
 
-    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Send one chat-completion ``body``; the reply's JSON object.
+    async def complete(self, body: bytes) -> dict[str, Any]:
+        """Send one chat-completion ``body`` (JSON bytes); the reply's JSON object.
 
         Raises:
             ChatTimeoutError: no connection, or no byte of the reply, within ``timeout_s``.
@@ -174,45 +213,37 @@ class ChatCompletionsClient:
             ChatStatusError: the server answered an HTTP error.
             ChatReplyError: the reply is not a JSON object.
         """
-        session = self._session_for(asyncio.get_running_loop())
+        session = self._session
+        if session is None or session.closed or self._loop is not asyncio.get_running_loop():
+            session = self._session_for(asyncio.get_running_loop())
         try:
-            async with session.post(
-                self.url,
-                data=orjson.dumps(body),
-                proxy=self.proxy,
-                allow_redirects=False,
-                timeout=self._timeout,
-            ) as resp:
+            async with session.post(self.url, data=body, proxy=self.proxy, allow_redirects=False) as resp:
                 content = await resp.read()
                 status = resp.status
         except (TimeoutError, aiohttp.ClientError) as exc:
-            raise _mapped(exc) from exc
+            raise _mapped(exc, self.where) from exc
         if status >= 400:
-            raise status_error(status, content)
+            raise status_error(status, content, where=self.where)
         try:
             reply = orjson.loads(content)
         except orjson.JSONDecodeError as exc:
-            raise ChatReplyError(f"the server's reply is not JSON ({exc}): {content[:300]!r}") from exc
+            raise ChatReplyError(
+                f"the server's reply is not JSON ({exc}): {content[:300]!r}", where=self.where
+            ) from exc
         if not isinstance(reply, dict):
-            raise ChatReplyError(f"the server's reply is not a JSON object: {content[:300]!r}")
+            raise ChatReplyError(
+                f"the server's reply is not a JSON object: {content[:300]!r}", where=self.where
+            )
         return reply
 
     async def aclose(self) -> None:
-        """Close the session (it must belong to the running loop)."""
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-        self._session = None
+        """Close the session (it must belong to the running loop); the next request opens a new one."""
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
 
+    async def __aenter__(self) -> Self:
+        return self
 
-_LIVE: weakref.WeakSet[ChatCompletionsClient] = weakref.WeakSet()
-
-
-async def close_sessions() -> None:
-    """Close the connections every :class:`ChatCompletionsClient` opened in the running event loop.
-
-    The clients stay usable: the next request in a loop opens a new session.
-    """
-    loop = asyncio.get_running_loop()
-    for client in list(_LIVE):
-        if client._loop is loop:
-            await client.aclose()
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

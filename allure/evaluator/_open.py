@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from allure.config import label_pattern_for, replay_source
+from allure.evaluator._options import EvaluatorOptions
 from allure.evaluator._runner import Evaluator
 from allure.evaluator._tokens import TokenCounter
 from allure.labels import label_list
@@ -17,9 +19,8 @@ from allure.prompts import PromptSet, load_prompt_set
 from allure.store import RunStore
 
 if TYPE_CHECKING:
-    from langchain_core.language_models.chat_models import BaseChatModel
-
     from allure.config import AuditSpec
+    from allure.evaluator._backend import ChatBackend
     from allure.evaluator.local import LocalServerSettings
 
 
@@ -61,9 +62,10 @@ def open_evaluator(
     """
     ev = spec.evaluator
     prompts = load_prompt_set(ev.prompt).with_context(labels=label_list(spec.label_set), rubric=ev.rubric)
-    common = dict(
+    common = EvaluatorOptions(
+        model_name=ev.model,
+        params=ev.params(),
         prompts=prompts,
-        store=store,
         label_set=spec.label_set,
         label_pattern=label_pattern_for(spec, prompts.assistant),
         synonyms=spec.label_synonyms,
@@ -73,28 +75,24 @@ def open_evaluator(
         max_retries=ev.max_retries,
         retry_backoff_s=ev.retry_backoff_s,
     )
-    # The chat models (LangChain, the OpenAI client) are imported only where one is built: an
-    # embedded evaluator started lazily and answered from the run store never imports them.
+    # The backends are imported only where one is built: an embedded evaluator started lazily
+    # and answered from the run store never imports its HTTP client.
     if ev.kind == "replay":
-        from allure.evaluator._chat import ReplayChatModel
+        from allure.evaluator._replay import ReplayBackend
 
         outputs = _recorded_outputs(items, prompts)
-        model = ReplayChatModel(recorded=outputs)
-        recorded = {it.id: it.recorded_label for it in items if it.recorded_label is not None}
-        yield Evaluator(
-            chat_model=model,
+        options = replace(
+            common,
             model_name=replay_source(spec),
-            params=ev.params(),
-            replay=True,
-            recorded_labels=recorded,
+            recorded_labels={it.id: it.recorded_label for it in items if it.recorded_label is not None},
             answer_key=lambda item: [item.recorded_label, outputs.get(item.id, "")],
-            **common,  # type: ignore[arg-type]
         )
+        yield Evaluator(options, store=store, backend=ReplayBackend(outputs))
         return
     if ev.kind == "openai":
-        from allure.evaluator._chat import build_openai_model
+        from allure.evaluator._openai import build_openai_backend
 
-        chat = build_openai_model(
+        backend = build_openai_backend(
             model=ev.model,
             base_url=ev.base_url,
             api_key_env=ev.api_key_env,
@@ -106,18 +104,11 @@ def open_evaluator(
             max_connections=ev.concurrency,
         )
         budget = ev.max_prompt_tokens
+        options = replace(common, secrets=[os.environ.get(ev.api_key_env, "")], max_prompt_tokens=budget)
         counter = TokenCounter(ev.base_url) if budget is not None else None
-        yield Evaluator(
-            chat_model=chat,
-            model_name=ev.model,
-            params=ev.params(),
-            secrets=[os.environ.get(ev.api_key_env, "")],
-            max_prompt_tokens=budget,
-            token_counter=counter,
-            **common,  # type: ignore[arg-type]
-        )
+        yield Evaluator(options, store=store, backend=backend, token_counter=counter)
         return
-    from allure.evaluator.local import LocalServer, LocalServerSettings
+    from allure.evaluator.local import EmbeddedBackend, LocalServer, LocalServerSettings
 
     settings = LocalServerSettings(
         model=ev.model,
@@ -131,40 +122,35 @@ def open_evaluator(
     server = LocalServer(settings)
     deterministic = ev.local.deterministic
 
-    def connect() -> BaseChatModel:
-        from allure.evaluator._chat import build_openai_model
-
+    def connect() -> ChatBackend:
         server.start()
-        return build_openai_model(
-            model=server.model_name,
-            base_url=server.base_url,
-            api_key_env=ev.api_key_env,
-            api_key="local",
+        return EmbeddedBackend(
+            server,
             temperature=0.0 if deterministic else ev.temperature,
             max_tokens=ev.max_tokens,
             seed=ev.seed if ev.seed is not None else 0,
             logprobs=ev.logprobs,
             timeout_s=ev.timeout_s,
-            extra_body=server.extra_body(),
             max_connections=ev.local.parallel,
         )
 
-    params = {**ev.params(), "model": settings.alias, "deterministic": deterministic}
     # One request per server slot: more in flight could reach the server out of order and
     # break the prefix-cache order the runner sets up.
-    common["concurrency"] = min(ev.concurrency, ev.local.parallel)
+    options = replace(
+        common,
+        model_name=settings.alias,
+        params={**ev.params(), "model": settings.alias, "deterministic": deterministic},
+        concurrency=min(ev.concurrency, ev.local.parallel),
+        max_prompt_tokens=ev.max_prompt_tokens or ev.local.ctx_size // ev.local.parallel - ev.max_tokens - 64,
+    )
     evaluator: Evaluator | None = None
-    budget = ev.max_prompt_tokens or ev.local.ctx_size // ev.local.parallel - ev.max_tokens - 64
     try:
         evaluator = Evaluator(
-            chat_model=None if lazy_start else connect(),
+            options,
+            store=store,
+            backend=None if lazy_start else connect(),
             connect=connect,
-            model_name=settings.alias,
-            params=params,
-            revive=server.revive,
-            max_prompt_tokens=budget,
             token_counter=TokenCounter(lambda: server.start().root_url, saved=_saved_counts(store, settings)),
-            **common,  # type: ignore[arg-type]
         )
         evaluator.server = server
         yield evaluator

@@ -105,7 +105,10 @@ def label_probs(logprobs: Any, label: Label | None, labels: Sequence[Label]) -> 
         if not text or lp is None:
             continue
         p = math.exp(float(lp))
-        whole = [f for f in forms if text == f or (text.startswith(f) and not text[len(f)].isalnum())]
+        if text in mass:  # the whole label, as written (the common case: no search needed)
+            mass[text] += p
+            continue
+        whole = [f for f in forms if text.startswith(f) and not text[len(f)].isalnum()]
         if whole:
             mass[max(whole, key=len)] += p
             continue

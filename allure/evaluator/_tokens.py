@@ -13,8 +13,6 @@ import contextlib
 import hashlib
 import json
 import math
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -86,15 +84,12 @@ class TokenCounter:
 
     def _ask(self, text: str) -> int | None:
         assert self.url is not None
-        req = urllib.request.Request(
-            self.url,
-            data=json.dumps({"content": text}).encode(),
-            headers={"Content-Type": "application/json"},
-        )
+        from allure._http import HttpError, post_json
+
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                tokens = json.loads(resp.read()).get("tokens")
-        except (OSError, ValueError, urllib.error.URLError):
+            reply = post_json(self.url, {"content": text}, timeout_s=self.timeout_s)
+            tokens = reply.json().get("tokens") if reply.status_code == 200 else None
+        except (HttpError, ValueError, AttributeError):
             return None
         return len(tokens) if isinstance(tokens, list) else None
 

@@ -134,7 +134,7 @@ def _http_client(chromadb: Any, location: str) -> Any:
             host=url.hostname, port=port, ssl=url.scheme == "https", settings=_settings()
         )
         client.heartbeat()
-    except Exception as exc:  # connection errors surface as several httpx/chromadb types
+    except Exception as exc:  # connection errors surface as several chromadb (and its HTTP client's) types
         raise MemoryStoreError(
             f"the Chroma server does not answer ({type(exc).__name__}: {exc})",
             where=location,

@@ -14,8 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
-
+from allure import _http
 from allure._service import Service
 from allure.errors import MemoryStoreError
 
@@ -86,9 +85,9 @@ class ChromaServer(Service[str]):
                     fix="check the port and --path",
                 )
             try:
-                if httpx.get(f"{self.url}/api/v2/heartbeat", timeout=1.0).status_code == 200:
+                if _http.get(f"{self.url}/api/v2/heartbeat", timeout_s=1.0).status_code == 200:
                     return self.url
-            except httpx.HTTPError:
+            except _http.HttpError:
                 pass
             time.sleep(0.2)
         self.stop()

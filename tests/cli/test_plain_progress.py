@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from allure.cli._common import PlainProgress, progress_bar
-from allure.evaluator import build_openai_model
+from allure.evaluator import build_openai_backend
 from allure.store import RunStore
 from tests.cli_run import run_cli
 from tests.conftest import start_scripted_server
@@ -52,7 +52,7 @@ def test_progress_bar_is_plain_off_a_terminal() -> None:
 def test_the_runner_reports_errors_so_far(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--die-after", "2")
     try:
-        chat = build_openai_model(
+        chat = build_openai_backend(
             model="scripted",
             base_url=srv.base_url,
             api_key_env="NONE",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from allure.evaluator import Evaluator, TokenCounter
+from allure.evaluator import Evaluator, EvaluatorOptions, LangChainBackend, TokenCounter
 from allure.models import IclExample, Item
 from allure.prompts import load_prompt_set
 from allure.store import RunStore
@@ -26,16 +26,19 @@ class WordCounter(TokenCounter):
 
 
 def _ev(tmp: Path, budget: int | None) -> Evaluator:
-    return Evaluator(
-        chat_model=FakeListChatModel(responses=["score: 1"] * 50),
+    options = EvaluatorOptions(
         model_name="fake",
         params={},
         prompts=load_prompt_set("grader"),
-        store=RunStore(tmp / "db.sqlite"),
         label_set=[0, 1],
         label_pattern=r"score:\s*([01])",
         concurrency=1,
         max_prompt_tokens=budget,
+    )
+    return Evaluator(
+        options,
+        store=RunStore(tmp / "db.sqlite"),
+        backend=LangChainBackend(FakeListChatModel(responses=["score: 1"] * 50)),
         token_counter=WordCounter(),
     )
 

@@ -1,4 +1,4 @@
-"""The evaluator's OpenAI-compatible chat model and HTTP client (aiohttp), and the runner's batched store writes."""
+"""The evaluator's OpenAI-compatible backend and HTTP client (aiohttp), and the runner's batched store writes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
-from allure.evaluator import ChatCompletionsClient, Evaluator, build_openai_model, close_sessions
+from allure.errors import AllureError
+from allure.evaluator import ChatCompletionsClient, Evaluator, OpenAIBackend, build_openai_backend, retry_kind
 from allure.evaluator._http import (
     ChatConnectionError,
     ChatReplyError,
@@ -21,15 +22,15 @@ from allure.evaluator._http import (
     proxy_for,
     status_error,
 )
-from allure.evaluator._runner import retry_kind
+from allure.evaluator._langchain import sdk_error
 from allure.models import Item, Verdict
-from allure.prompts import load_prompt_set
 from allure.store import RunStore
 from tests.conftest import start_scripted_server
+from tests.evaluator.test_runner import _evaluator as _runner_evaluator
 
 
-def _chat(base_url: str, timeout_s: float = 5.0, **options: Any) -> Any:
-    return build_openai_model(
+def _chat(base_url: str, timeout_s: float = 5.0, **options: Any) -> OpenAIBackend:
+    return build_openai_backend(
         model="scripted",
         base_url=base_url,
         api_key_env="NONE",
@@ -49,21 +50,13 @@ def _items(n: int, tag: str = "") -> list[Item]:
 
 
 def _evaluator(model: Any, store: RunStore, **kw: Any) -> Evaluator:
-    return Evaluator(
-        chat_model=model,
-        model_name="m",
-        params={"t": 0},
-        prompts=load_prompt_set("grader"),
-        store=store,
-        label_set=[0, 1],
-        label_pattern=r"score:\s*([01])\b",
-        **kw,
-    )
+    return _runner_evaluator(model, store, **kw)
 
 
 @pytest.mark.integration
-def test_one_chat_model_serves_passes_in_successive_event_loops(tmp_path: Path) -> None:
-    """Each pass runs in its own event loop; the chat model (and its HTTP client) is built once."""
+def test_one_backend_serves_successive_passes(tmp_path: Path) -> None:
+    """The passes of an evaluator run on its one event loop; the backend (and its HTTP client) is built once
+    and closes its connections after each pass."""
     srv = start_scripted_server(tmp_path)
     try:
         store = RunStore(tmp_path / "a.db")
@@ -89,22 +82,21 @@ def _free_port() -> int:
 def test_refused_connection_is_a_connection_error_and_a_slow_reply_a_timeout(tmp_path: Path) -> None:
     """The error classes drive retries and the embedded server's revival: they must stay distinct."""
 
-    async def ask(chat: Any) -> Any:
-        try:
-            return await chat.ainvoke([HumanMessage("hi")])
-        finally:
-            await close_sessions()
+    async def ask(chat: OpenAIBackend) -> Any:
+        async with chat:  # the backend closes its own connections
+            return await chat.complete([HumanMessage("hi")])
 
     with pytest.raises(ChatConnectionError) as info:
         asyncio.run(ask(_chat(f"http://127.0.0.1:{_free_port()}/v1")))
     assert not isinstance(info.value, ChatTimeoutError) and retry_kind(info.value) == "gone"
+    assert isinstance(info.value, AllureError) and info.value.where and info.value.fix  # where/fix style
 
     srv = start_scripted_server(tmp_path, "--slow-first", "1", "--slow-s", "3")
     try:
         with pytest.raises(ChatTimeoutError) as slow:
             asyncio.run(ask(_chat(srv.base_url, timeout_s=0.5)))
         assert retry_kind(slow.value) == "transient"
-        assert asyncio.run(ask(_chat(srv.base_url))).content.startswith("score:")  # the next one answers
+        assert asyncio.run(ask(_chat(srv.base_url))).text.startswith("score:")  # the next one answers
     finally:
         srv.stop()
 
@@ -148,7 +140,7 @@ def test_answers_that_arrive_together_are_stored_in_one_transaction(tmp_path: Pa
 
 @pytest.mark.integration
 def test_sends_the_body_chat_openai_sends_and_reads_the_same_answer(tmp_path: Path) -> None:
-    """The evaluator's own chat model is a faster ChatOpenAI for plain completions: same request, same fields read."""
+    """The evaluator's own backend is a faster ChatOpenAI for plain completions: same request, same fields read."""
     from langchain_core.messages import SystemMessage
     from langchain_openai import ChatOpenAI
 
@@ -175,26 +167,29 @@ def test_sends_the_body_chat_openai_sends_and_reads_the_same_answer(tmp_path: Pa
         ours = _chat(srv.base_url, seed=3, extra_body={"cache_prompt": True}, max_connections=100)
 
         async def both() -> tuple[Any, Any]:
-            try:
-                return await reference.ainvoke(msgs, seed=9), await ours.ainvoke(msgs, seed=9)
-            finally:
-                await close_sessions()
+            async with ours:
+                return await reference.ainvoke(msgs, seed=9), await ours.complete(msgs, seed=9)
 
         theirs, mine = asyncio.run(both())
         sent = [r["body"] for r in srv.requests()]
         assert len(sent) == 2 and sent[0] == sent[1]
         assert sent[1]["seed"] == 9 and sent[1]["cache_prompt"] is True and sent[1]["top_logprobs"] == 5
-        assert mine.content == theirs.content
-        assert mine.usage_metadata["input_tokens"] == theirs.usage_metadata["input_tokens"] == 40
-        assert mine.usage_metadata["output_tokens"] == theirs.usage_metadata["output_tokens"]
+        assert mine.text == theirs.content
+        assert mine.usage.prompt_tokens == theirs.usage_metadata["input_tokens"] == 40
+        assert mine.usage.completion_tokens == theirs.usage_metadata["output_tokens"]
         strip = [
             {k: v for k, v in t.items() if k != "bytes"}
             for t in theirs.response_metadata["logprobs"]["content"]
         ]
         for tok in strip:
             tok["top_logprobs"] = [{k: v for k, v in a.items() if k != "bytes"} for a in tok["top_logprobs"]]
-        assert mine.response_metadata["logprobs"]["content"] == strip
-        assert ours.invoke(msgs).content == mine.content  # the synchronous path, in its own event loop
+        assert mine.logprobs is not None and mine.logprobs["content"] == strip
+
+        async def again() -> Any:
+            async with ours:  # closed after the first loop: a new loop opens new connections
+                return await ours.complete(msgs)
+
+        assert asyncio.run(again()).text == mine.text
         assert len(srv.requests()) == 3
     finally:
         srv.stop()
@@ -205,6 +200,7 @@ def test_http_error_statuses_say_whether_to_retry() -> None:
     bad_key = status_error(401, b'{"error": {"message": "bad key"}}')
     assert bad_key.status_code == 401 and bad_key.body == {"error": {"message": "bad key"}}
     assert retry_kind(bad_key) is None and str(bad_key).startswith("Error code: 401 - ")
+    assert isinstance(bad_key, AllureError) and "api_key_env" in (bad_key.fix or "")  # where/fix style
     assert type(bad_key).__name__ == "AuthenticationError"  # the SDK's names: logs read as before
     limited = status_error(429, b'{"error": "slow down"}')
     assert retry_kind(limited) == "transient" and "Error code: 429" in str(limited)
@@ -213,17 +209,22 @@ def test_http_error_statuses_say_whether_to_retry() -> None:
     odd = status_error(418, b"teapot")
     assert retry_kind(odd) is None and "teapot" in str(odd)
     assert retry_kind(ValueError("x")) is None and retry_kind(TimeoutError()) == "transient"
-    # a LangChain model over the OpenAI SDK (ChatOpenAI) raises the SDK's errors: read the same way
+    # a LangChain model over the OpenAI SDK (ChatOpenAI) raises the SDK's errors: its backend maps them
     web = importlib.import_module("httpx2" if int(openai.__version__.split(".")[0]) >= 3 else "httpx")
     request = web.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
-    assert retry_kind(openai.APIConnectionError(request=request)) == "gone"
-    assert retry_kind(openai.APITimeoutError(request=request)) == "transient"
+    assert retry_kind(sdk_error(openai.APIConnectionError(request=request))) == "gone"
+    assert retry_kind(sdk_error(openai.APITimeoutError(request=request))) == "transient"
     response = web.Response(status_code=400, request=request)
-    assert retry_kind(openai.BadRequestError("bad", response=response, body=None)) is None
+    assert retry_kind(sdk_error(openai.BadRequestError("bad", response=response, body=None))) is None
+    busy_sdk = sdk_error(
+        openai.InternalServerError("x", response=web.Response(status_code=502, request=request), body=None)
+    )
+    assert retry_kind(busy_sdk) == "transient" and isinstance(busy_sdk, AllureError)
 
 
 def test_reply_fields_usage_cached_tokens_and_llama_timings() -> None:
-    from allure.evaluator._chat import _result
+    from allure.evaluator import Usage
+    from allure.evaluator._openai import parse_reply
 
     reply = {
         "model": "m",
@@ -237,14 +238,12 @@ def test_reply_fields_usage_cached_tokens_and_llama_timings() -> None:
         },
         "timings": {"cache_n": 100},
     }
-    msg = _result(reply).generations[0].message
-    assert msg.content == "score: 1"
-    assert msg.usage_metadata == {
-        "input_tokens": 120,
-        "output_tokens": 3,
-        "total_tokens": 123,
-        "input_token_details": {"cache_read": 100},
-    }
-    assert msg.response_metadata["timings"] == {"cache_n": 100}
+    got = parse_reply(reply)
+    assert got.text == "score: 1" and got.logprobs == {"content": []}
+    assert got.usage == Usage(prompt_tokens=120, completion_tokens=3, cached_tokens=100)
+    assert got.meta["timings"] == {"cache_n": 100}
+    # llama.cpp without prompt_tokens_details: its timings' cache_n are the cached tokens
+    del reply["usage"]["prompt_tokens_details"]  # type: ignore[attr-defined]
+    assert parse_reply(reply).usage.cached_tokens == 100
     with pytest.raises(ChatReplyError, match="no choices"):
-        _result({"error": "nothing"})
+        parse_reply({"error": "nothing"})

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from allure.evaluator import Evaluator, LabelParser, PassOptions, build_openai_model, prob_positive
+from allure.evaluator import (
+    Evaluator,
+    EvaluatorOptions,
+    LabelParser,
+    LangChainBackend,
+    PassOptions,
+    build_openai_backend,
+    prob_positive,
+)
 from allure.models import IclExample, Item
 from allure.prompts import load_prompt_set
 from allure.store import RunStore
@@ -39,17 +49,22 @@ def _example(k: int, label: int = 0) -> IclExample:
     )
 
 
-def _evaluator(model, store: RunStore, **kw) -> Evaluator:  # type: ignore[no-untyped-def]
-    return Evaluator(
-        chat_model=model,
+def as_backend(model: Any) -> Any:
+    """A LangChain chat model (the tests' fakes) as a backend; a backend as it is."""
+    return LangChainBackend(model) if isinstance(model, BaseChatModel) else model
+
+
+def _evaluator(model, store: RunStore, *, connect=None, **kw) -> Evaluator:  # type: ignore[no-untyped-def]
+    options = EvaluatorOptions(
         model_name="fake",
         params={"t": 0},
         prompts=load_prompt_set("grader"),
-        store=store,
         label_set=[0, 1],
         label_pattern=r"score:\s*([01])\b",
         **kw,
     )
+    build = None if connect is None else (lambda: as_backend(connect()))
+    return Evaluator(options, store=store, backend=as_backend(model), connect=build)
 
 
 def test_label_parser_never_coerces() -> None:
@@ -187,7 +202,7 @@ def test_flaky_server_retries_and_marks_failures(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--fail-first", "2", "--no-label-first", "2", "--die-after", "6")
     try:
         store = RunStore(tmp_path / "a.db")
-        chat = build_openai_model(
+        chat = build_openai_backend(
             model="scripted",
             base_url=srv.base_url,
             api_key_env="NONE",

@@ -78,7 +78,7 @@ def server_model_info(
     Raises:
         EvaluatorUnavailableError: the server cannot be reached, times out or answers 5xx.
     """
-    import httpx
+    from allure._http import HttpError, get
 
     headers = {}
     key = os.environ.get(api_key_env)
@@ -86,10 +86,10 @@ def server_model_info(
         headers["Authorization"] = f"Bearer {key}"
     url = base_url.rstrip("/") + "/models"
     try:
-        resp = httpx.get(url, headers=headers, timeout=timeout_s)
-    except httpx.HTTPError as exc:
+        resp = get(url, headers=headers, timeout_s=timeout_s)
+    except HttpError as exc:
         raise EvaluatorUnavailableError(
-            f"the evaluator server does not answer ({type(exc).__name__})",
+            f"the evaluator server does not answer ({exc.kind})",
             where=f"evaluator.base_url {redact_url(base_url)}",
             fix="start the server (or check the URL); a re-audit needs it to confirm the model",
         ) from exc

@@ -253,7 +253,7 @@ def notify(url: str, record: ReauditRecord, *, timeout_s: float = 10.0) -> None:
     Raises:
         ReauditError: the POST failed or was refused (the message names no URL).
     """
-    import httpx
+    from allure._http import HttpError, post_json
 
     body = {
         "text": notify_text(record),
@@ -267,10 +267,10 @@ def notify(url: str, record: ReauditRecord, *, timeout_s: float = 10.0) -> None:
         },
     }
     try:
-        resp = httpx.post(url, json=body, timeout=timeout_s)
-    except httpx.HTTPError as exc:
+        resp = post_json(url, body, timeout_s=timeout_s)
+    except HttpError as exc:
         raise ReauditError(
-            f"the webhook POST failed ({type(exc).__name__})", where="--notify", fix="check the webhook URL"
+            f"the webhook POST failed ({exc.kind})", where="--notify", fix="check the webhook URL"
         ) from None
     if resp.status_code >= 300:
         raise ReauditError(

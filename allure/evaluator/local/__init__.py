@@ -1,5 +1,6 @@
 """The embedded evaluator: a llama.cpp server on 127.0.0.1 with a model shipped on PyPI."""
 
+from allure.evaluator.local._backend import EmbeddedBackend
 from allure.evaluator.local._model_files import (
     BUILTIN_MODELS,
     DEFAULT_MODEL,
@@ -13,6 +14,7 @@ __all__ = [
     "BUILTIN_MODELS",
     "DEFAULT_MODEL",
     "BuiltinModel",
+    "EmbeddedBackend",
     "LocalServer",
     "LocalServerSettings",
     "default_cache_dir",

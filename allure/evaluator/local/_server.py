@@ -27,9 +27,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, Field
 
+from allure import _http
 from allure._service import Service
 from allure.errors import EvaluatorError
 from allure.evaluator.local import _serve_child
@@ -116,8 +116,7 @@ class LocalServer(Service["LocalServer"]):
 
     Example:
         >>> with LocalServer(LocalServerSettings(model="qwen2.5-0.5b")) as srv:  # doctest: +SKIP
-        ...     llm = ChatOpenAI(base_url=srv.base_url, model=srv.model_name, api_key="local",
-        ...                      extra_body=srv.extra_body())
+        ...     backend = EmbeddedBackend(srv, max_tokens=8)  # any OpenAI-compatible client works too
     """
 
     def __init__(self, settings: LocalServerSettings | None = None) -> None:
@@ -166,7 +165,7 @@ class LocalServer(Service["LocalServer"]):
         return self._config.alias
 
     def extra_body(self) -> dict[str, Any]:
-        """Fields to add to every chat request (pass as ``ChatOpenAI(extra_body=...)``)."""
+        """Fields to add to every chat request (an OpenAI client's ``extra_body``)."""
         if self.settings.deterministic:
             return {"cache_prompt": False, "seed": self.settings.seed, "temperature": 0.0}
         return {"cache_prompt": self.settings.cache_prompt}
@@ -284,9 +283,9 @@ class LocalServer(Service["LocalServer"]):
             if not self.running:
                 raise self._failure("the server process exited during start-up")
             try:
-                if httpx.get(url, timeout=2.0).status_code == 200:
+                if _http.get(url, timeout_s=2.0).status_code == 200:
                     return
-            except httpx.HTTPError:
+            except _http.HttpError:
                 pass
             time.sleep(0.1)
         raise self._failure(f"/health did not answer 200 within {self.settings.startup_timeout_s:.0f} s")

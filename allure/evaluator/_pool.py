@@ -1,0 +1,171 @@
+"""Sending a pass's calls: ``concurrency`` workers ask the backend, a writer stores the answers in batches.
+
+Every call is written to the run store as soon as it returns: the answers that arrive together are
+written in one transaction (group commit) the next time the event loop is free, so a kill loses at
+most the calls in flight. A backend that answers without waiting (replay) is stored every
+:data:`MAX_BATCH` answers. A failed call is retried as :func:`~allure.evaluator._backend.retry_kind`
+says: a server that may be gone is revived by its backend, then asked again at once; a transient
+failure after a pause; anything else is recorded as an error verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from allure.errors import AllureError
+from allure.evaluator._backend import retry_kind
+from allure.evaluator._options import report_progress
+from allure.evaluator._provenance import error_verdict, store_many, verdict
+
+if TYPE_CHECKING:
+    from allure.evaluator._backend import ChatBackend
+    from allure.evaluator._options import EvalResult, EvalStats, EvaluatorView, ProgressFn
+    from allure.evaluator._prompting import Job
+    from allure.models import Verdict
+
+MAX_BATCH = 2000
+"""Answers stored in one transaction at most."""
+
+
+@contextlib.contextmanager
+def heap_frozen() -> Iterator[None]:
+    """Leave the objects alive before a pass (the caller's items, memory, models) out of garbage
+    collection while it runs (``gc.freeze``): a pass allocates a few hundred objects per call, and
+    each full collection would otherwise walk the whole heap again. Nothing is leaked: they are
+    collectable again after the pass; a caller's own freeze is left alone."""
+    freeze = gc.isenabled() and gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.unfreeze()
+
+
+def error_text(exc: BaseException) -> str:
+    """The stored text of a failed call: the error's name and message first (``AuthenticationError:
+    Error code: 401 - ...``, as the OpenAI SDK words it), then where it happened and the fix."""
+    if not isinstance(exc, AllureError):
+        return f"{type(exc).__name__}: {exc}"
+    text = f"{type(exc).__name__}: {exc.message}"
+    if exc.where:
+        text += f" [{exc.where}]"
+    return text + (f" (fix: {exc.fix})" if exc.fix else "")
+
+
+async def call(ev: EvaluatorView, backend: ChatBackend, job: Job, stats: EvalStats) -> Verdict:
+    """Ask ``backend`` about ``job`` (retried as the module docstring says); its verdict."""
+    attempt = 0
+    unparsed_left = ev.retry_unparsed
+    o = ev.options
+    seed = o.seed
+    if job.sample is not None:  # M samples of a prompt: M seeds
+        seed = (seed if seed is not None else int(ev.params.get("seed") or 0)) + job.sample
+    limit = ev.timeout_s + 5
+    while True:
+        t0 = time.perf_counter()
+        try:
+            async with asyncio.timeout(limit):
+                reply = await backend.complete(
+                    job.messages,
+                    temperature=o.temperature,
+                    max_tokens=o.max_tokens,
+                    logprobs=o.logprobs,
+                    seed=seed,
+                    item_id=job.item.id,
+                )
+        except Exception as exc:  # an unexpected reply must not crash the run: record it, go on
+            latency = time.perf_counter() - t0
+            kind = retry_kind(exc)
+            if kind is None:  # 4xx and other non-transient errors: not retried
+                return error_verdict(ev, job, error_text(exc), latency)
+            if attempt >= ev.max_retries:
+                return error_verdict(ev, job, f"{error_text(exc)} (after {attempt + 1} attempts)", latency)
+            stats.retries += 1
+            if kind == "gone" and await backend.revive():
+                stats.server_restarts += 1  # a fresh server: retry at once
+                attempt += 1
+                continue
+            await asyncio.sleep(ev.retry_backoff_s * (2**attempt))
+            attempt += 1
+            continue
+        v = verdict(ev, job, reply, time.perf_counter() - t0)
+        if v.status == "unparsed" and unparsed_left > 0:
+            unparsed_left -= 1
+            stats.retries += 1
+            continue
+        return v
+
+
+async def send_all(
+    ev: EvaluatorView,
+    backend: ChatBackend,
+    run_id: str,
+    iteration: int,
+    jobs: list[Job],
+    result: EvalResult,
+    done: int,
+    total: int,
+    progress: ProgressFn | None,
+) -> int:
+    """``concurrency`` workers take the jobs in order; a writer stores what they answered.
+
+    The writer wakes when an answer arrives and stores it with the others that arrive within
+    :attr:`Evaluator.flush_interval_s` (at once when ``concurrency`` answers wait, or with one
+    worker), in one transaction; a worker never waits for the store. The backend's connections
+    are closed at the end (they belong to this loop). Returns ``done`` plus the jobs answered.
+    """
+    todo = iter(jobs)  # shared by the workers: each next() hands out the next job in order
+    answered: list[Verdict] = []
+    arrived = asyncio.Event()
+    full = asyncio.Event()
+    counter: dict[str, Any] = {"done": done, "errors": 0}
+    workers = min(ev.concurrency, len(jobs))
+    stats = result.stats
+
+    def flush() -> None:
+        if not answered:
+            return
+        batch = answered[:]
+        answered.clear()
+        full.clear()
+        store_many(ev, run_id, iteration, batch, result)
+        counter["done"] += len(batch)
+        counter["errors"] += sum(v.status == "error" for v in batch)
+        report_progress(progress, counter["done"], total, counter["errors"])
+
+    async def worker() -> None:
+        for job in todo:
+            answered.append(await call(ev, backend, job, stats))
+            if len(answered) >= MAX_BATCH:  # a backend that never waits (replay): the writer never ran
+                flush()
+            arrived.set()
+            if len(answered) >= workers:
+                full.set()
+
+    async def writer() -> None:
+        while True:
+            await arrived.wait()
+            arrived.clear()
+            if len(answered) < workers:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(ev.flush_interval_s):
+                        await full.wait()
+            else:
+                await asyncio.sleep(0)  # answers already received in this loop pass join the batch
+            flush()
+
+    writing = asyncio.create_task(writer())
+    try:
+        await asyncio.gather(*(worker() for _ in range(workers)))
+    finally:
+        writing.cancel()
+        flush()  # what was answered before an error or a cancel is kept
+        await backend.aclose()  # the connections belong to this pass's event loop
+    return int(counter["done"])
