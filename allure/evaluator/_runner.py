@@ -91,6 +91,8 @@ class Evaluator:
         self.secrets = [s for s in o.secrets if s]
         self.claim_poll_s = 0.25
         """How often a prompt in flight in another process is looked for in the store."""
+        self.claim_batch = max(32, 8 * self.concurrency)
+        """Prompts claimed at a time: several workers on one store split a pass in batches this size."""
         self.flush_interval_s = 0.02
         """Answers are stored together at most this long after the first of them arrived (sooner
         when ``concurrency`` answers wait): one transaction per batch, not per call."""
@@ -248,34 +250,40 @@ class Evaluator:
         progress: ProgressFn | None,
         claim_token: str,
     ) -> None:
-        """Send one call per distinct prompt among ``misses`` (claimed first when ``claim_token``)."""
+        """Send one call per distinct prompt among ``misses``.
+
+        With ``claim_token`` the prompts are claimed in batches of :attr:`claim_batch` (in prefix
+        order), so several workers on one store split them: each sends the batch it claimed, then
+        claims the next; prompts another worker holds are linked once its calls are stored (or sent
+        here, if it gave up their claims: it failed, or died).
+        """
         leads, followers = _prompting.leads_and_followers(misses)
-        todo, waiting = list(leads.values()), []
-        if claim_token:
-            mine = self.store.claim_calls(claim_token, list(leads))
-            waiting = [j for j in todo if j.prompt_hash not in mine]
-            todo = [j for j in todo if j.prompt_hash in mine]
+        pending = list(leads.values())
         try:
-            while True:
+            while pending:
+                todo = pending
+                if claim_token:
+                    batch = max(self.claim_batch, 1)
+                    mine = self.store.claim_calls(claim_token, [j.prompt_hash for j in pending], limit=batch)
+                    todo = [j for j in pending if j.prompt_hash in mine]
                 if todo:
                     backend = self.backend  # connect (start the server) before the event loop
                     done = self._run(
                         send_all(self, backend, run_id, iteration, todo, result, done, total, progress)
                     )
-                if not waiting:
+                    if claim_token:
+                        self.store.release_claims(claim_token, [j.prompt_hash for j in todo])
+                sent = {j.prompt_hash for j in todo}
+                rest = [j for j in pending if j.prompt_hash not in sent]
+                if not rest:
                     break
-                # In flight in another process of this project: take its answers as they are stored;
-                # send those whose claim it gave up (it failed, or died) ourselves.
-                found = self.store.lookup_calls(j.prompt_hash for j in waiting)
+                found = self.store.lookup_calls(j.prompt_hash for j in rest)
                 link_cached(
-                    self, run_id, iteration, [j for j in waiting if j.prompt_hash in found], found, result
+                    self, run_id, iteration, [j for j in rest if j.prompt_hash in found], found, result
                 )
-                done += sum(j.prompt_hash in found for j in waiting)
-                rest = [j for j in waiting if j.prompt_hash not in found]
-                mine = self.store.claim_calls(claim_token, [j.prompt_hash for j in rest]) if rest else set()
-                todo = [j for j in rest if j.prompt_hash in mine]
-                waiting = [j for j in rest if j.prompt_hash not in mine]
-                if rest and not todo:
+                done += sum(j.prompt_hash in found for j in rest)
+                pending = [j for j in rest if j.prompt_hash not in found]
+                if pending and not todo:
                     time.sleep(self.claim_poll_s)
         finally:
             if claim_token:

@@ -270,7 +270,9 @@ def claim(conn: Connection, token: str, hashes: list[str], *, limit: int | None 
         start = 0
         while start < len(hashes) and (limit is None or len(mine) < limit):
             size = 500 if limit is None else min(500, limit - len(mine))
-            chunk = hashes[start : start + size]
+            # sorted within the statement: concurrent workers lock shared prompts in one order
+            # (fewer deadlocks on PostgreSQL); which prompts are taken follows the caller's order
+            chunk = sorted(hashes[start : start + size])
             start += size
             rows = conn.execute(
                 f"INSERT INTO call_claims (prompt_hash, token, claimed_at) VALUES {','.join(['(?,?,?)'] * len(chunk))} "
@@ -366,8 +368,9 @@ class LeasesStore(StoreBase):
         The others are in flight in another live process (wait for their calls to be stored), already
         stored (look them up), or beyond ``limit``.
         """
-        # sorted: concurrent workers lock shared prompts in one order (fewer deadlocks on PostgreSQL)
-        hashes = sorted(set(prompt_hashes))
+        # the caller's order decides which prompts a limited claim takes (the prefix-cache order);
+        # each statement locks its rows sorted (see :func:`claim`)
+        hashes = list(dict.fromkeys(prompt_hashes))
         with self._lock:
             return _retrying(lambda: claim(self._conn, token, hashes, limit=limit))
 

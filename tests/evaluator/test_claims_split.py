@@ -1,0 +1,78 @@
+"""Three worker processes label the same items on one run store: the uncached prompts are split
+between them in claimed batches, each prompt sent by exactly one worker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from allure.store import RunStore
+
+pytestmark = pytest.mark.integration
+
+_WORKER = """
+import asyncio, json, sys, time
+from allure.evaluator import ChatBackend, Evaluator, EvaluatorOptions, Reply
+from allure.models import Item
+from allure.prompts import load_prompt_set
+from allure.store import RunStore
+
+class Slow(ChatBackend):
+    def __init__(self):
+        self.sent = []
+    async def complete(self, messages, *, temperature=None, max_tokens=None, logprobs=None, seed=None, item_id=None):
+        self.sent.append(item_id)
+        await asyncio.sleep(0.02)
+        return Reply(text="score: 1")
+
+path, n, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+store = RunStore(path)
+items = [Item(id=f"i{k:03d}", task="which room?", response=f"Answer: room {k}", gold_answers=["room 1"]) for k in range(n)]
+run_id = store.create_run({"worker": True})
+backend = Slow()
+ev = Evaluator(
+    EvaluatorOptions(model_name="slow", params={"kind": "toy"}, prompts=load_prompt_set("grader"),
+                     label_set=[0, 1], label_pattern=r"score:\\s*([01])\\b", temperature=0.0, concurrency=2),
+    store=store, backend=backend,
+)
+ev.claim_batch = 8
+store.add_items(run_id, items, {it.id: "heldout" for it in items}, {})
+with store.acquire_lease(run_id, "audit") as lease:
+    while time.time() < start:
+        time.sleep(0.005)
+    res = ev.evaluate(run_id, 1, items, lambda it: [], claim_token=lease.token)
+print(json.dumps({"sent": backend.sent, "labelled": len(res.verdicts), "calls": res.stats.calls}))
+"""
+
+
+def test_three_workers_split_one_pass_and_send_each_prompt_once(tmp_path: Path) -> None:
+    n = 120
+    db = tmp_path / "w.db"
+    RunStore(db).close()
+    start = time.time() + 3.0  # every worker imported and waiting before the first claims
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(db), str(n), str(start)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    outs = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [err[-800:] for _out, err in outs]
+    got = [json.loads(out.strip().splitlines()[-1]) for out, _err in outs]
+    sent = [item for g in got for item in g["sent"]]
+    assert len(sent) == len(set(sent)) == n  # each prompt sent by exactly one worker
+    assert len([g for g in got if g["sent"]]) >= 2, [len(g["sent"]) for g in got]  # the pass was split
+    assert [g["labelled"] for g in got] == [n, n, n]  # and every worker has every verdict
+    store = RunStore(db)
+    rows = store._query("SELECT prompt_hash, COUNT(*) AS k FROM calls GROUP BY prompt_hash")
+    assert len(rows) == n and {r["k"] for r in rows} == {1}
+    assert store._query("SELECT COUNT(*) AS n FROM call_claims")[0]["n"] == 0  # every claim released
+    store.close()
