@@ -2,7 +2,7 @@
 
 1. Builds the demo's memory, or reuses it (``bench_study.demo_run``: ``allure audit --demo
    --auto-approve``, the audit split's mistakes enter memory).
-2. Runs ``allure.audits.sensitivity_study`` over the audit's held-out items: Q rule-based
+2. Runs ``allure.studies.sensitivity_study`` over the audit's held-out items: Q rule-based
    rephrasings (rho_1 = the grader prompt), each with the memory (the audit's retrieval policy)
    and zero-shot.
 3. Runs the same study again (every call answered from the run store).
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_study import demo_run  # noqa: E402
 
-from allure.audits import sensitivity_study  # noqa: E402
+from allure.robustness import sensitivity_study  # noqa: E402
 
 
 def main() -> int:

@@ -7,8 +7,8 @@
 - :func:`history_rows`, :func:`history_csv`, :func:`history_plot`: a set's re-audits over time.
 """
 
-from allure.audits.reaudit._fingerprint import Fingerprint, changes, prompt_diff
-from allure.audits.reaudit._frozen import (
+from allure.reaudit._fingerprint import Fingerprint, changes, prompt_diff
+from allure.reaudit._frozen import (
     FrozenItem,
     FrozenSet,
     freeze_items,
@@ -17,10 +17,10 @@ from allure.audits.reaudit._frozen import (
     set_content_hash,
     spec_items,
 )
-from allure.audits.reaudit._gate import CheckKind, Flip, GateCheck, GateResult, GateStatus, evaluate_gate
-from allure.audits.reaudit._history import HistoryRow, history_csv, history_plot, history_rows
-from allure.audits.reaudit._lock import LOCK_FILE, ReauditBusyError, reaudit_lock
-from allure.audits.reaudit._outputs import (
+from allure.reaudit._gate import CheckKind, Flip, GateCheck, GateResult, GateStatus, evaluate_gate
+from allure.reaudit._history import HistoryRow, history_csv, history_plot, history_rows
+from allure.reaudit._lock import LOCK_FILE, ReauditBusyError, reaudit_lock
+from allure.reaudit._outputs import (
     headline,
     interrupted_json,
     interrupted_junit,
@@ -30,8 +30,8 @@ from allure.audits.reaudit._outputs import (
     notify_text,
     resolve_webhook,
 )
-from allure.audits.reaudit._probe import ProbeResult, judge_drift, probe_size
-from allure.audits.reaudit._record import (
+from allure.reaudit._probe import ProbeResult, judge_drift, probe_size
+from allure.reaudit._record import (
     EXIT_BAD_INPUT,
     EXIT_BUSY,
     EXIT_PASS,
@@ -40,7 +40,7 @@ from allure.audits.reaudit._record import (
     ReauditRecord,
     ReauditStats,
 )
-from allure.audits.reaudit._run import ReauditOutcome, load_records, run_reaudit
+from allure.reaudit._run import ReauditOutcome, load_records, run_reaudit
 
 __all__ = [
     "EXIT_BAD_INPUT",

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from allure.audits.reaudit._gate import metric_value
-from allure.audits.reaudit._outputs import SUMMARY_METRICS
+from allure.reaudit._gate import metric_value
+from allure.reaudit._outputs import SUMMARY_METRICS
 
 if TYPE_CHECKING:
-    from allure.audits.reaudit._record import ReauditRecord
+    from allure.reaudit._record import ReauditRecord
 
 
 class HistoryRow(BaseModel):

@@ -11,16 +11,16 @@ import os
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from allure.audits.reaudit._gate import metric_value
 from allure.errors import ReauditError
 from allure.metrics import SplitMetrics
+from allure.reaudit._gate import metric_value
 from allure.safe_text import markdown_cell as md
 from allure.safe_text import markdown_code as code
 from allure.safe_text import xml_text
 from allure.urls import url_problem
 
 if TYPE_CHECKING:
-    from allure.audits.reaudit._record import ReauditRecord
+    from allure.reaudit._record import ReauditRecord
 
 SUMMARY_METRICS = ("accuracy", "f1", "kappa")
 """Metrics the summary and the history show (with their 95% intervals)."""

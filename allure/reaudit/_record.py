@@ -6,11 +6,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from allure.audits.reaudit._fingerprint import Fingerprint
-from allure.audits.reaudit._gate import GateResult, GateStatus
-from allure.audits.reaudit._probe import ProbeResult
 from allure.labels import Label
 from allure.metrics import SplitMetrics
+from allure.reaudit._fingerprint import Fingerprint
+from allure.reaudit._gate import GateResult, GateStatus
+from allure.reaudit._probe import ProbeResult
 
 EXIT_PASS = 0
 """The gate passed (or ``--if-changed`` found nothing changed since a passing re-audit)."""

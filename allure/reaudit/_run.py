@@ -15,20 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from allure.audits.reaudit._fingerprint import build_fingerprint, changes, prompt_diff, same
-from allure.audits.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
-from allure.audits.reaudit._gate import evaluate_gate
-from allure.audits.reaudit._lock import reaudit_lock
-from allure.audits.reaudit._probe import ProbeResult, disagreements, judge_drift, probe_items, probe_size
-from allure.audits.reaudit._record import (
-    REAUDITS_DIR,
-    ReauditRecord,
-    ReauditStats,
-)
 from allure.config import AuditSpec, parse_spec
 from allure.errors import EvaluatorError, EvaluatorUnavailableError, ReauditError
 from allure.labels import Label
 from allure.models import IclExample, Item, stable_hash, utcnow
+from allure.reaudit._fingerprint import build_fingerprint, changes, prompt_diff, same
+from allure.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
+from allure.reaudit._gate import evaluate_gate
+from allure.reaudit._lock import reaudit_lock
+from allure.reaudit._probe import ProbeResult, disagreements, judge_drift, probe_items, probe_size
+from allure.reaudit._record import (
+    REAUDITS_DIR,
+    ReauditRecord,
+    ReauditStats,
+)
 from allure.store import RunStore, project_db_path
 
 
@@ -431,7 +431,7 @@ def _probe(
 def write_record_files(record: ReauditRecord, project: Path) -> dict[str, Path]:
     """Write ``summary.md`` and ``reaudit.json`` under ``.allure/reaudits/ID/`` (atomically)."""
     from allure._io import atomic_write_bytes
-    from allure.audits.reaudit._outputs import markdown_summary
+    from allure.reaudit._outputs import markdown_summary
 
     folder = project / REAUDITS_DIR / record.id
     md, js = folder / "summary.md", folder / "reaudit.json"

@@ -18,18 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, ClassVar, Unpack
 
 import numpy as np
 
-from allure.audits._entail import Entail, evaluator_entailment, nli_entailment
-from allure.audits._entropy import check_sampling, raw_outputs, sample_at
-from allure.audits._model import Arm, StudyRecord
-from allure.audits._robust_model import ConsistencyPair, ConsistencyReport, PromptVariant
-from allure.audits._sensitivity import prompt_variants, robust_study
-from allure.audits._source import StudySource
-from allure.audits._studies import StudyOptions, _source
 from allure.errors import StudyError
 from allure.labels import Label
 from allure.metrics import siegel_tukey, text_consistency
@@ -41,6 +35,13 @@ from allure.prompts import (
     prompt_texts,
     write_prompt_set,
 )
+from allure.robustness._base import RobustStudy
+from allure.robustness._entail import Entail, evaluator_entailment, nli_entailment
+from allure.robustness._entropy import check_sampling, raw_outputs, sample_at
+from allure.robustness._reports import ConsistencyPair, ConsistencyReport, PromptVariant
+from allure.robustness._variants import prompt_variants
+from allure.robustness._write import consistency_markdown
+from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, open_source, own, run_study
 
 SCORE_PATTERN = r"(?i)confidence\s*[:=]\s*(-?\d+(?:\.\d+)?)"
 """The default self-score pattern (its first group is the score)."""
@@ -166,6 +167,42 @@ def _test(a: list[float], b: list[float], alpha: float) -> tuple[Any, bool]:
     return res, res.p_value < alpha
 
 
+class ConsistencyRecord(StudyRecord):
+    """``study.json`` of a score consistency study: the shared record and its :class:`ConsistencyReport`."""
+
+    kind: str = "consistency"
+    consistency: ConsistencyReport
+    """Per pair of prompts the K self-scores and TC, Siegel-Tukey, the flagged pairs."""
+
+
+@dataclass
+class ConsistencyStudy(RobustStudy):
+    """The score consistency study as a :class:`~allure.studies.Study`."""
+
+    kind: ClassVar[str] = "consistency"
+    result: ClassVar[type[StudyRecord]] = ConsistencyRecord
+    project: Path = Path(".")
+    src: StudySource | None = None
+    head: ConsistencyReport | None = None
+    """The settings (samples, scale, pattern, prompts); the pairs are added."""
+    pairs: list[tuple[int, int, int, int]] = field(default_factory=list)
+    entail: Entail | None = None
+    """The NLI entailment, or ``None``: the evaluator judges entailment (a run of its own)."""
+
+    def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
+        assert self.src is not None and self.head is not None
+        entail = self.entail or evaluator_entailment(self.project, self.src, record.id)
+        outputs = raw_outputs(self.project, record, self.src)
+        report = consistency_report(record, outputs, self.src, self.head, self.pairs, entail)
+        return own(
+            ConsistencyRecord, record, consistency=report, findings=[*report.findings, *record.findings]
+        )
+
+    def sections(self, result: StudyRecord) -> list[str]:
+        assert isinstance(result, ConsistencyRecord)
+        return consistency_markdown(result.consistency)
+
+
 def consistency_report(
     study: StudyRecord,
     outputs: dict[str, list[str]],
@@ -261,7 +298,7 @@ def consistency_study(
     nli: str | Path | None = None,
     seed: int = 0,
     **options: Unpack[StudyOptions],
-) -> StudyRecord:
+) -> ConsistencyRecord:
     """Score consistency across paired prompts (see the module docstring).
 
     Args:
@@ -274,10 +311,10 @@ def consistency_study(
             default: pairs from the rephrasings (``rephrasings`` defaults to 2 then).
         rephrasings: Q rule-based prompt variants; ``prompts``: your own instead.
         nli: A local NLI checkpoint folder for the entailment; default: the evaluator judges it.
-        options: as :func:`~allure.audits.sensitivity_study` takes them (``from_run``, ``spec``, ...).
+        options: as :func:`~allure.robustness.sensitivity_study` takes them (``from_run``, ``spec``, ...).
 
     Returns:
-        The :class:`StudyRecord` with ``consistency`` (``.consistency.to_pandas()``: one row per pair).
+        The :class:`ConsistencyRecord` (``.consistency.to_pandas()``: one row per pair).
 
     Raises:
         StudyError: ``K < 2``, ``T <= 0``, a scale the pattern cannot read, no pair, an unusable NLI folder.
@@ -289,7 +326,7 @@ def consistency_study(
     if pair_column is None and rephrasings is None and prompts is None:
         rephrasings = 2
     proj = Path(project).resolve()
-    src, mem, run = _source(proj, options)
+    src, mem, run = open_source(proj, options)
     sample_at(src, temperature)
     variants, pending = prompt_variants(
         proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
@@ -298,11 +335,11 @@ def consistency_study(
     scored = score_prompts(proj, variants, {str(f): r.texts for f, r in pending}, bounds, score_instruction)
     for folder, r in pending:
         write_prompt_set(folder, r)
-    arms: list[Arm] = []
+    arms: list[ArmSpec] = []
     for v, folder, r in scored:
         write_prompt_set(folder, r)
         arms += [
-            Arm(
+            ArmSpec(
                 name=f"rho{v.q} #{k}",
                 policy=src.spec.memory.retrieval,
                 prompt=str(folder),
@@ -324,12 +361,7 @@ def consistency_study(
         alpha=run.get("alpha", 0.05),
     )
 
-    def finish(study: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
-        del labels
-        entail = entail_nli or evaluator_entailment(proj, src, study.id)
-        report = consistency_report(study, raw_outputs(proj, study, src), src, head, pairs, entail)
-        return study.model_copy(
-            update={"consistency": report, "findings": [*report.findings, *study.findings]}
-        )
-
-    return robust_study(proj, "consistency", src, mem, arms, finish, run)
+    study = ConsistencyStudy(arms, proj, src, head, pairs, entail_nli)
+    result = run_study(proj, src, mem, study, **run)
+    assert isinstance(result, ConsistencyRecord)
+    return result

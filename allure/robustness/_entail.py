@@ -12,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from allure.audits._source import StudySource
 from allure.errors import StoreError, StudyError
 from allure.models import Item, Verdict, stable_hash
 from allure.prompts import PROMPTS_DIR, Rephrasing, write_prompt_set
 from allure.store import RunStore, project_db_path
+from allure.studies import StudySource
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec

@@ -3,7 +3,7 @@
 The arms are ``rho_q CONDITION #m`` for each prompt variant rho_q (rho_1: the spec's prompt set;
 more from ``--rephrasings``/``--prompts`` as in the sensitivity study), each condition (``memory``:
 the spec's retrieval policy, ``zero-shot``) and each sample m < M, all through
-:func:`~allure.audits._run.run_study` at the given temperature. The sample index is part of every
+:func:`~allure.studies.run_study` at the given temperature. The sample index is part of every
 call's cache key and the seed sent is the evaluator's seed plus m, so the M samples are M stored
 calls and a re-run sends none.
 
@@ -24,35 +24,38 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Unpack
+from typing import ClassVar, Literal, Unpack
 
 import numpy as np
 
-from allure.audits._catalog import load_study
-from allure.audits._model import Arm, StudyRecord
-from allure.audits._robust_model import (
+from allure.errors import StudyError
+from allure.labels import Label
+from allure.metrics import cluster_entropy, paired_t_test, robustness, robustness_band, stability
+from allure.models import stable_hash
+from allure.prompts import write_prompt_set
+from allure.robustness._base import RobustStudy
+from allure.robustness._reports import (
     EntropyComparison,
     EntropyCondition,
     EntropyItem,
     EntropyReport,
     PromptVariant,
 )
-from allure.audits._sensitivity import (
-    CONDITIONS,
-    TOP,
-    prompt_variants,
-    robust_study,
-    sensitivity_arms,
-)
-from allure.audits._source import StudySource
-from allure.audits._studies import StudyOptions, _source
-from allure.errors import StudyError
-from allure.labels import Label
-from allure.metrics import cluster_entropy, paired_t_test, robustness, robustness_band, stability
-from allure.models import stable_hash
-from allure.prompts import write_prompt_set
+from allure.robustness._variants import CONDITIONS, TOP, prompt_variants, sensitivity_arms
+from allure.robustness._write import entropy_markdown, entropy_png
 from allure.store import RunStore, project_db_path
+from allure.studies import (
+    ArmSpec,
+    StudyOptions,
+    StudyRecord,
+    StudySource,
+    load_study,
+    open_source,
+    own,
+    run_study,
+)
 
 Clusterer = Literal["hdbscan", "kmeans"]
 """How the M samples of one prompt are clustered."""
@@ -117,6 +120,14 @@ def sample_at(src: StudySource, temperature: float) -> None:
     )
 
 
+class EntropyRecord(StudyRecord):
+    """``study.json`` of a semantic entropy study: the shared record and its :class:`EntropyReport`."""
+
+    kind: str = "entropy"
+    entropy: EntropyReport
+    """Per item and condition H, R, S and band; the paired comparisons."""
+
+
 def raw_outputs(project: Path, study: StudyRecord, src: StudySource) -> dict[str, list[str]]:
     """Arm name -> the raw output of each item (``src.items`` order; empty for an error)."""
     store = RunStore(project_db_path(project))
@@ -132,7 +143,7 @@ def raw_outputs(project: Path, study: StudyRecord, src: StudySource) -> dict[str
 
 def entropy_arms(
     variants: Sequence[PromptVariant], src: StudySource, samples: int, conditions: Sequence[str]
-) -> list[Arm]:
+) -> list[ArmSpec]:
     """``rho_q CONDITION #m`` for each prompt variant, condition and sample."""
     arms = []
     for base in sensitivity_arms(variants, src):
@@ -164,7 +175,7 @@ def entropy_report(
     src: StudySource,
     head: EntropyReport,
     *,
-    against: Sequence[StudyRecord] = (),
+    against: Sequence[EntropyRecord] = (),
     alpha: float = 0.05,
 ) -> EntropyReport:
     """The report of a finished entropy study from each arm's raw outputs (items in ``src.items`` order).
@@ -232,7 +243,6 @@ def entropy_report(
         ]
     ids = [it.id for it in src.items]
     for other in against:
-        assert other.entropy is not None
         theirs = {(x.condition, x.item_id): x.robustness for x in other.entropy.items}
         for cond, mine_r in r_by.items():
             if all((cond, i) in theirs for i in ids):
@@ -289,7 +299,7 @@ def entropy_study(
     against: Sequence[str] = (),
     seed: int = 0,
     **options: Unpack[StudyOptions],
-) -> StudyRecord:
+) -> EntropyRecord:
     """Semantic entropy robustness of the evaluator (see the module docstring).
 
     Args:
@@ -300,11 +310,11 @@ def entropy_study(
         conditions: ``memory`` and/or ``zero-shot``.
         clusterer: ``hdbscan`` or ``kmeans``.
         against: Ids of earlier entropy studies on the same items to compare per-item R with.
-        options: as :func:`~allure.audits.sensitivity_study` takes them: ``from_run``, ``spec``,
+        options: as :func:`~allure.robustness.sensitivity_study` takes them: ``from_run``, ``spec``,
             ``split``, ``memory``, ``max_prompt_tokens``, ``name``, ``alpha``, ``say``, ``arm_progress``.
 
     Returns:
-        The :class:`StudyRecord` with ``entropy`` (``study.entropy.to_pandas()``: item x condition).
+        The :class:`EntropyRecord` (``study.entropy.to_pandas()``: item x condition).
 
     Raises:
         StudyError: ``M < 2``, ``T <= 0``, an unknown condition or clusterer, a study in ``against``
@@ -319,12 +329,12 @@ def entropy_study(
             fix="pass --conditions memory,zero-shot (or one of them) and --clusterer hdbscan or kmeans",
         )
     proj = Path(project).resolve()
-    src, mem, run = _source(proj, options)
+    src, mem, run = open_source(proj, options)
     sample_at(src, temperature)
     earlier = [load_study(proj, sid) for sid in against]
     ids_hash = stable_hash([it.id for it in src.items])
     for other in earlier:
-        if other.entropy is None or other.item_ids_hash != ids_hash:
+        if not isinstance(other, EntropyRecord) or other.item_ids_hash != ids_hash:
             raise StudyError(
                 f"study {other.id} is not an entropy study over the same {len(src.items)} items",
                 where="option --against",
@@ -340,10 +350,37 @@ def entropy_study(
         samples=samples, temperature=temperature, clusterer=clusterer, prompts=variants, conditions=[]
     )
 
-    def finish(study: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
-        del labels
-        outputs = raw_outputs(proj, study, src)
-        report = entropy_report(study, outputs, src, head, against=earlier, alpha=run.get("alpha", 0.05))
-        return study.model_copy(update={"entropy": report, "findings": [*report.findings, *study.findings]})
+    study = EntropyStudy(
+        arms, proj, src, head, [e for e in earlier if isinstance(e, EntropyRecord)], run.get("alpha", 0.05)
+    )
+    result = run_study(proj, src, mem, study, **run)
+    assert isinstance(result, EntropyRecord)
+    return result
 
-    return robust_study(proj, "entropy", src, mem, arms, finish, run)
+
+@dataclass
+class EntropyStudy(RobustStudy):
+    """The semantic entropy study as a :class:`~allure.studies.Study`."""
+
+    kind: ClassVar[str] = "entropy"
+    result: ClassVar[type[StudyRecord]] = EntropyRecord
+    project: Path = Path(".")
+    src: StudySource | None = None
+    head: EntropyReport | None = None
+    """The settings (samples, temperature, clusterer, prompt variants); the figures are added."""
+    against: list[EntropyRecord] = field(default_factory=list)
+    alpha: float = 0.05
+
+    def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
+        assert self.src is not None and self.head is not None
+        outputs = raw_outputs(self.project, record, self.src)
+        report = entropy_report(record, outputs, self.src, self.head, against=self.against, alpha=self.alpha)
+        return own(EntropyRecord, record, entropy=report, findings=[*report.findings, *record.findings])
+
+    def sections(self, result: StudyRecord) -> list[str]:
+        assert isinstance(result, EntropyRecord)
+        return entropy_markdown(result.entropy)
+
+    def plots(self, result: StudyRecord) -> dict[str, bytes]:
+        assert isinstance(result, EntropyRecord)
+        return {"entropy.png": entropy_png(result.entropy, result.id)}

@@ -14,9 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from allure.audits._entail import ask_evaluator, free_text_spec, prompt_folder
-from allure.audits._robust_model import PromptVariant
-from allure.audits._source import StudySource
 from allure.errors import SpecError, StudyError
 from allure.models import Item, stable_hash
 from allure.prompts import (
@@ -30,6 +27,9 @@ from allure.prompts import (
     prompt_set_hash,
     prompt_texts,
 )
+from allure.robustness._entail import ask_evaluator, free_text_spec, prompt_folder
+from allure.robustness._reports import PromptVariant
+from allure.studies import StudySource
 
 ATTEMPTS = 3
 """Samples asked for per rephrasing before giving up."""

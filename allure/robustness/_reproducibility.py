@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from allure.audits._catalog import load_study
-from allure.audits._robust_model import ReproducibilityResult
 from allure.errors import StudyError
 from allure.labels import Label
 from allure.metrics import macro_f1, perrr, prerr
 from allure.models import Verdict
+from allure.robustness._reports import ReproducibilityResult
 from allure.store import RunStore, project_db_path
+from allure.studies import load_study
 
 MAX_PASSES = 1000
 """Passes of a run looked at for its last one."""

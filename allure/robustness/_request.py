@@ -15,16 +15,10 @@ prompt set written by the first (its ``rephrasing.json`` names the model that wr
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Unpack
+from typing import ClassVar, Unpack
 
-from allure.audits._entail import ask_evaluator, free_text_spec, prompt_folder
-from allure.audits._model import Arm, StudyRecord
-from allure.audits._plot import _fmt
-from allure.audits._reproducibility import agreement
-from allure.audits._robust_model import RequestReport
-from allure.audits._sensitivity import robust_study
-from allure.audits._studies import StudyOptions, _source
 from allure.errors import StudyError
 from allure.labels import Label
 from allure.models import Item, stable_hash
@@ -39,6 +33,13 @@ from allure.prompts import (
     prompt_texts,
     write_prompt_set,
 )
+from allure.robustness._base import RobustStudy
+from allure.robustness._entail import ask_evaluator, free_text_spec, prompt_folder
+from allure.robustness._reports import RequestReport
+from allure.robustness._reproducibility import agreement
+from allure.robustness._write import request_markdown
+from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, open_source, own, run_study
+from allure.studies.figures import fmt
 
 REQUEST_PROMPT = {
     "system.txt": "You explain how you grade. Reply with the procedure only.",
@@ -73,24 +74,24 @@ def request_study(
     procedure_from: str | None = None,
     zero_shot: bool = False,
     **options: Unpack[StudyOptions],
-) -> StudyRecord:
+) -> RequestRecord:
     """ReQuest with the study's evaluator (see the module docstring).
 
     Args:
         procedure_from: A procedure prompt set written by an earlier request study (inter-model);
             default: ask this evaluator.
         zero_shot: Run both arms without the memory's examples (as the ReQuest paper does).
-        options: as :func:`~allure.audits.sensitivity_study` takes them (``from_run``, ``spec``, ...).
+        options: as :func:`~allure.robustness.sensitivity_study` takes them (``from_run``, ``spec``, ...).
 
     Returns:
-        The :class:`StudyRecord` with ``request``.
+        The :class:`RequestRecord`.
 
     Raises:
         StudyError: No source, an empty memory; the procedure is empty.
         SpecError: The procedure prompt set lost a placeholder or a label instruction.
     """
     proj = Path(project).resolve()
-    src, mem, run = _source(proj, options)
+    src, mem, run = open_source(proj, options)
     spec = src.spec
     base = load_prompt_set(spec.evaluator.prompt)
     original = prompt_texts(base)
@@ -124,8 +125,8 @@ def request_study(
     fixed: list[str] | None = [] if zero_shot else None
     policy = None if zero_shot else spec.memory.retrieval
     arms = [
-        Arm(name="original", policy=policy, example_ids=fixed),
-        Arm(
+        ArmSpec(name="original", policy=policy, example_ids=fixed),
+        ArmSpec(
             name="procedure",
             policy=policy,
             example_ids=fixed,
@@ -134,25 +135,58 @@ def request_study(
         ),
     ]
 
-    def finish(study: StudyRecord, labels_by_arm: dict[str, list[Label | None]]) -> StudyRecord:
+    study = RequestStudy(arms, src, procedure, written_by, folder)
+    result = run_study(proj, src, mem, study, **run)
+    assert isinstance(result, RequestRecord)
+    return result
+
+
+class RequestRecord(StudyRecord):
+    """``study.json`` of a ReQuest study: the shared record and its :class:`RequestReport`."""
+
+    kind: str = "request"
+    request: RequestReport
+    """The procedure, and PerRR/PreRR of running it against the original prompt."""
+
+
+@dataclass
+class RequestStudy(RobustStudy):
+    """The ReQuest study as a :class:`~allure.studies.Study`: arms ``original`` and ``procedure``."""
+
+    kind: ClassVar[str] = "request"
+    result: ClassVar[type[StudyRecord]] = RequestRecord
+    src: StudySource | None = None
+    procedure: str = ""
+    written_by: str = ""
+    folder: str = ""
+    """The prompt set that runs the procedure."""
+
+    def summarise(self, record: StudyRecord, labels_by_arm: dict[str, list[Label | None]]) -> StudyRecord:
+        assert self.src is not None
+        src, written_by = self.src, self.written_by
         ids = [it.id for it in src.items]
         result = agreement(
-            f"{study.id}@original",
-            f"{study.id}@procedure",
+            f"{record.id}@original",
+            f"{record.id}@procedure",
             [src.reference.get(i) for i in ids],
             dict(zip(ids, labels_by_arm["original"], strict=True)),
             dict(zip(ids, labels_by_arm["procedure"], strict=True)),
-            [written_by, str(study.evaluator.get("model", ""))],
-            labels,
+            [written_by, str(record.evaluator.get("model", ""))],
+            list(src.spec.label_set),
         )
         report = RequestReport(
-            procedure=procedure, written_by=written_by, procedure_prompt=folder, reproducibility=result
+            procedure=self.procedure,
+            written_by=written_by,
+            procedure_prompt=self.folder,
+            reproducibility=result,
         )
         finding = (
             f"ReQuest ({result.kind}): running the procedure the evaluator wrote gives PerRR = "
-            f"{_fmt(result.perrr)}, PreRR = {_fmt(result.prerr)} against the original prompt "
+            f"{fmt(result.perrr)}, PreRR = {fmt(result.prerr)} against the original prompt "
             f"({len(result.disagreements)} item(s) labelled differently)"
         )
-        return study.model_copy(update={"request": report, "findings": [finding, *study.findings]})
+        return own(RequestRecord, record, request=report, findings=[finding, *record.findings])
 
-    return robust_study(proj, "request", src, mem, arms, finish, run)
+    def sections(self, result: StudyRecord) -> list[str]:
+        assert isinstance(result, RequestRecord)
+        return request_markdown(result.request)

@@ -2,36 +2,21 @@
 
 The arms are ``rho_q +memory`` (the spec's retrieval policy) and ``rho_q zero-shot`` for each
 rephrasing rho_1..rho_Q (rho_1: the spec's prompt set), all over one frozen item set, through
-:func:`~allure.audits._run.run_study` (stored, cached, resumable). The reference arm is
-``rho_1 +memory``. Rephrasings are either rule-based (written to ``PROJECT/.allure/prompts/`` and
-re-used from there, so an edit a user makes is honoured and checked) or prompt set folders given
-by the user; every one is checked (placeholders, label instructions, answer format) before
-anything is written.
+:func:`~allure.studies.run_study` (stored, cached, resumable). The reference arm is
+``rho_1 +memory``. The rephrasings come from :mod:`allure.robustness._variants`. Writes
+``sensitivity.png`` besides the shared files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Unpack
+from typing import ClassVar, Unpack
 
 import numpy as np
 
-from allure.audits._model import Arm, StudyKind, StudyRecord
-from allure.audits._robust_model import (
-    ConditionSummary,
-    InconsistentPair,
-    ItemSensitivity,
-    PromptVariant,
-    RephrasingFlips,
-    SensitivityReport,
-)
-from allure.audits._run import Finish, RunOptions, run_study
-from allure.audits._source import StudySource
-from allure.audits._studies import StudyOptions, _source
-from allure.errors import StudyError
 from allure.labels import Label
-from allure.memory import EpisodicMemory
 from allure.metrics import (
     NA_CLASS,
     bootstrap_indices,
@@ -43,143 +28,56 @@ from allure.metrics import (
     rephrasing_distribution,
     sensitivity,
 )
-from allure.prompts import (
-    PROMPTS_DIR,
-    Rephrasing,
-    find_prompt_set,
-    load_checked,
-    load_prompt_set,
-    prompt_set_hash,
-    prompt_texts,
-    rule_rephrasings,
-    write_prompt_set,
+from allure.prompts import write_prompt_set
+from allure.robustness._base import RobustStudy
+from allure.robustness._reports import (
+    ConditionSummary,
+    InconsistentPair,
+    ItemSensitivity,
+    PromptVariant,
+    RephrasingFlips,
+    SensitivityReport,
 )
-
-CONDITIONS = ("memory", "zero-shot")
-"""The two conditions, in arm order."""
-
-TOP = 10
-"""How many items and pairs the report lists."""
-
-
-def _short(text: str, n: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def prompt_variants(
-    project: Path,
-    src: StudySource,
-    *,
-    rephrasings: int | None,
-    prompts: Sequence[str] | None,
-    seed: int,
-    optional: bool = False,
-    meta_prompt: str | Path | None = None,
-) -> tuple[list[PromptVariant], list[tuple[Path, Rephrasing]]]:
-    """rho_1..rho_Q, checked, and the rephrasings still to be written (no prompt set is written here).
-
-    With ``optional``, neither source gives rho_1 alone. With ``meta_prompt``, rho_2..rho_Q are
-    written by the evaluator from that meta-prompt file (:mod:`allure.audits._llm_rephrase`).
-
-    Raises:
-        StudyError: Neither (unless ``optional``) or both of ``rephrasings`` and ``prompts``, or ``Q < 2``.
-        SpecError: A rephrasing lost a placeholder or a label instruction.
-    """
-    none = rephrasings is None and prompts is None
-    if (rephrasings is None) == (prompts is None) and not (optional and none):
-        raise StudyError(
-            "a sensitivity study needs exactly one source of rephrasings",
-            where="options --rephrasings / --prompts",
-            fix="pass --rephrasings Q (rule-based, rho_1 = the original) or --prompts SET,SET,... (your own)",
-        )
-    labels = list(src.spec.label_set)
-    base_name = src.spec.evaluator.prompt
-    base = load_prompt_set(base_name)
-    out = [PromptVariant(q=1, name=base.name, path=base_name, hash=prompt_set_hash(prompt_texts(base)))]
-    pending: list[tuple[Path, Rephrasing]] = []
-    if none:
-        return out, pending
-    if prompts is not None:
-        if len(prompts) < 1:
-            raise StudyError("no prompt set given", where="option --prompts", fix="pass at least one")
-        for q, name in enumerate(prompts, start=2):
-            path = find_prompt_set(project, name)
-            ps = load_checked(path, base, labels)
-            out.append(
-                PromptVariant(
-                    q=q, name=ps.name, path=path, hash=prompt_set_hash(prompt_texts(ps)), method="given"
-                )
-            )
-        return out, pending
-    assert rephrasings is not None
-    if rephrasings < 2:
-        raise StudyError(
-            f"--rephrasings {rephrasings}: Q counts the original prompt",
-            where="option --rephrasings",
-            fix="pass --rephrasings 4 (the original and 3 rule-based rephrasings)",
-        )
-    if meta_prompt is not None:
-        from allure.audits._llm_rephrase import llm_variants
-
-        for v, made in llm_variants(
-            project, src, base, rephrasings - 1, meta_prompt, seed=seed, labels=labels
-        ):
-            out.append(v)
-            pending += [(Path(v.path), made)] if made is not None else []
-        return out, pending
-    for r in rule_rephrasings(base, rephrasings - 1, seed=seed, labels=labels):
-        folder = project / PROMPTS_DIR / r.name
-        if (folder / "user.txt").is_file():
-            ps = load_checked(folder, base, labels)  # re-use (and check) what is on disk, edits included
-            texts = prompt_texts(ps)
-        else:
-            texts = r.texts
-            pending.append((folder, r))
-        out.append(
-            PromptVariant(
-                q=len(out) + 1,
-                name=r.name,
-                path=str(folder),
-                hash=prompt_set_hash(texts),
-                method="rules",
-                rules=list(r.rules),
-            )
-        )
-    return out, pending
-
-
-def sensitivity_arms(variants: Sequence[PromptVariant], src: StudySource) -> list[Arm]:
-    """``rho_q +memory`` and ``rho_q zero-shot`` per rephrasing."""
-    arms = []
-    for v in variants:
-        prompt = None if v.q == 1 else v.path
-        tag = f"rho{v.q}"
-        arms.append(
-            Arm(
-                name=f"{tag} +memory",
-                policy=src.spec.memory.retrieval,
-                prompt=prompt,
-                prompt_hash=v.hash,
-                rephrasing=v.q,
-                with_memory=True,
-            )
-        )
-        arms.append(
-            Arm(
-                name=f"{tag} zero-shot",
-                example_ids=[],
-                prompt=prompt,
-                prompt_hash=v.hash,
-                rephrasing=v.q,
-                with_memory=False,
-            )
-        )
-    return arms
+from allure.robustness._variants import CONDITIONS, TOP, prompt_variants, sensitivity_arms, short
+from allure.robustness._write import sensitivity_markdown, sensitivity_png
+from allure.studies import StudyOptions, StudyRecord, StudySource, open_source, own, run_study
 
 
 def _text(v: Label | None) -> str:
     return NA_CLASS if v is None else str(v)
+
+
+class SensitivityRecord(StudyRecord):
+    """``study.json`` of a sensitivity study: the shared record and its :class:`SensitivityReport`."""
+
+    kind: str = "sensitivity"
+    sensitivity: SensitivityReport
+    """Per condition S_tau, C_y and micro-F1, the paired with/without-memory comparison."""
+
+
+@dataclass
+class SensitivityStudy(RobustStudy):
+    """The sensitivity study as a :class:`~allure.studies.Study`."""
+
+    kind: ClassVar[str] = "sensitivity"
+    result: ClassVar[type[StudyRecord]] = SensitivityRecord
+    src: StudySource | None = None
+    variants: list[PromptVariant] | None = None
+
+    def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
+        assert self.src is not None and self.variants is not None
+        report = sensitivity_report(record, labels, self.src, self.variants)
+        return own(
+            SensitivityRecord, record, sensitivity=report, findings=[*report.findings, *record.findings]
+        )
+
+    def sections(self, result: StudyRecord) -> list[str]:
+        assert isinstance(result, SensitivityRecord)
+        return sensitivity_markdown(result.sensitivity)
+
+    def plots(self, result: StudyRecord) -> dict[str, bytes]:
+        assert isinstance(result, SensitivityRecord)
+        return {"sensitivity.png": sensitivity_png(result.sensitivity, result.id)}
 
 
 def sensitivity_report(
@@ -233,8 +131,8 @@ def sensitivity_report(
         ItemSensitivity(
             item_id=items[i].id,
             gold=None if gold[i] is None else str(gold[i]),
-            task=_short(items[i].task),
-            response=_short(items[i].response),
+            task=short(items[i].task),
+            response=short(items[i].response),
             sensitivity=item_s[items[i].id],
             labels={c: [_text(v) for v in preds_by[c][0][i]] for c in preds_by},
         )
@@ -261,8 +159,8 @@ def sensitivity_report(
                         item_a=items[i].id,
                         item_b=items[j].id,
                         consistency=float(m[a[k], b[k]]),
-                        task_a=_short(items[i].task, 100),
-                        task_b=_short(items[j].task, 100),
+                        task_a=short(items[i].task, 100),
+                        task_b=short(items[j].task, 100),
                     )
                 )
     report.least_consistent = sorted(pairs, key=lambda p: (p.consistency, p.condition, p.item_a, p.item_b))[
@@ -324,29 +222,6 @@ def _findings(r: SensitivityReport) -> list[str]:
     return out
 
 
-def robust_study(
-    project: Path,
-    kind: StudyKind,
-    src: StudySource,
-    memory: EpisodicMemory,
-    arms: list[Arm],
-    finish: Finish,
-    run: RunOptions,
-) -> StudyRecord:
-    """:func:`run_study` with the first arm as the reference and the kind's own ``finish``."""
-    return run_study(
-        project,
-        src,
-        memory,
-        kind=kind,
-        arms=arms,
-        reference_arm=arms[0].name,
-        record={},
-        finish=finish,
-        **run,
-    )
-
-
 def sensitivity_study(
     project: str | Path = ".",
     *,
@@ -355,7 +230,7 @@ def sensitivity_study(
     seed: int = 0,
     meta_prompt: str | Path | None = None,
     **options: Unpack[StudyOptions],
-) -> StudyRecord:
+) -> SensitivityRecord:
     """Prompt sensitivity and consistency with and without the memory (see the module docstring).
 
     Args:
@@ -363,18 +238,18 @@ def sensitivity_study(
         prompts: Prompt sets (saved names or folders) to use as rho_2.. instead.
         seed: Seed of the rule-based rephrasings (of the LLM's samples with ``meta_prompt``).
         meta_prompt: A meta-prompt file (holding ``{text}``): the evaluator writes the rephrasings.
-        options: :class:`~allure.audits.StudyOptions` (``from_run``, ``spec``, ``split``, ``memory``,
+        options: :class:`~allure.studies.StudyOptions` (``from_run``, ``spec``, ``split``, ``memory``,
             ``max_prompt_tokens``, ``name``, ``alpha``, ``say``, ``arm_progress``).
 
     Returns:
-        The :class:`StudyRecord` with ``sensitivity``.
+        The :class:`SensitivityRecord`.
 
     Raises:
         StudyError: No source, an empty memory, ``Q < 2``.
         SpecError: A rephrasing lost a placeholder or a label instruction.
     """
     proj = Path(project).resolve()
-    src, mem, run = _source(proj, options)
+    src, mem, run = open_source(proj, options)
     variants, pending = prompt_variants(
         proj,
         src,
@@ -387,10 +262,6 @@ def sensitivity_study(
         write_prompt_set(folder, r)
     arms = sensitivity_arms(variants, src)
 
-    def finish(study: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
-        report = sensitivity_report(study, labels, src, variants)
-        return study.model_copy(
-            update={"sensitivity": report, "findings": [*report.findings, *study.findings]}
-        )
-
-    return robust_study(proj, "sensitivity", src, mem, arms, finish, run)
+    result = run_study(proj, src, mem, SensitivityStudy(arms, src, variants), **run)
+    assert isinstance(result, SensitivityRecord)
+    return result

@@ -1,4 +1,5 @@
-"""The robustness studies' parts of ``study.md`` and their plots (``sensitivity.png``, ``entropy.png``).
+"""The robustness studies' own parts of ``study.md`` and their plots (``sensitivity.png``, ``entropy.png``),
+each a function of the kind's report.
 
 ``sensitivity.png``: per gold class, the histogram of S_tau(x) over its items for each condition
 (seed 001, Fig. 3-5: the per-sample distribution matters more than the mean).
@@ -6,17 +7,13 @@
 
 from __future__ import annotations
 
-from allure.audits._model import StudyRecord
-from allure.audits._plot import _figure, _fmt, _png
-from allure.audits._robust_model import ConsistencyReport, EntropyReport, RequestReport
+from allure.robustness._reports import ConsistencyReport, EntropyReport, RequestReport, SensitivityReport
 from allure.safe_text import markdown_cell as md
+from allure.studies.figures import figure, fmt, png
 
 
-def sensitivity_markdown(study: StudyRecord) -> list[str]:
-    """The sensitivity sections of ``study.md`` (empty for other studies)."""
-    r = study.sensitivity
-    if r is None:
-        return []
+def sensitivity_markdown(r: SensitivityReport) -> list[str]:
+    """The sensitivity sections of ``study.md``."""
     lines = ["", "## Rephrasings", "", "| q | prompt set | method | hash | rules |", "|---|---|---|---|---|"]
     lines += [
         f"| {v.q} | {md(v.name)} | {v.method} | {v.hash} | {md(', '.join(v.rules) or '-')} |"
@@ -31,19 +28,19 @@ def sensitivity_markdown(study: StudyRecord) -> list[str]:
         "|---|---|---|---|" + "---|" * (len(classes) + 1),
     ]
     for c in r.conditions:
-        cons = " | ".join(_fmt(c.consistency.get(k)) for k in classes)
+        cons = " | ".join(fmt(c.consistency.get(k)) for k in classes)
         lines.append(
-            f"| {md(c.condition)} | {c.mean_sensitivity:.3f} | {c.n_classes} | {_fmt(c.micro_f1)} | {cons} | {c.unparsed} |"
+            f"| {md(c.condition)} | {c.mean_sensitivity:.3f} | {c.n_classes} | {fmt(c.micro_f1)} | {cons} | {c.unparsed} |"
         )
     if r.paired_test is not None or r.difference is not None:
         ci = r.difference_ci
         t = r.paired_test
         lines += [
             "",
-            f"- with minus without memory, mean S_tau(x): {_fmt(r.difference)}"
+            f"- with minus without memory, mean S_tau(x): {fmt(r.difference)}"
             + (f" [{ci.low:+.3f}, {ci.high:+.3f}] (paired bootstrap 95%)" if ci else ""),
-            f"- paired t-test: t = {_fmt(t.t if t else None)}, p = {_fmt(t.p_value if t else None, 4)}, "
-            f"Cohen's d_z = {_fmt(t.cohens_d if t else None)}",
+            f"- paired t-test: t = {fmt(t.t if t else None)}, p = {fmt(t.p_value if t else None, 4)}, "
+            f"Cohen's d_z = {fmt(t.cohens_d if t else None)}",
         ]
     lines += ["", "## Labels changed by each rephrasing (against rho_1)", ""]
     lines += [
@@ -70,10 +67,8 @@ def sensitivity_markdown(study: StudyRecord) -> list[str]:
     return lines
 
 
-def sensitivity_png(study: StudyRecord) -> bytes:
+def sensitivity_png(r: SensitivityReport, study_id: str) -> bytes:
     """Histograms of S_tau(x) per gold class and condition."""
-    r = study.sensitivity
-    assert r is not None
     classes = sorted({k for c in r.conditions for k in c.consistency})
     by_class: dict[str, dict[str, list[float]]] = {k: {} for k in classes}
     for item_id, per_cond in r.item_sensitivity.items():
@@ -81,7 +76,7 @@ def sensitivity_png(study: StudyRecord) -> bytes:
         for cond, s in per_cond.items():
             by_class.setdefault(g or "all", {}).setdefault(cond, []).append(s)
     panels = [k for k, v in by_class.items() if v] or ["all"]
-    fig = _figure((5 * len(panels), 3.6))
+    fig = figure((5 * len(panels), 3.6))
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     bins = [i / 10 for i in range(11)]
     for ax, k in zip(axes, panels, strict=True):
@@ -91,8 +86,8 @@ def sensitivity_png(study: StudyRecord) -> bytes:
         ax.set_xlabel("S_tau(x)")
         ax.legend(fontsize=8)
     axes[0].set_ylabel("items")
-    fig.suptitle(f"Prompt sensitivity {study.id}: Q = {len(r.prompts)} rephrasings")
-    return _png(fig)
+    fig.suptitle(f"Prompt sensitivity {study_id}: Q = {len(r.prompts)} rephrasings")
+    return png(fig)
 
 
 def entropy_markdown(r: EntropyReport) -> list[str]:
@@ -120,8 +115,8 @@ def entropy_markdown(r: EntropyReport) -> list[str]:
     for cmp in r.comparisons:
         t = cmp.test
         lines.append(
-            f"| {md(cmp.b)} | {md(cmp.a)} | {cmp.n} | {cmp.mean_b:.3f} | {cmp.mean_a:.3f} | {_fmt(t.t)} | "
-            f"{_fmt(t.p_value, 4)} | {_fmt(t.cohens_d)} | {_fmt(t.p_bonferroni, 4)} |"
+            f"| {md(cmp.b)} | {md(cmp.a)} | {cmp.n} | {cmp.mean_b:.3f} | {cmp.mean_a:.3f} | {fmt(t.t)} | "
+            f"{fmt(t.p_value, 4)} | {fmt(t.cohens_d)} | {fmt(t.p_bonferroni, 4)} |"
         )
     lines += ["", f"## The {len(r.least_robust)} least robust items", ""]
     lines += ["| item | condition | R | band | H per prompt set | clusters |", "|---|---|---|---|---|---|"]
@@ -135,11 +130,9 @@ def entropy_markdown(r: EntropyReport) -> list[str]:
     return lines
 
 
-def entropy_png(study: StudyRecord) -> bytes:
+def entropy_png(r: EntropyReport, study_id: str) -> bytes:
     """Histograms of per-item R per condition, with the band limits."""
-    r = study.entropy
-    assert r is not None
-    fig = _figure((6, 3.6))
+    fig = figure((6, 3.6))
     ax = fig.subplots()
     bins = [i / 20 for i in range(21)]
     for c in r.conditions:
@@ -150,8 +143,8 @@ def entropy_png(study: StudyRecord) -> bytes:
     ax.set_xlabel("R = 1 / (1 + H_bar)")
     ax.set_ylabel("items")
     ax.legend(fontsize=8)
-    ax.set_title(f"Semantic entropy robustness {study.id}: M = {r.samples}, T = {r.temperature:g}")
-    return _png(fig)
+    ax.set_title(f"Semantic entropy robustness {study_id}: M = {r.samples}, T = {r.temperature:g}")
+    return png(fig)
 
 
 def consistency_markdown(r: ConsistencyReport) -> list[str]:
@@ -168,28 +161,16 @@ def consistency_markdown(r: ConsistencyReport) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in sorted(r.pairs, key=lambda p: (not p.score_flagged, not p.tc_flagged, p.a)):
-        sa = " ".join(_fmt(v, 0) if v is None else f"{v:g}" for v in p.scores_a)
-        sb = " ".join(_fmt(v, 0) if v is None else f"{v:g}" for v in p.scores_b)
+        sa = " ".join(fmt(v, 0) if v is None else f"{v:g}" for v in p.scores_a)
+        sb = " ".join(fmt(v, 0) if v is None else f"{v:g}" for v in p.scores_b)
         ta = sum(p.tc_a) / len(p.tc_a) if p.tc_a else None
         tb = sum(p.tc_b) / len(p.tc_b) if p.tc_b else None
         lines.append(
-            f"| {md(p.a)} | {md(p.b)} | {sa} | {sb} | {_fmt(p.score_test.p_value if p.score_test else None, 4)} | "
-            f"{'yes' if p.score_flagged else ''} | {_fmt(ta)} | {_fmt(tb)} | "
-            f"{_fmt(p.tc_test.p_value if p.tc_test else None, 4)} | {'yes' if p.tc_flagged else ''} |"
+            f"| {md(p.a)} | {md(p.b)} | {sa} | {sb} | {fmt(p.score_test.p_value if p.score_test else None, 4)} | "
+            f"{'yes' if p.score_flagged else ''} | {fmt(ta)} | {fmt(tb)} | "
+            f"{fmt(p.tc_test.p_value if p.tc_test else None, 4)} | {'yes' if p.tc_flagged else ''} |"
         )
     return lines
-
-
-def robust_markdown(study: StudyRecord) -> list[str]:
-    """The robustness studies' own sections of ``study.md``."""
-    out = sensitivity_markdown(study)
-    if study.entropy is not None:
-        out += entropy_markdown(study.entropy)
-    if study.consistency is not None:
-        out += consistency_markdown(study.consistency)
-    if study.request is not None:
-        out += request_markdown(study.request)
-    return out
 
 
 def request_markdown(r: RequestReport) -> list[str]:
@@ -202,17 +183,7 @@ def request_markdown(r: RequestReport) -> list[str]:
         *[f"> {line}" for line in r.procedure.splitlines()],
         "",
         f"Run as the prompt set `{r.procedure_prompt}` ({x.kind}, {' vs '.join(x.models)}): "
-        f"macro-F1 {_fmt(x.f1_a)} (original) vs {_fmt(x.f1_b)} (procedure), PerRR = {_fmt(x.perrr)}, "
-        f"PreRR = {_fmt(x.prerr)}; {len(x.disagreements)} item(s) labelled differently"
+        f"macro-F1 {fmt(x.f1_a)} (original) vs {fmt(x.f1_b)} (procedure), PerRR = {fmt(x.perrr)}, "
+        f"PreRR = {fmt(x.prerr)}; {len(x.disagreements)} item(s) labelled differently"
         + (f": {', '.join(x.disagreements[:20])}" if x.disagreements else ""),
     ]
-
-
-def robust_pngs(study: StudyRecord) -> dict[str, bytes]:
-    """The robustness studies' own plots, by file name."""
-    out = {}
-    if study.sensitivity is not None:
-        out["sensitivity.png"] = sensitivity_png(study)
-    if study.entropy is not None:
-        out["entropy.png"] = entropy_png(study)
-    return out

@@ -1,4 +1,8 @@
-"""The records of a study: its arms, per-arm results, and the versioned ``study.json``."""
+"""The records every study shares: its arms (:class:`ArmSpec`), per-arm results, and ``study.json``.
+
+Each study kind extends :class:`StudyRecord` with its own typed result (``AblationRecord``,
+``SweepRecord``, ``SensitivityRecord``...), written with the kind and :data:`STUDY_SCHEMA_VERSION`;
+:func:`migrate_study` reads the older shape, where one record carried every kind's fields."""
 
 from __future__ import annotations
 
@@ -7,29 +11,27 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from allure.audits._robust_model import ConsistencyReport, EntropyReport, RequestReport, SensitivityReport
 from allure.config import Calibration, PositionDebias
 from allure.memory import RetrievalPolicy
 from allure.metrics import ArmComparison, SplitMetrics
 
-STUDY_SCHEMA_VERSION = 1
-"""Version of ``study.json``; :func:`migrate_study` upgrades older files."""
+STUDY_SCHEMA_VERSION = 2
+"""Version of ``study.json``: 2 holds only the study kind's own fields; :func:`migrate_study`
+upgrades version 1 (one shape with every kind's fields)."""
 
-StudyKind = Literal["ablation", "sweep", "sensitivity", "entropy", "consistency", "request"]
-"""``ablation``: full memory, minus each cluster, zero-shot. ``sweep``: ICL_x for several x and seeds.
-``sensitivity``: every prompt rephrasing with and without the memory. ``entropy``: M sampled answers
-per item and prompt variant, clustered. ``consistency``: K self-scores per prompt of paired prompts.
-``request``: the prompt vs the grading procedure the evaluator says it followed (ReQuest)."""
-
-AblateBy = Literal["failure_mode", "cluster"]
-"""What an ablation removes: a failure mode's examples, or an embedding cluster's."""
+StudyKind = str
+"""The kind of a study, its key in the catalogue (``allure.studies.study_kinds()``): the built-in
+``ablation``, ``sweep`` (``allure.studies``), ``sensitivity``, ``entropy``, ``consistency``,
+``request`` (``allure.robustness``), ``arms`` (a study of your own arms), or a registered one."""
 
 StudyStatus = Literal["running", "done"]
 """``running`` until every arm has been evaluated and compared."""
 
 
-class Arm(BaseModel):
-    """One arm: the evaluator and prompt of the study with a fixed choice of ICL examples."""
+class ArmSpec(BaseModel):
+    """One arm, as a value: how the evaluator runs it (prompt set, ICL examples or retrieval with its
+    memory filter, ICL size, sample index, debiasing, calibration). The runner turns it into
+    :class:`allure.evaluator.PassOptions` per pass; nothing is set on a shared evaluator."""
 
     name: str
     """Unique name within the study (``full``, ``-keywords``, ``zero-shot``, ``x=8 #1``)."""
@@ -62,25 +64,10 @@ class Arm(BaseModel):
     calibration``. Arms that differ only here share their calls (3 content-free calls per block more)."""
 
 
-class ClusterInfo(BaseModel):
-    """A cluster an ablation can remove, with its make-up."""
-
-    name: str
-    """Failure mode name, or ``c0``, ``c1``... for embedding clusters (``noise``: HDBSCAN's unclustered points)."""
-    size: int
-    """Examples in it."""
-    by_mode: dict[str, int] = {}
-    """Failure mode -> examples."""
-    by_problem_type: dict[str, int] = {}
-    """Problem type -> examples."""
-    skipped: bool = False
-    """True when the cluster is empty (listed, not ablated)."""
-
-
 class ArmResult(BaseModel):
     """What one arm measured on the study's items."""
 
-    arm: Arm
+    arm: ArmSpec
     """The arm's definition."""
     index: int
     """The arm's position (1-based): its iteration number in the run store."""
@@ -115,27 +102,6 @@ class ArmResult(BaseModel):
     """Against the reference arm (``None`` for the reference itself)."""
 
 
-class SweepPoint(BaseModel):
-    """One size of a sweep: the metric over its repeats."""
-
-    size: int
-    """x, the number of examples."""
-    repeats: int
-    """Arms (draws) at this size."""
-    metric: str
-    """The metric summarised."""
-    mean: float | None
-    """Mean over repeats (``None`` when undefined in every repeat)."""
-    sd: float | None
-    """Standard deviation over repeats (``None`` for fewer than 2 defined values)."""
-    low: float | None
-    """Smallest value over repeats."""
-    high: float | None
-    """Largest value over repeats."""
-    values: list[float | None]
-    """The value of each repeat."""
-
-
 class StudyRecord(BaseModel):
     """``study.json``: everything a study defined and measured."""
 
@@ -144,7 +110,7 @@ class StudyRecord(BaseModel):
     id: str
     """Study id (folder name under ``.allure/studies/``)."""
     kind: StudyKind
-    """Ablation or sweep."""
+    """The study kind (its record type in the catalogue)."""
     status: StudyStatus = "running"
     """Whether every arm is done."""
     created_at: str
@@ -167,16 +133,6 @@ class StudyRecord(BaseModel):
     """Content hash of the memory the arms drew from."""
     memory_size: int
     """Examples in that memory."""
-    by: AblateBy | None = None
-    """Ablation: what the clusters are."""
-    clusters: list[ClusterInfo] = []
-    """Ablation: the clusters, empty ones included (marked skipped)."""
-    sizes: list[int] = []
-    """Sweep: the sizes x."""
-    repeats: int = 0
-    """Sweep: draws per size."""
-    balance: str | None = None
-    """Sweep: ``label`` when draws are balanced per correct label."""
     max_prompt_tokens: int | None = None
     """The context budget per prompt (``None``: unlimited)."""
     token_counter: str = ""
@@ -187,16 +143,6 @@ class StudyRecord(BaseModel):
     """Family-wise significance level (Holm over the compared arms)."""
     arms: list[ArmResult] = []
     """The arms, in the order they ran."""
-    sweep: list[SweepPoint] = []
-    """Sweep: per size and metric, mean and spread over repeats."""
-    sensitivity: SensitivityReport | None = None
-    """Sensitivity: per condition S_tau, C_y and micro-F1, the paired with/without-memory comparison."""
-    entropy: EntropyReport | None = None
-    """Entropy: per item and condition H, R, S and band; the paired comparisons."""
-    consistency: ConsistencyReport | None = None
-    """Consistency: per pair of prompts the K self-scores and TC, Siegel-Tukey, the flagged pairs."""
-    request: RequestReport | None = None
-    """ReQuest: the procedure, and PerRR/PreRR of running it against the original prompt."""
     findings: list[str] = Field(default_factory=list)
     """Plain sentences: which arms differ significantly from the reference, and which do not (with n)."""
     calls: int = 0
@@ -239,6 +185,28 @@ class StudyRecord(BaseModel):
         return pd.DataFrame(rows).set_index("arm")
 
 
+Arm = ArmSpec
+"""The earlier name of :class:`ArmSpec`."""
+
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "ablation": ("by", "clusters"),
+    "sweep": ("sizes", "repeats", "balance", "sweep"),
+    "sensitivity": ("sensitivity",),
+    "entropy": ("entropy",),
+    "consistency": ("consistency",),
+    "request": ("request",),
+}
+"""Version 1: the fields each built-in kind owned in the one wide record."""
+
+
 def migrate_study(data: dict[str, Any]) -> dict[str, Any]:
-    """Upgrade a ``study.json`` payload to :data:`STUDY_SCHEMA_VERSION` (version 1 is the first)."""
+    """Upgrade a ``study.json`` payload to :data:`STUDY_SCHEMA_VERSION`.
+
+    Version 1 carried every kind's fields (an ablation had ``sizes: []``, ``sensitivity: null``...):
+    the other kinds' fields are dropped, the kind's own kept.
+    """
+    if data.get("version", 1) < 2:
+        own = KIND_FIELDS.get(str(data.get("kind")), ())
+        others = {f for fields in KIND_FIELDS.values() for f in fields} - set(own)
+        data = {k: v for k, v in data.items() if k not in others} | {"version": 2}
     return data

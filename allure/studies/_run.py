@@ -3,8 +3,10 @@
 A study is registered in the run store as a run of its own (``info.kind = "study"``) whose
 iteration ``i`` is arm ``i``; every call goes through :class:`allure.evaluator.Evaluator`, so it is
 stored as it returns and answered from the store on a re-run. A study's id is a hash of what it
-measures (items, memory version, arms, evaluator), so the same command resumes a killed study:
-stored calls are not sent again and verdict rows are replaced, never duplicated.
+measures (items, memory version, arms, evaluator, the kind's definition), so the same command
+resumes a killed study: stored calls are not sent again and verdict rows are replaced, never
+duplicated. What is particular to a kind (its arms, its result, its files) comes from its
+:class:`~allure.studies.Study`.
 """
 
 from __future__ import annotations
@@ -12,62 +14,28 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Any, Unpack
 
-from allure.audits._model import Arm, ArmResult, StudyKind, StudyRecord
-from allure.audits._source import StudySource
-from allure.errors import StoreError
-from allure.evaluator import (
-    FALLBACK_NOTE,
-    NO_PROBS,
-    PassOptions,
-    calibrate_pass,
-    debias_verdicts,
-    swapped_item,
-    swaps_positions,
-)
-from allure.labels import Label, label_list
-from allure.memory import EpisodicMemory
-from allure.metrics import compare_arms, compute_metrics, label_shares
-from allure.models import IclExample, Item, stable_hash, utcnow
-from allure.prompts import PromptSet, load_prompt_set
+from allure.errors import StoreError, StudyError
+from allure.metrics import ArmComparison, compare_arms
+from allure.models import stable_hash, utcnow
 from allure.store import RunStore, project_db_path
+from allure.studies._arm import ArmRun, Examples, examples_for, lookup, prompts_for
+from allure.studies._options import RunOptions, Say
+from allure.studies._protocol import ArmLabels, Study
+from allure.studies._record import ArmResult, ArmSpec, StudyRecord
+from allure.studies._source import StudySource
 
 if TYPE_CHECKING:
-    from allure.config import Calibration, PositionDebias
-    from allure.evaluator import EvalResult, Evaluator
-
-Say = Callable[[str], None]
-"""Receives status lines (the plan, one line per finished arm)."""
-
-ArmProgress = Callable[[str, int, int], None]
-"""Called with (arm name, done, total) as an arm's items are labelled."""
-
-Finish = Callable[[StudyRecord, dict[str, list[Label | None]]], StudyRecord]
-"""Given the record and each arm's labels (item order), returns the record with the kind's own results."""
-
-
-class RunOptions(TypedDict, total=False):
-    """How a study runs; every key may be left out."""
-
-    name: str | None
-    """A study id to use instead of the one derived from its definition."""
-    alpha: float
-    """Family-wise significance level (Holm); 0.05 when left out."""
-    say: Say | None
-    """Receives status lines."""
-    arm_progress: ArmProgress | None
-    """Receives (arm, done, total) while an arm runs."""
-
+    from allure.evaluator import Evaluator
+    from allure.memory import EpisodicMemory, MemoryVersion
 
 STUDIES = Path(".allure") / "studies"
 """Where studies are written, under the project folder."""
 
 
-def study_id(kind: StudyKind, src: StudySource, memory_hash: str, arms: list[Arm], extra: object) -> str:
+def study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec], extra: object) -> str:
     """The id of a study: the same items, memory, arms and evaluator give the same id."""
     key = stable_hash(
         kind,
@@ -82,294 +50,175 @@ def study_id(kind: StudyKind, src: StudySource, memory_hash: str, arms: list[Arm
     return f"{kind}-{key}"
 
 
-def _examples_for(arm: Arm, memory: EpisodicMemory, items: list[Item]) -> dict[str, list[IclExample]]:
-    if arm.example_ids is not None:
-        by_id = {ex.id: ex for ex in memory.all()}
-        fixed = [by_id[i] for i in arm.example_ids]
-        return {it.id: fixed for it in items}
-    assert arm.policy is not None
-    return memory.retrieve_many(items, arm.policy)
+def _check_arms(arms: list[ArmSpec], reference: str) -> None:
+    names = [a.name for a in arms]
+    if len(set(names)) != len(names) or reference not in names:
+        raise StudyError(
+            f"the arms {names} have a repeated name or lack the reference arm {reference!r}",
+            where="the study's arms",
+            fix="give every arm a unique name and compare with one of them",
+        )
 
 
-def _prompts_for(arm: Arm, default: PromptSet, src: StudySource) -> PromptSet:
-    if arm.prompt is None:
-        return default
-    ev = src.spec.evaluator
-    return load_prompt_set(arm.prompt).with_context(labels=label_list(src.spec.label_set), rubric=ev.rubric)
+def _open_run(store: RunStore, sid: str, src: StudySource, out_dir: Path, kind: str) -> str:
+    """Register (or find) the study's run in the store and mark it running; its creation time."""
+    try:
+        created = store.get_run(sid).created_at
+    except StoreError:
+        store.create_run(src.spec.model_dump(mode="json"), run_id=sid, run_dir=str(out_dir))
+        created = store.get_run(sid).created_at
+    store.update_run(sid, status="running", info={"kind": "study", "study_kind": kind, "pid": os.getpid()})
+    store.add_items(sid, src.items, src.splits, src.reference)
+    return created
 
 
-def _block_key(table: dict[str, list[IclExample]], item: Item) -> tuple[str, ...]:
-    return tuple(ex.id for ex in table[item.id])
-
-
-def _lookup(table: dict[str, list[IclExample]]) -> Callable[[Item], list[IclExample]]:
-    return lambda item: table[item.id]
-
-
-def _arm_progress(cb: ArmProgress | None, name: str) -> Callable[[int, int], None] | None:
-    if cb is None:
-        return None
-    return lambda done, total: cb(name, done, total)
-
-
-def _debiased(
-    ev: Evaluator,
-    sid: str,
-    index: int,
-    src: StudySource,
-    table: dict[str, list[IclExample]],
-    res: EvalResult,
-    mode: PositionDebias,
-    say: Say | None,
-    options: PassOptions,
-) -> tuple[list[Label | None], PositionDebias, int]:
-    """Label the arm's pairs again with the two responses swapped (same examples, stored under
-    the same arm; its costs added to ``res``) and keep one debiased label per item: (labels, mode
-    used, undecided items)."""
-    first, second = src.spec.label_set[0], src.spec.label_set[1]
-    swapped = [swapped_item(it, first, second) for it in src.items]
-    back = {sw.id: it.id for sw, it in zip(swapped, src.items, strict=True)}
-    ordered = sorted(swapped, key=lambda sw: tuple(ex.id for ex in table[back[sw.id]]))
-    again = ev.evaluate(sid, index, ordered, lambda sw: table[back[sw.id]], options=options)
-    res.stats.add(again.stats)
-    d, used = debias_verdicts(
-        [res.verdicts.get(it.id) for it in src.items],
-        [again.verdicts.get(sw.id) for sw in swapped],
-        labels=src.spec.label_set,
-        mode=mode,
+def _announce(ev: Evaluator, sid: str, src: StudySource, runs: list[ArmRun], say: Say) -> None:
+    """Say the plan: arms x items, the calls not yet stored, an estimate of the time."""
+    plans = {r.arm.name: ev.plan(src.items, lookup(r.table), r.options) for r in runs}
+    uncached = sum(p.uncached for p in plans.values())
+    lat = [p.cached_latency_s for p in plans.values() if p.cached_latency_s]
+    eta = f"~{uncached * sum(lat) / len(lat) / 60:.1f} min" if lat and uncached else "unknown"
+    n = len(src.items)
+    say(
+        f"study {sid}: {len(runs)} arms x {n} items = {len(runs) * n} "
+        f"prompts, {uncached} not yet stored (estimated time {eta if uncached else '0 min'})"
     )
-    if used != mode and say:
-        say(f"  {FALLBACK_NOTE}")
-    return [cast("Label | None", x) for x in d.labels], used, d.status.count("inconsistent")
+    for r in runs:
+        n_ex = sum(len(v) for v in r.table.values()) / max(n, 1)
+        say(f"  arm {r.arm.name}: {n_ex:.1f} examples per prompt, {plans[r.arm.name].uncached} new calls")
 
 
-def _calibrated(
-    ev: Evaluator,
+def _evaluate_arms(
+    project: Path,
     sid: str,
-    index: int,
     src: StudySource,
-    table: dict[str, list[IclExample]],
-    res: EvalResult,
-    mode: Calibration,
-    say: Say | None,
-    options: PassOptions,
-) -> dict[str, Any] | None:
-    """Calibrate the arm's verdicts in ``res`` (:func:`allure.evaluator.calibrate_pass`); ``prior``
-    takes the label shares of the study's audit-split items, and without any is ``contextual``."""
-    known = [r for i, r in src.reference.items() if r is not None and src.splits.get(i) == "audit"]
-    prior = label_shares(known, src.spec.label_set) or None
-    if mode == "prior" and prior is None:
-        mode = "contextual"
+    chosen: dict[str, Examples],
+    arms: list[ArmSpec],
+    store: RunStore,
+    options: RunOptions,
+) -> tuple[list[ArmResult], ArmLabels, dict[str, Any]]:
+    """Every arm's pass: the results (without comparisons), the labels, and the evaluator's facts."""
+    from allure.evaluator import open_evaluator
+
+    say, progress = options.get("say"), options.get("arm_progress")
+    results: list[ArmResult] = []
+    labels: ArmLabels = {}
+    with open_evaluator(src.spec, store, src.items) as ev:
+        runs = [
+            ArmRun(ev, sid, i, src, a, chosen[a.name], prompts_for(a, ev.prompts, src), say)
+            for i, a in enumerate(arms, start=1)
+        ]
         if say:
-            say(
-                "  calibration: no audit-split item among the study's items to take label shares from: contextual"
-            )
-    out = calibrate_pass(
-        ev,
-        sid,
-        index,
-        src.items,
-        res,
-        _lookup(table),
-        mode=mode,
-        labels=src.spec.label_set,
-        prior=prior,
-        options=options,
+            _announce(ev, sid, src, runs, say)
+        for r in runs:
+            result, labels[r.arm.name] = r.run(progress)
+            results.append(result)
+        facts = {
+            "max_prompt_tokens": ev.max_prompt_tokens,
+            "token_counter": ev.token_counter.method if ev.token_counter is not None else "",
+            "evaluator": {"model": ev.model_name, "params": ev.params},
+        }
+    return results, labels, facts
+
+
+def _compare(src: StudySource, labels: ArmLabels, reference: str, alpha: float) -> list[ArmComparison]:
+    """Each arm against the reference arm (McNemar exact, Holm, paired bootstrap)."""
+    return compare_arms(
+        [src.reference.get(it.id) for it in src.items],
+        (reference, labels[reference]),
+        {k: v for k, v in labels.items() if k != reference},
+        alpha=alpha,
+        pos_label=src.spec.positive_label,
+        n_resamples=src.spec.loop.bootstrap_resamples,
+        random_state=src.spec.loop.seed,
+        labels=list(src.spec.label_set),
     )
-    if say:
-        say(f"  {NO_PROBS}" if out.off else f"  calibration ({out.mode}): {out.changed} labels changed")
-    return None if out.off else {"mode": out.mode, "changed": out.changed, "cf_calls": out.cf_calls}
+
+
+def _record(
+    study: Study,
+    sid: str,
+    created: str,
+    src: StudySource,
+    version: MemoryVersion,
+    results: list[ArmResult],
+    comparisons: list[ArmComparison],
+    facts: dict[str, Any],
+    alpha: float,
+    wall_s: float,
+) -> StudyRecord:
+    """The shared record of a finished study (every kind's fields)."""
+    by_arm = {c.arm: c for c in comparisons}
+    arms = [r.model_copy(update={"comparison": by_arm.get(r.arm.name)}) for r in results]
+    return StudyRecord(
+        id=sid,
+        kind=study.kind,
+        status="done",
+        created_at=created,
+        finished_at=utcnow(),
+        source=src.source,
+        n_items=len(src.items),
+        item_ids_hash=stable_hash([it.id for it in src.items]),
+        prompt=src.spec.evaluator.prompt,
+        memory_location=src.memory_location,
+        memory_version=version.content_hash,
+        memory_size=version.size,
+        reference_arm=study.reference_arm(),
+        alpha=alpha,
+        arms=arms,
+        findings=[c.statement for c in comparisons],
+        calls=sum(r.calls for r in arms),
+        wall_s=wall_s,
+        **facts,
+    )
 
 
 def run_study(
-    project: Path,
-    src: StudySource,
-    memory: EpisodicMemory,
-    *,
-    kind: StudyKind,
-    arms: list[Arm],
-    reference_arm: str,
-    record: dict[str, object],
-    finish: Finish | None = None,
-    **options: Unpack[RunOptions],
+    project: Path, src: StudySource, memory: EpisodicMemory, study: Study, **options: Unpack[RunOptions]
 ) -> StudyRecord:
-    """Evaluate every arm on ``src.items`` (stored, cached), compare each with the reference arm, write outputs.
+    """Evaluate every arm of ``study`` on ``src.items`` (stored, cached), compare each with its
+    reference arm, and write the kind's result and files to ``.allure/studies/ID/``.
 
     Args:
         project: Project folder holding ``.allure/``.
         src: The frozen items and the spec they run with.
         memory: The memory the arms draw their examples from.
-        kind: The study kind.
-        arms: The arms, in the order they run.
-        reference_arm: Name of the arm the others are compared with.
-        record: Extra :class:`StudyRecord` fields (clusters, sizes...).
+        study: The study kind's object (:class:`~allure.studies.Study`): arms, result, files.
         options: :class:`RunOptions` (``name``, ``alpha``, ``say``, ``arm_progress``).
-        finish: Adds the study kind's own results to the record before it is written.
 
     Returns:
-        The finished :class:`StudyRecord` (also written to ``.allure/studies/ID/``).
-    """
-    from allure.audits._write import write_study
-    from allure.evaluator import open_evaluator
+        The finished record, of the kind's ``result`` type.
 
+    Raises:
+        StudyError: A bad ``name``, a repeated arm name or a missing reference arm.
+    """
     name, alpha = options.get("name"), options.get("alpha", 0.05)
-    say, arm_progress = options.get("say"), options.get("arm_progress")
     t0 = time.perf_counter()
+    arms, reference = study.arms(), study.reference_arm()
+    _check_arms(arms, reference)
     version = memory.version()
     if name is not None:
-        from allure.errors import StudyError
         from allure.names import check_name
 
         check_name(name, what="study name", where="--name", error=StudyError)
-    sid = name or study_id(kind, src, version.content_hash, arms, record)
+    sid = name or study_id(study.kind, src, version.content_hash, arms, study.definition())
     out_dir = project / STUDIES / sid
     store = RunStore(project_db_path(project))
+    info = {"kind": "study", "study_kind": study.kind}
     try:
-        try:
-            run = store.get_run(sid)
-            created = run.created_at
-        except StoreError:
-            store.create_run(src.spec.model_dump(mode="json"), run_id=sid, run_dir=str(out_dir))
-            created = store.get_run(sid).created_at
-        store.update_run(
-            sid, status="running", info={"kind": "study", "study_kind": kind, "pid": os.getpid()}
-        )
-        store.add_items(sid, src.items, src.splits, src.reference)
-        chosen = {a.name: _examples_for(a, memory, src.items) for a in arms}
-        results: list[ArmResult] = []
-        labels: dict[str, list[Label | None]] = {}
-        with open_evaluator(src.spec, store, src.items) as ev:
-            prompts = {a.name: _prompts_for(a, ev.prompts, src) for a in arms}
-            pass_opts = {a.name: PassOptions(prompts=prompts[a.name], sample=a.sample) for a in arms}
-            plans = {a.name: ev.plan(src.items, _lookup(chosen[a.name]), pass_opts[a.name]) for a in arms}
-            uncached = sum(p.uncached for p in plans.values())
-            lat = [p.cached_latency_s for p in plans.values() if p.cached_latency_s]
-            eta = f"~{uncached * sum(lat) / len(lat) / 60:.1f} min" if lat and uncached else "unknown"
-            if say:
-                say(
-                    f"study {sid}: {len(arms)} arms x {len(src.items)} items = {len(arms) * len(src.items)} "
-                    f"prompts, {uncached} not yet stored (estimated time {eta if uncached else '0 min'})"
-                )
-                for a in arms:
-                    n_ex = sum(len(v) for v in chosen[a.name].values()) / max(len(src.items), 1)
-                    say(f"  arm {a.name}: {n_ex:.1f} examples per prompt, {plans[a.name].uncached} new calls")
-            for i, a in enumerate(arms, start=1):
-                table = chosen[a.name]
-                # items sharing an ICL block are sent one after another: the server's prefix cache computes it once
-                ordered = sorted(src.items, key=partial(_block_key, table))
-                res = ev.evaluate(
-                    sid,
-                    i,
-                    ordered,
-                    _lookup(table),
-                    progress=_arm_progress(arm_progress, a.name),
-                    options=pass_opts[a.name],
-                )
-                calibration = a.calibration or src.spec.evaluator.calibration
-                calibrated = None
-                if calibration != "none" and src.spec.evaluator.kind != "replay":
-                    calibrated = _calibrated(ev, sid, i, src, table, res, calibration, say, pass_opts[a.name])
-                vs = [res.verdicts.get(it.id) for it in src.items]
-                arm_labels: list[Label | None] = [v.label if v else None for v in vs]
-                probs = [v.prob_positive if v else None for v in vs]
-                mode = a.position_debias or src.spec.evaluator.position_debias
-                debiased, undecided = None, 0
-                if mode != "none" and swaps_positions(src.spec, prompts[a.name].pairwise, src.items):
-                    arm_labels, debiased, undecided = _debiased(
-                        ev, sid, i, src, table, res, mode, say, pass_opts[a.name]
-                    )
-                    probs = [None] * len(vs)
-                labels[a.name] = arm_labels
-                metrics = compute_metrics(
-                    [src.reference.get(it.id) for it in src.items],
-                    arm_labels,
-                    prob_positive=probs,
-                    problem_types=[it.problem_type for it in src.items],
-                    generators=[it.generator for it in src.items],
-                    labels=tuple(src.spec.label_set),
-                    pos_label=src.spec.positive_label,
-                    n_resamples=src.spec.loop.bootstrap_resamples,
-                    random_state=src.spec.loop.seed,
-                )
-                used = sorted({i for v in vs if v for i in v.icl_ids})
-                s = res.stats
-                results.append(
-                    ArmResult(
-                        arm=a,
-                        index=i,
-                        example_ids=used,
-                        mean_examples=sum(len(v.icl_ids) for v in vs if v) / max(len(vs), 1),
-                        dropped=s.icl_dropped,
-                        prompts_with_drops=len(res.dropped),
-                        dropped_by_item=res.dropped,
-                        calls=s.calls,
-                        cache_hits=s.cache_hits,
-                        wall_s=s.wall_s,
-                        metrics=metrics,
-                        position_debias=debiased,
-                        undecided=undecided,
-                        calibration=calibrated,
-                    )
-                )
-                if say:
-                    acc = metrics.accuracy
-                    say(
-                        f"  arm {a.name}: accuracy {acc if acc is None else f'{acc:.3f}'}, "
-                        f"{s.calls} calls, {s.cache_hits} stored, {s.unparsed} unparsed, "
-                        f"{s.icl_dropped} examples dropped by the context budget, {s.wall_s:.1f}s"
-                    )
-            budget = ev.max_prompt_tokens
-            counter = ev.token_counter.method if ev.token_counter is not None else ""
-            evaluator_info = {"model": ev.model_name, "params": ev.params}
-        y = [src.reference.get(it.id) for it in src.items]
-        comparisons = compare_arms(
-            y,
-            (reference_arm, labels[reference_arm]),
-            {k: v for k, v in labels.items() if k != reference_arm},
-            alpha=alpha,
-            pos_label=src.spec.positive_label,
-            n_resamples=src.spec.loop.bootstrap_resamples,
-            random_state=src.spec.loop.seed,
-            labels=list(src.spec.label_set),
-        )
-        by_arm = {c.arm: c for c in comparisons}
-        results = [r.model_copy(update={"comparison": by_arm.get(r.arm.name)}) for r in results]
-        study = StudyRecord(
-            id=sid,
-            kind=kind,
-            status="done",
-            created_at=created,
-            finished_at=utcnow(),
-            source=src.source,
-            n_items=len(src.items),
-            item_ids_hash=stable_hash([it.id for it in src.items]),
-            evaluator=evaluator_info,
-            prompt=src.spec.evaluator.prompt,
-            memory_location=src.memory_location,
-            memory_version=version.content_hash,
-            memory_size=version.size,
-            max_prompt_tokens=budget,
-            token_counter=counter,
-            reference_arm=reference_arm,
-            alpha=alpha,
-            arms=results,
-            findings=[c.statement for c in comparisons],
-            calls=sum(r.calls for r in results),
-            wall_s=time.perf_counter() - t0,
-            **record,  # type: ignore[arg-type]
-        )
-        from allure.audits._sweep_stats import summarise_sweep
-
-        if kind == "sweep":
-            study = study.model_copy(update={"sweep": summarise_sweep(study.arms)})
-        if finish is not None:
-            study = finish(study, labels)
-        write_study(study, out_dir)
-        store.update_run(sid, status="done", info={"kind": "study", "study_kind": kind})
-        return study
+        created = _open_run(store, sid, src, out_dir, study.kind)
+        chosen = {a.name: examples_for(a, memory, src.items) for a in arms}
+        results, labels, facts = _evaluate_arms(project, sid, src, chosen, arms, store, options)
+        comparisons = _compare(src, labels, reference, alpha)
+        wall_s = time.perf_counter() - t0
+        record = _record(study, sid, created, src, version, results, comparisons, facts, alpha, wall_s)
+        result = study.summarise(record, labels)
+        study.write(result, out_dir)
+        store.update_run(sid, status="done", info=info)
+        return result
     except BaseException:  # Ctrl-C, a failed evaluator: the study is interrupted, not running
         with contextlib.suppress(Exception):
-            store.update_run(sid, status="interrupted", info={"kind": "study", "study_kind": kind})
+            store.update_run(sid, status="interrupted", info=info)
         raise
     finally:
         store.close()

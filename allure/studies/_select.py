@@ -13,20 +13,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from allure.audits._model import Arm
-from allure.audits._run import Say, run_study
-from allure.audits._source import StudySource
 from allure.errors import StudyError
 from allure.memory import EpisodicMemory, RetrievalPolicy, select_examples
 from allure.metrics import Objective, objective_value
 from allure.models import Item
+from allure.studies._arms import ArmsStudy
+from allure.studies._options import Say
+from allure.studies._record import ArmSpec
+from allure.studies._run import run_study
+from allure.studies._source import StudySource
 
 
 @dataclass(frozen=True)
 class Selection:
     """The outcome of a validated selection."""
 
-    best: Arm
+    best: ArmSpec
     """The chosen candidate (``example_ids == []``: zero-shot won)."""
     scores: dict[str, float | None]
     """Candidate name -> its objective on dev."""
@@ -41,10 +43,10 @@ def candidate_blocks(
     prior: dict[str, float] | None,
     sizes: tuple[int, ...] = (4, 8),
     seed: int = 100,
-) -> list[Arm]:
+) -> list[ArmSpec]:
     """Zero-shot, then ``n`` label-prior blocks: sizes in turn, the first half from every example,
     the second from the corrected mistakes alone (``sources = ["mistake"]``)."""
-    arms = [Arm(name="cand-0 zero-shot", example_ids=[])]
+    arms = [ArmSpec(name="cand-0 zero-shot", example_ids=[])]
     snapshot = memory.all()
     for c in range(1, n + 1):
         size = sizes[c % len(sizes)]
@@ -60,7 +62,7 @@ def candidate_blocks(
         )
         # a label-prior block does not depend on the item it is for
         ids = [ex.id for ex in select_examples(snapshot, Item(id="", task="", response=""), policy)]
-        arms.append(Arm(name=f"cand-{c} x={size} {'mixed' if mixed else 'mistakes'}", example_ids=ids))
+        arms.append(ArmSpec(name=f"cand-{c} x={size} {'mixed' if mixed else 'mistakes'}", example_ids=ids))
     return arms
 
 
@@ -68,7 +70,7 @@ def validated_selection(
     project: Path,
     dev: StudySource,
     memory: EpisodicMemory,
-    candidates: list[Arm],
+    candidates: list[ArmSpec],
     *,
     heldout_ids: set[str],
     objective: Objective = "balanced_accuracy",
@@ -91,19 +93,9 @@ def validated_selection(
         raise StudyError(
             "the first candidate must be zero-shot",
             where="validated selection, candidates",
-            fix="start the candidates with Arm(name=..., example_ids=[]) (candidate_blocks does)",
+            fix="start the candidates with ArmSpec(name=..., example_ids=[]) (candidate_blocks does)",
         )
-    study = run_study(
-        project,
-        dev,
-        memory,
-        kind="ablation",
-        arms=candidates,
-        reference_arm=candidates[0].name,
-        record={"by": "failure_mode"},
-        name=name,
-        say=say,
-    )
+    study = run_study(project, dev, memory, ArmsStudy(candidates), name=name, say=say)
     y = [dev.reference.get(it.id) for it in dev.items]
     labels = list(dev.spec.label_set)
     from allure.store import RunStore, project_db_path

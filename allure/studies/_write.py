@@ -1,21 +1,19 @@
-"""A study's files: ``study.json``, ``study.md`` and its PNG plots, each written atomically.
-
-Plots: ``sweep.png`` (each metric against x: every draw with its bootstrap interval, the mean
-over draws as a line, the range over draws as a band; ALLURE Fig. 6-7), ``ablation.png`` (each
-arm's change against the reference arm: accuracy and F1 with the paired bootstrap interval, kappa
-and AUC as point differences), and ``errors_by_problem_type.png`` (errors per problem type and arm;
-ALLURE Fig. 8). matplotlib is used through its object API with the Agg canvas.
+"""The files every study writes: ``study.json``, ``study.md`` (the shared sections, with the kind's
+own sections where it puts them) and ``errors_by_problem_type.png`` (errors per problem type and
+arm; ALLURE Fig. 8), each written atomically. A kind's own plots come from its own module.
+matplotlib is used through its object API with the Agg canvas.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from allure._io import atomic_write_bytes
-from allure.audits._model import StudyRecord
-from allure.audits._plot import _figure, _fmt, _png
 from allure.safe_text import markdown_cell as md
+from allure.studies._record import StudyRecord
+from allure.studies.figures import figure, fmt, png
 
 PANELS = (("accuracy", "Accuracy"), ("f1", "F1"), ("kappa", "Cohen's kappa"), ("auc", "ROC AUC"))
 """(metric, title) of the plotted metrics."""
@@ -32,53 +30,15 @@ def errors_table(study: StudyRecord) -> tuple[list[str], dict[str, dict[str, int
     return sorted(types), table
 
 
-def sweep_png(study: StudyRecord) -> bytes:
-    """The sweep's metric-vs-x curves (see the module docstring)."""
-    fig = _figure((10, 7))
-    axes = fig.subplots(2, 2, sharex=True)
-    for ax, (metric, title) in zip(axes.flat, PANELS, strict=True):
-        pts = [p for p in study.sweep if p.metric == metric]
-        for r in study.arms:
-            if r.arm.size is None:
-                continue
-            v = getattr(r.metrics, metric)
-            ci = getattr(r.metrics.ci, metric)
-            if v is None:
-                continue
-            x = r.arm.size + 0.08 * ((r.arm.repeat or 0) - (study.repeats - 1) / 2)
-            err = None if not ci else [[v - ci.low], [ci.high - v]]
-            ax.errorbar([x], [v], yerr=err, fmt="o", ms=3, color="tab:blue", alpha=0.5, capsize=2)
-        xs = [p.size for p in pts if p.mean is not None]
-        ax.plot(xs, [p.mean for p in pts if p.mean is not None], color="tab:blue", label="mean over draws")
-        ax.fill_between(
-            xs,
-            [p.low for p in pts if p.mean is not None],
-            [p.high for p in pts if p.mean is not None],
-            color="tab:blue",
-            alpha=0.12,
-            linewidth=0,
-            label="range over draws",
-        )
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        ax.set_xticks(study.sizes)
-    for ax in axes[1]:
-        ax.set_xlabel("x (ICL examples per prompt)")
-    axes[0][0].legend(loc="best", fontsize=8)
-    fig.suptitle(
-        f"ICL_x sweep {study.id}: n = {study.n_items} items, {study.repeats} draw(s) per x (95% bootstrap CI)"
-    )
-    return _png(fig)
-
-
-def ablation_png(study: StudyRecord) -> bytes:
-    """Each arm's change against the reference arm (see the module docstring)."""
+def comparison_png(study: StudyRecord, title: str) -> bytes:
+    """Each arm's change against the reference arm: accuracy and F1 with the paired bootstrap
+    interval, kappa and AUC as point differences; red bars are significant (McNemar exact, Holm)."""
     arms = [r for r in study.arms if r.comparison is not None]
     ref = next(r for r in study.arms if r.arm.name == study.reference_arm)
-    fig = _figure((10, 7))
+    fig = figure((10, 7))
     axes = fig.subplots(2, 2)
     names = [r.arm.name for r in arms]
-    for ax, (metric, title) in zip(axes.flat, PANELS, strict=True):
+    for ax, (metric, panel) in zip(axes.flat, PANELS, strict=True):
         deltas, lows, highs = [], [], []
         for r in arms:
             c = r.comparison
@@ -100,14 +60,14 @@ def ablation_png(study: StudyRecord) -> bytes:
             if d is not None and lo is not None and hi is not None:
                 ax.errorbar([d], [i], xerr=[[d - lo], [hi - d]], fmt="none", color="black", capsize=3)
         ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_title(f"change in {title} vs {study.reference_arm}")
+        ax.set_title(f"change in {panel} vs {study.reference_arm}")
         ax.grid(axis="x", alpha=0.3)
         ax.invert_yaxis()
     fig.suptitle(
-        f"Ablation {study.id}: n = {study.n_items} items\nred = significant (McNemar exact, Holm, "
+        f"{title} {study.id}: n = {study.n_items} items\nred = significant (McNemar exact, Holm, "
         f"alpha {study.alpha:g}); intervals: paired bootstrap 95%"
     )
-    return _png(fig)
+    return png(fig)
 
 
 def errors_png(study: StudyRecord) -> bytes:
@@ -119,7 +79,7 @@ def errors_png(study: StudyRecord) -> bytes:
     grid = np.asarray([[table[n].get(t, 0) for t in types] for n in names], dtype=float).reshape(
         len(names), len(types)
     )
-    fig = _figure((max(6.0, 1.1 * len(types) + 3), max(3.0, 0.4 * len(names) + 1.5)))
+    fig = figure((max(6.0, 1.1 * len(types) + 3), max(3.0, 0.4 * len(names) + 1.5)))
     ax = fig.subplots()
     ax.imshow(grid if grid.size else np.zeros((1, 1)), cmap="Reds", aspect="auto")
     ax.set_xticks(range(len(types)), types, rotation=30, ha="right", fontsize=8)
@@ -128,11 +88,20 @@ def errors_png(study: StudyRecord) -> bytes:
         for j in range(len(types)):
             ax.text(j, i, str(int(grid[i, j])), ha="center", va="center", fontsize=8)
     ax.set_title(f"Errors per problem type ({study.id}, n = {study.n_items})")
-    return _png(fig)
+    return png(fig)
 
 
-def study_markdown(study: StudyRecord) -> str:
-    """``study.md``: the setup, the arms table, the findings, and the errors per problem type."""
+def study_markdown(
+    study: StudyRecord,
+    *,
+    setup: Sequence[str] = (),
+    middle: Sequence[str] = (),
+    tail: Sequence[str] = (),
+    plots: Sequence[str] = (),
+) -> str:
+    """``study.md``: the setup (with the kind's ``setup`` lines), the findings, the arms table, the
+    kind's ``middle`` sections, the errors per problem type and generator, its ``tail`` sections,
+    and the plots (the kind's ``plots``, then the errors grid)."""
     src = md(", ".join(f"{k} {v}" for k, v in study.source.items()))
     lines = [
         f"# Study {md(study.id)} ({study.kind})",
@@ -146,23 +115,7 @@ def study_markdown(study: StudyRecord) -> str:
         + (f" tokens per prompt, counted by {study.token_counter}" if study.max_prompt_tokens else ""),
         f"- last run: {study.calls} calls, {study.wall_s:.1f}s",
     ]
-    if study.kind == "ablation":
-        lines.append(f"- clusters ({study.by}):")
-        for cl in study.clusters:
-            modes = ", ".join(
-                f"{md(k)} {v}" for k, v in sorted(cl.by_mode.items(), key=lambda kv: -kv[1])[:4]
-            )
-            types = ", ".join(
-                f"{md(k)} {v}" for k, v in sorted(cl.by_problem_type.items(), key=lambda kv: -kv[1])[:4]
-            )
-            lines.append(
-                f"  - {md(cl.name)}: {cl.size} examples"
-                + (" (empty: skipped)" if cl.skipped else f" [{modes}; {types}]")
-            )
-    elif study.kind == "sweep":
-        lines.append(
-            f"- sizes {study.sizes}, {study.repeats} draw(s) per size, balance: {study.balance or 'none'}"
-        )
+    lines += list(setup)
     lines += ["", "## Findings", ""] + [f"- {md(f)}" for f in study.findings] + ["", "## Arms", ""]
     lines.append(
         "| arm | examples/prompt | dropped | accuracy [95% CI] | F1 | kappa | AUC | unparsed | "
@@ -172,17 +125,17 @@ def study_markdown(study: StudyRecord) -> str:
     for r in study.arms:
         m, c = r.metrics, r.comparison
         ci = m.ci.accuracy
-        acc = _fmt(m.accuracy) + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci else "")
+        acc = fmt(m.accuracy) + (f" [{ci.low:.3f}, {ci.high:.3f}]" if ci else "")
         d = (
-            f"{c.accuracy.delta:+.3f} [{_fmt(c.accuracy.ci_low)}, {_fmt(c.accuracy.ci_high)}]"
+            f"{c.accuracy.delta:+.3f} [{fmt(c.accuracy.ci_low)}, {fmt(c.accuracy.ci_high)}]"
             if c and c.accuracy.delta is not None
             else "-"
         )
         lines.append(
-            f"| {md(r.arm.name)} | {r.mean_examples:.1f} | {r.dropped} | {acc} | {_fmt(m.f1)} | "
-            f"{_fmt(m.kappa)} | {_fmt(m.auc)} | {m.n_unparsed} | {d} | "
+            f"| {md(r.arm.name)} | {r.mean_examples:.1f} | {r.dropped} | {acc} | {fmt(m.f1)} | "
+            f"{fmt(m.kappa)} | {fmt(m.auc)} | {m.n_unparsed} | {d} | "
             f"{c.mcnemar.b if c else '-'} | {c.mcnemar.c if c else '-'} | "
-            f"{_fmt(c.mcnemar.p_value, 4) if c else '-'} | {_fmt(c.p_holm, 4) if c else '-'} |"
+            f"{fmt(c.mcnemar.p_value, 4) if c else '-'} | {fmt(c.p_holm, 4) if c else '-'} |"
         )
     debiased = [r for r in study.arms if r.position_debias]
     if debiased:
@@ -204,18 +157,7 @@ def study_markdown(study: StudyRecord) -> str:
             for r in calibrated
             if (cal := r.calibration or {})
         ]
-    if study.sweep:
-        lines += [
-            "",
-            "## Sweep (over draws)",
-            "",
-            "| x | metric | mean | sd | min | max |",
-            "|---|---|---|---|---|---|",
-        ]
-        for p in study.sweep:
-            lines.append(
-                f"| {p.size} | {p.metric} | {_fmt(p.mean)} | {_fmt(p.sd)} | {_fmt(p.low)} | {_fmt(p.high)} |"
-            )
+    lines += list(middle)
     ptypes, table = errors_table(study)
     lines += [
         "",
@@ -237,28 +179,20 @@ def study_markdown(study: StudyRecord) -> str:
     lines.append("|---|" + "---|" * len(gnames))
     for name, row in gens.items():
         lines.append(f"| {md(name)} | " + " | ".join(str(row.get(g, 0)) for g in gnames) + " |")
-    from allure.audits._robust_write import robust_markdown
-
-    lines += robust_markdown(study)
-    plots = ["sweep.png"] if study.kind == "sweep" else ["ablation.png"]
+    lines += list(tail)
     lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in [*plots, "errors_by_problem_type.png"]]
     return "\n".join(lines) + "\n"
 
 
-def write_study(study: StudyRecord, out_dir: Path) -> dict[str, Path]:
-    """Write ``study.json``, ``study.md`` and the plots into ``out_dir``; returns their paths."""
+def write_study(study: StudyRecord, out_dir: Path, markdown: str, plots: dict[str, bytes]) -> dict[str, Path]:
+    """Write ``study.json``, ``markdown`` as ``study.md``, the errors grid and the kind's ``plots``
+    into ``out_dir``; returns their paths by file name."""
     files: dict[str, bytes] = {
         "study.json": json.dumps(study.model_dump(mode="json"), indent=2).encode(),
-        "study.md": study_markdown(study).encode(),
+        "study.md": markdown.encode(),
         "errors_by_problem_type.png": errors_png(study),
+        **plots,
     }
-    if study.kind == "sweep":
-        files["sweep.png"] = sweep_png(study)
-    else:
-        files["ablation.png"] = ablation_png(study)
-    from allure.audits._robust_write import robust_pngs
-
-    files.update(robust_pngs(study))
     out = {}
     for fname, payload in files.items():
         atomic_write_bytes(out_dir / fname, payload)

@@ -6,9 +6,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from importlib import resources
 from pathlib import Path
+
+from tests.cli_run import run_cli
 
 ENV = {**os.environ, "ALLURE_TEST_KEY": "test-key", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
 
@@ -21,14 +22,9 @@ WORSE_ON = "in two steps"
 def allure(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=cwd,
-        env=env or ENV,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    """``allure ARGS`` in ``cwd`` through the one CLI helper (:func:`tests.cli_run.run_cli`), with
+    :data:`ENV` (or ``env``); kept for the tests outside ``tests/reaudit`` that call it."""
+    return run_cli(cwd, *args, project=False, env=env or ENV, timeout=timeout)
 
 
 def write_items(path: Path, n_per_type: int = 12) -> Path:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from allure.store import project_db_path
-from tests.audits.reaudit.helpers import allure, write_reaudit_spec
+from tests.cli_run import run_cli
+from tests.reaudit.helpers import write_reaudit_spec
 
 
 def relabel(doc: dict) -> None:
@@ -38,7 +39,7 @@ def rehash(doc: dict) -> None:
 )
 def test_edited_set_is_refused(tmp_path: Path, edit: Callable[[dict], None], words: list[str]) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    assert allure("reaudit", str(spec), "--project", str(tmp_path), cwd=tmp_path).returncode == 0
+    assert run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False).returncode == 0
     db = project_db_path(tmp_path)
     with sqlite3.connect(db) as conn:
         doc = json.loads(conn.execute("SELECT set_json FROM frozen_sets").fetchone()[0])
@@ -46,7 +47,7 @@ def test_edited_set_is_refused(tmp_path: Path, edit: Callable[[dict], None], wor
         conn.execute("UPDATE frozen_sets SET set_json = ?", (json.dumps(doc),))
         before = conn.execute("SELECT COUNT(*) FROM reaudits").fetchone()[0]
     for args in (["reaudit", str(spec)], ["reaudit", "nightly"], ["history", "nightly"]):
-        res = allure(*args, "--project", str(tmp_path), cwd=tmp_path)
+        res = run_cli(tmp_path, *args, "--project", str(tmp_path), project=False)
         assert res.returncode == 2, res.stderr
         assert "Traceback" not in res.stderr
         assert "frozen set 'nightly' v1 does not match its content hash" in res.stderr, res.stderr

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from allure.audits.reaudit import FrozenItem, freeze_items, load_frozen_set, set_content_hash
 from allure.errors import ReauditError
 from allure.models import Item
+from allure.reaudit import FrozenItem, freeze_items, load_frozen_set, set_content_hash
 from allure.store import RunStore
 
 
@@ -43,7 +43,7 @@ def test_versions_grow_and_say_how(tmp_path: Path) -> None:
 
 
 def test_two_reaudits_of_a_set_in_one_second_get_different_ids(monkeypatch: pytest.MonkeyPatch) -> None:
-    from allure.audits.reaudit import _run
+    from allure.reaudit import _run
 
     monkeypatch.setattr(_run, "utcnow", lambda: "2026-11-23T18:18:42+00:00")
     first, second = _run.new_reaudit_id("nightly"), _run.new_reaudit_id("nightly")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from allure.audits.reaudit import evaluate_gate
 from allure.config import GateSpec
 from allure.metrics import compute_metrics
 from allure.models import Item
+from allure.reaudit import evaluate_gate
 
 
 def _items(n_per_type: int) -> list[Item]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from allure.store import RunStore, project_db_path
-from tests.audits.reaudit.helpers import allure, write_reaudit_spec
+from tests.cli_run import run_cli
+from tests.reaudit.helpers import write_reaudit_spec
 
 
 def _snapshot(project: Path) -> dict[str, int]:
@@ -19,7 +20,7 @@ def _snapshot(project: Path) -> dict[str, int]:
 
 
 def test_unknown_set_name_without_store(tmp_path: Path) -> None:
-    res = allure("reaudit", "nosuch", "--project", str(tmp_path), cwd=tmp_path)
+    res = run_cli(tmp_path, "reaudit", "nosuch", "--project", str(tmp_path), project=False)
     assert res.returncode == 2, res.stderr
     assert "unknown frozen set 'nosuch'" in res.stderr and "allure freeze" in res.stderr
     assert not (tmp_path / ".allure").exists()
@@ -27,18 +28,18 @@ def test_unknown_set_name_without_store(tmp_path: Path) -> None:
 
 def test_unknown_set_name_with_store(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    assert allure("reaudit", str(spec), "--project", str(tmp_path), cwd=tmp_path).returncode == 0
+    assert run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False).returncode == 0
     before = _snapshot(tmp_path)
-    res = allure("reaudit", "nightlyy", "--project", str(tmp_path), cwd=tmp_path)
+    res = run_cli(tmp_path, "reaudit", "nightlyy", "--project", str(tmp_path), project=False)
     assert res.returncode == 2
     assert "unknown frozen set 'nightlyy'" in res.stderr and "known sets: nightly" in res.stderr
     assert _snapshot(tmp_path) == before
-    assert allure("history", "nightlyy", "--project", str(tmp_path), cwd=tmp_path).returncode == 2
+    assert run_cli(tmp_path, "history", "nightlyy", "--project", str(tmp_path), project=False).returncode == 2
 
 
 def test_gate_metric_that_does_not_exist(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay", gate="[gate.min]\nacuracy = 0.7\n")
-    res = allure("reaudit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
+    res = run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False)
     assert res.returncode == 2
     assert (
         "unknown gate metric 'acuracy'" in res.stderr
@@ -51,7 +52,7 @@ def test_gate_metric_that_does_not_exist(tmp_path: Path) -> None:
 
 def test_threshold_outside_unit_interval(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay", gate="[gate.max_drop]\naccuracy = 1.5\n")
-    res = allure("reaudit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
+    res = run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False)
     assert res.returncode == 2
     assert "gate.max_drop.accuracy = 1.5 is outside [0, 1]" in res.stderr
     assert not (tmp_path / ".allure").exists()
@@ -59,9 +60,9 @@ def test_threshold_outside_unit_interval(tmp_path: Path) -> None:
 
 def test_baseline_of_another_set(tmp_path: Path) -> None:
     a = write_reaudit_spec(tmp_path, None, kind="replay", name="a.toml", set_name="set-a")
-    assert allure("reaudit", str(a), "--project", str(tmp_path), cwd=tmp_path).returncode == 0
+    assert run_cli(tmp_path, "reaudit", str(a), "--project", str(tmp_path), project=False).returncode == 0
     b = write_reaudit_spec(tmp_path, None, kind="replay", name="b.toml", set_name="set-b")
-    assert allure("reaudit", str(b), "--project", str(tmp_path), cwd=tmp_path).returncode == 0
+    assert run_cli(tmp_path, "reaudit", str(b), "--project", str(tmp_path), project=False).returncode == 0
     store = RunStore(project_db_path(tmp_path))
     a_id = store.reaudit_docs("set-a")[0]["id"]
     store.close()
@@ -69,22 +70,29 @@ def test_baseline_of_another_set(tmp_path: Path) -> None:
         tmp_path, None, kind="replay", name="b2.toml", set_name="set-b", gate=f'[gate]\nbaseline = "{a_id}"\n'
     )
     before = _snapshot(tmp_path)
-    res = allure("reaudit", str(pinned), "--project", str(tmp_path), cwd=tmp_path)
+    res = run_cli(tmp_path, "reaudit", str(pinned), "--project", str(tmp_path), project=False)
     assert res.returncode == 2
     assert f"baseline '{a_id}' is a re-audit of set 'set-a', not of 'set-b'" in res.stderr
     assert _snapshot(tmp_path) == before
     unknown = write_reaudit_spec(
         tmp_path, None, kind="replay", name="b3.toml", set_name="set-b", gate='[gate]\nbaseline = "ra-nope"\n'
     )
-    res = allure("reaudit", str(unknown), "--project", str(tmp_path), cwd=tmp_path)
+    res = run_cli(tmp_path, "reaudit", str(unknown), "--project", str(tmp_path), project=False)
     assert res.returncode == 2 and "unknown baseline re-audit 'ra-nope'" in res.stderr
     assert _snapshot(tmp_path) == before
 
 
 def test_notify_env_variable_not_set(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    res = allure(
-        "reaudit", str(spec), "--project", str(tmp_path), "--notify", "env:NO_SUCH_HOOK", cwd=tmp_path
+    res = run_cli(
+        tmp_path,
+        "reaudit",
+        str(spec),
+        "--project",
+        str(tmp_path),
+        "--notify",
+        "env:NO_SUCH_HOOK",
+        project=False,
     )
     assert res.returncode == 2 and "NO_SUCH_HOOK is not set" in res.stderr
     assert not (tmp_path / ".allure").exists()
@@ -94,6 +102,6 @@ def test_spec_without_reaudit_table(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
     text = spec.read_text().replace("[reaudit]", "").replace('set = "nightly"\nsplit = "all"\nprobe = 0', "")
     spec.write_text(text)
-    res = allure("reaudit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
+    res = run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False)
     assert res.returncode == 2 and "no [reaudit] table" in res.stderr
     assert not (tmp_path / ".allure").exists()

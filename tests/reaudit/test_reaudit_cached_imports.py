@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from allure.audits.reaudit import run_reaudit
 from allure.evaluator.local import LocalServerSettings
 from allure.memory import EpisodicMemory
-from tests.audits.reaudit.helpers import ENV, write_reaudit_spec
+from allure.reaudit import run_reaudit
 from tests.conftest import ScriptedServer, start_scripted_server
 from tests.memory.memory_examples import mixed_examples
+from tests.reaudit.helpers import ENV, write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.audits.reaudit.helpers import allure, write_reaudit_spec
+from tests.cli_run import run_cli
 from tests.conftest import start_scripted_server
+from tests.reaudit.helpers import write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 
@@ -22,7 +23,9 @@ def _labels(tmp: Path, *server: str, calibration: str = "none") -> tuple[dict[st
         spec.write_text(
             spec.read_text().replace("timeout_s = 10\n", f'timeout_s = 10\ncalibration = "{calibration}"\n')
         )
-        res = allure("reaudit", str(spec), "--project", str(tmp), "--json", str(tmp / "r.json"), cwd=tmp)
+        res = run_cli(
+            tmp, "reaudit", str(spec), "--project", str(tmp), "--json", str(tmp / "r.json"), project=False
+        )
         assert res.returncode == 0, res.stdout + res.stderr
     finally:
         srv.stop()

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from allure.audits.reaudit import LOCK_FILE, ReauditBusyError, reaudit_lock
+from allure.reaudit import LOCK_FILE, ReauditBusyError, reaudit_lock
 from allure.store import RunStore, project_db_path
-from tests.audits.reaudit.helpers import ENV, allure, write_reaudit_spec
+from tests.cli_run import cli_args, run_cli
 from tests.conftest import ScriptedServer, start_scripted_server
+from tests.reaudit.helpers import ENV, write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +30,7 @@ def slow_server(tmp_path: Path) -> Iterator[ScriptedServer]:
 
 def _start(spec: Path, project: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "allure.cli.main", "reaudit", str(spec), "--project", str(project), *extra],
+        cli_args(project, "reaudit", str(spec), "--project", str(project), *extra, project=False),
         cwd=project,
         env=ENV,
         stdout=subprocess.PIPE,
@@ -69,7 +69,7 @@ def test_no_wait_exits_4_while_another_runs(tmp_path: Path, slow_server: Scripte
     while _lock_state(tmp_path) != "running":
         assert time.time() < deadline and first.poll() is None, "the first re-audit never took the lock"
         time.sleep(0.05)
-    second = allure("reaudit", str(spec), "--project", str(tmp_path), "--no-wait", cwd=tmp_path)
+    second = run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), "--no-wait", project=False)
     assert second.returncode == 4, second.stderr
     assert "another re-audit of this project is running (pid" in second.stderr
     _out, err = first.communicate(timeout=300)
@@ -89,7 +89,7 @@ def test_stale_lock_of_a_killed_process_is_taken_over(tmp_path: Path, slow_serve
     victim.kill()  # SIGKILL while holding the lock: the file still says "running"
     victim.communicate(timeout=30)
     assert _lock_state(tmp_path) == "running"
-    res = allure("reaudit", str(spec), "--project", str(tmp_path), "--no-wait", cwd=tmp_path)
+    res = run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), "--no-wait", project=False)
     assert res.returncode == 0, res.stderr
     assert f"taking over a stale re-audit lock left by pid {victim.pid}" in res.stderr
     assert _lock_state(tmp_path) == "released"

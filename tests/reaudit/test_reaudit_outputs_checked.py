@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from allure.store import project_db_path
-from tests.audits.reaudit.helpers import allure, write_reaudit_spec
+from tests.cli_run import run_cli
+from tests.reaudit.helpers import write_reaudit_spec
 
 
 def reaudit_rows(project: Path) -> int:
@@ -37,10 +38,10 @@ def reaudit_rows(project: Path) -> int:
 )
 def test_bad_output_is_refused_before_any_work(tmp_path: Path, option: str, value: str, words: str) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    assert allure("reaudit", str(spec), "--project", str(tmp_path), cwd=tmp_path).returncode == 0
+    assert run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False).returncode == 0
     (tmp_path / "audit-spec-as-folder").write_text("a file")
     before = reaudit_rows(tmp_path)
-    res = allure("reaudit", str(spec), "--project", str(tmp_path), option, value, cwd=tmp_path)
+    res = run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), option, value, project=False)
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and words in res.stderr and "fix:" in res.stderr, res.stderr
     assert reaudit_rows(tmp_path) == before == 1
@@ -48,16 +49,18 @@ def test_bad_output_is_refused_before_any_work(tmp_path: Path, option: str, valu
 
 def test_webhook_failing_after_the_work_keeps_the_gate_status(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    res = allure(
+    hook = "http://127.0.0.1:9/hook"  # nothing listens on the discard port
+    res = run_cli(
+        tmp_path,
         "reaudit",
         str(spec),
         "--project",
         str(tmp_path),
         "--notify",
-        "http://127.0.0.1:9/hook",  # nothing listens on the discard port
+        hook,
         "--json",
         "r.json",
-        cwd=tmp_path,
+        project=False,
     )
     assert res.returncode == 0, res.stderr  # the gate passed; the webhook's failure does not change that
     assert "warning:" in res.stderr and "webhook POST failed" in res.stderr
@@ -68,10 +71,21 @@ def test_webhook_failing_after_the_work_keeps_the_gate_status(tmp_path: Path) ->
 
 def test_history_plot_and_memory_map_into_an_unwritable_place(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    assert allure("reaudit", str(spec), "--project", str(tmp_path), cwd=tmp_path).returncode == 0
-    res = allure("history", "nightly", "--project", str(tmp_path), "--plot", "/proc/nope/p.png", cwd=tmp_path)
+    assert run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False).returncode == 0
+    res = run_cli(
+        tmp_path,
+        "history",
+        "nightly",
+        "--project",
+        str(tmp_path),
+        "--plot",
+        "/proc/nope/p.png",
+        project=False,
+    )
     assert res.returncode == 2 and "option '--plot'" in res.stderr and "Traceback" not in res.stderr
-    res = allure("memory", "map", "--project", str(tmp_path), "--out", "/proc/nope/m.png", cwd=tmp_path)
+    res = run_cli(
+        tmp_path, "memory", "map", "--project", str(tmp_path), "--out", "/proc/nope/m.png", project=False
+    )
     assert res.returncode == 2 and "option '--out'" in res.stderr and "Traceback" not in res.stderr, (
         res.stderr
     )

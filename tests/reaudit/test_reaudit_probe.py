@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from allure.audits.reaudit import judge_drift
+from allure.reaudit import judge_drift
 from allure.store import project_db_path
-from tests.audits.reaudit.helpers import allure, write_reaudit_spec
+from tests.cli_run import run_cli
 from tests.conftest import ScriptedServer, start_scripted_server
+from tests.reaudit.helpers import write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 
@@ -46,8 +47,18 @@ def reaudit(tmp: Path, srv: ScriptedServer, *extra: str) -> tuple[dict, int, str
     """Run one re-audit; its JSON record, the requests it sent, its stderr."""
     sent = len(srv.requests())
     spec = tmp / "reaudit.toml"
-    res = allure(
-        "reaudit", str(spec), "--project", str(tmp), "--json", "r.json", "--junit", "j.xml", *extra, cwd=tmp
+    res = run_cli(
+        tmp,
+        "reaudit",
+        str(spec),
+        "--project",
+        str(tmp),
+        "--json",
+        "r.json",
+        "--junit",
+        "j.xml",
+        *extra,
+        project=False,
     )
     assert res.returncode in (0, 1), res.stderr
     return json.loads((tmp / "r.json").read_text()), len(srv.requests()) - sent, res.stdout + res.stderr
@@ -105,7 +116,9 @@ def test_changed_provider_is_drift_and_a_full_fresh_run(tmp_path: Path, server: 
     fourth, sent, _ = reaudit(tmp_path, server, "--fresh")
     assert sent == N_ITEMS and fourth["probe"] is None and fourth["fresh_reason"] == "--fresh"
 
-    hist = allure("history", "nightly", "--project", str(tmp_path), "--export", "h.csv", cwd=tmp_path)
+    hist = run_cli(
+        tmp_path, "history", "nightly", "--project", str(tmp_path), "--export", "h.csv", project=False
+    )
     assert hist.returncode == 0, hist.stderr
     rows = (tmp_path / "h.csv").read_text().splitlines()[1:]
     assert [r.split(",")[-2:] for r in rows] == [
@@ -118,14 +131,16 @@ def test_changed_provider_is_drift_and_a_full_fresh_run(tmp_path: Path, server: 
 
 def test_replay_and_default_probe_sizes(tmp_path: Path) -> None:
     write_reaudit_spec(tmp_path, None, kind="replay", probe=None)
-    res = allure("reaudit", "reaudit.toml", "--project", str(tmp_path), "--json", "r.json", cwd=tmp_path)
+    res = run_cli(
+        tmp_path, "reaudit", "reaudit.toml", "--project", str(tmp_path), "--json", "r.json", project=False
+    )
     assert res.returncode == 0, res.stderr
     assert json.loads((tmp_path / "r.json").read_text())["probe"] is None
 
 
 def test_probe_default_by_kind() -> None:
-    from allure.audits.reaudit import probe_size
     from allure.config import parse_spec
+    from allure.reaudit import probe_size
 
     def spec(**evaluator: object) -> object:
         return parse_spec({"dataset": {"path": "x.jsonl"}, "evaluator": evaluator})

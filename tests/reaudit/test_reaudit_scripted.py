@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from allure.store import RunStore, project_db_path
-from tests.audits.reaudit.helpers import ENV, MARKER, WORSE_ON, allure, write_reaudit_spec
+from tests.cli_run import run_cli
 from tests.conftest import ScriptedServer, start_scripted_server
+from tests.reaudit.helpers import ENV, MARKER, WORSE_ON, write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 
@@ -75,7 +76,9 @@ def test_regression_on_one_problem_type_then_restored(
     p = str(tmp_path)
 
     # 1. baseline: the set is frozen from the spec's dataset and passes
-    first = allure("reaudit", str(spec), "--project", p, "--junit", str(tmp_path / "j1.xml"), cwd=tmp_path)
+    first = run_cli(
+        tmp_path, "reaudit", str(spec), "--project", p, "--junit", str(tmp_path / "j1.xml"), project=False
+    )
     assert first.returncode == 0, first.stderr
     assert "froze set 'nightly' v1: 24 items" in first.stderr
     assert len(worse_server.requests()) == 24
@@ -84,11 +87,7 @@ def test_regression_on_one_problem_type_then_restored(
     # 2. the prompt is edited: the server now answers worse on 2stepPath items
     system.write_text(original + "\n" + MARKER + "\n")
     env = {**ENV, "ALLURE_HOOK": url}
-    second = allure(
-        "reaudit", str(spec), "--project", p, "--junit", str(tmp_path / "j2.xml"),
-        "--json", str(tmp_path / "r2.json"), "--markdown", str(tmp_path / "r2.md"), "--notify", "env:ALLURE_HOOK",
-        cwd=tmp_path, env=env,
-    )  # fmt: skip
+    second = run_cli(tmp_path, "reaudit", str(spec), "--project", p, "--junit", str(tmp_path / "j2.xml"), "--json", str(tmp_path / "r2.json"), "--markdown", str(tmp_path / "r2.md"), "--notify", "env:ALLURE_HOOK", project=False, env=env)  # fmt: skip
     assert second.returncode == 1, second.stderr
     assert len(worse_server.requests()) == 48  # every prompt changed: 24 new calls
     failing = _failing_cases(tmp_path / "j2.xml")
@@ -112,10 +111,7 @@ def test_regression_on_one_problem_type_then_restored(
     assert "secret-token" not in second.stdout + second.stderr
 
     # 3. history shows both, with intervals, and the prompt change
-    hist = allure(
-        "history", "nightly", "--project", p, "--export", str(tmp_path / "h.csv"), "--plot", str(tmp_path / "h.png"),
-        cwd=tmp_path,
-    )  # fmt: skip
+    hist = run_cli(tmp_path, "history", "nightly", "--project", p, "--export", str(tmp_path / "h.csv"), "--plot", str(tmp_path / "h.png"), project=False)  # fmt: skip
     assert hist.returncode == 0, hist.stderr
     ids = [r["id"] for r in csv.DictReader((tmp_path / "h.csv").open())]
     assert len(ids) == 2 and all(i in hist.stdout for i in ids)
@@ -128,14 +124,16 @@ def test_regression_on_one_problem_type_then_restored(
 
     # 4. restoring the prompt passes again with 0 new calls (baseline: the last passing re-audit)
     system.write_text(original)
-    third = allure("reaudit", str(spec), "--project", p, "--json", str(tmp_path / "r3.json"), cwd=tmp_path)
+    third = run_cli(
+        tmp_path, "reaudit", str(spec), "--project", p, "--json", str(tmp_path / "r3.json"), project=False
+    )
     assert third.returncode == 0, third.stderr
     assert len(worse_server.requests()) == 48
     r3 = json.loads((tmp_path / "r3.json").read_text())
     assert r3["stats"]["calls"] == 0 and r3["gate"]["baseline_id"] == ids[0]
 
     # 5. --if-changed: nothing changed since the last re-audit -> exit 0 at once, nothing recorded
-    skipped = allure("reaudit", str(spec), "--project", p, "--if-changed", cwd=tmp_path)
+    skipped = run_cli(tmp_path, "reaudit", str(spec), "--project", p, "--if-changed", project=False)
     assert skipped.returncode == 0, skipped.stderr
     assert "nothing changed" in skipped.stderr
     store = RunStore(project_db_path(tmp_path))
@@ -144,7 +142,7 @@ def test_regression_on_one_problem_type_then_restored(
 
     # 6. the server is down: exit 3, nothing recorded
     worse_server.stop()
-    down = allure("reaudit", str(spec), "--project", p, cwd=tmp_path)
+    down = run_cli(tmp_path, "reaudit", str(spec), "--project", p, project=False)
     assert down.returncode == 3, down.stderr
     assert "unavailable" in down.stderr
     store = RunStore(project_db_path(tmp_path))

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from allure.audits import consistency_study, load_study, nli_entailment
 from allure.errors import StudyError
 from allure.memory import EpisodicMemory
+from allure.robustness import consistency_study, nli_entailment
+from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
 from tests.conftest import start_scripted_server, write_spec
 from tests.memory.memory_examples import make_example
@@ -104,8 +105,10 @@ def test_consistency_flags_the_pairs_whose_self_scores_spread_differently(tmp_pa
         rn = by_nli.consistency
         assert rn is not None and rn.entailment == f"nli {nli}"
         p_same = nli_entailment(nli)([("score: 1\nconfidence: 8", "score: 1\nconfidence: 8")])[0]
+        assert len(rn.pairs) == 6
         for p in rn.pairs:
-            assert p.tc_a == pytest.approx([p_same] * 6) and all(0.0 <= v <= 1.0 for v in p.tc_b)
+            assert p.tc_a == pytest.approx([p_same] * 6) and len(p.tc_b) == 6
+            assert all(0.0 <= v <= 1.0 for v in p.tc_b)
     finally:
         srv.stop()
 

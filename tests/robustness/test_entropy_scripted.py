@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allure.audits import cluster_samples, entropy_study, load_study
 from allure.memory import EpisodicMemory
+from allure.robustness import cluster_samples, entropy_study
+from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
 from tests.conftest import start_scripted_server, write_spec
 from tests.memory.memory_examples import make_example
@@ -79,8 +80,9 @@ def test_entropy_finds_the_items_whose_samples_disagree(tmp_path: Path) -> None:
         assert more.calls == 2 * 12 and len(srv.requests()) == len(sent) + 24
         assert more.entropy is not None and [c.a for c in more.entropy.comparisons] == [f"{study.id} memory"]
         # three seeds odd of 6 on the varied items: still 2 clusters of 3 -> H = 1
-        assert all(
-            it.entropy["grader"] == pytest.approx(1.0) for it in more.entropy.items if it.item_id in two_step
+        varied = [it for it in more.entropy.items if it.item_id in two_step]
+        assert len(varied) == len(two_step) and all(
+            it.entropy["grader"] == pytest.approx(1.0) for it in varied
         )
     finally:
         srv.stop()

@@ -7,17 +7,14 @@ study must find that the LLM-written rho_2 flips the 2stepPath items.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from allure.audits import sensitivity_study
 from allure.memory import EpisodicMemory
+from allure.robustness import sensitivity_study
+from tests.cli_run import run_cli
 from tests.conftest import start_scripted_server, write_spec
 from tests.memory.memory_examples import make_example
 
-ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1"}
 META = "Rewrite this prompt text in other words. Keep every {placeholder} and quoted answer as is.\n<<<\n{text}\n>>>\n"
 
 
@@ -59,14 +56,8 @@ def test_a_meta_prompt_without_its_placeholder_is_refused(tmp_path: Path) -> Non
     spec = _spec(tmp_path, "http://127.0.0.1:9/v1")
     meta = tmp_path / "meta.txt"
     meta.write_text("Rewrite the prompt.\n")
-    res = subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", "study", "sensitivity", "--spec", str(spec), "-q", "2"]
-        + ["--meta-prompt", str(meta), "--project", str(tmp_path / "proj")],
-        cwd=tmp_path,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    res = run_cli(
+        tmp_path, "study", "sensitivity", "--spec", str(spec), "-q", "2", "--meta-prompt", str(meta)
     )
     assert res.returncode == 2 and "holds {text} 0 times" in res.stderr and "fix:" in res.stderr, res.stderr
     assert "Traceback" not in res.stderr

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from allure.audits._consistency import SCORE_INSTRUCTION, SCORE_PATTERN, parse_scale
-from allure.audits._request import PROCEDURE_HEADER, procedure_texts
 from allure.errors import SpecError, StudyError
 from allure.prompts import (
     check_rephrasing,
@@ -17,6 +15,8 @@ from allure.prompts import (
     meta_requests,
     prompt_texts,
 )
+from allure.robustness._consistency import SCORE_INSTRUCTION, SCORE_PATTERN, parse_scale
+from allure.robustness._request import PROCEDURE_HEADER, procedure_texts
 
 
 def test_an_llm_answer_in_a_code_fence_is_unwrapped_and_checked() -> None:

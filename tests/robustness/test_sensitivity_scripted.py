@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from allure.audits import load_study, reproducibility, sensitivity_study
 from allure.memory import EpisodicMemory
 from allure.prompts import SYNONYMS, load_prompt_set, rule_rephrasings
+from allure.robustness import reproducibility, sensitivity_study
+from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
 from tests.conftest import start_scripted_server, write_spec
 from tests.memory.memory_examples import make_example
@@ -67,8 +68,11 @@ def test_sensitivity_finds_the_rephrasing_and_the_items_it_flips(tmp_path: Path)
         assert r.difference == pytest.approx(h * (6 - 4) / 12)  # more sensitive with the memory here
         assert any(f"rho_{q}" in f for f in study.findings)
         out = proj / ".allure" / "studies" / study.id
-        for f in ("study.json", "study.md", "sensitivity.png", "ablation.png"):
+        for f in ("study.json", "study.md", "sensitivity.png", "errors_by_problem_type.png"):
             assert (out / f).stat().st_size > 0, f
+        assert not (out / "ablation.png").exists()  # the ablation's plot is the ablation's own
+        assert json.loads((out / "study.json").read_text())["version"] == 2
+        assert "sizes" not in json.loads((out / "study.json").read_text())  # no other kind's fields
         md = (out / "study.md").read_text()
         assert "## Sensitivity and consistency" in md and "2stepPath-0" in md
         assert (

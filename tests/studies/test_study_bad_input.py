@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from allure.memory import EpisodicMemory
+from tests.cli_run import run_cli
 from tests.conftest import write_spec
 from tests.memory.memory_examples import make_example
 
-ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1"}
-
 
 def study(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", "study", *args, "--project", str(tmp / "proj")],
-        cwd=tmp,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli(tmp, "study", *args)
 
 
 def assert_clean_failure(tmp: Path, res: subprocess.CompletedProcess[str], *needles: str) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from allure.audits import StudySource, candidate_blocks, validated_selection
 from allure.config import load_spec
 from allure.errors import StudyError
 from allure.gold_check import GoldCheck
@@ -16,6 +15,7 @@ from allure.graphs.prepare import prepare_audit
 from allure.memory import EpisodicMemory
 from allure.models import IclExample
 from allure.store import project_db_path
+from allure.studies import StudySource, candidate_blocks, validated_selection
 from tests.conftest import ScriptedServer, write_dataset, write_spec
 
 pytestmark = pytest.mark.integration
