@@ -37,7 +37,9 @@ def main() -> int:
     ap.add_argument(
         "--iterations", type=int, default=1, help="passes of the demo audit that builds the memory"
     )
-    ap.add_argument("--limit", type=int, default=100, help="demo items (100: the demo audit's; 40% held out)")
+    ap.add_argument(
+        "--limit", type=int, default=100, help="demo items (100: the demo audit's; 40%% held out)"
+    )
     ap.add_argument("--rephrasings", type=int, default=4, help="Q, the original prompt included")
     ap.add_argument("--seed", type=int, default=0, help="seed of the rule-based rephrasings")
     args = ap.parse_args()

@@ -95,7 +95,9 @@ def main() -> int:
     ap.add_argument(
         "--iterations", type=int, default=1, help="passes of the demo audit that builds the memory"
     )
-    ap.add_argument("--limit", type=int, default=100, help="demo items (100: the demo audit's; 40% held out)")
+    ap.add_argument(
+        "--limit", type=int, default=100, help="demo items (100: the demo audit's; 40%% held out)"
+    )
     args = ap.parse_args()
     project = args.project.resolve()
     project.mkdir(parents=True, exist_ok=True)

@@ -37,8 +37,8 @@ from allure.prompts import (
 )
 from allure.robustness._base import RobustStudy
 from allure.robustness._entail import Entail, evaluator_entailment, nli_entailment
-from allure.robustness._entropy import check_sampling, raw_outputs, sample_at
 from allure.robustness._reports import ConsistencyPair, ConsistencyReport, PromptVariant
+from allure.robustness._sampling import check_sampling, raw_outputs, sample_at
 from allure.robustness._variants import prompt_variants
 from allure.robustness._write import consistency_markdown
 from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, open_source, own, run_study

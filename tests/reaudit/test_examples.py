@@ -7,8 +7,8 @@ from pathlib import Path
 
 from allure.config import load_spec
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "reaudit"
-README = Path(__file__).resolve().parents[3] / "README.md"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "reaudit"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_example_spec_is_valid() -> None:
