@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Unpack
 
@@ -181,16 +181,16 @@ class ConsistencyStudy(RobustStudy):
 
     kind: ClassVar[str] = "consistency"
     result: ClassVar[type[StudyRecord]] = ConsistencyRecord
-    project: Path = Path(".")
-    src: StudySource | None = None
-    head: ConsistencyReport | None = None
+    project: Path
+    src: StudySource
+    head: ConsistencyReport
     """The settings (samples, scale, pattern, prompts); the pairs are added."""
-    pairs: list[tuple[int, int, int, int]] = field(default_factory=list)
-    entail: Entail | None = None
+    pairs: list[tuple[int, int, int, int]]
+    """(item index a, variant q_a, item index b, variant q_b) of each pair of prompts."""
+    entail: Entail | None
     """The NLI entailment, or ``None``: the evaluator judges entailment (a run of its own)."""
 
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
-        assert self.src is not None and self.head is not None
         entail = self.entail or evaluator_entailment(self.project, self.src, record.id)
         outputs = raw_outputs(self.project, record, self.src)
         report = consistency_report(record, outputs, self.src, self.head, self.pairs, entail)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal, Unpack
 
@@ -322,15 +322,15 @@ class EntropyStudy(RobustStudy):
 
     kind: ClassVar[str] = "entropy"
     result: ClassVar[type[StudyRecord]] = EntropyRecord
-    project: Path = Path(".")
-    src: StudySource | None = None
-    head: EntropyReport | None = None
+    project: Path
+    src: StudySource
+    head: EntropyReport
     """The settings (samples, temperature, clusterer, prompt variants); the figures are added."""
-    against: list[EntropyRecord] = field(default_factory=list)
-    alpha: float = 0.05
+    against: list[EntropyRecord]
+    """Earlier entropy studies over the same items to compare per-item R with."""
+    alpha: float
 
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
-        assert self.src is not None and self.head is not None
         outputs = raw_outputs(self.project, record, self.src)
         report = entropy_report(record, outputs, self.src, self.head, against=self.against, alpha=self.alpha)
         return own(EntropyRecord, record, entropy=report, findings=[*report.findings, *record.findings])

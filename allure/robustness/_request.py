@@ -155,14 +155,15 @@ class RequestStudy(RobustStudy):
 
     kind: ClassVar[str] = "request"
     result: ClassVar[type[StudyRecord]] = RequestRecord
-    src: StudySource | None = None
-    procedure: str = ""
-    written_by: str = ""
-    folder: str = ""
+    src: StudySource
+    procedure: str
+    """The grading procedure the evaluator wrote (or the one given)."""
+    written_by: str
+    """The model that wrote it."""
+    folder: str
     """The prompt set that runs the procedure."""
 
     def summarise(self, record: StudyRecord, labels_by_arm: dict[str, list[Label | None]]) -> StudyRecord:
-        assert self.src is not None
         src, written_by = self.src, self.written_by
         ids = [it.id for it in src.items]
         result = agreement(

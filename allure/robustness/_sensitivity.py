@@ -61,11 +61,10 @@ class SensitivityStudy(RobustStudy):
 
     kind: ClassVar[str] = "sensitivity"
     result: ClassVar[type[StudyRecord]] = SensitivityRecord
-    src: StudySource | None = None
-    variants: list[PromptVariant] | None = None
+    src: StudySource
+    variants: list[PromptVariant]
 
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
-        assert self.src is not None and self.variants is not None
         report = sensitivity_report(record, labels, self.src, self.variants)
         return own(
             SensitivityRecord, record, sensitivity=report, findings=[*report.findings, *record.findings]
