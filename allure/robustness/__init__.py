@@ -21,7 +21,7 @@ from allure._lazy import lazy_exports
 if TYPE_CHECKING:
     from allure.robustness._consistency import ConsistencyRecord, ConsistencyStudy, consistency_study
     from allure.robustness._entail import nli_entailment
-    from allure.robustness._entropy import EntropyRecord, EntropyStudy, cluster_samples, entropy_study
+    from allure.robustness._entropy import EntropyRecord, EntropyStudy, entropy_study
     from allure.robustness._reports import (
         ConsistencyReport,
         EntropyReport,
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from allure.robustness._reproducibility import reproducibility
     from allure.robustness._request import RequestRecord, RequestStudy, request_study
+    from allure.robustness._sampling import cluster_samples
     from allure.robustness._sensitivity import SensitivityRecord, SensitivityStudy, sensitivity_study
     from allure.robustness._variants import prompt_variants
 
@@ -42,7 +43,7 @@ _WHERE = {
     "nli_entailment": "_entail",
     "EntropyRecord": "_entropy",
     "EntropyStudy": "_entropy",
-    "cluster_samples": "_entropy",
+    "cluster_samples": "_sampling",
     "entropy_study": "_entropy",
     "ConsistencyReport": "_reports",
     "EntropyReport": "_reports",

@@ -40,8 +40,9 @@ from allure.robustness._entail import Entail, evaluator_entailment, nli_entailme
 from allure.robustness._reports import ConsistencyPair, ConsistencyReport, PromptVariant
 from allure.robustness._sampling import check_sampling, raw_outputs, sample_at
 from allure.robustness._variants import prompt_variants
-from allure.robustness._write import consistency_markdown
+from allure.safe_text import markdown_cell as md
 from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, open_source, own, run_study
+from allure.studies.figures import fmt
 
 SCORE_PATTERN = r"(?i)confidence\s*[:=]\s*(-?\d+(?:\.\d+)?)"
 """The default self-score pattern (its first group is the score)."""
@@ -365,3 +366,29 @@ def consistency_study(
     result = run_study(proj, src, mem, study, **run)
     assert isinstance(result, ConsistencyRecord)
     return result
+
+
+def consistency_markdown(r: ConsistencyReport) -> list[str]:
+    """The score consistency sections of ``study.md``."""
+    low, high = r.scale
+    lines = [
+        "",
+        f"## Score consistency (K = {r.samples} at T = {r.temperature:g}, scale {low:g}-{high:g}, "
+        f"pairs from {r.pairs_from}, entailment: {r.entailment})",
+        "",
+        f"Score pattern: `{r.score_pattern}`; {r.out_of_scale} score(s) outside the scale left out.",
+        "",
+        "| a | b | scores a | scores b | p (scores) | flagged | mean TC a | mean TC b | p (TC) | flagged |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in sorted(r.pairs, key=lambda p: (not p.score_flagged, not p.tc_flagged, p.a)):
+        sa = " ".join(fmt(v, 0) if v is None else f"{v:g}" for v in p.scores_a)
+        sb = " ".join(fmt(v, 0) if v is None else f"{v:g}" for v in p.scores_b)
+        ta = sum(p.tc_a) / len(p.tc_a) if p.tc_a else None
+        tb = sum(p.tc_b) / len(p.tc_b) if p.tc_b else None
+        lines.append(
+            f"| {md(p.a)} | {md(p.b)} | {sa} | {sb} | {fmt(p.score_test.p_value if p.score_test else None, 4)} | "
+            f"{'yes' if p.score_flagged else ''} | {fmt(ta)} | {fmt(tb)} | "
+            f"{fmt(p.tc_test.p_value if p.tc_test else None, 4)} | {'yes' if p.tc_flagged else ''} |"
+        )
+    return lines

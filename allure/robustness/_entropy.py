@@ -43,9 +43,9 @@ from allure.robustness._reports import (
     EntropyReport,
     PromptVariant,
 )
-from allure.robustness._sampling import check_sampling, raw_outputs, sample_at
+from allure.robustness._sampling import check_sampling, cluster_samples, raw_outputs, sample_at
 from allure.robustness._variants import CONDITIONS, TOP, prompt_variants, sensitivity_arms
-from allure.robustness._write import entropy_markdown, entropy_png
+from allure.safe_text import markdown_cell as md
 from allure.studies import (
     ArmSpec,
     StudyOptions,
@@ -56,39 +56,10 @@ from allure.studies import (
     own,
     run_study,
 )
+from allure.studies.figures import figure, fmt, png
 
 Clusterer = Literal["hdbscan", "kmeans"]
 """How the M samples of one prompt are clustered."""
-
-MIN_HDBSCAN = 4
-"""Fewer samples than this are clustered with KMeans (HDBSCAN needs some density to work with)."""
-
-
-def cluster_samples(vectors: np.ndarray, clusterer: str = "hdbscan", seed: int = 0) -> tuple[list[int], str]:
-    """Cluster labels of ``M`` unit-norm embeddings, and the method used (see the module docstring)."""
-    m = len(vectors)
-    if m == 0:
-        return [], "none"
-    if m == 1 or float(np.abs(vectors - vectors[0]).max()) < 1e-6:
-        return [0] * m, "identical"
-    if clusterer == "hdbscan" and m >= MIN_HDBSCAN:
-        from sklearn.cluster import HDBSCAN
-
-        labels = HDBSCAN(min_cluster_size=2, allow_single_cluster=True, copy=True).fit_predict(vectors)
-        return [int(v) for v in labels], "hdbscan"
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import silhouette_score
-
-    distinct = len(np.unique(np.round(vectors, 6), axis=0))
-    if m == 2:
-        return [0, 1], "kmeans"
-    best: tuple[float, list[int]] = (-2.0, list(range(m)))
-    for k in range(2, min(m - 1, distinct) + 1):
-        labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(vectors)
-        score = float(silhouette_score(vectors, labels))
-        if score > best[0]:
-            best = (score, [int(v) for v in labels])
-    return best[1], "kmeans"
 
 
 class EntropyRecord(StudyRecord):
@@ -342,3 +313,60 @@ class EntropyStudy(RobustStudy):
     def plots(self, result: StudyRecord) -> dict[str, bytes]:
         assert isinstance(result, EntropyRecord)
         return {"entropy.png": entropy_png(result.entropy, result.id)}
+
+
+def entropy_markdown(r: EntropyReport) -> list[str]:
+    """The semantic entropy sections of ``study.md``."""
+    names = [v.name for v in r.prompts]
+    lines = [
+        "",
+        f"## Semantic entropy (M = {r.samples} samples at T = {r.temperature:g}, {r.clusterer})",
+        "",
+        "| condition | R | band | S | "
+        + " | ".join(f"H {n}" for n in names)
+        + " | items per band | clustering |",
+        "|---|---|---|---|" + "---|" * (len(names) + 2),
+    ]
+    for c in r.conditions:
+        hs = " | ".join(f"{c.mean_entropy.get(n, 0.0):.3f}" for n in names)
+        bands = ", ".join(f"{k}: {v}" for k, v in c.bands.items())
+        how = ", ".join(f"{k}: {v}" for k, v in c.clusterers.items())
+        lines.append(
+            f"| {md(c.condition)} | {c.robustness:.3f} | {c.band} | {c.stability:.3f} | {hs} | {bands} | {how} |"
+        )
+    lines += ["", "## Paired comparisons of per-item R", ""]
+    lines += ["| b | a | n | mean b | mean a | t | p | Cohen's d_z | p (Bonferroni) |"]
+    lines.append("|---|---|---|---|---|---|---|---|---|")
+    for cmp in r.comparisons:
+        t = cmp.test
+        lines.append(
+            f"| {md(cmp.b)} | {md(cmp.a)} | {cmp.n} | {cmp.mean_b:.3f} | {cmp.mean_a:.3f} | {fmt(t.t)} | "
+            f"{fmt(t.p_value, 4)} | {fmt(t.cohens_d)} | {fmt(t.p_bonferroni, 4)} |"
+        )
+    lines += ["", f"## The {len(r.least_robust)} least robust items", ""]
+    lines += ["| item | condition | R | band | H per prompt set | clusters |", "|---|---|---|---|---|---|"]
+    for it in r.least_robust:
+        hs = ", ".join(f"{k}: {v:.3f}" for k, v in it.entropy.items())
+        cl = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in it.clusters.items())
+        lines.append(
+            f"| {md(it.item_id)} | {md(it.condition)} | {it.robustness:.3f} | {it.band} | {md(hs)} | {md(cl)} |"
+        )
+    lines += ["", "![entropy.png](entropy.png)"]
+    return lines
+
+
+def entropy_png(r: EntropyReport, study_id: str) -> bytes:
+    """Histograms of per-item R per condition, with the band limits."""
+    fig = figure((6, 3.6))
+    ax = fig.subplots()
+    bins = [i / 20 for i in range(21)]
+    for c in r.conditions:
+        vals = [it.robustness for it in r.items if it.condition == c.condition]
+        ax.hist(vals, bins=bins, alpha=0.5, label=f"{c.condition} (R = {c.robustness:.2f})")
+    for x in (0.2, 0.4, 0.6, 0.8):
+        ax.axvline(x, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xlabel("R = 1 / (1 + H_bar)")
+    ax.set_ylabel("items")
+    ax.legend(fontsize=8)
+    ax.set_title(f"Semantic entropy robustness {study_id}: M = {r.samples}, T = {r.temperature:g}")
+    return png(fig)

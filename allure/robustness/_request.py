@@ -37,7 +37,6 @@ from allure.robustness._base import RobustStudy
 from allure.robustness._entail import ask_evaluator, free_text_spec, prompt_folder
 from allure.robustness._reports import RequestReport
 from allure.robustness._reproducibility import agreement
-from allure.robustness._write import request_markdown
 from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, open_source, own, run_study
 from allure.studies.figures import fmt
 
@@ -191,3 +190,19 @@ class RequestStudy(RobustStudy):
     def sections(self, result: StudyRecord) -> list[str]:
         assert isinstance(result, RequestRecord)
         return request_markdown(result.request)
+
+
+def request_markdown(r: RequestReport) -> list[str]:
+    """The ReQuest section of ``study.md``: the procedure and PerRR/PreRR."""
+    x = r.reproducibility
+    return [
+        "",
+        f"## ReQuest: the procedure {r.written_by} says it followed",
+        "",
+        *[f"> {line}" for line in r.procedure.splitlines()],
+        "",
+        f"Run as the prompt set `{r.procedure_prompt}` ({x.kind}, {' vs '.join(x.models)}): "
+        f"macro-F1 {fmt(x.f1_a)} (original) vs {fmt(x.f1_b)} (procedure), PerRR = {fmt(x.perrr)}, "
+        f"PreRR = {fmt(x.prerr)}; {len(x.disagreements)} item(s) labelled differently"
+        + (f": {', '.join(x.disagreements[:20])}" if x.disagreements else ""),
+    ]

@@ -1,9 +1,12 @@
 """What the sampling studies (entropy, consistency) share: the checks of M samples at a temperature,
-the evaluator set to sample, and each arm's raw outputs read back from the run store."""
+the evaluator set to sample, each arm's raw outputs read back from the run store, and the
+clustering of samples by their embeddings."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import numpy as np
 
 from allure.errors import StudyError
 from allure.store import RunStore, project_db_path
@@ -50,3 +53,40 @@ def raw_outputs(project: Path, study: StudyRecord, src: StudySource) -> dict[str
         return outputs
     finally:
         store.close()
+
+
+MIN_HDBSCAN = 4
+"""Fewer samples than this are clustered with KMeans (HDBSCAN needs some density to work with)."""
+
+
+def cluster_samples(vectors: np.ndarray, clusterer: str = "hdbscan", seed: int = 0) -> tuple[list[int], str]:
+    """Cluster labels of ``M`` unit-norm embeddings, and the method used.
+
+    Identical embeddings are one cluster (``identical``). Otherwise scikit-learn's HDBSCAN with min
+    cluster size 2 (a single cluster allowed; a sample in no cluster is labelled -1 and counts as a
+    cluster of its own); with fewer than :data:`MIN_HDBSCAN` samples, or ``clusterer="kmeans"``,
+    KMeans with the number of clusters (2 .. M-1; two different samples: 2) chosen by silhouette.
+    """
+    m = len(vectors)
+    if m == 0:
+        return [], "none"
+    if m == 1 or float(np.abs(vectors - vectors[0]).max()) < 1e-6:
+        return [0] * m, "identical"
+    if clusterer == "hdbscan" and m >= MIN_HDBSCAN:
+        from sklearn.cluster import HDBSCAN
+
+        labels = HDBSCAN(min_cluster_size=2, allow_single_cluster=True, copy=True).fit_predict(vectors)
+        return [int(v) for v in labels], "hdbscan"
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    distinct = len(np.unique(np.round(vectors, 6), axis=0))
+    if m == 2:
+        return [0, 1], "kmeans"
+    best: tuple[float, list[int]] = (-2.0, list(range(m)))
+    for k in range(2, min(m - 1, distinct) + 1):
+        labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(vectors)
+        score = float(silhouette_score(vectors, labels))
+        if score > best[0]:
+            best = (score, [int(v) for v in labels])
+    return best[1], "kmeans"

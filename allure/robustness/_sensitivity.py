@@ -39,8 +39,9 @@ from allure.robustness._reports import (
     SensitivityReport,
 )
 from allure.robustness._variants import CONDITIONS, TOP, prompt_variants, sensitivity_arms, short
-from allure.robustness._write import sensitivity_markdown, sensitivity_png
+from allure.safe_text import markdown_cell as md
 from allure.studies import StudyOptions, StudyRecord, StudySource, open_source, own, run_study
+from allure.studies.figures import figure, fmt, png
 
 
 def _text(v: Label | None) -> str:
@@ -264,3 +265,81 @@ def sensitivity_study(
     result = run_study(proj, src, mem, SensitivityStudy(arms, src, variants), **run)
     assert isinstance(result, SensitivityRecord)
     return result
+
+
+def sensitivity_markdown(r: SensitivityReport) -> list[str]:
+    """The sensitivity sections of ``study.md``."""
+    lines = ["", "## Rephrasings", "", "| q | prompt set | method | hash | rules |", "|---|---|---|---|---|"]
+    lines += [
+        f"| {v.q} | {md(v.name)} | {v.method} | {v.hash} | {md(', '.join(v.rules) or '-')} |"
+        for v in r.prompts
+    ]
+    classes = sorted({k for c in r.conditions for k in c.consistency})
+    lines += [
+        "",
+        "## Sensitivity and consistency",
+        "",
+        "| condition | S_tau | C | micro-F1 | " + " | ".join(f"C_{md(k)}" for k in classes) + " | unparsed |",
+        "|---|---|---|---|" + "---|" * (len(classes) + 1),
+    ]
+    for c in r.conditions:
+        cons = " | ".join(fmt(c.consistency.get(k)) for k in classes)
+        lines.append(
+            f"| {md(c.condition)} | {c.mean_sensitivity:.3f} | {c.n_classes} | {fmt(c.micro_f1)} | {cons} | {c.unparsed} |"
+        )
+    if r.paired_test is not None or r.difference is not None:
+        ci = r.difference_ci
+        t = r.paired_test
+        lines += [
+            "",
+            f"- with minus without memory, mean S_tau(x): {fmt(r.difference)}"
+            + (f" [{ci.low:+.3f}, {ci.high:+.3f}] (paired bootstrap 95%)" if ci else ""),
+            f"- paired t-test: t = {fmt(t.t if t else None)}, p = {fmt(t.p_value if t else None, 4)}, "
+            f"Cohen's d_z = {fmt(t.cohens_d if t else None)}",
+        ]
+    lines += ["", "## Labels changed by each rephrasing (against rho_1)", ""]
+    lines += [
+        f"- {md(f.condition)}, rho_{f.q} ({md(f.prompt)}): {f.flips} item(s)"
+        + (f": {md(', '.join(f.item_ids[:20]))}" if f.item_ids else "")
+        for f in r.flips
+    ]
+    lines += ["", f"## The {len(r.most_sensitive)} most sensitive items", ""]
+    lines += ["| item | gold | S_tau (memory / zero-shot) | labels rho_1..Q | task | response |"]
+    lines.append("|---|---|---|---|---|---|")
+    for it in r.most_sensitive:
+        s = " / ".join(f"{v:.3f}" for v in it.sensitivity.values())
+        labs = md("; ".join(f"{c}: {' '.join(v)}" for c, v in it.labels.items()))
+        task, resp = md(it.task), md(it.response)
+        lines.append(f"| {md(it.item_id)} | {md(it.gold)} | {s} | {labs} | {task} | {resp} |")
+    lines += ["", "## Least consistent pairs (same gold class)", ""]
+    lines += ["| condition | gold | item | item | 1 - TVD | task | task |", "|---|---|---|---|---|---|---|"]
+    for p in r.least_consistent:
+        ta, tb = md(p.task_a), md(p.task_b)
+        lines.append(
+            f"| {md(p.condition)} | {md(p.gold)} | {md(p.item_a)} | {md(p.item_b)} | {p.consistency:.3f} | {ta} | {tb} |"
+        )
+    lines += ["", "![sensitivity.png](sensitivity.png)"]
+    return lines
+
+
+def sensitivity_png(r: SensitivityReport, study_id: str) -> bytes:
+    """Histograms of S_tau(x) per gold class and condition."""
+    classes = sorted({k for c in r.conditions for k in c.consistency})
+    by_class: dict[str, dict[str, list[float]]] = {k: {} for k in classes}
+    for item_id, per_cond in r.item_sensitivity.items():
+        g = r.item_gold.get(item_id)
+        for cond, s in per_cond.items():
+            by_class.setdefault(g or "all", {}).setdefault(cond, []).append(s)
+    panels = [k for k, v in by_class.items() if v] or ["all"]
+    fig = figure((5 * len(panels), 3.6))
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    bins = [i / 10 for i in range(11)]
+    for ax, k in zip(axes, panels, strict=True):
+        for cond, vals in sorted(by_class.get(k, {}).items()):
+            ax.hist(vals, bins=bins, alpha=0.5, label=f"{cond} (n = {len(vals)})")
+        ax.set_title(f"gold {k}")
+        ax.set_xlabel("S_tau(x)")
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("items")
+    fig.suptitle(f"Prompt sensitivity {study_id}: Q = {len(r.prompts)} rephrasings")
+    return png(fig)
