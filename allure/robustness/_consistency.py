@@ -41,7 +41,7 @@ from allure.robustness._reports import ConsistencyPair, ConsistencyReport, Promp
 from allure.robustness._sampling import check_sampling, raw_outputs, sample_at
 from allure.robustness._variants import prompt_variants
 from allure.safe_text import markdown_cell as md
-from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, open_source, own, run_study
+from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, as_kind, open_source, run_study
 from allure.studies.figures import fmt
 
 SCORE_PATTERN = r"(?i)confidence\s*[:=]\s*(-?\d+(?:\.\d+)?)"
@@ -195,7 +195,7 @@ class ConsistencyStudy(RobustStudy):
         entail = self.entail or evaluator_entailment(self.project, self.src, record.id)
         outputs = raw_outputs(self.project, record, self.src)
         report = consistency_report(record, outputs, self.src, self.head, self.pairs, entail)
-        return own(
+        return as_kind(
             ConsistencyRecord, record, consistency=report, findings=[*report.findings, *record.findings]
         )
 

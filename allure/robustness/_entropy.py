@@ -51,9 +51,9 @@ from allure.studies import (
     StudyOptions,
     StudyRecord,
     StudySource,
+    as_kind,
     load_study,
     open_source,
-    own,
     run_study,
 )
 from allure.studies.figures import figure, fmt, png
@@ -304,7 +304,7 @@ class EntropyStudy(RobustStudy):
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
         outputs = raw_outputs(self.project, record, self.src)
         report = entropy_report(record, outputs, self.src, self.head, against=self.against, alpha=self.alpha)
-        return own(EntropyRecord, record, entropy=report, findings=[*report.findings, *record.findings])
+        return as_kind(EntropyRecord, record, entropy=report, findings=[*report.findings, *record.findings])
 
     def sections(self, result: StudyRecord) -> list[str]:
         assert isinstance(result, EntropyRecord)

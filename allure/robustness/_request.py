@@ -37,7 +37,7 @@ from allure.robustness._base import RobustStudy
 from allure.robustness._entail import ask_evaluator, free_text_spec, prompt_folder
 from allure.robustness._reports import RequestReport
 from allure.robustness._reproducibility import agreement
-from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, open_source, own, run_study
+from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, as_kind, open_source, run_study
 from allure.studies.figures import fmt
 
 REQUEST_PROMPT = {
@@ -185,7 +185,7 @@ class RequestStudy(RobustStudy):
             f"{fmt(result.perrr)}, PreRR = {fmt(result.prerr)} against the original prompt "
             f"({len(result.disagreements)} item(s) labelled differently)"
         )
-        return own(RequestRecord, record, request=report, findings=[finding, *record.findings])
+        return as_kind(RequestRecord, record, request=report, findings=[finding, *record.findings])
 
     def sections(self, result: StudyRecord) -> list[str]:
         assert isinstance(result, RequestRecord)

@@ -40,7 +40,7 @@ from allure.robustness._reports import (
 )
 from allure.robustness._variants import CONDITIONS, TOP, prompt_variants, sensitivity_arms, short
 from allure.safe_text import markdown_cell as md
-from allure.studies import StudyOptions, StudyRecord, StudySource, open_source, own, run_study
+from allure.studies import StudyOptions, StudyRecord, StudySource, as_kind, open_source, run_study
 from allure.studies.figures import figure, fmt, png
 
 
@@ -67,7 +67,7 @@ class SensitivityStudy(RobustStudy):
 
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
         report = sensitivity_report(record, labels, self.src, self.variants)
-        return own(
+        return as_kind(
             SensitivityRecord, record, sensitivity=report, findings=[*report.findings, *record.findings]
         )
 

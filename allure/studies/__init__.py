@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         study_states,
     )
     from allure.studies._options import ArmProgress, RunOptions, Say, StudyOptions, open_source
-    from allure.studies._protocol import ArmLabels, Study, StudyContext, own
+    from allure.studies._protocol import ArmLabels, Study, StudyContext, as_kind
     from allure.studies._record import (
         STUDY_SCHEMA_VERSION,
         Arm,
@@ -87,7 +87,7 @@ _WHERE = {
     "ArmLabels": "_protocol",
     "Study": "_protocol",
     "StudyContext": "_protocol",
-    "own": "_protocol",
+    "as_kind": "_protocol",
     "STUDY_SCHEMA_VERSION": "_record",
     "Arm": "_record",
     "ArmResult": "_record",
@@ -143,6 +143,7 @@ __all__ = [
     "SweepStudy",
     "ablation",
     "ablation_arms",
+    "as_kind",
     "candidate_blocks",
     "comparison_png",
     "list_studies",
@@ -151,7 +152,6 @@ __all__ = [
     "migrate_study",
     "open_memory",
     "open_source",
-    "own",
     "parse_sizes",
     "pass_options",
     "read_study",

@@ -21,7 +21,7 @@ from allure.memory import EpisodicMemory, RetrievalPolicy, cluster_memory
 from allure.models import FAILURE_MODES, IclExample
 from allure.safe_text import markdown_cell as md
 from allure.studies._options import StudyOptions, open_source
-from allure.studies._protocol import ArmLabels, StudyContext, own
+from allure.studies._protocol import ArmLabels, StudyContext, as_kind
 from allure.studies._record import ArmSpec, StudyRecord
 from allure.studies._run import run_study
 from allure.studies._write import comparison_png, study_markdown, write_study
@@ -50,7 +50,7 @@ class AblationRecord(StudyRecord):
 
     kind: str = "ablation"
     by: AblateBy | None = "failure_mode"
-    """What the clusters are (``None`` in an older study of arms of its own, stored as an ablation)."""
+    """What the clusters are (``None`` in an older study of arms of its as_kind, stored as an ablation)."""
     clusters: list[ClusterInfo] = []
     """The clusters, empty ones included (marked skipped)."""
 
@@ -154,7 +154,7 @@ class AblationStudy:
         return {"by": self.by, "clusters": self.clusters}
 
     def summarise(self, record: StudyRecord, labels: ArmLabels) -> AblationRecord:
-        return own(AblationRecord, record, by=self.by, clusters=self.clusters)
+        return as_kind(AblationRecord, record, by=self.by, clusters=self.clusters)
 
     def write(self, result: StudyRecord, folder: Path) -> dict[str, Path]:
         assert isinstance(result, AblationRecord)

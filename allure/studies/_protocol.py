@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from allure.labels import Label
 from allure.studies._record import ArmSpec, StudyRecord
@@ -74,6 +74,10 @@ class Study(Protocol):
         ...
 
 
-def own(result: type[StudyRecord], record: StudyRecord, **fields: Any) -> Any:
-    """``record`` as the kind's ``result`` type with its own ``fields`` (the shared ones kept)."""
-    return result(**{**dict(record), "kind": record.kind, **fields})
+R = TypeVar("R", bound=StudyRecord)
+
+
+def as_kind(result: type[R], record: StudyRecord, **fields: Any) -> R:
+    """``record`` as the kind's ``result`` type with its own ``fields`` (the shared ones kept; a
+    field given here wins, e.g. ``findings`` with the kind's own first)."""
+    return result(**{**dict(record), **fields})

@@ -20,7 +20,7 @@ from allure.errors import StudyError
 from allure.memory import Balance, EpisodicMemory, RetrievalPolicy, select_examples
 from allure.models import Item
 from allure.studies._options import StudyOptions, open_source
-from allure.studies._protocol import ArmLabels, StudyContext, own
+from allure.studies._protocol import ArmLabels, StudyContext, as_kind
 from allure.studies._record import ArmResult, ArmSpec, StudyRecord
 from allure.studies._run import run_study
 from allure.studies._write import PANELS, study_markdown, write_study
@@ -193,7 +193,7 @@ class SweepStudy:
         return {"sizes": self.sizes, "repeats": self.repeats, "balance": self.balance}
 
     def summarise(self, record: StudyRecord, labels: ArmLabels) -> SweepRecord:
-        return own(
+        return as_kind(
             SweepRecord,
             record,
             sizes=self.sizes,

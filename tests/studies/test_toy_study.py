@@ -20,7 +20,7 @@ from allure.studies import (
     ArmSpec,
     StudyContext,
     StudyRecord,
-    own,
+    as_kind,
     register_study,
     study_markdown,
     write_study,
@@ -74,7 +74,7 @@ class ToyStudy:
     def summarise(self, record: StudyRecord, labels: ArmLabels) -> ToyRecord:
         best = max(record.arms, key=lambda r: r.metrics.accuracy or 0.0).arm.name
         count = {arm: sum(v is not None for v in vals) for arm, vals in labels.items()}
-        result: ToyRecord = own(ToyRecord, record, mode=self.mode, best_arm=best, labelled=count)
+        result: ToyRecord = as_kind(ToyRecord, record, mode=self.mode, best_arm=best, labelled=count)
         return result
 
     def write(self, result: StudyRecord, folder: Path) -> dict[str, Path]:
