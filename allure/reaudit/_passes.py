@@ -1,6 +1,6 @@
-"""The passes of one re-audit besides the main one: the provider-drift probe (fresh calls on a few
-items, and the model's repeat noise) and the post-processing the spec asks for (position debiasing,
-calibration), each adding its cost to the re-audit's :class:`Spent`."""
+"""The passes of one re-audit (:func:`score_set`): the main one, the provider-drift probe (fresh calls
+on a few items, and the model's repeat noise) and the post-processing the spec asks for (position
+debiasing, calibration), each adding its cost to the re-audit's :class:`Spent`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from allure.config import AuditSpec
+from allure.errors import EvaluatorError, EvaluatorUnavailableError
 from allure.labels import Label
 from allure.models import Item
 from allure.reaudit._fingerprint import same
-from allure.reaudit._probe import ProbeResult, disagreements, judge_drift, probe_items
+from allure.reaudit._probe import ProbeResult, disagreements, judge_drift, probe_items, probe_size
 from allure.reaudit._record import ReauditRecord
+from allure.store import RunStore
 
 
 @dataclass
@@ -145,3 +147,101 @@ def post_process(
         )
         return {it.id: result.verdicts[it.id].label for it in items}
     return None
+
+
+@dataclass
+class Scored:
+    """The frozen set scored: the main pass, the labels the gate reads, the probe, the cost."""
+
+    result: Any
+    labels: dict[str, Label | None] | None
+    """The post-processed labels (debiased or calibrated); ``None``: the parsed ones stand."""
+    probe: ProbeResult | None
+    spent: Spent
+    generation: str
+    fresh_reason: str
+    started: bool
+    """Whether the evaluator started (to answer a call, or only to count a prompt's tokens)."""
+
+
+def score_set(
+    store: RunStore,
+    spec: AuditSpec,
+    rid: str,
+    items: list[Item],
+    memory: Any,
+    refs: dict[str, Label | None],
+    fp: Any,
+    history: list[ReauditRecord],
+    previous: ReauditRecord | None,
+    fresh: bool,
+    tell: Callable[[str], None],
+    eval_progress: Callable[[int, int], None] | None,
+) -> Scored:
+    """Score the set: the main pass (fresh with ``fresh``), the drift probe (a fresh main pass
+    when it finds drift), the spec's post-processing.
+
+    Raises:
+        EvaluatorUnavailableError: The evaluator cannot be reached or started, or calls failed.
+    """
+    from allure.evaluator import PassOptions, open_evaluator
+
+    policy = spec.memory.retrieval
+    inherited = previous.generation if previous is not None else ""
+    generation = f"fresh:{rid}" if fresh else inherited
+    fresh_reason = "--fresh" if fresh else ""
+    probe: ProbeResult | None = None
+    spent = Spent()
+    try:
+        with open_evaluator(spec, store, items, lazy_start=True) as ev:
+
+            def run(iteration: int, gen: str, chosen: list[Item]) -> Any:
+                res = ev.evaluate(
+                    rid,
+                    iteration,
+                    chosen,
+                    lambda item: memory.retrieve(item, policy),
+                    progress=eval_progress,
+                    options=PassOptions(generation=gen or None),
+                )
+                spent.add(res)
+                return res
+
+            main_it = 1
+            result = run(main_it, generation, items)
+            n_probe = 0 if fresh else min(probe_size(spec), len(items))
+            if n_probe and not result.stats.errors:
+                probe = run_probe(run, spec, items, n_probe, rid, fp, history, result)
+                tell(probe.sentence())
+                if probe.drift:
+                    generation, fresh_reason = f"fresh:{rid}", "provider drift"
+                    main_it = 4
+                    result = run(main_it, generation, items)  # the probe items' fresh calls are re-used
+            post = post_process(
+                ev,
+                spent,
+                spec,
+                rid,
+                main_it,
+                items,
+                result,
+                memory,
+                refs,
+                tell,
+                PassOptions(generation=generation or None),
+            )
+            # started to answer a call, or only to count a prompt's tokens: either way it ran
+            started = spec.evaluator.kind != "replay" and (
+                ev.connected or bool(getattr(ev.server, "started", False))
+            )
+    except EvaluatorUnavailableError:
+        raise
+    except EvaluatorError as exc:
+        raise EvaluatorUnavailableError(exc.message, where=exc.where, fix=exc.fix) from exc
+    if spent.errors:
+        raise EvaluatorUnavailableError(
+            f"{spent.errors} of {spent.asked} evaluator calls failed (first: {spent.first_error}); nothing recorded",
+            where=f"evaluator {fp.model}",
+            fix="check that the evaluator is up, then re-run: answered calls are cached and not sent again",
+        )
+    return Scored(result, post, probe, spent, generation, fresh_reason, started)

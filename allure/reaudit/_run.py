@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from allure.config import AuditSpec, parse_spec
-from allure.errors import EvaluatorError, EvaluatorUnavailableError, ReauditError
+from allure.errors import ReauditError
 from allure.models import IclExample, Item, stable_hash, utcnow
 from allure.reaudit._fingerprint import build_fingerprint, changes, prompt_diff, same
 from allure.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
 from allure.reaudit._gate import evaluate_gate
 from allure.reaudit._lock import reaudit_lock
-from allure.reaudit._passes import Spent, post_process, run_probe
-from allure.reaudit._probe import ProbeResult, probe_size
+from allure.reaudit._passes import score_set
 from allure.reaudit._record import (
     REAUDITS_DIR,
     ReauditRecord,
@@ -242,67 +241,12 @@ def _locked(
     refs = fs.references()
     rid = new_reaudit_id(fs.name)
     tell(f"re-audit {rid}: set {fs.name!r} v{fs.version} ({fs.n_items} items), memory {mem_size} examples")
-    from allure.evaluator import PassOptions, open_evaluator
-
-    policy = spec.memory.retrieval
-    inherited = previous.generation if previous is not None else ""
-    generation = f"fresh:{rid}" if fresh else inherited
-    fresh_reason = "--fresh" if fresh else ""
-    probe: ProbeResult | None = None
-    spent = Spent()
-    try:
-        with open_evaluator(spec, store, items, lazy_start=True) as ev:
-
-            def run(iteration: int, gen: str, chosen: list[Item]) -> Any:
-                res = ev.evaluate(
-                    rid,
-                    iteration,
-                    chosen,
-                    lambda item: memory.retrieve(item, policy),
-                    progress=eval_progress,
-                    options=PassOptions(generation=gen or None),
-                )
-                spent.add(res)
-                return res
-
-            main_it = 1
-            result = run(main_it, generation, items)
-            n_probe = 0 if fresh else min(probe_size(spec), len(items))
-            if n_probe and not result.stats.errors:
-                probe = run_probe(run, spec, items, n_probe, rid, fp, history, result)
-                tell(probe.sentence())
-                if probe.drift:
-                    generation, fresh_reason = f"fresh:{rid}", "provider drift"
-                    main_it = 4
-                    result = run(main_it, generation, items)  # the probe items' fresh calls are re-used
-            post = post_process(
-                ev,
-                spent,
-                spec,
-                rid,
-                main_it,
-                items,
-                result,
-                memory,
-                refs,
-                tell,
-                PassOptions(generation=generation or None),
-            )
-            # started to answer a call, or only to count a prompt's tokens: either way it ran
-            started = spec.evaluator.kind != "replay" and (
-                ev.connected or bool(getattr(ev.server, "started", False))
-            )
-    except EvaluatorUnavailableError:
-        raise
-    except EvaluatorError as exc:
-        raise EvaluatorUnavailableError(exc.message, where=exc.where, fix=exc.fix) from exc
+    scored = score_set(
+        store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress
+    )
+    result, post, probe, spent = scored.result, scored.labels, scored.probe, scored.spent
+    generation, fresh_reason, started = scored.generation, scored.fresh_reason, scored.started
     st = result.stats
-    if spent.errors:
-        raise EvaluatorUnavailableError(
-            f"{spent.errors} of {spent.asked} evaluator calls failed (first: {spent.first_error}); nothing recorded",
-            where=f"evaluator {fp.model}",
-            fix="check that the evaluator is up, then re-run: answered calls are cached and not sent again",
-        )
     from allure.metrics import compute_metrics
 
     labels = post if post is not None else {it.id: result.verdicts[it.id].label for it in items}
