@@ -97,3 +97,20 @@ def test_unknown_by_and_split(tmp_path: Path, spec: Path) -> None:
 
 def test_no_source(tmp_path: Path) -> None:
     assert_clean_failure(tmp_path, study(tmp_path, "ablation"), "--from-run")
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "needle"),
+    [
+        ("sweep", ["--param", "repeats=x"], "repeats 'x' is not a number"),
+        ("sweep", ["--param", "sizes=0,-1"], "--sizes"),
+        ("ablation", ["--param", "by=colour"], "by 'colour' is not known"),
+        ("ablation", ["--param", "clusters=shouting"], "'shouting'"),
+        ("sensitivity", [], "has its own command"),
+        ("arms", [], "defined in Python"),
+    ],
+)
+def test_study_run_checks_a_kinds_params_before_anything_is_written(
+    tmp_path: Path, spec: Path, kind: str, params: list[str], needle: str
+) -> None:
+    assert_clean_failure(tmp_path, study(tmp_path, "run", kind, "--spec", str(spec), *params), needle)
