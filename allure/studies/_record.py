@@ -31,7 +31,11 @@ StudyStatus = Literal["running", "done"]
 class ArmSpec(BaseModel):
     """One arm, as a value: how the evaluator runs it (prompt set, ICL examples or retrieval with its
     memory filter, ICL size, sample index, debiasing, calibration). The runner turns it into
-    :class:`allure.evaluator.PassOptions` per pass; nothing is set on a shared evaluator."""
+    :class:`allure.evaluator.PassOptions` per pass; nothing is set on a shared evaluator.
+
+    ``removed``, ``size``/``repeat`` and ``rephrasing``/``with_memory`` say what the arm is in its
+    study's terms (the memory filter, the ICL size and seed of the draw, the prompt variant); they
+    are part of the arm's value as before, so a study's id, and the resume it keys, are unchanged."""
 
     name: str
     """Unique name within the study (``full``, ``-keywords``, ``zero-shot``, ``x=8 #1``)."""
