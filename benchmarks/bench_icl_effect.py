@@ -6,7 +6,7 @@ with allure's regex reference), not from the embedded judge's own mistakes; resp
 ``--max-chars`` characters only, so that a prompt with its examples fits the embedded server's
 context and prompt time on 2 cores. The evaluated items are ``--items`` other CogEval rows
 (none of them is in the memory), responses of at most ``--max-chars`` characters, drawn evenly
-across problem types. Two arms through ``allure.audits.run_study`` (every call stored and cached):
+across problem types. Two arms through ``allure.studies.run_study`` (every call stored and cached):
 
 - ``zero-shot``: no example;
 - ``memory``: ``--icl`` examples drawn from the memory with equal shares per correct label
@@ -35,13 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cogeval_memory import DEFAULT_DATA, disagreements, sample_across_modes  # noqa: E402
 
-from allure.audits import Arm, StudyRecord, StudySource, run_study  # noqa: E402
 from allure.config import AuditSpec  # noqa: E402
 from allure.dataset import DatasetSpec, load_items  # noqa: E402
 from allure.gold_check import GoldCheck  # noqa: E402
 from allure.memory import EpisodicMemory, RetrievalPolicy  # noqa: E402
 from allure.metrics import SplitMetrics  # noqa: E402
 from allure.models import Item  # noqa: E402
+from allure.studies import ArmSpec, ArmsStudy, StudyRecord, StudySource, run_study  # noqa: E402
 
 
 def pick_items(data: Path, n: int, max_chars: int, exclude: set[str], seed: int, per_task: int) -> list[Item]:
@@ -161,8 +161,8 @@ def main() -> int:
         flush=True,
     )
     arms = [
-        Arm(name="zero-shot", example_ids=[]),
-        Arm(name="memory", policy=RetrievalPolicy(kind="sample", x=args.icl, seed=0, balance="label")),
+        ArmSpec(name="zero-shot", example_ids=[]),
+        ArmSpec(name="memory", policy=RetrievalPolicy(kind="sample", x=args.icl, seed=0, balance="label")),
     ]
     sizes = sorted({*range(args.step, len(items), args.step), len(items)})
     for k in sizes:
@@ -179,10 +179,7 @@ def main() -> int:
             project,
             sub,
             memory,
-            kind="ablation",
-            arms=arms,
-            reference_arm="zero-shot",
-            record={"by": "failure_mode"},
+            ArmsStudy(arms, reference="zero-shot"),
             name=f"icl-effect-{k}-{args.icl}",
             say=lambda line: print(line, flush=True),
         )

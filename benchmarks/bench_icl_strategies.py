@@ -46,7 +46,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from allure.audits import Arm, StudySource, run_study  # noqa: E402
 from allure.config import AuditSpec  # noqa: E402
 from allure.dataset import DatasetSpec, load_items  # noqa: E402
 from allure.gold_check import GoldCheck  # noqa: E402
@@ -68,6 +67,7 @@ from allure.metrics import (  # noqa: E402  # noqa: E402
 )
 from allure.models import Item, Verdict, stable_hash  # noqa: E402
 from allure.store import RunStore, project_db_path  # noqa: E402
+from allure.studies import ArmSpec, ArmsStudy, StudySource, run_study  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -207,7 +207,7 @@ class Bench:
         self.task, self.project, self.memory = task, project, memory
         self.calls = 0
 
-    def study(self, name: str, items: list[Item], arms: list[Arm]) -> dict[str, ArmRun]:
+    def study(self, name: str, items: list[Item], arms: list[ArmSpec]) -> dict[str, ArmRun]:
         t = self.task
         src = StudySource(
             spec=t.spec,
@@ -221,10 +221,7 @@ class Bench:
             self.project,
             src,
             self.memory,
-            kind="ablation",
-            arms=arms,
-            reference_arm=arms[0].name,
-            record={"by": "failure_mode"},
+            ArmsStudy(arms),
             name=f"{t.name}-{name}",
             say=lambda line: print(line, flush=True),
         )
@@ -308,7 +305,7 @@ def calibrated(bench: Bench, arm: ArmRun, items: list[Item]) -> ArmRun:
                     gold_answers=[text] if t.name == "cogeval" else [],
                 )
             )
-    cf_arms = [Arm(name=f"block {stable_hash(list(b), length=8)}", example_ids=list(b)) for b in blocks]
+    cf_arms = [ArmSpec(name=f"block {stable_hash(list(b), length=8)}", example_ids=list(b)) for b in blocks]
     runs = bench.study(f"cf-{arm.name.replace(' ', '_')}", cf_items, cf_arms)
     p_cf: dict[tuple[str, ...], list[float]] = {}
     for b, a in zip(blocks, cf_arms, strict=True):
@@ -362,7 +359,7 @@ def validated(bench: Bench, n_candidates: int) -> tuple[str, list[str] | None, d
     """Random search over candidate blocks on dev (zero-shot is candidate 0); returns the winner's name and ids."""
     t = bench.task
     prior = prior_of(t)
-    arms = [Arm(name="cand-0 zero-shot", example_ids=[])]
+    arms = [ArmSpec(name="cand-0 zero-shot", example_ids=[])]
     for c in range(1, n_candidates + 1):
         size = (4, 8)[c % 2]
         sources: list[str] | None = None if c <= n_candidates // 2 else ["mistake"]
@@ -371,7 +368,7 @@ def validated(bench: Bench, n_candidates: int) -> tuple[str, list[str] | None, d
         )
         ids = [ex.id for ex in bench.memory.retrieve(t.ids("dev")[0], policy)]
         tag = "mixed" if sources is None else "mistakes"
-        arms.append(Arm(name=f"cand-{c} x={size} {tag}", example_ids=ids))
+        arms.append(ArmSpec(name=f"cand-{c} x={size} {tag}", example_ids=ids))
     runs = bench.study("validate", t.ids("dev"), arms)
     scores = {name: dev_score(t, r) for name, r in runs.items()}
     best = max(scores, key=lambda n: (scores[n], n.startswith("cand-0")))
@@ -546,20 +543,20 @@ def run_task(t: Task, project: Path, args: argparse.Namespace) -> tuple[str, int
         "each study below prints how many are not stored yet and its estimated time",
         flush=True,
     )
-    zero = bench.study("zero-shot", t.items, [Arm(name="zero-shot", example_ids=[])])["zero-shot"]
+    zero = bench.study("zero-shot", t.items, [ArmSpec(name="zero-shot", example_ids=[])])["zero-shot"]
     mine_memory(bench, zero)
     kinds = {ex.source for ex in memory.all()}
     print(f"memory: {memory.count()} examples ({', '.join(sorted(kinds))})", flush=True)
     eval_items = t.ids("dev", "heldout")
     prior = prior_of(t)
     arms = [
-        Arm(name="zero-shot", example_ids=[]),
-        Arm(name="default", policy=RetrievalPolicy(kind="same_problem_type", sources=["mistake"])),
-        Arm(
+        ArmSpec(name="zero-shot", example_ids=[]),
+        ArmSpec(name="default", policy=RetrievalPolicy(kind="same_problem_type", sources=["mistake"])),
+        ArmSpec(
             name="label-prior",
             policy=RetrievalPolicy.model_validate({"kind": "label_prior", "x": 8, "prior": prior}),
         ),
-        Arm(
+        ArmSpec(
             name="nearest",
             policy=RetrievalPolicy.model_validate(
                 {"kind": "nearest", "k": 4, "min_similarity": 0.3, "group_by": args.group_by[t.name]}
@@ -573,7 +570,7 @@ def run_task(t: Task, project: Path, args: argparse.Namespace) -> tuple[str, int
     if best_ids is None:
         val = ArmRun("validated (zero-shot won)", zero.verdicts, zero.blocks)
     else:
-        got = bench.study("validated", t.ids("heldout"), [Arm(name="validated", example_ids=best_ids)])
+        got = bench.study("validated", t.ids("heldout"), [ArmSpec(name="validated", example_ids=best_ids)])
         v = got["validated"]
         merged = {**cand_runs[best_name].verdicts, **v.verdicts}
         val = ArmRun(

@@ -2,7 +2,7 @@
 
 1. Builds the demo's memory, or reuses it (``bench_study.demo_run``: ``allure audit --demo
    --auto-approve``, the audit split's mistakes enter memory).
-2. Runs ``allure.audits.sensitivity_study`` over the audit's held-out items: Q rule-based
+2. Runs ``allure.studies.sensitivity_study`` over the audit's held-out items: Q rule-based
    rephrasings (rho_1 = the grader prompt), each with the memory (the audit's retrieval policy)
    and zero-shot.
 3. Runs the same study again (every call answered from the run store).
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_study import demo_run  # noqa: E402
 
-from allure.audits import sensitivity_study  # noqa: E402
+from allure.robustness import sensitivity_study  # noqa: E402
 
 
 def main() -> int:
@@ -37,7 +37,9 @@ def main() -> int:
     ap.add_argument(
         "--iterations", type=int, default=1, help="passes of the demo audit that builds the memory"
     )
-    ap.add_argument("--limit", type=int, default=100, help="demo items (100: the demo audit's; 40% held out)")
+    ap.add_argument(
+        "--limit", type=int, default=100, help="demo items (100: the demo audit's; 40%% held out)"
+    )
     ap.add_argument("--rephrasings", type=int, default=4, help="Q, the original prompt included")
     ap.add_argument("--seed", type=int, default=0, help="seed of the rule-based rephrasings")
     args = ap.parse_args()

@@ -2,7 +2,7 @@
 
 1. Builds the demo's memory, or reuses it: ``allure audit --demo --auto-approve`` (``--iterations``
    passes; the audit split's mistakes enter memory, approved by the reference labels).
-2. Runs ``allure.audits.ablation`` over the audit's held-out items: the full memory (the audit's
+2. Runs ``allure.studies.ablation`` over the audit's held-out items: the full memory (the audit's
    retrieval policy), the memory minus each non-empty failure mode, and zero-shot. Arms equal to
    an audit iteration are answered from the run store.
 3. Times one zero-shot pass over the same items on a fresh store and a fresh server (every call sent).
@@ -24,12 +24,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from allure.audits import ablation
 from allure.config import parse_spec
 from allure.dataset import demo_audit_spec
 from allure.evaluator import open_evaluator
 from allure.graphs import start_run
 from allure.store import RunStore, project_db_path
+from allure.studies import ablation
 
 
 def demo_spec(iterations: int, limit: int) -> dict[str, object]:
@@ -95,7 +95,9 @@ def main() -> int:
     ap.add_argument(
         "--iterations", type=int, default=1, help="passes of the demo audit that builds the memory"
     )
-    ap.add_argument("--limit", type=int, default=100, help="demo items (100: the demo audit's; 40% held out)")
+    ap.add_argument(
+        "--limit", type=int, default=100, help="demo items (100: the demo audit's; 40%% held out)"
+    )
     args = ap.parse_args()
     project = args.project.resolve()
     project.mkdir(parents=True, exist_ok=True)

@@ -69,8 +69,8 @@ def test_an_interrupted_reaudit_still_writes_junit_and_json(tmp_path: Path) -> N
     import json
     import xml.etree.ElementTree as ET
 
-    from tests.audits.reaudit.helpers import allure as cli
-    from tests.audits.reaudit.helpers import write_reaudit_spec
+    from tests.reaudit.helpers import allure as cli
+    from tests.reaudit.helpers import write_reaudit_spec
 
     write_reaudit_spec(tmp_path, "http://127.0.0.1:9/v1")  # nothing listens there
     res = cli(

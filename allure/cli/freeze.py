@@ -23,9 +23,9 @@ def freeze(
     project: Path = ProjectOpt,
 ) -> None:
     """Pin a run's (or a spec's) items and reference labels as a frozen set; changed content is a new version."""
-    from allure.audits.reaudit import freeze_items, freeze_run, spec_items
     from allure.config import ReauditSplit, load_spec
     from allure.errors import SpecError
+    from allure.reaudit import freeze_items, freeze_run, spec_items
     from allure.store import open_project_store
 
     if split is not None and split not in ("heldout", "audit", "all"):

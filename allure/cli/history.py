@@ -24,7 +24,7 @@ def history(
     from rich.text import Text
 
     from allure._io import atomic_write_bytes, check_writable
-    from allure.audits.reaudit import history_csv, history_plot, history_rows, load_frozen_set, load_records
+    from allure.reaudit import history_csv, history_plot, history_rows, load_frozen_set, load_records
     from allure.store import open_project_store
 
     for option, path in (("--plot", plot), ("--export", export)):

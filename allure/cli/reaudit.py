@@ -48,7 +48,8 @@ def reaudit(
 ) -> None:
     """Score a frozen set with the evaluator, prompts and memory the spec names now, and gate the result."""
     from allure._io import atomic_write_bytes, check_writable
-    from allure.audits.reaudit import (
+    from allure.errors import EvaluatorUnavailableError, ReauditError
+    from allure.reaudit import (
         EXIT_BUSY,
         EXIT_UNAVAILABLE,
         ReauditBusyError,
@@ -59,7 +60,6 @@ def reaudit(
         resolve_webhook,
         run_reaudit,
     )
-    from allure.errors import EvaluatorUnavailableError, ReauditError
 
     # bad input before anything runs: every output path and the webhook URL
     for option, path in (("--junit", junit), ("--json", json_out), ("--markdown", markdown)):
@@ -82,7 +82,7 @@ def reaudit(
         sys.exit(EXIT_BUSY)
     except EvaluatorUnavailableError as exc:
         echo(f"evaluator unavailable: {exc.render()}", fg="red", err=True)
-        from allure.audits.reaudit import interrupted_json, interrupted_junit
+        from allure.reaudit import interrupted_json, interrupted_junit
 
         if junit:  # CI shows an interrupted re-audit, not a missing file
             atomic_write_bytes(junit, interrupted_junit(target, exc.render()))

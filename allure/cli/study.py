@@ -11,7 +11,7 @@ import typer
 from allure.cli._common import ProjectOpt, echo, option_groups, progress_bars, say
 
 if TYPE_CHECKING:
-    from allure.audits import StudyRecord
+    from allure.studies import StudyRecord
 
 study_app = typer.Typer(
     rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
@@ -47,7 +47,7 @@ def _check_split(split: str | None) -> None:
 
 def _summary(study: StudyRecord) -> None:
     """Print where the study's files are, its arms table and its findings."""
-    from allure.audits import STUDIES
+    from allure.studies import STUDIES
 
     table = study.to_pandas()
     cols = [
@@ -111,8 +111,8 @@ def ablation_cmd(
     project: Path = ProjectOpt,
 ) -> None:
     """Leave-one-cluster-out ablation: full memory, minus each non-empty cluster, zero-shot."""
-    from allure.audits import ablation
     from allure.errors import StudyError
+    from allure.studies import ablation
 
     if by not in ("failure_mode", "cluster"):
         raise StudyError(f"--by {by!r} is not known", where="option --by", fix="use failure_mode or cluster")
@@ -135,8 +135,8 @@ def sweep_cmd(
     project: Path = ProjectOpt,
 ) -> None:
     """ICL_x sweep: x examples drawn from memory, R draws per size, each compared with x = 0."""
-    from allure.audits import sweep
     from allure.errors import StudyError
+    from allure.studies import sweep
 
     if balance not in (None, "label"):
         raise StudyError(
@@ -145,10 +145,56 @@ def sweep_cmd(
     _run_study(sweep, project, source, run, sizes=sizes, repeats=repeats, balance=balance)
 
 
+def _params(pairs: list[str] | None) -> dict[str, str]:
+    """``key=value`` pairs as a dict."""
+    from allure.errors import StudyError
+
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise StudyError(
+                f"--param {pair!r} is not key=value", where="option --param", fix="e.g. --param sizes=0,2,4"
+            )
+        out[key.strip()] = value.strip()
+    return out
+
+
+@_study_command("run")
+def run_cmd(
+    kind: str = typer.Argument(..., help="Study kind (from the catalogue, or registered by a --load file)."),
+    *,
+    source: dict[str, Any],
+    load: list[Path] = typer.Option(
+        None, "--load", help="A Python file that registers study kinds (repeatable)."
+    ),
+    param: list[str] = typer.Option(
+        None, "--param", help="A setting of the study kind, key=value (repeatable)."
+    ),
+    run: dict[str, Any],
+    project: Path = ProjectOpt,
+) -> None:
+    """Run any study kind of the catalogue: the built-in ones, or one a --load file registers."""
+    from allure.studies import StudyContext, load_study_file, open_source, run_study, study_kind
+
+    _check_split(source["split"])
+    for path in load or []:
+        load_study_file(path)
+    cls = study_kind(kind)
+    params = _params(param)
+    proj = project.resolve()
+    with progress_bars("arm") as bars:
+        options = {**source, **run, "say": say, "arm_progress": bars}
+        src, memory, run_options = open_source(proj, options)  # type: ignore[arg-type]
+        study = cls.build(StudyContext(proj, src, memory, params))
+        record = run_study(proj, src, memory, study, **run_options)
+    _summary(record)
+
+
 @study_app.command("list")
 def list_cmd(project: Path = ProjectOpt) -> None:
     """List the studies of this project."""
-    from allure.audits import list_studies, study_states
+    from allure.studies import list_studies, study_states
 
     studies = list_studies(project)
     states = study_states(project)
@@ -172,7 +218,7 @@ def show_cmd(
     study_id: str = typer.Argument(..., help="Study id (`allure study list`)."), project: Path = ProjectOpt
 ) -> None:
     """Print a study's report (study.md)."""
-    from allure.audits import STUDIES, load_study
+    from allure.studies import STUDIES, load_study
 
     load_study(project, study_id)
     for line in (project / STUDIES / study_id / "study.md").read_text(encoding="utf-8").splitlines():

@@ -40,7 +40,7 @@ def sensitivity_cmd(
     project: Path = ProjectOpt,
 ) -> None:
     """Every item under every rephrasing, with and without the memory: S_tau, C_y, micro-F1 (seed 001)."""
-    from allure.audits import sensitivity_study
+    from allure.robustness import sensitivity_study
 
     own = {"rephrasings": rephrasings, "prompts": _names(prompts), "seed": seed, "meta_prompt": meta_prompt}
     _run_study(sensitivity_study, project, source, run, **own)
@@ -64,7 +64,7 @@ def entropy_cmd(
     project: Path = ProjectOpt,
 ) -> None:
     """M samples per item and prompt at a temperature, clustered: H, R = 1/(1+H_bar), S, bands (seed 004)."""
-    from allure.audits import entropy_study
+    from allure.robustness import entropy_study
 
     own = {"samples": samples, "temperature": temperature, "rephrasings": rephrasings, "seed": seed}
     lists = {
@@ -98,7 +98,7 @@ def consistency_cmd(
     project: Path = ProjectOpt,
 ) -> None:
     """K self-scores per prompt of paired prompts: Siegel-Tukey on scores and on text consistency (seed 002)."""
-    from allure.audits import consistency_study
+    from allure.robustness import consistency_study
 
     own = {"samples": samples, "temperature": temperature, "scale": scale, "score_pattern": score_pattern}
     pairs = {"pair_column": pair_column, "rephrasings": rephrasings, "prompts": _names(prompts)}
@@ -115,7 +115,7 @@ def request_cmd(
     project: Path = ProjectOpt,
 ) -> None:
     """ReQuest: ask the evaluator for the procedure it followed, run it as the prompt, PerRR/PreRR (seed 000)."""
-    from allure.audits import request_study
+    from allure.robustness import request_study
 
     _run_study(request_study, project, source, run, procedure_from=procedure_from, zero_shot=zero_shot)
 
@@ -126,7 +126,7 @@ def reproducibility_cmd(
     project: Path = ProjectOpt,
 ) -> None:
     """PerRR (macro-F1) and PreRR (mean Jaccard) between two labellings of the same items (seed 000)."""
-    from allure.audits import reproducibility
+    from allure.robustness import reproducibility
 
     r = reproducibility(project, run_a, run_b)
 

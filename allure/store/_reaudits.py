@@ -1,7 +1,7 @@
 """Frozen item sets and re-audits (``allure freeze``, ``allure reaudit``); tables from schema version 3.
 
 Rows are JSON documents: the pydantic models that describe them live with the code that
-computes them (``allure.audits``); the store only keys, orders and keeps them.
+computes them (``allure.reaudit``); the store only keys, orders and keeps them.
 """
 
 from __future__ import annotations

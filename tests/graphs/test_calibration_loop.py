@@ -83,10 +83,10 @@ def test_a_study_arm_takes_calibration_and_shares_the_calls(
 ) -> None:
     """Arms raw and contextual on the leaning server: the calibrated arm adds only its 3
     content-free calls and gets the judge's own grades back."""
-    from allure.audits import Arm, StudySource, run_study
     from allure.config import load_spec
     from allure.graphs.prepare import prepare_audit
     from allure.memory import EpisodicMemory
+    from allure.studies import ArmSpec, ArmsStudy, StudySource, run_study
 
     srv = start_scripted_server(tmp_path, "--lean", "0.25")
     try:
@@ -100,17 +100,13 @@ def test_a_study_arm_takes_calibration_and_shares_the_calls(
             source={"spec": "audit.toml"},
             memory_location=str(tmp_path / "memory"),
         )
-        arms = [Arm(name="raw", example_ids=[]), Arm(name="cal", example_ids=[], calibration="contextual")]
+        arms = [
+            ArmSpec(name="raw", example_ids=[]),
+            ArmSpec(name="cal", example_ids=[], calibration="contextual"),
+        ]
         monkeypatch.setenv("ALLURE_TEST_KEY", "k")
-        study = run_study(
-            tmp_path / "proj",
-            src,
-            EpisodicMemory.open(str(tmp_path / "memory")),
-            kind="ablation",
-            arms=arms,
-            reference_arm="raw",
-            record={},
-        )
+        memory = EpisodicMemory.open(str(tmp_path / "memory"))
+        study = run_study(tmp_path / "proj", src, memory, ArmsStudy(arms, reference="raw"))
     finally:
         srv.stop()
     by = {r.arm.name: r for r in study.arms}

@@ -257,10 +257,10 @@ def test_a_study_takes_position_debias_per_arm_and_its_arms_share_the_calls(
 ) -> None:
     """Arms none / consistent / logprob_mean of one study on the same pairs: the debiased arms add
     only the swapped order's calls (8), and each arm's figures are those the loop reports."""
-    from allure.audits import Arm, StudySource, run_study
     from allure.config import load_spec
     from allure.graphs.prepare import prepare_audit
     from allure.memory import EpisodicMemory
+    from allure.studies import ArmSpec, ArmsStudy, StudySource, run_study
     from tests.conftest import start_scripted_server
 
     monkeypatch.setenv("ALLURE_TEST_KEY", "k")
@@ -280,13 +280,11 @@ def test_a_study_takes_position_debias_per_arm_and_its_arms_share_the_calls(
         )
         memory = EpisodicMemory.open(str(tmp_path / "memory"))
         arms = [
-            Arm(name="raw", example_ids=[]),
-            Arm(name="consistent", example_ids=[], position_debias="consistent"),
-            Arm(name="logprob_mean", example_ids=[], position_debias="logprob_mean"),
+            ArmSpec(name="raw", example_ids=[]),
+            ArmSpec(name="consistent", example_ids=[], position_debias="consistent"),
+            ArmSpec(name="logprob_mean", example_ids=[], position_debias="logprob_mean"),
         ]
-        study = run_study(
-            tmp_path / "proj", src, memory, kind="ablation", arms=arms, reference_arm="raw", record={}
-        )
+        study = run_study(tmp_path / "proj", src, memory, ArmsStudy(arms, reference="raw"))
     finally:
         srv.stop()
     by = {r.arm.name: r for r in study.arms}
@@ -305,8 +303,8 @@ def test_a_study_takes_position_debias_per_arm_and_its_arms_share_the_calls(
 def test_a_reaudit_applies_the_specs_position_debias_to_the_labels_its_gate_reads(tmp_path: Path) -> None:
     """The same pairs re-audited with position_debias = "consistent": the swapped order is asked
     too, the 4 inconsistent pairs are undecided (no label, counted wrong), the 4 others right."""
-    from tests.audits.reaudit.helpers import allure
     from tests.conftest import start_scripted_server
+    from tests.reaudit.helpers import allure
 
     write_length_pairs(tmp_path / "pairs.csv")
     srv = start_scripted_server(tmp_path, "--pairwise-logprobs")

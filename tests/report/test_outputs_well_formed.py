@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from allure.audits.reaudit import Flip, GateCheck, ReauditRecord, junit_xml, markdown_summary
+from allure.reaudit import Flip, GateCheck, ReauditRecord, junit_xml, markdown_summary
 from allure.safe_text import for_output, markdown_cell, markdown_code, xml_text
 from tests.cli_run import run_cli
 

@@ -1,0 +1,247 @@
+"""The passes of one re-audit (:func:`score_set`): the main one, the provider-drift probe (fresh calls
+on a few items, and the model's repeat noise) and the post-processing the spec asks for (position
+debiasing, calibration), each adding its cost to the re-audit's :class:`Spent`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from allure.config import AuditSpec
+from allure.errors import EvaluatorError, EvaluatorUnavailableError
+from allure.labels import Label
+from allure.models import Item
+from allure.reaudit._fingerprint import same
+from allure.reaudit._probe import ProbeResult, disagreements, judge_drift, probe_items, probe_size
+from allure.reaudit._record import ReauditRecord
+from allure.store import RunStore
+
+
+@dataclass
+class Spent:
+    """The cost of every pass of one re-audit (the main pass, the probe, a fresh run)."""
+
+    calls: int = 0
+    asked: int = 0
+    errors: int = 0
+    wall_s: float = 0.0
+    first_error: str = ""
+
+    def add(self, result: Any) -> None:
+        st = result.stats
+        self.calls += st.calls
+        self.asked += st.items
+        self.errors += st.errors
+        self.wall_s += st.wall_s
+        if st.errors and not self.first_error:
+            self.first_error = next(
+                (v.error or "" for v in result.verdicts.values() if v.status == "error"), "unknown"
+            )
+
+
+def run_probe(
+    run: Callable[[int, str, list[Item]], Any],
+    spec: AuditSpec,
+    items: list[Item],
+    n: int,
+    rid: str,
+    fp: Any,
+    history: list[ReauditRecord],
+    stored: Any,
+) -> ProbeResult:
+    """Ask ``n`` random items again, fresh, and judge drift against the model's repeat noise
+    (measured now unless an earlier re-audit with the same fingerprint measured it)."""
+    chosen = probe_items(items, n, seed=rid)
+    ids = [it.id for it in chosen]
+    stored_labels = {i: stored.verdicts[i].label for i in ids}
+    fresh = run(2, f"fresh:{rid}", chosen)
+    fresh_labels = {i: fresh.verdicts[i].label for i in ids}
+    k = disagreements(stored_labels, fresh_labels, ids)
+    earlier = next(
+        (r.probe for r in reversed(history) if r.probe is not None and same(r.fingerprint, fp)), None
+    )
+    if earlier is not None:
+        noise, noise_from = earlier.noise_rate, earlier.noise_from
+    else:
+        again = run(3, f"noise:{rid}", chosen)
+        noise = disagreements(fresh_labels, {i: again.verdicts[i].label for i in ids}, ids) / len(ids)
+        noise_from = rid
+    p, drift = judge_drift(k, len(ids), noise, spec.gate.alpha)
+    return ProbeResult(
+        n=len(ids),
+        disagreements=k,
+        noise_rate=round(noise, 6),
+        noise_from=noise_from,
+        p_value=round(p, 6),
+        drift=drift,
+        item_ids=ids,
+    )
+
+
+def post_process(
+    ev: Any,
+    spent: Spent,
+    spec: AuditSpec,
+    rid: str,
+    iteration: int,
+    items: list[Item],
+    result: Any,
+    memory: Any,
+    refs: dict[str, Label | None],
+    tell: Any,
+    options: Any,
+) -> dict[str, Label | None] | None:
+    """The spec's ``[evaluator] position_debias`` (a pairwise set: the swapped order is asked too)
+    or ``calibration`` applied to the re-audit's verdicts, as the audit loop applies them: item id ->
+    the label the gate reads; ``None`` when neither is set (the parsed labels stand). A re-audit's
+    ``prior`` calibration takes the frozen set's reference label shares."""
+    from allure.evaluator import (
+        FALLBACK_NOTE,
+        NO_PROBS,
+        calibrate_pass,
+        debias_verdicts,
+        swapped_item,
+        swaps_positions,
+    )
+
+    policy = spec.memory.retrieval
+    mode = spec.evaluator.position_debias
+    if mode != "none" and swaps_positions(spec, ev.prompts.pairwise, items):
+        first, second = spec.label_set[0], spec.label_set[1]
+        swapped = [swapped_item(it, first, second) for it in items]
+        back = {sw.id: it for sw, it in zip(swapped, items, strict=True)}
+        again = ev.evaluate(
+            rid, iteration, swapped, lambda sw: memory.retrieve(back[sw.id], policy), options=options
+        )
+        spent.add(again)
+        d, used = debias_verdicts(
+            [result.verdicts.get(it.id) for it in items],
+            [again.verdicts.get(sw.id) for sw in swapped],
+            labels=spec.label_set,
+            mode=mode,
+        )
+        if used != mode:
+            tell(FALLBACK_NOTE)
+        tell(f"position-debiased ({used}): {d.status.count('inconsistent')} of {len(items)} items undecided")
+        return {it.id: cast("Label | None", lab) for it, lab in zip(items, d.labels, strict=True)}
+    if spec.evaluator.calibration != "none" and spec.evaluator.kind != "replay":
+        from allure.metrics import label_shares
+
+        prior = label_shares([r for r in refs.values() if r is not None], spec.label_set) or None
+        out = calibrate_pass(
+            ev,
+            rid,
+            iteration,
+            items,
+            result,
+            lambda item: memory.retrieve(item, policy),
+            mode=spec.evaluator.calibration,
+            labels=spec.label_set,
+            prior=prior,
+            options=options,
+        )
+        spent.calls += out.cf_calls
+        tell(
+            NO_PROBS if out.off else f"calibration ({out.mode}): {out.changed} of {len(items)} labels changed"
+        )
+        return {it.id: result.verdicts[it.id].label for it in items}
+    return None
+
+
+@dataclass
+class Scored:
+    """The frozen set scored: the main pass, the labels the gate reads, the probe, the cost."""
+
+    result: Any
+    labels: dict[str, Label | None] | None
+    """The post-processed labels (debiased or calibrated); ``None``: the parsed ones stand."""
+    probe: ProbeResult | None
+    spent: Spent
+    generation: str
+    fresh_reason: str
+    started: bool
+    """Whether the evaluator started (to answer a call, or only to count a prompt's tokens)."""
+
+
+def score_set(
+    store: RunStore,
+    spec: AuditSpec,
+    rid: str,
+    items: list[Item],
+    memory: Any,
+    refs: dict[str, Label | None],
+    fp: Any,
+    history: list[ReauditRecord],
+    previous: ReauditRecord | None,
+    fresh: bool,
+    tell: Callable[[str], None],
+    eval_progress: Callable[[int, int], None] | None,
+) -> Scored:
+    """Score the set: the main pass (fresh with ``fresh``), the drift probe (a fresh main pass
+    when it finds drift), the spec's post-processing.
+
+    Raises:
+        EvaluatorUnavailableError: The evaluator cannot be reached or started, or calls failed.
+    """
+    from allure.evaluator import PassOptions, open_evaluator
+
+    policy = spec.memory.retrieval
+    inherited = previous.generation if previous is not None else ""
+    generation = f"fresh:{rid}" if fresh else inherited
+    fresh_reason = "--fresh" if fresh else ""
+    probe: ProbeResult | None = None
+    spent = Spent()
+    try:
+        with open_evaluator(spec, store, items, lazy_start=True) as ev:
+
+            def run(iteration: int, gen: str, chosen: list[Item]) -> Any:
+                res = ev.evaluate(
+                    rid,
+                    iteration,
+                    chosen,
+                    lambda item: memory.retrieve(item, policy),
+                    progress=eval_progress,
+                    options=PassOptions(generation=gen or None),
+                )
+                spent.add(res)
+                return res
+
+            main_it = 1
+            result = run(main_it, generation, items)
+            n_probe = 0 if fresh else min(probe_size(spec), len(items))
+            if n_probe and not result.stats.errors:
+                probe = run_probe(run, spec, items, n_probe, rid, fp, history, result)
+                tell(probe.sentence())
+                if probe.drift:
+                    generation, fresh_reason = f"fresh:{rid}", "provider drift"
+                    main_it = 4
+                    result = run(main_it, generation, items)  # the probe items' fresh calls are re-used
+            post = post_process(
+                ev,
+                spent,
+                spec,
+                rid,
+                main_it,
+                items,
+                result,
+                memory,
+                refs,
+                tell,
+                PassOptions(generation=generation or None),
+            )
+            # started to answer a call, or only to count a prompt's tokens: either way it ran
+            started = spec.evaluator.kind != "replay" and (
+                ev.connected or bool(getattr(ev.server, "started", False))
+            )
+    except EvaluatorUnavailableError:
+        raise
+    except EvaluatorError as exc:
+        raise EvaluatorUnavailableError(exc.message, where=exc.where, fix=exc.fix) from exc
+    if spent.errors:
+        raise EvaluatorUnavailableError(
+            f"{spent.errors} of {spent.asked} evaluator calls failed (first: {spent.first_error}); nothing recorded",
+            where=f"evaluator {fp.model}",
+            fix="check that the evaluator is up, then re-run: answered calls are cached and not sent again",
+        )
+    return Scored(result, post, probe, spent, generation, fresh_reason, started)

@@ -1,0 +1,92 @@
+"""What the sampling studies (entropy, consistency) share: the checks of M samples at a temperature,
+the evaluator set to sample, each arm's raw outputs read back from the run store, and the
+clustering of samples by their embeddings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from allure.errors import StudyError
+from allure.store import RunStore, project_db_path
+from allure.studies import StudyRecord, StudySource
+
+
+def check_sampling(samples: int, temperature: float, flag: str = "--samples") -> None:
+    """M (or K) >= 2 samples at a temperature above 0.
+
+    Raises:
+        StudyError: Otherwise.
+    """
+    if samples < 2:
+        raise StudyError(
+            f"{flag} {samples}: at least 2 samples per prompt are needed",
+            where=f"option {flag}",
+            fix=f"pass {flag} 5 (at least 2)",
+        )
+    if not temperature > 0:
+        raise StudyError(
+            f"--temperature {temperature}: at temperature 0 the samples are one answer repeated",
+            where="option --temperature",
+            fix="pass a sampling temperature above 0, e.g. --temperature 0.7",
+        )
+
+
+def sample_at(src: StudySource, temperature: float) -> None:
+    """Set the source's evaluator to sample at ``temperature`` (the embedded one not deterministic)."""
+    ev = src.spec.evaluator
+    local = ev.local.model_copy(update={"deterministic": False})
+    src.spec = src.spec.model_copy(
+        update={"evaluator": ev.model_copy(update={"temperature": temperature, "local": local})}
+    )
+
+
+def raw_outputs(project: Path, study: StudyRecord, src: StudySource) -> dict[str, list[str]]:
+    """Arm name -> the raw output of each item (``src.items`` order; empty for an error)."""
+    store = RunStore(project_db_path(project))
+    try:
+        outputs = {}
+        for r in study.arms:
+            got = store.verdicts(study.id, r.index)
+            outputs[r.arm.name] = [(got[it.id].raw_output or "") if it.id in got else "" for it in src.items]
+        return outputs
+    finally:
+        store.close()
+
+
+MIN_HDBSCAN = 4
+"""Fewer samples than this are clustered with KMeans (HDBSCAN needs some density to work with)."""
+
+
+def cluster_samples(vectors: np.ndarray, clusterer: str = "hdbscan", seed: int = 0) -> tuple[list[int], str]:
+    """Cluster labels of ``M`` unit-norm embeddings, and the method used.
+
+    Identical embeddings are one cluster (``identical``). Otherwise scikit-learn's HDBSCAN with min
+    cluster size 2 (a single cluster allowed; a sample in no cluster is labelled -1 and counts as a
+    cluster of its own); with fewer than :data:`MIN_HDBSCAN` samples, or ``clusterer="kmeans"``,
+    KMeans with the number of clusters (2 .. M-1; two different samples: 2) chosen by silhouette.
+    """
+    m = len(vectors)
+    if m == 0:
+        return [], "none"
+    if m == 1 or float(np.abs(vectors - vectors[0]).max()) < 1e-6:
+        return [0] * m, "identical"
+    if clusterer == "hdbscan" and m >= MIN_HDBSCAN:
+        from sklearn.cluster import HDBSCAN
+
+        labels = HDBSCAN(min_cluster_size=2, allow_single_cluster=True, copy=True).fit_predict(vectors)
+        return [int(v) for v in labels], "hdbscan"
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    distinct = len(np.unique(np.round(vectors, 6), axis=0))
+    if m == 2:
+        return [0, 1], "kmeans"
+    best: tuple[float, list[int]] = (-2.0, list(range(m)))
+    for k in range(2, min(m - 1, distinct) + 1):
+        labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(vectors)
+        score = float(silhouette_score(vectors, labels))
+        if score > best[0]:
+            best = (score, [int(v) for v in labels])
+    return best[1], "kmeans"

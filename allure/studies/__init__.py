@@ -1,0 +1,172 @@
+"""Studies: arms (:class:`ArmSpec` values) over one frozen item set, each compared with a reference arm.
+
+- :func:`ablation`: full memory, minus each failure mode (or embedding cluster), zero-shot.
+- :func:`sweep`: ICL_x, x examples drawn from memory per size and seed.
+- :func:`validated_selection` with :func:`candidate_blocks`: ICL blocks scored on dev, the best kept.
+- :func:`list_studies`, :func:`load_study`: read finished studies back, each as its kind's own record
+  type (older ``study.json`` files too); :func:`study_states`: which are done, running or interrupted.
+- :func:`run_study` with a :class:`Study` (:class:`ArmsStudy` for arms of your own) and a
+  :class:`StudySource` (or :func:`resolve_source`, :func:`open_source`).
+- :class:`Study`, :func:`register_study`, :func:`study_kind`, :func:`study_kinds`,
+  :func:`load_study_file`: the catalogue of study kinds; a new kind is one class in one file
+  (``docs/ARCHITECTURE.md``), run with ``allure study run KIND --load FILE.py``.
+
+The robustness studies (sensitivity, entropy, consistency, ReQuest) are in :mod:`allure.robustness`.
+A study only evaluates and compares (McNemar exact + Holm, paired bootstrap); it never mines,
+reviews or commits. Results have ``to_pandas()``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from allure._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from allure.studies._ablation import (
+        AblateBy,
+        AblationRecord,
+        AblationStudy,
+        ClusterInfo,
+        ablation,
+        ablation_arms,
+    )
+    from allure.studies._arm import pass_options
+    from allure.studies._arms import ArmsStudy
+    from allure.studies._catalog import (
+        list_studies,
+        load_study,
+        load_study_file,
+        read_study,
+        record_type,
+        register_study,
+        study_kind,
+        study_kinds,
+        study_states,
+    )
+    from allure.studies._options import ArmProgress, RunOptions, Say, StudyOptions, open_source
+    from allure.studies._protocol import ArmLabels, Study, StudyContext, as_kind
+    from allure.studies._record import (
+        STUDY_SCHEMA_VERSION,
+        Arm,
+        ArmResult,
+        ArmSpec,
+        StudyKind,
+        StudyRecord,
+        migrate_study,
+    )
+    from allure.studies._run import STUDIES, run_study
+    from allure.studies._select import Selection, candidate_blocks, validated_selection
+    from allure.studies._source import ItemSplit, StudySource, open_memory, resolve_source
+    from allure.studies._sweep import SweepPoint, SweepRecord, SweepStudy, parse_sizes, sweep, sweep_arms
+    from allure.studies._write import comparison_png, study_markdown, write_study
+
+_WHERE = {
+    "AblateBy": "_ablation",
+    "AblationRecord": "_ablation",
+    "AblationStudy": "_ablation",
+    "ClusterInfo": "_ablation",
+    "ablation": "_ablation",
+    "ablation_arms": "_ablation",
+    "pass_options": "_arm",
+    "ArmsStudy": "_arms",
+    "list_studies": "_catalog",
+    "load_study": "_catalog",
+    "load_study_file": "_catalog",
+    "read_study": "_catalog",
+    "record_type": "_catalog",
+    "register_study": "_catalog",
+    "study_kind": "_catalog",
+    "study_kinds": "_catalog",
+    "study_states": "_catalog",
+    "ArmProgress": "_options",
+    "RunOptions": "_options",
+    "Say": "_options",
+    "StudyOptions": "_options",
+    "open_source": "_options",
+    "ArmLabels": "_protocol",
+    "Study": "_protocol",
+    "StudyContext": "_protocol",
+    "as_kind": "_protocol",
+    "STUDY_SCHEMA_VERSION": "_record",
+    "Arm": "_record",
+    "ArmResult": "_record",
+    "ArmSpec": "_record",
+    "StudyKind": "_record",
+    "StudyRecord": "_record",
+    "migrate_study": "_record",
+    "STUDIES": "_run",
+    "run_study": "_run",
+    "Selection": "_select",
+    "candidate_blocks": "_select",
+    "validated_selection": "_select",
+    "ItemSplit": "_source",
+    "StudySource": "_source",
+    "open_memory": "_source",
+    "resolve_source": "_source",
+    "SweepPoint": "_sweep",
+    "SweepRecord": "_sweep",
+    "SweepStudy": "_sweep",
+    "parse_sizes": "_sweep",
+    "sweep": "_sweep",
+    "sweep_arms": "_sweep",
+    "comparison_png": "_write",
+    "study_markdown": "_write",
+    "write_study": "_write",
+}
+
+__all__ = [
+    "AblateBy",
+    "AblationRecord",
+    "AblationStudy",
+    "Arm",
+    "ArmLabels",
+    "ArmProgress",
+    "ArmResult",
+    "ArmSpec",
+    "ArmsStudy",
+    "ClusterInfo",
+    "ItemSplit",
+    "RunOptions",
+    "STUDIES",
+    "STUDY_SCHEMA_VERSION",
+    "Say",
+    "Selection",
+    "Study",
+    "StudyContext",
+    "StudyKind",
+    "StudyOptions",
+    "StudyRecord",
+    "StudySource",
+    "SweepPoint",
+    "SweepRecord",
+    "SweepStudy",
+    "ablation",
+    "ablation_arms",
+    "as_kind",
+    "candidate_blocks",
+    "comparison_png",
+    "list_studies",
+    "load_study",
+    "load_study_file",
+    "migrate_study",
+    "open_memory",
+    "open_source",
+    "parse_sizes",
+    "pass_options",
+    "read_study",
+    "record_type",
+    "register_study",
+    "resolve_source",
+    "run_study",
+    "study_kind",
+    "study_kinds",
+    "study_markdown",
+    "study_states",
+    "sweep",
+    "sweep_arms",
+    "validated_selection",
+    "write_study",
+]
+
+__getattr__ = lazy_exports(__name__, _WHERE)

@@ -1,0 +1,83 @@
+"""The :class:`Study` protocol: what a study kind is, in one small class.
+
+A study kind says which arms it runs (:class:`~allure.studies.ArmSpec` values), which arm the others
+are compared with, how it turns the finished arms into its own typed result (a subclass of
+:class:`~allure.studies.StudyRecord`), and which files it writes. The runner
+(:func:`~allure.studies.run_study`) does the rest for every kind alike: the store, the evaluator
+passes (cached, resumable), the metrics and the paired comparisons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+
+from allure.labels import Label
+from allure.studies._record import ArmSpec, StudyRecord
+
+if TYPE_CHECKING:
+    from allure.memory import EpisodicMemory
+    from allure.studies._source import StudySource
+
+ArmLabels = dict[str, list[Label | None]]
+"""Arm name -> the arm's final label per item (in the study's item order; ``None``: unparsed)."""
+
+
+@dataclass
+class StudyContext:
+    """What a study kind is built from: the project, its frozen items and its memory."""
+
+    project: Path
+    """The project folder (holding ``.allure/``)."""
+    source: StudySource
+    """The frozen items and the spec they run with."""
+    memory: EpisodicMemory
+    """The memory the arms draw examples from."""
+    params: Mapping[str, str] = field(default_factory=dict)
+    """The kind's own settings as text (``allure study run KIND --param key=value``)."""
+
+
+class Study(Protocol):
+    """One study kind. Register it with :func:`~allure.studies.register_study` to run it from
+    ``allure study run KIND`` and to read its records back as its own ``result`` type."""
+
+    kind: ClassVar[str]
+    """The catalogue key, stored as the record's ``kind``."""
+    result: ClassVar[type[StudyRecord]]
+    """The kind's typed result: :class:`StudyRecord` plus its own fields."""
+
+    @classmethod
+    def build(cls, context: StudyContext) -> Study:
+        """The study from its context (``allure study run``); raises ``StudyError`` on a bad param."""
+        ...
+
+    def arms(self) -> list[ArmSpec]:
+        """The arms, in the order they run (each name unique)."""
+        ...
+
+    def reference_arm(self) -> str:
+        """The arm every other arm is compared with."""
+        ...
+
+    def definition(self) -> Any:
+        """The kind's own settings: part of the study id (the same definition resumes the study)."""
+        ...
+
+    def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
+        """The kind's ``result`` from the shared record (arms, metrics, comparisons) and the labels."""
+        ...
+
+    def write(self, result: StudyRecord, folder: Path) -> dict[str, Path]:
+        """Write the study's files (``study.json``, ``study.md``, its plots); returns them by name."""
+        ...
+
+
+R = TypeVar("R", bound=StudyRecord)
+
+
+def as_kind(result: type[R], record: StudyRecord, **fields: Any) -> R:
+    """``record`` as the kind's ``result`` type with its own ``fields`` (the shared ones kept; a
+    field given here wins, e.g. ``findings`` with the kind's own first)."""
+    return result(**{**dict(record), **fields})
