@@ -28,7 +28,7 @@ from allure.reaudit._record import (
     ReauditRecord,
     ReauditStats,
 )
-from allure.store import RunStore, project_db_path
+from allure.store import RunStore, open_project_store, project_db_path, store_url
 
 
 @dataclass
@@ -159,7 +159,7 @@ def run_reaudit(
     tell = say or (lambda _line: None)
     project = Path(project_dir).resolve()
     db = project_db_path(project)
-    store = RunStore(db, create=False) if db.exists() else None
+    store = open_project_store(project, create=False) if db.exists() or store_url(project) else None
     try:
         spec, set_name, source = resolve_spec(store, target, project=project)
         frozen_now: list[Any] | None = None
@@ -183,7 +183,7 @@ def run_reaudit(
 
         load_prompt_set(spec.evaluator.prompt)
         if store is None:
-            store = RunStore(db)
+            store = open_project_store(project)
         with reaudit_lock(project, wait=wait, on_wait=tell, on_stale=tell):
             return _locked(
                 store, spec, set_name, source, project, frozen_now, if_changed, tell, eval_progress, fresh

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from allure.errors import StoreError, StudyError
 from allure.models import Item, Verdict, stable_hash
 from allure.prompts import PROMPTS_DIR, Rephrasing, write_prompt_set
-from allure.store import RunStore, project_db_path
+from allure.store import open_project_store
 from allure.studies import StudySource
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def ask_evaluator(
     """
     from allure.evaluator import PassOptions, open_evaluator
 
-    store = RunStore(project_db_path(project))
+    store = open_project_store(project)
     try:
         try:
             store.get_run(run_id)

@@ -14,7 +14,7 @@ from allure.labels import Label
 from allure.metrics import macro_f1, perrr, prerr
 from allure.models import Verdict
 from allure.robustness._reports import ReproducibilityResult
-from allure.store import RunStore, project_db_path
+from allure.store import RunStore, open_project_store
 from allure.studies import load_study
 
 MAX_PASSES = 1000
@@ -59,7 +59,7 @@ def reproducibility(project: str | Path, a: str, b: str) -> ReproducibilityResul
         StoreError: No run store, or an unknown run.
     """
     proj = Path(project)
-    store = RunStore(project_db_path(proj), create=False)
+    store = open_project_store(proj, create=False)
     try:
         run_a, va = _labelling(store, proj, a)
         _, vb = _labelling(store, proj, b)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from allure.errors import StudyError
-from allure.store import RunStore, project_db_path
+from allure.store import open_project_store
 from allure.studies import StudyRecord, StudySource
 
 
@@ -44,7 +44,7 @@ def sample_at(src: StudySource, temperature: float) -> None:
 
 def raw_outputs(project: Path, study: StudyRecord, src: StudySource) -> dict[str, list[str]]:
     """Arm name -> the raw output of each item (``src.items`` order; empty for an error)."""
-    store = RunStore(project_db_path(project))
+    store = open_project_store(project)
     try:
         outputs = {}
         for r in study.arms:

@@ -128,13 +128,13 @@ def study_states(project: str | Path = ".") -> dict[str, tuple[str, str]]:
     """Study id -> ``(status, kind)`` from the run store: ``done``, ``running`` (its process is alive),
     or ``interrupted`` (stopped by Ctrl-C or an error, or its process is gone). Empty without a store."""
     from allure.errors import StoreError
-    from allure.store import RunStore, project_db_path
+    from allure.store import open_project_store, project_db_path, store_url
 
     db = project_db_path(Path(project))
-    if not db.exists():
+    if not db.exists() and not store_url(Path(project)):
         return {}
     try:
-        store = RunStore(db, create=False)
+        store = open_project_store(Path(project), create=False)
     except StoreError:
         return {}
     try:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from allure.errors import StoreError, StudyError
 from allure.metrics import ArmComparison, compare_arms
 from allure.models import stable_hash, utcnow
-from allure.store import RunStore, project_db_path
+from allure.store import RunStore, open_project_store
 from allure.studies._arm import ArmRun, Examples, examples_for, lookup, prompts_for
 from allure.studies._options import RunOptions, Say
 from allure.studies._protocol import ArmLabels, Study
@@ -203,7 +203,7 @@ def run_study(
         check_name(name, what="study name", where="--name", error=StudyError)
     sid = name or study_id(study.kind, src, version.content_hash, arms, study.definition())
     out_dir = project / STUDIES / sid
-    store = RunStore(project_db_path(project))
+    store = open_project_store(project)
     info = {"kind": "study", "study_kind": study.kind}
     try:
         created = _open_run(store, sid, src, out_dir, study.kind)

@@ -98,9 +98,9 @@ def validated_selection(
     study = run_study(project, dev, memory, ArmsStudy(candidates), name=name, say=say)
     y = [dev.reference.get(it.id) for it in dev.items]
     labels = list(dev.spec.label_set)
-    from allure.store import RunStore, project_db_path
+    from allure.store import open_project_store
 
-    store = RunStore(project_db_path(project))
+    store = open_project_store(project)
     try:
         scores: dict[str, float | None] = {}
         for r in study.arms:

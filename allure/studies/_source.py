@@ -14,7 +14,7 @@ from allure.errors import StudyError
 from allure.labels import Label
 from allure.memory import EpisodicMemory
 from allure.models import Item, Split
-from allure.store import RunStore, project_db_path
+from allure.store import open_project_store, project_db_path
 
 ItemSplit = Literal["heldout", "audit", "all"]
 """Which items a study evaluates: the held-out split (default), the audit split, or every item."""
@@ -78,7 +78,7 @@ def resolve_source(
         )
     if from_run is not None:
         db = project_db_path(project)
-        store = RunStore(db, create=False)
+        store = open_project_store(project, create=False)
         try:
             run = store.get_run(from_run)
             if run.info.get("kind") == "study":
