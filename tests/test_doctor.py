@@ -10,10 +10,13 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from allure.doctor import diagnose
+from allure.store import RunStore
 from tests.cli.test_bad_input import corrupt_pages, memory_with_broken_index
 from tests.conftest import write_spec
 
@@ -140,3 +143,51 @@ def test_unreadable_memory_is_rebuilt_from_the_run_stores_approvals(project: tup
     assert "2 example(s) from the run store" in res.stdout
     res = allure(root, "memory", "list")
     assert res.stdout.count("icl-") == 2
+
+
+def _store_with_lease(root: Path, *, pid: int, heartbeat_at: float) -> str:
+    """A bare project whose one run is running under a lease held by ``pid`` on this host."""
+    store = RunStore(root / ".allure" / "allure.db")
+    run_id = store.create_run({"name": "x"})
+    store._conn.execute(
+        "INSERT INTO leases (run_id, token, pid, host, purpose, acquired_at, heartbeat_at) VALUES (?,?,?,?,?,?,?)",
+        (run_id, "t", pid, socket.gethostname(), "audit", heartbeat_at, heartbeat_at),
+    )
+    store._conn.commit()
+    store.close()
+    return run_id
+
+
+def test_doctor_and_the_store_agree_on_a_silent_lease(tmp_path: Path) -> None:
+    # pid 1 runs, but the heartbeat stopped 10 minutes ago: the store would take the lease over,
+    # so doctor calls it orphaned (it used to say the lease was fine, going by the pid alone)
+    run_id = _store_with_lease(tmp_path, pid=1, heartbeat_at=time.time() - 600)
+    store = RunStore(tmp_path / ".allure" / "allure.db", create=False)
+    holder = store.lease_holder(run_id)
+    assert holder is not None and not holder.alive()
+    assert store.get_run(run_id).status == "interrupted"
+    store.close()
+    leases = [f for f in diagnose(tmp_path) if f.check == "lease"]
+    assert len(leases) == 1 and not leases[0].ok and "orphaned" in leases[0].message
+    assert f"allure resume {run_id}" in leases[0].fix
+
+
+def test_a_live_lease_is_healthy(tmp_path: Path) -> None:
+    run_id = _store_with_lease(tmp_path, pid=os.getppid(), heartbeat_at=time.time())
+    leases = [f for f in diagnose(tmp_path, run_id) if f.check == "lease"]
+    assert len(leases) == 1 and leases[0].ok and leases[0].where == f"run {run_id}"
+
+
+def test_doctor_leaves_an_older_store_unmigrated(tmp_path: Path) -> None:
+    db = tmp_path / ".allure" / "allure.db"
+    _store_with_lease(tmp_path, pid=1, heartbeat_at=0.0)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 3")
+    conn.execute("DROP TABLE leases")
+    conn.commit()
+    conn.close()
+    findings = diagnose(tmp_path)
+    assert [f.check for f in findings if not f.ok] == ["checkpoints"]  # the running run has none
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3  # read, not migrated
+    conn.close()
