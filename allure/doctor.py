@@ -135,8 +135,8 @@ def diagnose(project: Path, run_id: str | None = None) -> list[Finding]:
                 )
             runs = chosen
         out += _check_checkpoints(project, runs)
-        specs = [r.spec for r in runs] if run_id is not None else [None, *(r.spec for r in runs)]
-        out += _check_memories(project, specs)
+        specs: list[dict[str, Any] | None] = [r.spec for r in runs]
+        out += _check_memories(project, specs if run_id is not None else [None, *specs])
         out += _check_leases(store, run_id)
     return out
 
