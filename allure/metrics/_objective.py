@@ -81,6 +81,23 @@ def reference_codes(
     return t[keep], out
 
 
+def paired_codes(
+    y_true: Sequence[Label | None],
+    pred_a: Sequence[Label | None],
+    pred_b: Sequence[Label | None],
+    labels: Sequence[Label] | None,
+) -> tuple[list[Label], IntArray, IntArray, IntArray]:
+    """The label set and the codes of two labellings A and B of the same items (as :func:`reference_codes`).
+
+    Raises:
+        MetricsError: Lengths differ, or a label is not in ``labels``.
+    """
+    check_same_length(y_true=y_true, pred_a=pred_a, pred_b=pred_b)
+    labs = label_set(labels, y_true, pred_a, pred_b)
+    t, (a, b) = reference_codes(y_true, {"pred_a": pred_a, "pred_b": pred_b}, labs)
+    return labs, t, a, b
+
+
 def one_confusion(t: IntArray, p: IntArray, n_labels: int) -> IntArray:
     """The ``(1, L + 1, L + 1)`` confusion matrix of the items."""
     return resampled_confusions(t, p, n_labels + 1, np.arange(len(t), dtype=np.int64)[None, :])

@@ -28,14 +28,12 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from allure.metrics._bootstrap import check_bootstrap, percentile_interval
+from allure.metrics._bootstrap import check_bootstrap, paired_fields, percentile_interval
 from allure.metrics._common import (
     FloatArray,
     IntArray,
     Label,
     MetricsError,
-    check_same_length,
-    label_set,
     optional,
 )
 from allure.metrics._confusion import resampled_confusions
@@ -45,7 +43,7 @@ from allure.metrics._objective import (
     check_objective,
     objective_rows,
     one_confusion,
-    reference_codes,
+    paired_codes,
     stratified_indices,
 )
 
@@ -264,10 +262,8 @@ def objective_difference(
             where="argument 'n_permutations'",
             fix="pass n_permutations=10000 (the default)",
         )
-    check_same_length(y_true=y_true, pred_a=pred_a, pred_b=pred_b)
-    labs = label_set(labels, y_true, pred_a, pred_b)
+    labs, t, a, b = paired_codes(y_true, pred_a, pred_b, labels)
     n_labels = len(labs)
-    t, (a, b) = reference_codes(y_true, {"pred_a": pred_a, "pred_b": pred_b}, labs)
     boot_seed, perm_seed = np.random.SeedSequence(random_state).spawn(2)
     va = optional(objective_rows(obj, one_confusion(t, a, n_labels), n_labels)[0])
     vb = optional(objective_rows(obj, one_confusion(t, b, n_labels), n_labels)[0])
@@ -296,26 +292,15 @@ def objective_difference(
     else:
         method, total = "monte-carlo", n_permutations
     significant = p_value is not None and p_value < alpha
-    helped: Helped = "unclear"
-    if significant and ci is not None and ci.low > 0:
-        helped = "yes"
-    elif significant and ci is not None and ci.high < 0:
-        helped = "no"
     out = ObjectiveComparison(
         objective=obj,
-        n=len(t),
-        value_a=va,
-        value_b=vb,
-        delta=delta,
-        ci_low=None if ci is None else ci.low,
-        ci_high=None if ci is None else ci.high,
+        **paired_fields(len(t), va, vb, ci, significant=significant),
         confidence=confidence,
         p_value=p_value,
         n_discordant=m,
         method=method,
         n_permutations=total,
         alpha=alpha,
-        helped=helped,
         statement="",
     )
     return out.model_copy(update={"statement": _statement(out, name_a, name_b)})
