@@ -121,3 +121,12 @@ def test_the_first_unknown_key_wins_over_other_errors() -> None:
         parse_spec({"dataset": {"path": "x.jsonl"}, "loop": {"max_iterations": 0, "max_iteration": 2}})
     assert "unknown key 'max_iteration' in [loop]" in str(info.value)
     assert "did you mean `max_iterations`?" in str(info.value)
+
+
+def test_of_two_unknown_keys_the_first_in_the_file_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "audit.toml"
+    # pydantic lists [loop]'s extra before the top-level one; the reader meets `labelset` first
+    path.write_text(SPEC.replace("label_set =", "labelset =").replace("max_iterations =", "max_iteration ="))
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    assert "audit.toml:2, field 'labelset'" in str(info.value)

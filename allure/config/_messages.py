@@ -28,6 +28,7 @@ class SpecFieldError(ValueError):
 
 
 def jsonable(x: Any) -> bool:
+    """Whether ``x`` can be written as JSON."""
     try:
         json.dumps(x)
     except (TypeError, ValueError):
@@ -116,8 +117,11 @@ def spec_error(
     the line when ``text`` (the TOML source) is given, and the field."""
     errors = exc.errors()
     unknown = [e for e in errors if e["type"] == "extra_forbidden"]
-    if unknown:
-        return _unknown_key(tuple(unknown[0]["loc"]), model, source=source, text=text)
+    if unknown:  # the first in the file when its text is known (as a reader meets them)
+        locs = [tuple(str(x) for x in e["loc"]) for e in unknown]
+        if text is not None:
+            locs.sort(key=lambda loc: _toml_line(text, loc) or len(text))
+        return _unknown_key(locs[0], model, source=source, text=text)
     err = errors[0]
     cause = (err.get("ctx") or {}).get("error")
     loc: tuple[Any, ...] = tuple(err["loc"])
