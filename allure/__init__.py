@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure.api import MetricsRow, Project, Run, Table, audit, open_project
+    from allure.api import Project, Run, Table, audit, open_project
 
 __version__ = "0.1.0"
 
-_WHERE = {name: "api" for name in ("MetricsRow", "Project", "Run", "Table", "audit", "open_project")}
+_WHERE = {name: "api" for name in ("Project", "Run", "Table", "audit", "open_project")}
 
-__all__ = ["MetricsRow", "Project", "Run", "Table", "__version__", "audit", "open_project"]
+__all__ = ["Project", "Run", "Table", "__version__", "audit", "open_project"]
 
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -4,7 +4,7 @@
 >>> project = allure.open_project(".")
 >>> run = project.runs()[-1]
 >>> run.verdicts().to_pandas()        # one row per item and iteration
->>> run.metrics().to_pandas()         # one row per iteration and split
+>>> run.metrics().to_pandas()         # one SplitMetrics per iteration and split
 >>> outcome = allure.audit({"label_set": ["yes", "no"], ...}, data=frame, project=".")
 
 Every table is a :class:`Table` of pydantic records (``list`` behaviour) with ``to_pandas()``.
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from allure.graphs import RunOutcome
+    from allure.metrics import SplitMetrics
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -48,43 +49,6 @@ class Table(list[R], Generic[R]):
         if self._extra is not None:
             rows = [{**e, **r} for e, r in zip(self._extra, rows, strict=True)]
         return pd.DataFrame(rows)
-
-
-class MetricsRow(BaseModel):
-    """The headline metrics of one split in one iteration (the full record is ``SplitMetrics``)."""
-
-    iteration: int
-    """The pass, from 1."""
-    split: str
-    """``audit``, ``heldout`` or ``all``."""
-    n: int
-    """Items in the split."""
-    n_scored: int
-    """Items with a reference label."""
-    n_unparsed: int
-    """Scored items whose verdict had no label."""
-    accuracy: float | None
-    """Agreement with the reference over parsed items."""
-    accuracy_all: float | None
-    """Agreement counting unparsed verdicts as wrong."""
-    precision: float | None
-    """Precision of the positive label (``None`` without one)."""
-    recall: float | None
-    """Recall of the positive label."""
-    f1: float | None
-    """F1 of the positive label, or the macro F1 without one."""
-    f1_macro: float | None
-    """Macro F1 over the label set."""
-    kappa: float | None
-    """Cohen's kappa."""
-    kappa_quadratic: float | None
-    """Quadratic-weighted kappa (ordinal scales)."""
-    auc: float | None
-    """ROC AUC (a positive label and scores needed)."""
-    accuracy_low: float | None
-    """Lower bound of the accuracy's bootstrap interval."""
-    accuracy_high: float | None
-    """Upper bound of the accuracy's bootstrap interval."""
 
 
 class Run:
@@ -147,34 +111,27 @@ class Run:
                     )
         return Table(records, extra)
 
-    def metrics(self) -> Table[MetricsRow]:
-        """Headline metrics per iteration and split (``metrics_detail`` gives the full records)."""
-        rows = []
+    def metrics(self) -> Table[SplitMetrics]:
+        """The stored :class:`~allure.metrics.SplitMetrics` of every iteration and split, with
+        ``iteration``, ``split`` and the accuracy's bootstrap interval (``accuracy_low``,
+        ``accuracy_high``) as extra columns of the frame."""
+        records: list[SplitMetrics] = []
+        extra: list[dict[str, Any]] = []
         for it, splits in self.metrics_detail().items():
             for split, m in splits.items():
-                rows.append(
-                    MetricsRow(
-                        iteration=it,
-                        split=split,
-                        n=m.n,
-                        n_scored=m.n_scored,
-                        n_unparsed=m.n_unparsed,
-                        accuracy=m.accuracy,
-                        accuracy_all=m.accuracy_all,
-                        precision=m.precision,
-                        recall=m.recall,
-                        f1=m.f1,
-                        f1_macro=m.f1_macro,
-                        kappa=m.kappa,
-                        kappa_quadratic=m.kappa_quadratic,
-                        auc=m.auc,
-                        accuracy_low=m.ci.accuracy.low if m.ci.accuracy else None,
-                        accuracy_high=m.ci.accuracy.high if m.ci.accuracy else None,
-                    )
+                records.append(m)
+                acc = m.ci.accuracy
+                extra.append(
+                    {
+                        "iteration": it,
+                        "split": split,
+                        "accuracy_low": acc.low if acc else None,
+                        "accuracy_high": acc.high if acc else None,
+                    }
                 )
-        return Table(rows)
+        return Table(records, extra)
 
-    def metrics_detail(self) -> dict[int, dict[str, Any]]:
+    def metrics_detail(self) -> dict[int, dict[str, SplitMetrics]]:
         """Iteration -> split -> :class:`~allure.metrics.SplitMetrics` (confusion matrix, per-class figures)."""
         with self.project.store() as store:
             return store.metrics(self.id)
@@ -354,4 +311,4 @@ def _frame_dataset(frame: pd.DataFrame, project: Path) -> dict[str, Any]:
     return {"path": str(path), "format": "parquet"}
 
 
-__all__ = ["MetricsRow", "Project", "Run", "Table", "audit", "open_project"]
+__all__ = ["Project", "Run", "Table", "audit", "open_project"]

@@ -6,7 +6,11 @@ The checks read the project without changing it (SQLite files are opened read-on
 - the LangGraph checkpoints (``.allure/checkpoints.db``): ``PRAGMA integrity_check``, and a
   checkpoint for every run that would continue from one (paused or unfinished);
 - every episodic memory the project's runs use: its SQLite file and its vector index;
-- leases (when the run store has a ``leases`` table): one whose owner process is gone.
+- leases (when the run store has a ``leases`` table): one whose owner is gone, by
+  :meth:`allure.store.LeaseHolder.alive` (the rule the store itself takes leases over by).
+
+The run store is read through :class:`allure.store.reader.StoreReader`, the store's own read
+methods over a read-only connection.
 
 :func:`rebuild_memory` writes a new Chroma store from the examples the old one holds (read from
 its SQLite file, which survives a lost or corrupt index), or, when that file is unreadable, from
@@ -15,7 +19,6 @@ the approved candidates in the run store; the old folder is kept beside it.
 
 from __future__ import annotations
 
-import json
 import socket
 import sqlite3
 import time
@@ -26,6 +29,8 @@ from pydantic import BaseModel, ValidationError
 
 from allure.errors import MemoryStoreError, StoreError
 from allure.models import IclExample
+from allure.store import RunRecord
+from allure.store.reader import StoreReader
 
 RUN_STORE = Path(".allure") / "allure.db"
 CHECKPOINTS = Path(".allure") / "checkpoints.db"
@@ -67,6 +72,15 @@ def _readonly(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
 
 
+def _summary(rows: list[str]) -> str:
+    """``ok``, or the first problems ``PRAGMA integrity_check`` reported."""
+    return (
+        "ok"
+        if rows == ["ok"]
+        else "; ".join(rows[:3]) + (f" (+{len(rows) - 3} more)" if len(rows) > 3 else "")
+    )
+
+
 def integrity(path: Path) -> str:
     """``ok``, or what ``PRAGMA integrity_check`` (or opening the file) reported."""
     try:
@@ -77,20 +91,14 @@ def integrity(path: Path) -> str:
             conn.close()
     except sqlite3.DatabaseError as exc:
         return str(exc)
-    return (
-        "ok"
-        if rows == ["ok"]
-        else "; ".join(rows[:3]) + (f" (+{len(rows) - 3} more)" if len(rows) > 3 else "")
-    )
+    return _summary(rows)
 
 
-def _runs(db: Path) -> list[dict[str, Any]]:
-    conn = _readonly(db)
+def _store_integrity(store: StoreReader) -> str:
     try:
-        rows = conn.execute("SELECT id, status, spec_json FROM runs ORDER BY created_at, rowid").fetchall()
-    finally:
-        conn.close()
-    return [{"id": r[0], "status": r[1], "spec": json.loads(r[2])} for r in rows]
+        return _summary(store.integrity())
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
 
 
 def memory_location(project: Path, spec: dict[str, Any] | None) -> str:
@@ -115,13 +123,33 @@ def diagnose(project: Path, run_id: str | None = None) -> list[Finding]:
     db = project / RUN_STORE
     if not db.is_file():
         raise StoreError("no run store here", where=str(db), fix="pass the project folder with --project")
-    out: list[Finding] = []
-    status = integrity(db)
+    with StoreReader(db) as store:
+        out, runs = _check_store(store)
+        if run_id is not None:
+            chosen = [r for r in runs if r.id == run_id]
+            if not chosen and runs:
+                raise StoreError(
+                    f"unknown run {run_id!r}",
+                    where=str(db),
+                    fix=f"use one of: {', '.join(r.id for r in runs[-5:])}; `allure runs` lists them",
+                )
+            runs = chosen
+        out += _check_checkpoints(project, runs)
+        specs: list[dict[str, Any] | None] = [r.spec for r in runs]
+        out += _check_memories(project, specs if run_id is not None else [None, *specs])
+        out += _check_leases(store, run_id)
+    return out
+
+
+def _check_store(store: StoreReader) -> tuple[list[Finding], list[RunRecord]]:
+    """The run store's integrity, and its runs (none when they cannot be listed)."""
+    db = store.path
+    status = _store_integrity(store)
     fix_db = (
         f"restore {db} from a backup, or salvage it: `sqlite3 {db} .recover | sqlite3 recovered.db`, "
         f"then move recovered.db to {db}"
     )
-    out.append(
+    out = [
         Finding(
             check="run store",
             ok=status == "ok",
@@ -129,34 +157,22 @@ def diagnose(project: Path, run_id: str | None = None) -> list[Finding]:
             message=f"integrity: {status}",
             fix="" if status == "ok" else fix_db,
         )
-    )
+    ]
     try:
-        runs = _runs(db)
-    except sqlite3.DatabaseError as exc:
+        return out, store.list_runs()
+    except (StoreError, sqlite3.DatabaseError, ValidationError, ValueError) as exc:
+        reason = exc.message if isinstance(exc, StoreError) else f"{type(exc).__name__}: {str(exc)[:200]}"
         out.append(
             Finding(
-                check="run store", ok=False, where=str(db), message=f"cannot list runs ({exc})", fix=fix_db
+                check="run store", ok=False, where=str(db), message=f"cannot list runs ({reason})", fix=fix_db
             )
         )
-        runs = []
-    if run_id is not None:
-        chosen = [r for r in runs if r["id"] == run_id]
-        if not chosen and runs:
-            raise StoreError(
-                f"unknown run {run_id!r}",
-                where=str(db),
-                fix=f"use one of: {', '.join(r['id'] for r in runs[-5:])}; `allure runs` lists them",
-            )
-        runs = chosen
-    out += _check_checkpoints(project, runs)
-    out += _check_memories(project, runs if run_id is not None else [{"spec": None}, *runs])
-    out += _check_leases(db, run_id)
-    return out
+        return out, []
 
 
-def _check_checkpoints(project: Path, runs: list[dict[str, Any]]) -> list[Finding]:
+def _check_checkpoints(project: Path, runs: list[RunRecord]) -> list[Finding]:
     path = project / CHECKPOINTS
-    waiting = [r for r in runs if r["status"] in UNFINISHED]
+    waiting = [r for r in runs if r.status in UNFINISHED]
     if not path.is_file():
         if not waiting:
             return [
@@ -168,8 +184,8 @@ def _check_checkpoints(project: Path, runs: list[dict[str, Any]]) -> list[Findin
             Finding(
                 check="checkpoints",
                 ok=False,
-                where=f"run {r['id']}",
-                message=f"the run is {r['status']} but {path} is missing",
+                where=f"run {r.id}",
+                message=f"the run is {r.status} but {path} is missing",
                 fix="the run cannot continue: start it again with `allure audit SPEC` "
                 "(its evaluator calls are served from the run store's cache)",
             )
@@ -194,9 +210,7 @@ def _check_checkpoints(project: Path, runs: list[dict[str, Any]]) -> list[Findin
     try:
         for r in waiting:
             try:
-                n = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id=?", (r["id"],)).fetchone()[
-                    0
-                ]
+                n = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id=?", (r.id,)).fetchone()[0]
             except sqlite3.DatabaseError as exc:
                 n, err = 0, str(exc)
             else:
@@ -205,8 +219,8 @@ def _check_checkpoints(project: Path, runs: list[dict[str, Any]]) -> list[Findin
                 Finding(
                     check="checkpoints",
                     ok=n > 0,
-                    where=f"run {r['id']}",
-                    message=f"{r['status']}, {n} checkpoint(s)" + (f" ({err})" if err else ""),
+                    where=f"run {r.id}",
+                    message=f"{r.status}, {n} checkpoint(s)" + (f" ({err})" if err else ""),
                     fix=""
                     if n
                     else "the run cannot continue from its checkpoint: start it again with "
@@ -218,11 +232,12 @@ def _check_checkpoints(project: Path, runs: list[dict[str, Any]]) -> list[Findin
     return out
 
 
-def _check_memories(project: Path, runs: list[dict[str, Any]]) -> list[Finding]:
+def _check_memories(project: Path, specs: list[dict[str, Any] | None]) -> list[Finding]:
+    """Each memory the specs name, once (``None``: the project's default memory)."""
     seen: set[tuple[str, str]] = set()
     out: list[Finding] = []
-    for r in runs:
-        key = (memory_location(project, r["spec"]), _collection(r["spec"]))
+    for spec in specs:
+        key = (memory_location(project, spec), _collection(spec))
         if key in seen:
             continue
         seen.add(key)
@@ -260,49 +275,32 @@ def check_memory(location: str, collection: str = "icl_examples", *, project: Pa
     return Finding(check="memory", ok=True, where=location, message=f"{n} example(s), index answers")
 
 
-def _check_leases(db: Path, run_id: str | None) -> list[Finding]:
+def _check_leases(store: StoreReader, run_id: str | None) -> list[Finding]:
+    """Each lease of the run store (or of ``run_id``), live or orphaned by :meth:`LeaseHolder.alive`."""
     try:
-        conn = _readonly(db)
-        try:
-            cols = [r[1] for r in conn.execute("PRAGMA table_info(leases)").fetchall()]
-            if not cols:
-                return []
-            rows = [
-                dict(zip(cols, row, strict=True)) for row in conn.execute("SELECT * FROM leases").fetchall()
-            ]
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError:
-        return []
-    here = socket.gethostname()
+        holders = store.lease_holders()
+    except (StoreError, sqlite3.DatabaseError, ValidationError, ValueError):
+        return []  # a damaged store is reported by its integrity check
     out = []
-    for row in rows:
-        rid = str(row.get("run_id", "?"))
-        if run_id is not None and rid != run_id:
+    for h in holders:
+        if run_id is not None and h.run_id != run_id:
             continue
-        pid, host = row.get("pid"), str(row.get("host", ""))
-        if not isinstance(pid, int) or host != here:
-            out.append(
-                Finding(
-                    check="lease", ok=True, where=f"run {rid}", message=f"held by pid {pid} on {host or '?'}"
-                )
-            )
-            continue
-        from allure.store import pid_runs
-
-        alive = pid_runs(pid)
+        alive = h.alive()
+        gone = (
+            ", which is gone (orphaned)"
+            if h.host == socket.gethostname()
+            else ", which stopped beating (orphaned)"
+        )
         out.append(
             Finding(
                 check="lease",
                 ok=alive,
-                where=f"run {rid}",
-                message=f"held by pid {pid} on {host}" + ("" if alive else ", which is gone (orphaned)"),
-                fix="" if alive else f"`allure resume {rid}` takes the lease over",
+                where=f"run {h.run_id}",
+                message=f"held by pid {h.pid} on {h.host}" + ("" if alive else gone),
+                fix="" if alive else f"`allure resume {h.run_id}` takes the lease over",
             )
         )
     return out
-
-    return True
 
 
 def stored_examples(location: str, collection: str = "icl_examples") -> list[IclExample]:

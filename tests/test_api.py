@@ -9,6 +9,7 @@ import pandas as pd
 
 import allure
 from allure.dataset import DatasetSpec, load_items
+from allure.metrics import SplitMetrics
 
 
 def frame(n: int = 20) -> pd.DataFrame:
@@ -69,6 +70,11 @@ def test_audit_a_dataframe_and_read_everything_back_as_dataframes(tmp_path: Path
     overall = metrics[(metrics.split == "all") & (metrics.iteration == 1)].iloc[0]
     direct = (df["hallucination"] == df["judge_label"].str.lower()).mean()  # 16 of 20
     assert overall["accuracy"] == direct and overall["n_unparsed"] == 0
+    assert overall["accuracy_low"] <= direct <= overall["accuracy_high"]
+    rows = run.metrics()  # the stored records themselves, one per iteration and split
+    assert len(rows) == len(metrics) == sum(len(s) for s in run.metrics_detail().values()) > 0
+    assert all(isinstance(r, SplitMetrics) for r in rows)
+    assert run.metrics_detail()[1]["all"] in rows
 
     wrong = int((df["hallucination"] != df["judge_label"].str.lower()).sum())
     cands = run.candidates().to_pandas()

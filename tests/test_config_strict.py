@@ -5,8 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel, ValidationError
 
-from allure.config import load_spec, parse_spec
+from allure.config import (
+    AuditSpec,
+    EvaluatorSpec,
+    GateSpec,
+    LoopSpec,
+    MemorySpec,
+    ReauditSpec,
+    load_spec,
+    parse_spec,
+)
 from allure.errors import SpecError
 
 SPEC = """name = "t"
@@ -77,3 +87,46 @@ def test_unknown_key_without_a_close_match_lists_the_valid_keys() -> None:
     with pytest.raises(SpecError) as info:
         parse_spec({"dataset": {"path": "x.jsonl"}, "loop": {"zzzz": 1}})
     assert "did you mean" not in str(info.value) and "max_iterations" in str(info.value)
+
+
+def test_a_stored_spec_ignores_unknown_keys_in_nested_tables_too() -> None:
+    data = {"dataset": {"path": "x.jsonl", "later": 1}, "evaluator": {"kind": "replay", "later": 2}}
+    spec = parse_spec(data, strict=False)
+    assert spec.evaluator.kind == "replay" and spec.dataset.path == "x.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("model", "valid"),
+    [
+        (AuditSpec, {"dataset": {"path": "x.jsonl"}}),
+        (EvaluatorSpec, {}),
+        (LoopSpec, {}),
+        (MemorySpec, {}),
+        (GateSpec, {}),
+        (ReauditSpec, {"set": "s"}),
+    ],
+)
+def test_every_spec_model_refuses_unknown_keys_itself(
+    model: type[BaseModel], valid: dict[str, object]
+) -> None:
+    # the models, not a separate checker, refuse them: constructing one directly fails too
+    assert model.model_validate(valid) is not None
+    with pytest.raises(ValidationError) as info:
+        model.model_validate({**valid, "not_a_key": 1})
+    assert [(e["type"], e["loc"]) for e in info.value.errors()] == [("extra_forbidden", ("not_a_key",))]
+
+
+def test_the_first_unknown_key_wins_over_other_errors() -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec({"dataset": {"path": "x.jsonl"}, "loop": {"max_iterations": 0, "max_iteration": 2}})
+    assert "unknown key 'max_iteration' in [loop]" in str(info.value)
+    assert "did you mean `max_iterations`?" in str(info.value)
+
+
+def test_of_two_unknown_keys_the_first_in_the_file_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "audit.toml"
+    # pydantic lists [loop]'s extra before the top-level one; the reader meets `labelset` first
+    path.write_text(SPEC.replace("label_set =", "labelset =").replace("max_iterations =", "max_iteration ="))
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    assert "audit.toml:2, field 'labelset'" in str(info.value)

@@ -10,25 +10,16 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from allure.doctor import diagnose
+from allure.store import RunStore
 from tests.cli.test_bad_input import corrupt_pages, memory_with_broken_index
+from tests.cli_run import allure
 from tests.conftest import write_spec
-
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
-
-
-def allure(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=cwd,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -42,15 +33,15 @@ def paused(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
         .replace(f'location = "{root / "memory"}"', 'location = ".allure/memory"')
     )
-    res = allure(root, "audit", "audit.toml")
+    res = allure("audit", "audit.toml", cwd=root)
     assert res.returncode == 0, res.stderr
     run_id = next(w for w in res.stdout.split() if w.startswith("run-"))
-    allure(root, "review", run_id, "--export", "pending.jsonl")
+    allure("review", run_id, "--export", "pending.jsonl", cwd=root)
     ids = [json.loads(x)["id"] for x in (root / "pending.jsonl").read_text().splitlines()]
     (root / "decisions.jsonl").write_text(
         "\n".join(json.dumps({"candidate_id": i, "decision": "approve"}) for i in ids) + "\n"
     )
-    res = allure(root, "review", run_id, "--import", "decisions.jsonl")
+    res = allure("review", run_id, "--import", "decisions.jsonl", cwd=root)
     assert res.returncode == 0, res.stderr
     return root, run_id
 
@@ -64,7 +55,7 @@ def project(paused: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
 
 def test_a_healthy_project(project: tuple[Path, str]) -> None:
     root, run_id = project
-    res = allure(root, "doctor")
+    res = allure("doctor", cwd=root)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "FAIL" not in res.stdout and "0 problem(s)" in res.stderr
     assert f"run {run_id}: paused" in res.stdout and "integrity: ok" in res.stdout
@@ -73,7 +64,7 @@ def test_a_healthy_project(project: tuple[Path, str]) -> None:
 def test_a_damaged_run_store(project: tuple[Path, str]) -> None:
     root, _ = project
     corrupt_pages(root / ".allure" / "allure.db")
-    res = allure(root, "doctor")
+    res = allure("doctor", cwd=root)
     assert res.returncode == 1
     assert "FAIL  run store" in res.stdout and ".recover" in res.stdout
 
@@ -81,13 +72,13 @@ def test_a_damaged_run_store(project: tuple[Path, str]) -> None:
 def test_a_paused_run_without_its_checkpoint(project: tuple[Path, str]) -> None:
     root, run_id = project
     (root / ".allure" / "checkpoints.db").unlink()
-    res = allure(root, "doctor", run_id)
+    res = allure("doctor", run_id, cwd=root)
     assert res.returncode == 1
     assert f"FAIL  checkpoints: run {run_id}" in res.stdout and "allure audit SPEC" in res.stdout
 
 
 def test_an_unknown_run_is_exit_2(project: tuple[Path, str]) -> None:
-    res = allure(project[0], "doctor", "run-nope")
+    res = allure("doctor", "run-nope", cwd=project[0])
     assert res.returncode == 2 and "unknown run 'run-nope'" in res.stderr and "fix:" in res.stderr
 
 
@@ -107,7 +98,7 @@ def test_an_orphaned_lease(project: tuple[Path, str]) -> None:
     )
     conn.commit()
     conn.close()
-    res = allure(root, "doctor")
+    res = allure("doctor", cwd=root)
     assert res.returncode == 1
     assert f"FAIL  lease: run {run_id}" in res.stdout and "orphaned" in res.stdout
     assert f"allure resume {run_id}" in res.stdout
@@ -116,13 +107,13 @@ def test_an_orphaned_lease(project: tuple[Path, str]) -> None:
 def test_broken_index_is_found_and_rebuilt_from_the_memory_itself(project: tuple[Path, str]) -> None:
     root, _ = project
     memory_with_broken_index(root)
-    res = allure(root, "doctor")
+    res = allure("doctor", cwd=root)
     assert res.returncode == 1 and "FAIL  memory" in res.stdout and "--rebuild-memory" in res.stdout
-    res = allure(root, "doctor", "--rebuild-memory")
+    res = allure("doctor", "--rebuild-memory", cwd=root)
     assert res.returncode == 0, res.stderr
     assert "1500 example(s) from the memory" in res.stdout
     assert list((root / ".allure").glob("memory.broken-*"))
-    res = allure(root, "doctor")
+    res = allure("doctor", cwd=root)
     assert res.returncode == 0, res.stdout
     assert "1500 example(s), index answers" in res.stdout
 
@@ -133,10 +124,58 @@ def test_unreadable_memory_is_rebuilt_from_the_run_stores_approvals(project: tup
     shutil.rmtree(mem, ignore_errors=True)
     mem.mkdir(parents=True)
     (mem / "chroma.sqlite3").write_bytes(b"not a database" * 100)
-    res = allure(root, "doctor")
+    res = allure("doctor", cwd=root)
     assert res.returncode == 1 and "FAIL  memory" in res.stdout
-    res = allure(root, "doctor", "--rebuild-memory")
+    res = allure("doctor", "--rebuild-memory", cwd=root)
     assert res.returncode == 0, res.stderr
     assert "2 example(s) from the run store" in res.stdout
-    res = allure(root, "memory", "list")
+    res = allure("memory", "list", cwd=root)
     assert res.stdout.count("icl-") == 2
+
+
+def _store_with_lease(root: Path, *, pid: int, heartbeat_at: float) -> str:
+    """A bare project whose one run is running under a lease held by ``pid`` on this host."""
+    store = RunStore(root / ".allure" / "allure.db")
+    run_id = store.create_run({"name": "x"})
+    store._conn.execute(
+        "INSERT INTO leases (run_id, token, pid, host, purpose, acquired_at, heartbeat_at) VALUES (?,?,?,?,?,?,?)",
+        (run_id, "t", pid, socket.gethostname(), "audit", heartbeat_at, heartbeat_at),
+    )
+    store._conn.commit()
+    store.close()
+    return run_id
+
+
+def test_doctor_and_the_store_agree_on_a_silent_lease(tmp_path: Path) -> None:
+    # pid 1 runs, but the heartbeat stopped 10 minutes ago: the store would take the lease over,
+    # so doctor calls it orphaned (it used to say the lease was fine, going by the pid alone)
+    run_id = _store_with_lease(tmp_path, pid=1, heartbeat_at=time.time() - 600)
+    store = RunStore(tmp_path / ".allure" / "allure.db", create=False)
+    holder = store.lease_holder(run_id)
+    assert holder is not None and not holder.alive()
+    assert store.get_run(run_id).status == "interrupted"
+    store.close()
+    leases = [f for f in diagnose(tmp_path) if f.check == "lease"]
+    assert len(leases) == 1 and not leases[0].ok and "orphaned" in leases[0].message
+    assert f"allure resume {run_id}" in leases[0].fix
+
+
+def test_a_live_lease_is_healthy(tmp_path: Path) -> None:
+    run_id = _store_with_lease(tmp_path, pid=os.getppid(), heartbeat_at=time.time())
+    leases = [f for f in diagnose(tmp_path, run_id) if f.check == "lease"]
+    assert len(leases) == 1 and leases[0].ok and leases[0].where == f"run {run_id}"
+
+
+def test_doctor_leaves_an_older_store_unmigrated(tmp_path: Path) -> None:
+    db = tmp_path / ".allure" / "allure.db"
+    _store_with_lease(tmp_path, pid=1, heartbeat_at=0.0)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 3")
+    conn.execute("DROP TABLE leases")
+    conn.commit()
+    conn.close()
+    findings = diagnose(tmp_path)
+    assert [f.check for f in findings if not f.ok] == ["checkpoints"]  # the running run has none
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3  # read, not migrated
+    conn.close()

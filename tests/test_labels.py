@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from allure.labels import LabelParser, LabelVocabulary, decode_label, default_la
 from allure.models import Item, Verdict
 from allure.prompts import load_prompt_set
 from allure.store import RunStore
+from tests.cli_run import allure
 
 AB = {"A": ["Output (a)", "Response A", "first"], "B": ["Output (b)", "Response B", "second"]}
 
@@ -94,13 +93,7 @@ def test_a_pattern_that_cannot_parse_a_label_fails_at_load_naming_it(tmp_path: P
     text = err.value.render()
     assert "'tie'" in text and "label_pattern" in text and "preference: tie" in text
     # the command line: exit 2, the label and the fix named, nothing written
-    res = subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", "validate", str(spec)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    res = allure("validate", str(spec), cwd=tmp_path, timeout=120)
     assert res.returncode == 2 and "'tie'" in res.stderr and "fix:" in res.stderr
     assert "Traceback" not in res.stderr and not (tmp_path / ".allure").exists()
     # the default pattern, built from the label set, reads all three

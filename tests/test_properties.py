@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from allure.config import AuditSpec, _nested_model, load_spec
+from allure.config import AuditSpec, load_spec
+from allure.config._messages import _nested_model
 from allure.dataset import DatasetSpec, load_items
 from allure.errors import AllureError
 

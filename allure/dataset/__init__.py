@@ -6,8 +6,10 @@ points at the CogEval sample shipped with allure.
 """
 
 from allure.dataset._cogeval import COGEVAL_COLUMNS, cogeval_label, is_cogeval_row, item_from_cogeval_row
-from allure.dataset._guess import Guess, guess_spec, render_spec
+from allure.dataset._guess import guess_spec
+from allure.dataset._guess_result import Guess
 from allure.dataset._load import column_value, load_items
+from allure.dataset._render import render_spec
 from allure.dataset._sample import allocate, split_heldout, stratified_sample
 from allure.dataset._spec import ColumnMap, DatasetFormat, DatasetSpec, GoldScore
 from allure.dataset.demo import DEMO_FILE, demo_audit, demo_audit_spec, demo_dataset_path, demo_spec

@@ -16,13 +16,12 @@ from allure.evaluator import swapped_item
 from allure.gold_check import GoldCheck
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
 from allure.graphs.pairwise import swapped_pass, swaps
+from allure.graphs.passes import calibrate, fail_if_mostly_errors, metrics_for, policy_for, zero_shot_baseline
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext, LoopState
-from allure.memory import RetrievalPolicy, build_candidates, build_successes, sample_candidates
-from allure.metrics import SplitMetrics
-from allure.models import IclExample, Item, ReviewDecision, Verdict
+from allure.memory import build_candidates, build_successes, sample_candidates
+from allure.models import IclExample, Item, ReviewDecision
 from allure.report import write_run_report
-from allure.urls import redact_url
 
 if TYPE_CHECKING:
     from allure.evaluator import EvalResult
@@ -52,7 +51,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     items = ctx.items(run_id)
     memory = ctx.memory
     version = memory.version()
-    policy = _policy_for(ctx, run_id)
+    policy = policy_for(ctx, run_id)
     ctx.say(f"iteration {it}: evaluating {len(items)} items with {version.size} examples in memory")
     ctx.store.update_run(run_id, iteration=it, memory_version=version.content_hash)
     ctx.store.record_memory_version(run_id, it, version.content_hash, version.ids)
@@ -71,7 +70,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     ) as ev:
         swapping = swaps(ctx, ev.prompts.pairwise, items)
         if it == 1 and version.size:
-            baseline = _zero_shot_baseline(ctx, run_id, items, ev)
+            baseline = zero_shot_baseline(ctx, run_id, items, ev)
             update["active_iteration"] = 0
 
         seen: dict[str, list[IclExample]] = {}
@@ -96,7 +95,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         result = evaluate(items)
         if swapping:
             position, debias = swapped_pass(ctx, run_id, it, items, result, evaluate)
-        calibration = _calibrate(ctx, run_id, it, items, result, ev, lambda item: seen[item.id])
+        calibration = calibrate(ctx, run_id, it, items, result, ev, lambda item: seen[item.id])
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = result.stats.as_dict()
     ctx.say(
@@ -104,7 +103,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         f"{stats['unparsed']} unparsed, {stats['errors']} errors, {stats['wall_s']:.1f} s"
         + (f", {stats['server_restarts']} server restart(s)" if stats["server_restarts"] else "")
     )
-    _fail_if_mostly_errors(ctx, run_id, it, items, result.verdicts)
+    fail_if_mostly_errors(ctx, run_id, it, items, result.verdicts)
     return {
         **update,
         "iteration": it,
@@ -125,143 +124,6 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     }
 
 
-def _audit_prior(ctx: AuditContext, run_id: str) -> dict[str, float] | None:
-    """The audit split's reference label shares (by the label's string form; the dev split is audit
-    data too); ``None`` when no audit item has a reference label."""
-    refs, splits = ctx.store.reference_labels(run_id), ctx.store.splits(run_id)
-    known = [str(r) for i, r in refs.items() if r is not None and splits.get(i) == "audit"]
-    return {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
-
-
-def _calibrate(
-    ctx: AuditContext,
-    run_id: str,
-    it: int,
-    items: list[Item],
-    result: EvalResult,
-    ev: Any,
-    examples_for: Any,
-) -> dict[str, Any] | None:
-    """``[evaluator] calibration``: re-label the pass's verdicts (:func:`allure.evaluator.calibrate_pass`)
-    and say what changed; ``None`` when calibration is off."""
-    from allure.evaluator import NO_PROBS, calibrate_pass
-
-    mode = ctx.spec.evaluator.calibration
-    if mode == "none" or ctx.spec.evaluator.kind == "replay":
-        return None
-    out = calibrate_pass(
-        ev,
-        run_id,
-        it,
-        items,
-        result,
-        examples_for,
-        mode=mode,
-        labels=ctx.spec.label_set,
-        prior=_audit_prior(ctx, run_id) if mode == "prior" else None,
-    )
-    if out.off:
-        ctx.say(f"iteration {it}: {NO_PROBS}")
-    else:
-        ctx.say(
-            f"iteration {it}: calibration ({mode}): p_cf from {out.blocks} block(s) "
-            f"({out.cf_calls} content-free calls sent), {out.changed} of {len(items)} labels changed, "
-            f"{out.kept} kept as parsed (no label probabilities)"
-        )
-    return out.as_dict()
-
-
-def _policy_for(ctx: AuditContext, run_id: str) -> RetrievalPolicy:
-    """The spec's retrieval policy; a ``label_prior`` policy without a prior gets the audit split's
-    reference label shares (the dev split included: it is audit data, never held out)."""
-    policy = ctx.spec.memory.retrieval
-    if policy.kind != "label_prior" or policy.prior is not None:
-        return policy
-    return policy.model_copy(update={"prior": _audit_prior(ctx, run_id)})
-
-
-def _zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: Any) -> list[dict[str, Any]]:
-    """Evaluate every item without examples as iteration 0 (zero-shot is always candidate 0).
-
-    Run once, when the memory already holds examples at the start of a run, so that the guard and
-    the held-out claim compare with the judge as it is without them. Returns its history entry.
-    """
-    ctx.say(f"iteration 0: evaluating {len(items)} items zero-shot (the baseline the memory must beat)")
-    ctx.store.record_memory_version(run_id, 0, "", [])
-    result = ev.evaluate(
-        run_id, 0, items, lambda item: [], progress=ctx.eval_progress, claim_token=ctx.lease_token
-    )
-    calibration = _calibrate(ctx, run_id, 0, items, result, ev, lambda item: [])
-    ctx.remember_verdicts(run_id, 0, result.verdicts)
-    for split, m in _metrics_for(ctx, run_id, 0).items():
-        ctx.store.record_metrics(run_id, 0, split, m)
-    stats = result.stats.as_dict()
-    ctx.say(f"iteration 0: {stats['calls']} calls, {stats['cache_hits']} cache hits, {stats['wall_s']:.1f} s")
-    _fail_if_mostly_errors(ctx, run_id, 0, items, result.verdicts)
-    return [
-        {
-            "iteration": 0,
-            "stats": stats,
-            "memory_size": 0,
-            "memory_version": "",
-            "position": None,
-            "calibration": calibration,
-        }
-    ]
-
-
-def _fail_if_mostly_errors(
-    ctx: AuditContext, run_id: str, it: int, items: list[Item], verdicts: dict[str, Verdict]
-) -> None:
-    """Stop the run (status ``failed``, exit 1) when more than ``max_error_share`` of the calls failed."""
-    from allure.errors import EvaluationFailedError
-
-    ev = ctx.spec.evaluator
-    failed = [verdicts[x.id] for x in items if x.id in verdicts and verdicts[x.id].status == "error"]
-    if not items or len(failed) <= ev.max_error_share * len(items):
-        return
-    raise EvaluationFailedError(
-        f"{len(failed)} of {len(items)} evaluator calls failed in iteration {it} "
-        f"(more than max_error_share = {ev.max_error_share:g}); first error: {failed[0].error}",
-        where=f"evaluator {ev.model!r}" + (f" at {redact_url(ev.base_url)}" if ev.base_url else ""),
-        fix=f"correct the evaluator (API key in ${ev.api_key_env}, base_url, model), then "
-        f"`allure resume {run_id}`: failed calls are sent again, answered ones are kept",
-    )
-
-
-def _metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, SplitMetrics]:
-    from allure.metrics import compute_metrics
-
-    items = ctx.items(run_id)
-    verdicts = ctx.verdicts(run_id, it)
-    refs = ctx.store.reference_labels(run_id)
-    splits = ctx.store.splits(run_id)
-    dev = ctx.dev_ids(run_id)
-    out: dict[str, SplitMetrics] = {}
-    for split in ("audit", "heldout", "all", "dev"):
-        if split == "dev" and not dev:
-            continue
-        chosen = [
-            x for x in items if split == "all" or splits[x.id] == split or (split == "dev" and x.id in dev)
-        ]
-        if split == "all" and 0 in (out["audit"].n, out["heldout"].n):  # one split holds every item
-            out["all"] = out["audit"] if out["heldout"].n == 0 else out["heldout"]
-            continue
-        vs: list[Verdict | None] = [verdicts.get(x.id) for x in chosen]
-        out[split] = compute_metrics(
-            [refs.get(x.id) for x in chosen],
-            [v.label if v else None for v in vs],
-            prob_positive=[v.prob_positive if v else None for v in vs],
-            problem_types=[x.problem_type for x in chosen],
-            generators=[x.generator for x in chosen],
-            labels=tuple(ctx.spec.label_set),
-            pos_label=ctx.spec.positive_label,
-            n_resamples=ctx.spec.loop.bootstrap_resamples,
-            random_state=ctx.spec.loop.seed,
-        )
-    return out
-
-
 def _rounded(x: float | None) -> str:
     return "undefined" if x is None else f"{x:.3f}"
 
@@ -270,7 +132,7 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Compare the evaluator's labels with the reference labels, per split; store the metrics."""
     ctx = runtime.context
     run_id, it = state["run_id"], state["iteration"]
-    metrics = _metrics_for(ctx, run_id, it)
+    metrics = metrics_for(ctx, run_id, it)
     for split, m in metrics.items():
         ctx.store.record_metrics(run_id, it, split, m)
         fault_point("score")

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         tsne_map,
         tsne_perplexity,
     )
+    from allure.memory._collection import DEFAULT_COLLECTION, MemoryVersion, content_hash
     from allure.memory._embed import MiniLMEmbeddingFunction, embed
     from allure.memory._jsonl import export_jsonl, import_jsonl, read_examples_jsonl
     from allure.memory._nearest import nearest_blocks
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     )
     from allure.memory._server import ChromaServer, free_port
     from allure.memory._stats import MemoryStats, memory_stats
-    from allure.memory._store import DEFAULT_COLLECTION, EpisodicMemory, MemoryVersion, content_hash
+    from allure.memory._store import EpisodicMemory
 
 _WHERE = {
     "DEFAULT_LOCATION": "_client",
@@ -59,10 +60,10 @@ _WHERE = {
     "ClusterMethod": "_clusters",
     "ClusterOptions": "_clusters",
     "ClusterReport": "_clusters",
-    "DEFAULT_COLLECTION": "_store",
+    "DEFAULT_COLLECTION": "_collection",
     "EpisodicMemory": "_store",
     "MemoryStats": "_stats",
-    "MemoryVersion": "_store",
+    "MemoryVersion": "_collection",
     "MiniLMEmbeddingFunction": "_embed",
     "RetrievalKind": "_policy",
     "RetrievalPolicy": "_policy",
@@ -70,7 +71,7 @@ _WHERE = {
     "cluster_embeddings": "_clusters",
     "cluster_memory": "_clusters",
     "hdbscan_min_cluster_size": "_clusters",
-    "content_hash": "_store",
+    "content_hash": "_collection",
     "embed": "_embed",
     "export_jsonl": "_jsonl",
     "free_port": "_server",

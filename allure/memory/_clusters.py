@@ -22,7 +22,8 @@ from pydantic import BaseModel
 
 from allure._io import atomic_write_bytes
 from allure.errors import MemoryStoreError, OutputError
-from allure.memory._store import EpisodicMemory, content_hash
+from allure.memory._collection import content_hash
+from allure.memory._store import EpisodicMemory
 from allure.models import FAILURE_MODES, stable_hash, utcnow
 
 ClusterMethod = Literal["hdbscan", "kmeans"]

@@ -6,7 +6,8 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from allure.memory._store import EpisodicMemory, content_hash
+from allure.memory._collection import content_hash
+from allure.memory._store import EpisodicMemory
 from allure.models import FAILURE_MODES
 
 

@@ -7,7 +7,6 @@ fields for filtering (failure mode, problem type, group, source run, reviewer...
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable
@@ -15,98 +14,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from allure.errors import MemoryStoreError
-from allure.memory._client import is_url, open_client, resolve_location
+from allure.memory._client import is_url, resolve_location
+from allure.memory._collection import (
+    BATCH,
+    DEFAULT_COLLECTION,
+    MemoryVersion,
+    content_hash,
+    embed,
+    example_metadata,
+    open_collection,
+)
 from allure.memory._policy import RetrievalPolicy, cap, select_examples, stable_order
 from allure.memory._sqlite import read_examples_json
 from allure.models import IclExample, Item
 
-DEFAULT_COLLECTION = "icl_examples"
-"""The collection name allure uses unless told otherwise."""
-
-_BATCH = 5000  # Chroma refuses batches above 5,461
 _EXAMPLES = TypeAdapter(list[IclExample])
-
-
-class MemoryVersion(BaseModel):
-    """What a report records to name the memory it used."""
-
-    ids: list[str]
-    """Example ids, sorted."""
-    content_hash: str
-    """sha256 (hex, 16) over the sorted ids and each example's JSON; changes with any content change."""
-    size: int
-    """Number of examples."""
-
-
-def example_metadata(ex: IclExample) -> dict[str, str | int]:
-    """The flat Chroma metadata of an example (Chroma has no ``None``: -1 and "" stand in)."""
-    return {
-        "example_json": ex.model_dump_json(),
-        "problem_type": ex.problem_type,
-        "group": ex.group,
-        "generator": ex.generator,
-        "failure_mode": ex.failure_mode,
-        "failure_reason": ex.failure_reason,
-        "correct_label": ex.correct_label,
-        "wrong_label": -1 if ex.wrong_label is None else ex.wrong_label,
-        "run_id": ex.run_id,
-        "item_id": ex.item_id,
-        "decision": ex.decision or "",
-        "reviewer": ex.reviewer,
-        "decided_at": ex.decided_at,
-    }
-
-
-def content_hash(examples: Iterable[IclExample]) -> str:
-    """The content hash of a set of examples (order-independent)."""
-    h = hashlib.sha256()
-    for ex in sorted(examples, key=lambda e: e.id):
-        h.update(ex.id.encode())
-        h.update(b"\x00")
-        h.update(ex.model_dump_json().encode())
-        h.update(b"\x01")
-    return h.hexdigest()[:16]
-
-
-def embed(texts: list[str]) -> np.ndarray:
-    """:func:`allure.memory.embed` (imported on first use: it imports chromadb and the model)."""
-    from allure.memory._embed import embed as embed_texts
-
-    return embed_texts(texts)
-
-
-def _open_collection(location: str, collection: str, *, create: bool) -> tuple[Any, Any]:
-    """The Chroma client and collection at ``location`` (its vector index checked readable)."""
-    from allure.memory._embed import MiniLMEmbeddingFunction
-
-    client = open_client(location, create=create)
-    ef = MiniLMEmbeddingFunction()
-    try:
-        if create:
-            col = client.get_or_create_collection(
-                collection, embedding_function=ef, configuration={"hnsw": {"space": "cosine"}}
-            )
-        else:
-            col = client.get_collection(collection, embedding_function=ef)
-    except Exception as exc:  # chromadb raises NotFoundError/ValueError/InternalError variants
-        raise MemoryStoreError(
-            f"cannot open collection {collection!r} ({type(exc).__name__}: {exc})",
-            where=str(location),
-            fix="check the collection name, or create the memory first",
-        ) from exc
-    try:
-        col.count()  # reads the vector index: a missing or corrupt segment fails here, not mid-run
-    except Exception as exc:  # chromadb.errors.InternalError (and variants) from the Rust bindings
-        raise MemoryStoreError(
-            f"the memory's index is missing or corrupt ({type(exc).__name__}: {str(exc)[:200]})",
-            where=str(location),
-            fix="check it with `allure doctor`, and rebuild the index from the stored examples with "
-            "`allure doctor --rebuild-memory`",
-        ) from exc
-    return client, col
 
 
 class EpisodicMemory:
@@ -161,7 +86,7 @@ class EpisodicMemory:
                 memory = cls(None, None, str(location), name=collection)
                 memory._load(rows)
                 return memory
-        client, col = _open_collection(str(location), collection, create=create)
+        client, col = open_collection(str(location), collection, create=create)
         return cls(client, col, str(location))
 
     @classmethod
@@ -206,8 +131,8 @@ class EpisodicMemory:
             return 0
         existing = self._fetch_json([ex.id for ex in batch])
         changed = [ex for ex in batch if existing.get(ex.id) != ex.model_dump_json()]
-        for start in range(0, len(changed), _BATCH):
-            chunk = changed[start : start + _BATCH]
+        for start in range(0, len(changed), BATCH):
+            chunk = changed[start : start + BATCH]
             self._col.upsert(
                 ids=[ex.id for ex in chunk],
                 documents=[ex.response for ex in chunk],
@@ -222,8 +147,8 @@ class EpisodicMemory:
         """Delete examples by id; returns how many existed."""
         wanted = list(dict.fromkeys(ids))
         present = list(self._fetch_json(wanted))
-        for start in range(0, len(present), _BATCH):
-            self._col.delete(ids=present[start : start + _BATCH])
+        for start in range(0, len(present), BATCH):
+            self._col.delete(ids=present[start : start + BATCH])
         if present:
             self._snapshot = None
         return len(present)
@@ -231,8 +156,8 @@ class EpisodicMemory:
     # -- reads ------------------------------------------------------------------------------------
     def _fetch_json(self, ids: list[str]) -> dict[str, str]:
         out: dict[str, str] = {}
-        for start in range(0, len(ids), _BATCH):
-            res = self._col.get(ids=ids[start : start + _BATCH], include=["metadatas"])
+        for start in range(0, len(ids), BATCH):
+            res = self._col.get(ids=ids[start : start + BATCH], include=["metadatas"])
             for rid, meta in zip(res["ids"], res["metadatas"] or [], strict=False):
                 out[rid] = str((meta or {}).get("example_json", ""))
         return out
@@ -252,7 +177,7 @@ class EpisodicMemory:
     def _col(self) -> Any:
         """The Chroma collection, opened now when the memory was opened ``lazy``."""
         if self._col_obj is None:
-            self._client, self._col_obj = _open_collection(self.location, self.collection_name, create=False)
+            self._client, self._col_obj = open_collection(self.location, self.collection_name, create=False)
         return self._col_obj
 
     def refresh(self) -> list[IclExample]:

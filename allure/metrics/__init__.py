@@ -36,6 +36,14 @@ from allure.metrics._debias import (
 )
 from allure.metrics._groups import errors_by_group
 from allure.metrics._holm import holm_adjust
+from allure.metrics._icl_effect import (
+    IclEffect,
+    MajorityBaseline,
+    icl_effect,
+    label_shares,
+    majority_baseline,
+    prior_shift_warning,
+)
 from allure.metrics._mcnemar import McNemarResult, mcnemar_exact_p, mcnemar_test
 from allure.metrics._model import (
     OBJECTIVE_NAMES,
@@ -51,18 +59,8 @@ from allure.metrics._model import (
     PairedMetric,
     SplitMetrics,
 )
-from allure.metrics._objective import (
-    IclEffect,
-    MajorityBaseline,
-    ObjectiveComparison,
-    PermutationMethod,
-    icl_effect,
-    label_shares,
-    majority_baseline,
-    objective_difference,
-    objective_value,
-    prior_shift_warning,
-)
+from allure.metrics._objective import objective_value
+from allure.metrics._objective_difference import ObjectiveComparison, PermutationMethod, objective_difference
 from allure.metrics._paired import icl_helped, paired_difference
 from allure.metrics._position import position_by_group, position_consistency
 from allure.metrics._robustness import (

@@ -11,11 +11,12 @@ Reference: B. Efron & R. Tibshirani (1993), *An Introduction to the Bootstrap*, 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from allure.metrics._common import FloatArray, IntArray, MetricsError
-from allure.metrics._model import Interval
+from allure.metrics._model import Helped, Interval
 
 
 def check_bootstrap(n_resamples: int, confidence: float) -> None:
@@ -55,3 +56,26 @@ def percentile_interval(
     alpha = (1.0 - confidence) / 2.0
     low, high = np.percentile(defined, [100.0 * alpha, 100.0 * (1.0 - alpha)])
     return Interval(low=float(low), high=float(high))
+
+
+def paired_fields(
+    n: int, value_a: float | None, value_b: float | None, ci: Interval | None, *, significant: bool = True
+) -> dict[str, Any]:
+    """What every paired comparison of A and B reports: ``n``, both values, ``delta = value_b -
+    value_a`` (``None`` when either is undefined), the interval of ``delta`` and ``helped``: ``yes``
+    when the interval lies above 0 and ``significant``, ``no`` when it lies below 0 and
+    ``significant``, else ``unclear``."""
+    helped: Helped = "unclear"
+    if significant and ci is not None and ci.low > 0:
+        helped = "yes"
+    elif significant and ci is not None and ci.high < 0:
+        helped = "no"
+    return {
+        "n": n,
+        "value_a": value_a,
+        "value_b": value_b,
+        "delta": None if value_a is None or value_b is None else value_b - value_a,
+        "ci_low": None if ci is None else ci.low,
+        "ci_high": None if ci is None else ci.high,
+        "helped": helped,
+    }

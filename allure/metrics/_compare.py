@@ -22,7 +22,8 @@ from allure.metrics._common import Label, MetricsError, check_same_length, label
 from allure.metrics._holm import holm_adjust
 from allure.metrics._mcnemar import McNemarResult, mcnemar_test
 from allure.metrics._model import Objective, PairedDifference
-from allure.metrics._objective import ObjectiveComparison, check_objective, objective_difference
+from allure.metrics._objective import check_objective
+from allure.metrics._objective_difference import ObjectiveComparison, objective_difference
 from allure.metrics._paired import paired_difference
 
 Direction = Literal["better", "worse", "same"]

@@ -34,8 +34,9 @@ from allure.metrics._common import (
 )
 from allure.metrics._confusion import confusion, resampled_confusions
 from allure.metrics._groups import errors_by_group
+from allure.metrics._icl_effect import label_shares, majority_baseline
 from allure.metrics._model import ClassMetrics, ConfusionMatrix, MetricIntervals, SplitMetrics
-from allure.metrics._objective import label_shares, majority_baseline, objective_rows
+from allure.metrics._objective import objective_rows
 
 
 def _f1(cms: IntArray, pos: int | None) -> FloatArray:

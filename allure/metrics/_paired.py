@@ -19,21 +19,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from allure.metrics import _formulas as fx
-from allure.metrics._bootstrap import bootstrap_indices, check_bootstrap, percentile_interval
+from allure.metrics._bootstrap import bootstrap_indices, check_bootstrap, paired_fields, percentile_interval
 from allure.metrics._common import (
-    MISSING,
     FloatArray,
     IntArray,
     Label,
     MetricsError,
-    check_same_length,
-    encode,
-    label_set,
     optional,
     position,
 )
 from allure.metrics._confusion import resampled_confusions
-from allure.metrics._model import Helped, PairedDifference, PairedMetric
+from allure.metrics._model import PairedDifference, PairedMetric
+from allure.metrics._objective import paired_codes
 
 
 def _metric_rows(
@@ -87,41 +84,21 @@ def paired_difference(
             f"metric={metric!r} is not supported", where="argument 'metric'", fix='pass "accuracy" or "f1"'
         )
     check_bootstrap(n_resamples, confidence)
-    check_same_length(y_true=y_true, pred_a=pred_a, pred_b=pred_b)
-    labs = label_set(labels, y_true, pred_a, pred_b)
+    labs, t, a, b = paired_codes(y_true, pred_a, pred_b, labels)
     pos = None if pos_label is None else position(pos_label, labs)
-    t = encode(y_true, labs, field="y_true")
-    keep = np.flatnonzero(t != MISSING)
     n_labels = len(labs)
-    t = t[keep]
-    a, b = (encode(x, labs, field=f)[keep] for x, f in ((pred_a, "pred_a"), (pred_b, "pred_b")))
-    a, b = (np.where(x == MISSING, n_labels, x) for x in (a, b))
-    whole = np.arange(len(keep), dtype=np.int64)[None, :]
+    whole = np.arange(len(t), dtype=np.int64)[None, :]
     va = optional(_metric_rows(metric, t, a, n_labels, pos, whole)[0])
     vb = optional(_metric_rows(metric, t, b, n_labels, pos, whole)[0])
     delta = None if va is None or vb is None else vb - va
     ci = None
-    if len(keep) and delta is not None:
-        idx = bootstrap_indices(len(keep), n_resamples=n_resamples, random_state=random_state)
+    if len(t) and delta is not None:
+        idx = bootstrap_indices(len(t), n_resamples=n_resamples, random_state=random_state)
         diffs = _metric_rows(metric, t, b, n_labels, pos, idx) - _metric_rows(
             metric, t, a, n_labels, pos, idx
         )
         ci = percentile_interval(diffs, confidence=confidence)
-    helped: Helped = "unclear"
-    if ci is not None and ci.low > 0:
-        helped = "yes"
-    elif ci is not None and ci.high < 0:
-        helped = "no"
-    return PairedDifference(
-        metric=metric,
-        n=len(keep),
-        value_a=va,
-        value_b=vb,
-        delta=delta,
-        ci_low=None if ci is None else ci.low,
-        ci_high=None if ci is None else ci.high,
-        helped=helped,
-    )
+    return PairedDifference(metric=metric, **paired_fields(len(t), va, vb, ci))
 
 
 def icl_helped(

@@ -13,28 +13,14 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.cli_run import TEST_KEY, allure
 from tests.conftest import write_spec
-
-ENV = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1"}
-
-
-def allure(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=cwd,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -74,10 +60,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
         .replace(f'location = "{root / "memory"}"', 'location = ".allure/memory"')
     )
-    res = allure(root, "audit", "audit.toml")
+    res = allure("audit", "audit.toml", cwd=root, env=TEST_KEY)
     assert res.returncode == 0 and "paused for review" in res.stdout, res.stderr
     run_id = next(w for w in res.stdout.split() if w.startswith("run-"))
-    assert allure(root, "review", run_id, "--export", "pending.jsonl").returncode == 0
+    assert allure("review", run_id, "--export", "pending.jsonl", cwd=root, env=TEST_KEY).returncode == 0
     return root, run_id
 
 
@@ -335,7 +321,7 @@ def test_bad_input_exits_2_names_the_place_and_the_fix_and_writes_nothing(
     case = CASES[name]
     args = case.setup(root, run_id)
     before = snapshot(root)
-    res = allure(root, *args)
+    res = allure(*args, cwd=root, env=TEST_KEY)
     assert res.returncode == 2, (name, res.returncode, res.stdout, res.stderr)
     assert "Traceback" not in res.stderr, res.stderr
     assert "fix:" in res.stderr, res.stderr

@@ -4,27 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
-
-
-def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=cwd,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from tests.cli_run import allure
 
 
 def rows_for(shape: str, n: int = 12) -> list[dict[str, Any]]:
@@ -82,13 +68,13 @@ def write(path: Path, rows: list[dict[str, Any]]) -> None:
 def test_init_writes_a_spec_that_validate_accepts_unchanged(tmp_path: Path, shape: str, ext: str) -> None:
     data = tmp_path / f"judged{ext}"
     write(data, rows_for(shape))
-    res = cli(tmp_path, "init", data.name)
+    res = allure("init", data.name, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     spec_text = (tmp_path / "audit.toml").read_text()
     spec = tomllib.loads(spec_text)
     assert spec["evaluator"]["prompt"] == shape
     assert "CHECK" in spec_text  # every guess says what to check
-    res = cli(tmp_path, "validate", "audit.toml")
+    res = allure("validate", "audit.toml", cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "item 1:" in res.stdout and "reference labels:" in res.stdout
     expected = {
@@ -100,7 +86,7 @@ def test_init_writes_a_spec_that_validate_accepts_unchanged(tmp_path: Path, shap
     assert spec["label_set"] == expected[0]
     assert expected[1] in spec["dataset"]["columns"]
     # init never overwrites
-    again = cli(tmp_path, "init", data.name)
+    again = allure("init", data.name, cwd=tmp_path)
     assert again.returncode == 2 and "never overwrites" in again.stderr
     assert (tmp_path / "audit.toml").read_text() == spec_text
 
@@ -108,7 +94,7 @@ def test_init_writes_a_spec_that_validate_accepts_unchanged(tmp_path: Path, shap
 def test_validate_exits_2_with_the_fix_when_no_item_has_a_reference(tmp_path: Path) -> None:
     write(tmp_path / "d.jsonl", [{"id": "a", "response": "some long response text here"}])
     (tmp_path / "audit.toml").write_text('[dataset]\npath = "d.jsonl"\n[dataset.columns]\nid = "id"\n')
-    res = cli(tmp_path, "validate", "audit.toml")
+    res = allure("validate", "audit.toml", cwd=tmp_path)
     assert (
         res.returncode == 2
         and "no" in res.stderr
@@ -128,10 +114,10 @@ def test_init_reads_a_numeric_gold_column_with_a_threshold(tmp_path: Path) -> No
         for i in range(10)
     ]
     write(tmp_path / "s.jsonl", rows)
-    assert cli(tmp_path, "init", "s.jsonl").returncode == 0
+    assert allure("init", "s.jsonl", cwd=tmp_path).returncode == 0
     spec = tomllib.loads((tmp_path / "audit.toml").read_text())
     assert spec["dataset"]["gold_score"]["column"] == "annotations"
-    res = cli(tmp_path, "validate", "audit.toml")
+    res = allure("validate", "audit.toml", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
 
 
@@ -154,7 +140,7 @@ def test_init_on_arena_and_llmbar_shaped_pairwise_data(tmp_path: Path) -> None:
     ]
     (tmp_path / "arena").mkdir()
     write(tmp_path / "arena" / "arena.jsonl", arena)
-    assert cli(tmp_path / "arena", "init", "arena.jsonl").returncode == 0
+    assert allure("init", "arena.jsonl", cwd=tmp_path / "arena").returncode == 0
     spec = tomllib.loads((tmp_path / "arena" / "audit.toml").read_text())
     cols = spec["dataset"]["columns"]
     assert spec["evaluator"]["prompt"] == "pairwise" and spec["label_set"] == ["model_a", "model_b", "tie"]
@@ -164,7 +150,7 @@ def test_init_on_arena_and_llmbar_shaped_pairwise_data(tmp_path: Path) -> None:
         "winner",
     )
     assert "recorded_label" not in cols
-    res = cli(tmp_path / "arena", "validate", "audit.toml")
+    res = allure("validate", "audit.toml", cwd=tmp_path / "arena")
     assert res.returncode == 0, res.stderr
     assert "user: Question 0? assistant: A careful answer number 0" in res.stdout
 
@@ -179,11 +165,11 @@ def test_init_on_arena_and_llmbar_shaped_pairwise_data(tmp_path: Path) -> None:
     ]
     (tmp_path / "llmbar").mkdir()
     write(tmp_path / "llmbar" / "llmbar.csv", llmbar)
-    assert cli(tmp_path / "llmbar", "init", "llmbar.csv").returncode == 0
+    assert allure("init", "llmbar.csv", cwd=tmp_path / "llmbar").returncode == 0
     spec = tomllib.loads((tmp_path / "llmbar" / "audit.toml").read_text())
     assert spec["evaluator"]["prompt"] == "pairwise" and spec["label_set"] == [1, 2]
     assert spec["dataset"]["columns"]["task"] == "input"
-    assert cli(tmp_path / "llmbar", "validate", "audit.toml").returncode == 0
+    assert allure("validate", "audit.toml", cwd=tmp_path / "llmbar").returncode == 0
 
 
 WORDS = [
@@ -242,13 +228,13 @@ def test_init_maps_a_label_column_with_40_word_labels_and_lists_them(tmp_path: P
         for i in range(200)
     ]
     write(tmp_path / "d.jsonl", rows)
-    res = cli(tmp_path, "init", "d.jsonl")
+    res = allure("init", "d.jsonl", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     spec = tomllib.loads((tmp_path / "audit.toml").read_text())
     assert spec["dataset"]["columns"]["gold_label"] == "label"
     assert sorted(spec["label_set"]) == sorted(WORDS)
     assert "gold_label       <- label" in res.stdout and "thunder" in res.stdout
-    checked = cli(tmp_path, "validate", "audit.toml")
+    checked = allure("validate", "audit.toml", cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert "reference labels: " in checked.stdout and "thunder: 5" in checked.stdout
 
@@ -259,7 +245,7 @@ def test_init_says_why_a_label_column_with_too_many_values_is_not_mapped(tmp_pat
         for i in range(300)
     ]
     write(tmp_path / "d.jsonl", rows)
-    res = cli(tmp_path, "init", "d.jsonl")
+    res = allure("init", "d.jsonl", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert (
         "gold_label       not mapped: column 'label' was not mapped: it has 150 distinct values" in res.stdout

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.cli_run import allure
 from tests.conftest import write_spec
 
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "80"}
-
-
-def allure(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=cwd,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+NARROW = {"COLUMNS": "80"}
+"""A terminal 80 columns wide."""
 
 
 def test_paused_message_keeps_each_command_on_one_line_and_runs_is_bounded(tmp_path: Path) -> None:
@@ -33,16 +21,16 @@ def test_paused_message_keeps_each_command_on_one_line_and_runs_is_bounded(tmp_p
     project = tmp_path / ("a-project-folder-with-a-long-name-" * 2)
     run_ids = []
     for _ in range(3):
-        res = allure(tmp_path, "audit", str(spec), "--project", str(project))
+        res = allure("audit", str(spec), "--project", str(project), cwd=tmp_path, env=NARROW)
         assert res.returncode == 0, res.stderr
         run_id = next(w for w in res.stdout.split() if w.startswith("run-"))
         run_ids.append(run_id)
         wanted = f"  allure resume {run_id} --project {project} --decisions decisions.jsonl"
         assert wanted in res.stdout.splitlines(), res.stdout
         assert len(wanted) > 80
-    res = allure(tmp_path, "runs", "--project", str(project), "--limit", "2")
+    res = allure("runs", "--project", str(project), "--limit", "2", cwd=tmp_path, env=NARROW)
     assert res.returncode == 0, res.stderr
     assert run_ids[0] not in res.stdout and run_ids[1] in res.stdout and run_ids[2] in res.stdout
     assert "2 of 3 runs (the newest) shown; 1 more: --all, or --limit N" in res.stderr
-    res = allure(tmp_path, "runs", "--project", str(project), "--all")
-    assert all(r in res.stdout for r in run_ids) and "more" not in res.stderr
+    res = allure("runs", "--project", str(project), "--all", cwd=tmp_path, env=NARROW)
+    assert len(run_ids) == 3 and all(r in res.stdout for r in run_ids) and "more" not in res.stderr

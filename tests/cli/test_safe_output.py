@@ -4,14 +4,13 @@ sequences and Rich markup from a dataset literally (issue: OSC title/link, ESC[2
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from allure.safe_text import markup_escape, one_line, safe_json, visible
+from tests.cli_run import allure
 
 HOSTILE = (
     "\x1b]0;pwned\x07"  # OSC 0: window title
@@ -21,7 +20,8 @@ HOSTILE = (
     "[bold]markup[/bold][link=http://evil.example]x[/link]"
 )
 RAW = ("\x1b", "\x07", "\x9b", "\x9d")
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+WIDE = {"COLUMNS": "200"}
+"""A terminal 200 columns wide."""
 
 
 def assert_safe(text: str) -> None:
@@ -36,18 +36,6 @@ def test_visible_and_friends() -> None:
     assert "\x9b" in doc and json.loads(safe_json(doc)) == {"x": "\x1b\x9b\x7f"}
     assert_safe(safe_json(doc))
     assert markup_escape("[bold]x[/bold]\x1b") == "\\[bold]x\\[/bold]\u241b"
-
-
-def allure(proj: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=proj,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return res
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +82,7 @@ heldout_fraction = 0.3
 bootstrap_resamples = 100
 """
     )
-    res = allure(proj, "audit", "audit.toml")
+    res = allure("audit", "audit.toml", cwd=proj, env=WIDE)
     assert res.returncode == 0, res.stderr
     return proj, res
 
@@ -122,7 +110,7 @@ def test_commands_that_print_data(
     hostile_project: tuple[Path, subprocess.CompletedProcess[str]], args: list[str]
 ) -> None:
     proj, _ = hostile_project
-    res = allure(proj, *args)
+    res = allure(*args, cwd=proj, env=WIDE)
     assert res.returncode == 0, res.stderr
     assert_safe(res.stdout + res.stderr)
     if args[:2] == ["memory", "list"] and "--json" not in args:
@@ -136,13 +124,13 @@ def test_memory_show_and_an_error_naming_hostile_data(
     hostile_project: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
     proj, _ = hostile_project
-    listed = allure(proj, "memory", "list", "--json")
+    listed = allure("memory", "list", "--json", cwd=proj, env=WIDE)
     example_id = json.loads(listed.stdout.splitlines()[0])["id"]
-    res = allure(proj, "memory", "show", example_id)
+    res = allure("memory", "show", example_id, cwd=proj, env=WIDE)
     assert res.returncode == 0, res.stderr
     assert_safe(res.stdout + res.stderr)
     assert "item-" in res.stdout
-    missing = allure(proj, "memory", "show", f"nope-{HOSTILE}")
+    missing = allure("memory", "show", f"nope-{HOSTILE}", cwd=proj, env=WIDE)
     assert missing.returncode == 2
     assert_safe(missing.stdout + missing.stderr)
     assert "nope-" in missing.stderr and "fix:" in missing.stderr
@@ -153,14 +141,7 @@ def test_runs_never_cuts_an_id_when_piped(
 ) -> None:
     proj, audit = hostile_project
     run_id = next(w for w in audit.stdout.split() if w.startswith("run-"))
-    res = subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", "runs"],
-        cwd=proj,
-        env={**ENV, "COLUMNS": "40"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    res = allure("runs", cwd=proj, env={"COLUMNS": "40"}, timeout=60)
     assert run_id in res.stdout, res.stdout
 
 

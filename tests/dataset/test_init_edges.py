@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from allure.config import load_spec
-from allure.dataset import load_items
-from allure.dataset._guess import guess_spec, render_spec
+from allure.dataset import guess_spec, load_items, render_spec
 from allure.errors import DatasetError
 
 WORDS = [f"class{c}" for c in "abcdefghijklmnopqrstuvwxy"] + ["göre"]  # 26 distinct word labels

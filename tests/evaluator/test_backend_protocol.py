@@ -87,7 +87,9 @@ def test_a_toy_backend_labels_items_and_its_calls_are_stored(tmp_path: Path) -> 
     result = _evaluator(judge, store).evaluate("r", 1, _items(), lambda _it: [])
     assert {k: v.label for k, v in result.verdicts.items()} == {"i0": 0, "i1": 1, "i2": 0, "i3": 0}
     assert sorted(c["item_id"] for c in judge.calls) == ["i0", "i1", "i2", "i3"]
-    assert all(c["temperature"] == 0.0 for c in judge.calls)  # the evaluator's settings reach the backend
+    assert len(judge.calls) == 4 and all(
+        c["temperature"] == 0.0 for c in judge.calls
+    )  # the evaluator's settings reach the backend
     assert judge.closed == 1  # the backend closed its connections after the pass
     assert result.stats.calls == 4 and result.stats.prompt_tokens == 200
     stored = store.lookup_calls(v.prompt_hash for v in result.verdicts.values())

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from allure.errors import EvaluatorError, ModelFilesError
 from allure.evaluator.local import LocalServer, LocalServerSettings
 from allure.evaluator.local import _server as server_module
 from allure.evaluator.local._serve_child import ChildConfig, build_params
+from tests.cli_run import allure
 
 
 def test_defaults_use_every_core_and_cache_prompts(tmp_path: Path) -> None:
@@ -99,8 +98,7 @@ def test_sigterm_handler_is_installed_while_running_and_restored() -> None:
 
 
 def test_cli_serve_with_a_bad_model_exits_2_with_the_fix(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "allure.cli.main", "serve", "--model", str(tmp_path / "none.gguf")]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    done = allure("serve", "--model", str(tmp_path / "none.gguf"), timeout=60)
     assert done.returncode == 2
     assert "no such model file" in done.stderr
     assert "fix:" in done.stderr

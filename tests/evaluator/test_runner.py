@@ -129,7 +129,9 @@ def test_cache_means_no_second_call(tmp_path: Path) -> None:
     # a different ICL block is a different prompt: sent again
     model3 = FakeListChatModel(responses=["score: 0"] * 4)
     r3 = _evaluator(model3, store).evaluate("r", 3, _items(), lambda it: [_example(9)])
-    assert r3.stats.calls == 4 and all(v.icl_ids == ["icl-9"] for v in r3.verdicts.values())
+    assert r3.stats.calls == len(r3.verdicts) == 4 and all(
+        v.icl_ids == ["icl-9"] for v in r3.verdicts.values()
+    )
     assert store.call_count() == 8
 
 

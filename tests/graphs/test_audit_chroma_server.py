@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import chromadb
@@ -12,6 +9,7 @@ import pytest
 
 from allure.memory import ChromaServer
 from allure.store import RunStore, project_db_path
+from tests.cli_run import TEST_KEY, allure
 from tests.conftest import ScriptedServer, write_spec
 
 pytestmark = pytest.mark.integration
@@ -27,22 +25,8 @@ def test_audit_writes_approved_examples_to_a_chroma_server(
         spec.write_text(
             spec.read_text().replace(f'location = "{tmp_path / "memory"}"', f'location = "{url}"')
         )
-        res = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "allure.cli.main",
-                "audit",
-                str(spec),
-                "--auto-approve",
-                "--project",
-                str(tmp_path),
-            ],
-            cwd=tmp_path,
-            env={**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1"},
-            capture_output=True,
-            text=True,
-            timeout=300,
+        res = allure(
+            "audit", str(spec), "--auto-approve", "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY
         )
         assert res.returncode == 0, res.stderr
         assert not (tmp_path / "memory").exists()  # nothing went to a local folder

@@ -63,7 +63,7 @@ def test_contextual_calibration_undoes_a_label_prior_lean(tmp_path: Path) -> Non
             "SELECT v.label_json, c.label FROM verdicts v JOIN calls c ON c.id = v.call_id "
             "WHERE v.item_id NOT LIKE '#%'"
         ).fetchall()
-    assert sum(lj is not None for lj, _ in rows) == changed
+    assert 0 < sum(lj is not None for lj, _ in rows) == changed <= len(rows)
     assert all(json.loads(lj) == 0 and raw == 1 for lj, raw in rows if lj is not None)
     report = json.loads(
         next((tmp_path / "cal" / "proj" / ".allure" / "runs").glob("*/report.json")).read_text()

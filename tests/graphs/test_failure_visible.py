@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from allure.store import RunStore, project_db_path
+from tests.cli_run import allure
 from tests.conftest import start_scripted_server, write_spec
 
 pytestmark = pytest.mark.integration
@@ -19,15 +18,7 @@ KEY = "plain-secret-value-42"  # not shaped like a key: only the configured vari
 
 
 def _audit(spec: Path, project: Path, key: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ALLURE_TEST_KEY": key, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", "audit", str(spec), "--project", str(project)],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return allure("audit", str(spec), "--project", str(project), cwd=project, env={"ALLURE_TEST_KEY": key})
 
 
 @pytest.mark.parametrize("key", [KEY, "sk-proj-0123456789abcdefXYZ"])

@@ -5,35 +5,24 @@ The small-data twin of ``benchmarks/fault_injection_replay.py`` (which does this
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from allure._fault import FAULT_POINTS
 from allure.store import RunStore, project_db_path
+from tests.cli_run import allure
 from tests.graphs.test_run_guards import write_replay_spec
 
 pytestmark = pytest.mark.integration
 
 
 def _allure(*args: str, cwd: Path, fault: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    env.pop("ALLURE_FAULT_AT", None)
-    if fault:
-        env["ALLURE_FAULT_AT"] = fault
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args, "--project", str(cwd)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """``allure ARGS --project CWD`` with the fault point ``fault`` armed (none: disarmed)."""
+    return allure(*args, "--project", str(cwd), cwd=cwd, env={"ALLURE_FAULT_AT": fault})
 
 
 def _facts(project: Path) -> dict[str, object]:

@@ -194,6 +194,7 @@ heldout_fraction = 0
     )
     assert m["kappa_quadratic"] is not None and len(m["per_class"]) == 5
     sent = [r["body"]["messages"][-1]["content"] for r in scripted_server.requests()]
+    assert len(sent) == len(rows) > 0
     assert all(
         f"Rubric {i}:" in s
         for i, s in enumerate(sorted(sent, key=lambda s: int(s.split("number ")[1].split(".")[0])))

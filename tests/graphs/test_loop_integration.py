@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,22 +12,10 @@ import pytest
 
 from allure.decisions import export_pending
 from allure.store import RunStore, project_db_path
+from tests.cli_run import TEST_KEY, allure, start_allure
 from tests.conftest import ScriptedServer, start_scripted_server, write_spec
 
 pytestmark = pytest.mark.integration
-
-ENV = {**os.environ, "ALLURE_TEST_KEY": "test-key", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-
-
-def allure(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=cwd,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def _n_examples(body: dict) -> int:
@@ -40,7 +26,7 @@ def test_two_iterations_put_approved_examples_in_the_prompt(
     tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:
     spec = write_spec(tmp_path, scripted_server.base_url)
-    res = allure("audit", str(spec), "--auto-approve", "--project", str(tmp_path), cwd=tmp_path)
+    res = allure("audit", str(spec), "--auto-approve", "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
     assert res.returncode == 0, res.stderr
     assert "Report:" in res.stdout
 
@@ -50,7 +36,7 @@ def test_two_iterations_put_approved_examples_in_the_prompt(
     n_items = len(store.items(run.id))
     reqs = [r["body"] for r in scripted_server.requests()]
     first, second = reqs[:n_items], reqs[n_items:]
-    assert all(_n_examples(b) == 0 for b in first)
+    assert len(first) == n_items > 0 and all(_n_examples(b) == 0 for b in first)
     assert second and all(_n_examples(b) > 0 for b in second)
 
     approved = store.candidates(run.id, status="approved", iteration=1)
@@ -81,7 +67,7 @@ def test_two_iterations_put_approved_examples_in_the_prompt(
 
 def test_paused_run_resumes_in_another_process(tmp_path: Path, scripted_server: ScriptedServer) -> None:
     spec = write_spec(tmp_path, scripted_server.base_url)
-    res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
+    res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
     assert res.returncode == 0, res.stderr
     assert "paused for review" in res.stdout and "allure resume" in res.stdout
 
@@ -103,7 +89,16 @@ def test_paused_run_resumes_in_another_process(tmp_path: Path, scripted_server: 
             for i, c in enumerate(cands)
         )
     )
-    res = allure("resume", run.id, "--decisions", str(decisions), "--project", str(tmp_path), cwd=tmp_path)
+    res = allure(
+        "resume",
+        run.id,
+        "--decisions",
+        str(decisions),
+        "--project",
+        str(tmp_path),
+        cwd=tmp_path,
+        env=TEST_KEY,
+    )
     assert res.returncode == 0, res.stderr
     assert store.get_run(run.id).status == "done"
     later = [r["body"] for r in scripted_server.requests()[n_first:]]
@@ -117,21 +112,15 @@ def test_killed_run_does_not_resend_stored_calls(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--delay", "0.25")
     try:
         spec = write_spec(tmp_path, srv.base_url)
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "allure.cli.main",
-                "audit",
-                str(spec),
-                "--auto-approve",
-                "--project",
-                str(tmp_path),
-            ],
+        proc = start_allure(
+            "audit",
+            str(spec),
+            "--auto-approve",
+            "--project",
+            str(tmp_path),
             cwd=tmp_path,
-            env=ENV,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            env=TEST_KEY,
+            output=False,
         )
         deadline = time.time() + 120
         while len(srv.requests()) < 6 and time.time() < deadline:
@@ -143,12 +132,12 @@ def test_killed_run_does_not_resend_stored_calls(tmp_path: Path) -> None:
         assert 0 < stored < 12
         run = store.list_runs()[-1]
         assert run.status == "interrupted"  # its owner died: the lease says so, not "running" forever
-        listed = allure("runs", "--project", str(tmp_path), cwd=tmp_path)
+        listed = allure("runs", "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
         assert listed.returncode == 0 and "interrupted" in listed.stdout and "running" not in listed.stdout
         before = len(srv.requests())
         stored_bodies = {json.dumps(r["body"]["messages"]) for r in srv.requests()[:stored]}
 
-        res = allure("resume", run.id, "--project", str(tmp_path), cwd=tmp_path)
+        res = allure("resume", run.id, "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
         assert res.returncode == 0, res.stderr
         assert store.get_run(run.id).status == "done"
         after = srv.requests()[before:]
@@ -178,7 +167,7 @@ def test_audit_survives_a_failing_server(tmp_path: Path) -> None:
             "retry_backoff_s = 0.05\ntimeout_s = 1.5\nmax_error_share = 0.9\n",
         )
         spec.write_text(text)
-        res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
+        res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
         assert res.returncode == 0, res.stderr
     finally:
         srv.stop()
@@ -204,7 +193,7 @@ def test_audit_survives_a_failing_server(tmp_path: Path) -> None:
     healthy = start_scripted_server(tmp_path / "healthy")  # its own request log
     try:
         spec.write_text(text.replace(srv.base_url, healthy.base_url))
-        res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
+        res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
         assert res.returncode == 0, res.stderr
         # only the failed calls are sent again; the stored answers (unparsed included) are re-used
         assert len(healthy.requests()) == len(errors)
@@ -212,7 +201,9 @@ def test_audit_survives_a_failing_server(tmp_path: Path) -> None:
         healthy.stop()
     run2 = store.list_runs()[-1]
     assert run2.id != run.id
-    assert all(v.status == "ok" for k, v in store.verdicts(run2.id, 1).items() if k != _unparsed_id(verdicts))
+    again = store.verdicts(run2.id, 1)
+    assert len(again) == n_items
+    assert all(v.status == "ok" for k, v in again.items() if k != _unparsed_id(verdicts))
 
 
 def _unparsed_id(verdicts: dict) -> str:

@@ -7,32 +7,17 @@ Chroma on disk, the replay evaluator (recorded labels, no server).
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from allure.store import RunStore, project_db_path
+from tests.cli_run import TEST_KEY, allure, start_allure
 from tests.conftest import ScriptedServer, start_scripted_server, write_dataset, write_spec
 
 pytestmark = pytest.mark.integration
-
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-
-
-def allure(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=cwd,
-        env=env or ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def write_replay_spec(tmp: Path, max_iterations: int = 2) -> Path:
@@ -113,21 +98,10 @@ def test_paused_run_with_a_lost_checkpoint_is_reported_not_restarted(tmp_path: P
     assert before[0] == "paused" and before[2] == 0
 
 
-def _popen(*args: str, cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=cwd,
-        env={**ENV, "ALLURE_TEST_KEY": "k"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def _paused_http_run(tmp: Path, srv: ScriptedServer) -> str:
     """An audit against the scripted server, paused at review, every candidate approved via --import."""
     spec = write_spec(tmp, srv.base_url, stop_when_no_gain=False)
-    res = allure("audit", str(spec), "--project", str(tmp), cwd=tmp, env={**ENV, "ALLURE_TEST_KEY": "k"})
+    res = allure("audit", str(spec), "--project", str(tmp), cwd=tmp, env=TEST_KEY)
     assert res.returncode == 0, res.stderr
     store = RunStore(project_db_path(tmp), create=False)
     run = store.list_runs()[-1]
@@ -158,7 +132,10 @@ def test_two_concurrent_resumes_exactly_one_proceeds(tmp_path: Path) -> None:
     try:
         run_id = _paused_http_run(tmp_path, srv)
         before = len(srv.requests())
-        procs = [_popen("resume", run_id, "--project", str(tmp_path), cwd=tmp_path) for _ in range(2)]
+        procs = [
+            start_allure("resume", run_id, "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
+            for _ in range(2)
+        ]
         outs = [(p.wait(300), *p.communicate()) for p in procs]
     finally:
         srv.stop()
@@ -189,7 +166,7 @@ def test_review_import_on_a_resuming_or_done_run_changes_nothing(tmp_path: Path)
         flip.write_text(
             "".join(json.dumps({"candidate_id": c.id, "decision": "reject"}) + "\n" for c in cands)
         )
-        resume = _popen("resume", run_id, "--project", str(tmp_path), cwd=tmp_path)
+        resume = start_allure("resume", run_id, "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
         deadline = time.time() + 60
         store = RunStore(project_db_path(tmp_path), create=False)
         while (
@@ -216,7 +193,10 @@ def test_concurrent_audits_share_in_flight_prompts(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--delay", "0.25")
     try:
         spec = write_spec(tmp_path, srv.base_url, max_iterations=1)
-        procs = [_popen("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path) for _ in range(2)]
+        procs = [
+            start_allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
+            for _ in range(2)
+        ]
         outs = [(p.wait(300), *p.communicate()) for p in procs]
     finally:
         srv.stop()

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,7 @@ from allure.errors import MemoryStoreError
 from allure.memory import EpisodicMemory
 from allure.models import Item, Verdict
 from allure.store import RunStore, project_db_path
+from tests.cli_run import allure
 
 runner = CliRunner()
 
@@ -112,15 +110,13 @@ def test_map_writes_a_png(tmp_path: Path) -> None:
 
 
 def test_missing_or_corrupt_memory_exits_2(tmp_path: Path) -> None:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    env.pop("ALLURE_MEMORY", None)
-    cmd = [sys.executable, "-m", "allure.cli.main", "memory", "list", "--project", str(tmp_path)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    args = ("memory", "list", "--project", str(tmp_path))
+    proc = allure(*args, env={"ALLURE_MEMORY": None}, timeout=120)
     assert proc.returncode == 2 and "no episodic memory here" in proc.stderr
     bad = tmp_path / ".allure" / "memory"
     bad.mkdir(parents=True)
     (bad / "chroma.sqlite3").write_text("garbage")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    proc = allure(*args, env={"ALLURE_MEMORY": None}, timeout=120)
     assert proc.returncode == 2 and "corrupt" in proc.stderr
     assert (bad / "chroma.sqlite3").read_text() == "garbage"
 

@@ -94,6 +94,7 @@ def test_hdbscan_finds_twenty_groups_where_silhouette_kmeans_picks_few() -> None
     from sklearn.metrics import adjusted_rand_score
 
     assert adjusted_rand_score(truth, [rep.labels[i] for i in ids]) == pytest.approx(1.0)
+    assert len(rep.problem_types_by_cluster) == 20
     assert all(sum(v.values()) == 15 and len(v) == 1 for v in rep.problem_types_by_cluster.values())
     km = cluster_embeddings(ids, emb, modes, method="kmeans", k_range=(2, 10))
     assert km.n_clusters <= 10  # capped by its range: it cannot see the twenty groups

@@ -66,7 +66,7 @@ def test_sample_is_close_to_uniform() -> None:
         for ex in select_examples(snap, ITEM, RetrievalPolicy(kind="sample", x=3, seed=seed)):
             counts[ex.id] += 1
     # each id is drawn with probability 3/10 -> expected 600 of 2000; sd ~ 20.5
-    assert all(500 < c < 700 for c in counts.values()), counts
+    assert len(counts) == 10 and all(500 < c < 700 for c in counts.values()), counts
 
 
 def test_max_examples_caps_in_stable_order() -> None:

@@ -82,7 +82,8 @@ def test_degenerate_inputs_never_crash() -> None:
     empty = compute_metrics([], [], pos_label=1)
     assert empty.n == 0 and empty.accuracy is None and empty.auc_source is None
     assert empty.confusion.matrix == [[0, 0], [0, 0]]
-    assert all(v is None for v in empty.ci.model_dump().values())
+    intervals = empty.ci.model_dump()
+    assert intervals and all(v is None for v in intervals.values())
     single = compute_metrics([1, 1, 1], [1, 1, 0], pos_label=1, n_resamples=50)
     assert single.auc is None and single.auc_source is None
     assert single.kappa == 0.0  # p_o = 2/3, p_e = 1 * 2/3 -> 0

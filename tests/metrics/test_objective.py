@@ -310,7 +310,9 @@ def test_compare_arms_adds_the_objective_with_holm() -> None:
     ps = [o.p_value for o in by.values() if o.p_value is not None]
     assert [c.objective_p_holm for c in out] == holm_adjust(ps)
     kappa = compare_arms(t, ("ref", ref), arms, n_resamples=50, objective="kappa")
-    assert all(c.objective is not None and c.objective.objective == "kappa" for c in kappa)
+    assert len(kappa) == len(arms) and all(
+        c.objective is not None and c.objective.objective == "kappa" for c in kappa
+    )
     assert [c.mcnemar for c in kappa] == [c.mcnemar for c in out]  # McNemar unchanged
 
 

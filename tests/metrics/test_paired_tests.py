@@ -76,7 +76,7 @@ def test_holm_hand_values_and_invariants() -> None:
     for _ in range(50):
         ps = list(rng.uniform(0, 1, size=6))
         adj = holm_adjust(ps)
-        assert all(a >= p for a, p in zip(adj, ps, strict=True))
+        assert len(adj) == len(ps) == 6 and all(a >= p for a, p in zip(adj, ps, strict=True))
         order = np.argsort(ps)
         assert all(np.diff(np.asarray(adj)[order]) >= 0)  # monotone in the raw order
         # permutation invariance: each value keeps its adjusted value

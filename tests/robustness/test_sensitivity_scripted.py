@@ -62,6 +62,7 @@ def test_sensitivity_finds_the_rephrasing_and_the_items_it_flips(tmp_path: Path)
         # 3 of 4 rephrasings agree on each flipped item: S = H(3/4, 1/4) / ln 2; the others 0.
         h = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25)) / math.log(2)
         assert {it.item_id for it in r.most_sensitive} == two_step
+        assert len(r.most_sensitive) == len(two_step) > 0
         assert all(it.sensitivity["memory"] == pytest.approx(h) for it in r.most_sensitive)
         mem = next(c for c in r.conditions if c.condition == "memory")
         assert mem.mean_sensitivity == pytest.approx(h * 6 / 12) and mem.n_classes == 2

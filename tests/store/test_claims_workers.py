@@ -64,7 +64,9 @@ def test_three_workers_send_each_prompt_once(backend: Backend) -> None:
     sent = [json.loads(out.strip().splitlines()[-1]) for out, _err in outs]
     every = [h for worker in sent for h in worker]
     assert len(every) == len(set(every)) == n - 1  # each uncached prompt sent by exactly one worker
-    assert all(len(worker) > 0 for worker in sent), [len(w) for w in sent]  # and the work was split
+    assert len(sent) == 3 and all(len(worker) > 0 for worker in sent), [
+        len(w) for w in sent
+    ]  # and the work was split
     rows = store._query("SELECT prompt_hash, COUNT(*) AS k FROM calls GROUP BY prompt_hash")
     assert len(rows) == n and {r["k"] for r in rows} == {1}  # one stored call per prompt
     assert store._query("SELECT COUNT(*) AS n FROM call_claims")[0]["n"] == 0  # every claim released

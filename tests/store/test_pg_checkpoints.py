@@ -4,32 +4,23 @@ from the LangGraph checkpoint kept in the same database; nothing is written to t
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from allure.store import RunStore, open_project_store
 from allure.store._url import STORE_POINTER
+from tests.cli_run import allure
 
 pytestmark = pytest.mark.integration
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "v0_paused"
-ENV = {k: v for k, v in os.environ.items() if k != "ALLURE_STORE_URL"} | {"HF_HUB_OFFLINE": "1"}
 
 
-def _allure(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", *args],
-        cwd=cwd,
-        env=env or ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+def _allure(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return allure(*args, cwd=cwd, env={"ALLURE_STORE_URL": None})  # the spec's [store] url decides
 
 
 def _project(tmp_path: Path, url: str) -> Path:

@@ -7,49 +7,36 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from allure.store import RunStore
+from tests.cli_run import TEST_KEY, allure, start_allure
 from tests.conftest import start_scripted_server, write_spec
 
 pytestmark = pytest.mark.integration
 
 
 def test_killed_postgres_run_resumes_without_resending(tmp_path: Path, pg_url: str) -> None:
-    env = {**os.environ, "ALLURE_TEST_KEY": "k", "HF_HUB_OFFLINE": "1", "ALLURE_STORE_URL": pg_url}
+    env = {**TEST_KEY, "ALLURE_STORE_URL": pg_url}
 
-    def allure(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "allure.cli.main", *args, "--project", str(tmp_path)],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+    def allure_(*args: str) -> subprocess.CompletedProcess[str]:
+        return allure(*args, "--project", str(tmp_path), cwd=tmp_path, env=env)
 
     srv = start_scripted_server(tmp_path, "--delay", "0.25")
     try:
         spec = write_spec(tmp_path, srv.base_url)
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "allure.cli.main",
-                "audit",
-                str(spec),
-                "--auto-approve",
-                "--project",
-                str(tmp_path),
-            ],
+        proc = start_allure(
+            "audit",
+            str(spec),
+            "--auto-approve",
+            "--project",
+            str(tmp_path),
             cwd=tmp_path,
             env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            output=False,
         )
         deadline = time.time() + 120
         while len(srv.requests()) < 6 and time.time() < deadline:
@@ -62,12 +49,12 @@ def test_killed_postgres_run_resumes_without_resending(tmp_path: Path, pg_url: s
         assert 0 < stored < 12
         run = store.list_runs()[-1]
         assert run.status == "interrupted"
-        listed = allure("runs")
+        listed = allure_("runs")
         assert listed.returncode == 0 and "interrupted" in listed.stdout, listed.stderr
         before = len(srv.requests())
         stored_bodies = {json.dumps(r["body"]["messages"]) for r in srv.requests()[:stored]}
 
-        res = allure("resume", run.id)
+        res = allure_("resume", run.id)
         assert res.returncode == 0, res.stderr[-2000:]
         assert store.get_run(run.id).status == "done"
         after = srv.requests()[before:]

@@ -18,7 +18,7 @@ import pytest
 
 from allure.memory import EpisodicMemory
 from allure.studies import ablation, list_studies, load_study, sweep
-from tests.cli_run import ENV, cli_args, run_cli
+from tests.cli_run import TEST_KEY, cli_args, cli_env, run_cli
 from tests.conftest import start_scripted_server, write_dataset, write_spec
 from tests.memory.memory_examples import make_example
 
@@ -150,7 +150,7 @@ def test_sigkill_mid_study_then_rerun_sends_no_stored_call(tmp_path: Path) -> No
     try:
         spec = _project(tmp_path, srv.base_url)
         proc = subprocess.Popen(
-            cli_args(tmp_path, "study", "ablation", "--spec", str(spec)), env=ENV, cwd=tmp_path
+            cli_args(tmp_path, "study", "ablation", "--spec", str(spec)), env=cli_env(TEST_KEY), cwd=tmp_path
         )
         deadline = time.time() + 120
         while len(srv.requests()) < 90 and time.time() < deadline and proc.poll() is None:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ from typer.testing import CliRunner
 from allure.cli.main import app
 from allure.errors import ReviewError, StoreError
 from allure.store import RunStore, project_db_path
+from tests.cli_run import allure
 from tests.tui.review_helpers import make_run
 
 RUN = "run-review"
@@ -81,23 +79,7 @@ def test_bad_decisions_file_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     make_run(tmp_path, 2).close()
     bad = tmp_path / "decisions.jsonl"
     bad.write_text('{"candidate_id": "icl-unknown", "decision": "approve"}\n')
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "allure.cli.main",
-            "review",
-            RUN,
-            "--project",
-            str(tmp_path),
-            "--import",
-            str(bad),
-        ],
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    res = allure("review", RUN, "--project", str(tmp_path), "--import", str(bad), timeout=120)
     assert res.returncode == 2, res.stderr
     assert "decisions.jsonl:1" in res.stderr and "fix:" in res.stderr and "Traceback" not in res.stderr
     store = RunStore(project_db_path(tmp_path))

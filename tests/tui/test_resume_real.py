@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +9,7 @@ import pytest
 from allure.store import RunStore, project_db_path
 from allure.tui import create_app
 from allure.tui.screens import ResumeOffer, ResumeScreen
+from tests.cli_run import allure
 from tests.conftest import ScriptedServer, write_spec
 from tests.tui.review_helpers import screen_text
 
@@ -23,14 +21,7 @@ async def test_approve_all_then_resume_the_real_loop(
 ) -> None:
     monkeypatch.setenv("ALLURE_TEST_KEY", "test-key")
     spec = write_spec(tmp_path, scripted_server.base_url)
-    res = subprocess.run(
-        [sys.executable, "-m", "allure.cli.main", "audit", str(spec), "--project", str(tmp_path)],
-        cwd=tmp_path,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     store = RunStore(project_db_path(tmp_path))
     run = store.latest_run(status="paused")

@@ -1,0 +1,191 @@
+"""The evaluator's part of the spec (``[evaluator]``, ``[evaluator.local]``): which model labels the
+items, how it is called, and how a pass's verdicts are post-processed."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from allure.config._messages import SpecFieldError
+from allure.urls import redact_url, url_problem
+
+EvaluatorKind = Literal["local", "openai", "replay"]
+"""``local``: the embedded llama.cpp server with a bundled model (default); ``openai``: any
+OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama) by ``base_url``; ``replay``: the
+labels recorded in the dataset (no model)."""
+
+
+PositionDebias = Literal["none", "consistent", "logprob_mean"]
+"""How a pairwise judge's two orders make one verdict (Zheng et al. 2023; METHODS.md section 10).
+
+- ``none``: the original order's verdict (position consistency is still reported).
+- ``consistent``: the label when both orders agree, else ``inconsistent`` (undecided, never coerced).
+- ``logprob_mean``: each label's probability averaged over both orders, then the argmax; without
+  label probabilities from the server, ``consistent``.
+"""
+
+Calibration = Literal["none", "contextual", "prior"]
+"""Contextual calibration of the label probabilities (Zhao et al. 2021; METHODS.md section 8):
+``contextual`` divides each item's label distribution by the mean distribution of content-free
+inputs ("N/A", "", "[MASK]") sent with the same ICL block (``q = p / p_cf``, argmax);
+``prior`` multiplies by the audit split's reference label shares as well (``q = p * pi / p_cf``),
+for label priors far from uniform."""
+
+
+class LocalSpec(BaseModel):
+    """Settings of the embedded llama.cpp server (``kind = "local"``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ctx_size: int = 8192
+    """Context size in tokens."""
+    threads: int | None = None
+    """CPU threads (default: all cores)."""
+    parallel: int = 1
+    """Parallel server slots."""
+    cache_prompt: bool = True
+    """Re-use the server's prompt cache for shared prefixes (the ICL block)."""
+    deterministic: bool = False
+    """Prompt caching off, fixed seed, temperature 0: bit-for-bit repeatable labels."""
+
+
+class EvaluatorSpec(BaseModel):
+    """Which evaluator labels the items and how it is called."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: EvaluatorKind = "local"
+    """The evaluator kind."""
+    model: str = "qwen2.5-coder-1.5b"
+    """Model name; for ``local`` a built-in model name or a path to a GGUF file."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint (``openai`` kind), e.g. ``http://127.0.0.1:8000/v1``."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable that holds the API key (the key itself is never stored)."""
+    prompt: str = "grader"
+    """Prompt set: ``grader``, ``pairwise``, ``rubric``, ``reference_free`` (``allure/prompts/``) or a
+    folder holding ``system.txt``, ``user.txt`` and ``assistant.txt``."""
+    label_pattern: str | None = None
+    """Regex with one group that captures the label in the evaluator's output (the last match wins);
+    unset: built from the label set, its synonyms and the prompt set's assistant template."""
+    rubric: str = ""
+    """What the labels mean: the rubric of the ``rubric`` prompt set (a ``rubric`` column, when mapped,
+    wins per item), and the closing paragraph of the ``pairwise`` and ``reference_free`` system turns."""
+    swap_positions: bool = True
+    """Pairwise prompt sets: also label every item with the two responses swapped, and report
+    position consistency and position bias."""
+    position_debias: PositionDebias = "none"
+    """Pairwise prompt sets: the debiased verdict reported beside the raw one (see
+    :data:`PositionDebias`). A post-processing of the two orders' calls: no call changes, so it is not
+    part of the cache key. ``logprob_mean`` needs ``logprobs = true``."""
+    calibration: Calibration = "none"
+    """Re-label each verdict from its label probabilities by contextual calibration (see
+    :data:`Calibration`): 3 content-free calls per distinct ICL block, not per item. The parsed label
+    stays in the run store beside the calibrated one; needs ``logprobs = true`` (a server that
+    returns none: said once, labels kept). Not part of the cache key."""
+    temperature: float = 0.0
+    """Sampling temperature."""
+    max_tokens: int = Field(default=12, ge=1)
+    """Completion token limit."""
+    seed: int | None = 0
+    """Sampling seed sent to the server."""
+    logprobs: bool = True
+    """Ask for token logprobs (label probabilities for AUC)."""
+    concurrency: int = Field(default=4, ge=1, le=1024)
+    """Calls in flight at once (1 to 1024)."""
+    timeout_s: float = Field(default=120.0, gt=0.0)
+    """Per-call timeout in seconds (more than 0)."""
+    max_retries: int = Field(default=3, ge=0, le=100)
+    """Retries after a failed call (timeouts, HTTP 5xx, connection errors, no label is NOT retried)."""
+    retry_backoff_s: float = Field(default=0.5, ge=0.0)
+    """First backoff; doubles with each retry."""
+    max_error_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    """A pass where more than this share of the items' calls failed (after retries) stops the run with
+    status ``failed`` (exit status 1), naming the first error; ``1.0`` never stops."""
+    max_prompt_tokens: int | None = Field(default=None, ge=64)
+    """Context budget per prompt: ICL examples are dropped (last in the ICL order first) until the prompt
+    fits. ``None``: for ``local``, the server's context per slot minus ``max_tokens`` and a margin of 64;
+    unlimited for other kinds. Counted with the server's ``/tokenize`` endpoint when it has one."""
+    local: LocalSpec = Field(default_factory=LocalSpec)
+    """Embedded server settings."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        problem = url_problem(v)
+        if problem:
+            raise SpecFieldError(
+                "evaluator.base_url",
+                f"{problem}: {redact_url(v)!r}",
+                'give the server\'s http:// or https:// address, e.g. base_url = "http://127.0.0.1:8000/v1"',
+            )
+        parts = urlsplit(v)
+        if parts.username is not None or parts.password is not None or parts.query:
+            # allure appends /chat/completions to the URL and stores it with the run: credentials and
+            # a query would be sent wrongly and written to disk
+            raise SpecFieldError(
+                "evaluator.base_url",
+                f"base_url {redact_url(v)!r} holds "
+                + ("a user name or password" if parts.username is not None else "a query string")
+                + "; it is stored with every run and a query would end up before /chat/completions",
+                "give the server's address only (e.g. https://api.example/v1) and put the key in the "
+                "environment variable that api_key_env names (it is sent as a bearer token, never stored)",
+            )
+        return v
+
+    @field_validator("label_pattern")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        try:
+            rx = re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"regex does not compile: {exc}") from exc
+        if rx.groups < 1:
+            raise ValueError("regex needs one capturing group around the label, e.g. 'score:\\s*([01])'")
+        return v
+
+    @model_validator(mode="after")
+    def _debias_needs(self) -> EvaluatorSpec:
+        if self.position_debias != "none" and not self.swap_positions:
+            raise SpecFieldError(
+                "evaluator.position_debias",
+                f"position_debias = {self.position_debias!r} needs both orders",
+                'set swap_positions = true, or position_debias = "none"',
+            )
+        if self.calibration != "none" and not self.logprobs:
+            raise SpecFieldError(
+                "evaluator.calibration",
+                f"calibration = {self.calibration!r} needs label probabilities",
+                'set logprobs = true, or calibration = "none"',
+            )
+        if self.calibration != "none" and self.position_debias != "none":
+            raise SpecFieldError(
+                "evaluator.calibration",
+                "calibration and position_debias cannot both be set yet",
+                'pick one: set the other to "none"',
+            )
+        if self.position_debias == "logprob_mean" and not self.logprobs:
+            raise SpecFieldError(
+                "evaluator.position_debias",
+                'position_debias = "logprob_mean" needs label probabilities',
+                'set logprobs = true, or position_debias = "consistent"',
+            )
+        return self
+
+    def params(self) -> dict[str, Any]:
+        """The parameters that change the model's output (part of the cache key)."""
+        return {
+            "kind": self.kind,
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "logprobs": self.logprobs,
+        }

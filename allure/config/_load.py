@@ -1,0 +1,143 @@
+"""Reading an audit spec: TOML file -> dict -> :class:`AuditSpec`, every error naming its source,
+line and field; and the checks that need more than the spec (the label pattern against the prompt set)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from allure.config._messages import spec_error
+from allure.config._spec import AuditSpec
+from allure.errors import AllureError, SpecError
+from allure.labels import default_label_pattern
+
+
+def parse_spec(
+    data: dict[str, Any],
+    *,
+    source: str = "<spec>",
+    base_dir: Path | None = None,
+    strict: bool = True,
+    text: str | None = None,
+) -> AuditSpec:
+    """Validate a spec dict; errors name the source and the field.
+
+    Args:
+        data: The spec as a dict (a parsed TOML file, or a stored run's spec).
+        source: Where it came from, for error messages.
+        base_dir: Folder relative dataset paths resolve against.
+        strict: Refuse keys no model defines (a typo such as ``[evaluatr]``); a stored run's
+            spec is read with ``strict=False`` so that keys from other allure versions are ignored.
+        text: The TOML source, so that an unknown key's error names its line.
+
+    Raises:
+        SpecError: the spec is invalid.
+    """
+    try:
+        spec = AuditSpec.model_validate(data, extra="forbid" if strict else "ignore")
+    except ValidationError as exc:
+        raise spec_error(exc, AuditSpec, source=source, text=text) from exc
+    except SpecError:
+        raise
+    except Exception as exc:  # sub-configs raise their own AllureErrors (e.g. a bad regex)
+        if isinstance(exc, AllureError):
+            raise SpecError(
+                exc.message, where=f"{source}, {exc.where or ''}".rstrip(", "), fix=exc.fix
+            ) from exc
+        raise
+    if base_dir is not None:
+        spec.base_dir = str(base_dir.resolve())
+    check_label_parsing(spec, source=source)
+    return spec
+
+
+def replay_source(spec: AuditSpec) -> str:
+    """What a replay evaluator reads, in words: ``recorded labels from column X`` (or outputs)."""
+    cols = spec.dataset.columns
+    if spec.dataset.format == "cogeval" or (cols.recorded_label is None and cols.recorded_output is None):
+        return "recorded labels (CogEval: GPT-4's scores)"
+    if cols.recorded_label is not None:
+        return f"recorded labels from column {cols.recorded_label}"
+    return f"recorded outputs from column {cols.recorded_output} (parsed)"
+
+
+def label_pattern_for(spec: AuditSpec, assistant_template: str) -> str:
+    """The evaluator's label pattern: the spec's own, or the default built from the label set and
+    ``assistant_template`` (the prompt set's answer format)."""
+    if spec.evaluator.label_pattern:
+        return spec.evaluator.label_pattern
+    return default_label_pattern(assistant_template, spec.vocabulary())
+
+
+def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
+    """Check that the label pattern reads back every label from the prompt set's own answer format.
+
+    Each label is rendered into the prompt set's assistant template (as an ICL example's answer
+    is) and parsed with the evaluator's label pattern; a label that does not come back means
+    every verdict with that label would be unparsed.
+
+    Raises:
+        SpecError: naming the first label that does not parse, and the fix.
+    """
+    from allure.labels import LabelParser
+    from allure.prompts import load_prompt_set
+
+    name = spec.evaluator.prompt
+    if "/" in name or "\\" in name:  # a folder: as given (the working directory), else by the spec's folder
+        here = Path(name)
+        beside = Path(spec.base_dir) / name if spec.base_dir else here
+        if not here.is_dir() and not beside.is_dir():
+            return  # not checkable here; the evaluator reports a missing folder when it opens it
+        name = str(here if here.is_dir() else beside)
+    prompts = load_prompt_set(name)
+    from allure.prompts import check_prompt_shape
+
+    folder = Path(name) if Path(name).is_dir() else Path(f"prompt set {name}")
+    try:
+        check_prompt_shape(prompts, folder)
+    except SpecError as exc:
+        raise SpecError(
+            exc.message, where=f"{source}, field 'evaluator.prompt' ({exc.where})", fix=exc.fix
+        ) from exc
+    pattern = label_pattern_for(spec, prompts.assistant)
+    parser = LabelParser(pattern, spec.vocabulary())
+    for label in spec.label_set:
+        answer = prompts.assistant.format(label=label)
+        got = parser.parse(answer)
+        if got != label:
+            raise SpecError(
+                f"the label pattern {pattern!r} cannot read label {label!r} from the prompt set's "
+                f"answer {answer!r} (it reads {got!r})",
+                where=f"{source}, field 'evaluator.label_pattern'",
+                fix="remove label_pattern to use the one built from label_set, or change it so that its "
+                f"group captures {label!r} (add synonyms under [label_synonyms] for other forms)",
+            )
+
+
+def load_spec(path: str | Path) -> AuditSpec:
+    """Read and validate an audit spec TOML file.
+
+    Raises:
+        SpecError: missing file, TOML syntax error (with line), or an invalid field.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(
+            "audit spec not found",
+            where=str(p),
+            fix="pass an existing TOML file, or run `allure audit --demo`",
+        )
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        msg = f"not UTF-8 text (byte {exc.start}: {exc.reason})"
+        raise SpecError(msg, where=str(p), fix="save the spec as UTF-8") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(
+            f"TOML syntax error: {exc}", where=str(p), fix="correct the TOML at that line"
+        ) from exc
+    return parse_spec(data, source=str(p), base_dir=p.parent, text=text)

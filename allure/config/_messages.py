@@ -1,0 +1,139 @@
+"""Spec errors that name the source, line and field: pydantic's validation errors (an unknown
+key among them, with the closest valid key) turned into :class:`~allure.errors.SpecError`."""
+
+from __future__ import annotations
+
+import json
+import re
+import types
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from allure.errors import SpecError, closest_name
+
+
+class SpecFieldError(ValueError):
+    """A validator's error that names the field it is about and the fix (read by :func:`parse_spec`).
+
+    Pydantic reports a model validator's error at the top level; this carries the field, so the
+    message names the spec's line and key like any other field error.
+    """
+
+    def __init__(self, field: str, message: str, fix: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.fix = fix
+
+
+def jsonable(x: Any) -> bool:
+    """Whether ``x`` can be written as JSON."""
+    try:
+        json.dumps(x)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(x) for x in loc if x not in ("int", "str")) or "(top level)"
+
+
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (``Model`` or ``Model | None``), else ``None``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            found = _nested_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _toml_line(text: str, path: tuple[str, ...]) -> int | None:
+    """The line where the TOML ``text`` sets the key ``path`` (a key or a table header), if found."""
+    if not path:
+        return None
+    table: tuple[str, ...] = ()
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", line)
+        if header:
+            table = tuple(part.strip().strip("\"'") for part in header.group(1).split("."))
+            if table[: len(path)] == tuple(path):
+                return lineno
+            continue
+        assign = re.match(r"^([\w\-\"'. ]+?)\s*=", line)
+        if assign:
+            keys = tuple(part.strip().strip("\"'") for part in assign.group(1).split("."))
+            if table + keys[: len(path) - len(table)] == tuple(path) and len(table) < len(path):
+                return lineno
+    return None
+
+
+def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model that holds the table ``path`` of ``model`` (``None`` if no nested model does)."""
+    for key in path:
+        field = model.model_fields.get(str(key))
+        nested = _nested_model(field.annotation) if field is not None else None
+        if nested is None:
+            return None
+        model = nested
+    return model
+
+
+def _unknown_key(loc: tuple[Any, ...], model: type[BaseModel], *, source: str, text: str | None) -> SpecError:
+    """An ``extra_forbidden`` error at ``loc``: the key, its line, the closest valid key and the valid keys."""
+    at, key = tuple(str(x) for x in loc[:-1]), str(loc[-1])
+    table = f"[{'.'.join(at)}]" if at else "the top level"
+    holder = _model_at(model, at)
+    valid = [name for name in (holder.model_fields if holder else {}) if name != "base_dir"]
+    guess = closest_name(key, valid)
+    line = _toml_line(text, (*at, key)) if text is not None else None
+    return SpecError(
+        f"unknown key '{key}' in {table}",
+        where=f"{source}{f':{line}' if line else ''}, field '{'.'.join((*at, key))}'",
+        fix=(f"did you mean `{guess}`? " if guess else "")
+        + (f"valid keys in {table}: {', '.join(valid)}" if valid else "remove it (see README 'Audit spec')"),
+    )
+
+
+BOUNDS = {
+    "greater_than_equal": "{ge} or more",
+    "greater_than": "above {gt}",
+    "less_than_equal": "{le} or less",
+    "less_than": "below {lt}",
+}
+"""Pydantic's range errors, as the bound a field must meet."""
+
+
+def spec_error(
+    exc: ValidationError, model: type[BaseModel], *, source: str, text: str | None = None
+) -> SpecError:
+    """The :class:`SpecError` of a spec that ``model`` refused: an unknown key first (pydantic's
+    ``extra_forbidden``, with the closest valid key), else the first error; each names the source,
+    the line when ``text`` (the TOML source) is given, and the field."""
+    errors = exc.errors()
+    unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+    if unknown:  # the first in the file when its text is known (as a reader meets them)
+        locs = [tuple(str(x) for x in e["loc"]) for e in unknown]
+        if text is not None:
+            locs.sort(key=lambda loc: _toml_line(text, loc) or len(text))
+        return _unknown_key(locs[0], model, source=source, text=text)
+    err = errors[0]
+    cause = (err.get("ctx") or {}).get("error")
+    loc: tuple[Any, ...] = tuple(err["loc"])
+    msg = err["msg"]
+    fix = f"set {_where(loc)} so that {msg[0].lower() + msg[1:]} (see README 'Audit spec')"
+    if err["type"] in BOUNDS:
+        want = BOUNDS[err["type"]].format(**(err.get("ctx") or {}))
+        msg = f"{err.get('input')!r} is out of range: {_where(loc)} must be {want}"
+        fix = f"set {_where(loc)} to {want} (see README 'Audit spec')"
+    if isinstance(cause, SpecFieldError):
+        loc, msg, fix = tuple(cause.field.split(".")), cause.message, cause.fix
+    elif not loc:
+        fix = "correct the spec (see README 'Audit spec')"
+    line = _toml_line(text, tuple(str(x) for x in loc)) if text is not None else None
+    return SpecError(msg, where=f"{source}{f':{line}' if line else ''}, field '{_where(loc)}'", fix=fix)

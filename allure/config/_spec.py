@@ -1,0 +1,266 @@
+"""The audit spec's models: the whole audit (:class:`AuditSpec`) and its tables other than the
+evaluator's (``[memory]``, ``[loop]``, ``[gate]``, ``[reaudit]``).
+
+Every model refuses keys it does not define (``extra = "forbid"``): a typo such as ``[evaluatr]``
+is an error, not a silently ignored table. :func:`allure.config.parse_spec` turns pydantic's error
+into one that names the line and the closest valid key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from allure.config._evaluator import EvaluatorSpec
+from allure.config._messages import SpecFieldError, jsonable
+from allure.dataset import DatasetSpec
+from allure.gold_check import GoldCheckConfig
+from allure.labels import Label, LabelVocabulary, guess_positive, label_list
+from allure.memory import RetrievalPolicy
+from allure.names import NAME_PATTERN
+from allure.store import StoreSpec
+
+Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]
+"""The objective of the loop's decisions and claims (see :class:`LoopSpec`)."""
+
+
+class MemorySpec(BaseModel):
+    """Where the episodic memory lives and which examples go into a prompt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    location: str = ".allure/memory"
+    """A folder (embedded Chroma, relative to the project) or ``http://host:port`` (a Chroma server)."""
+    collection: str = "icl_examples"
+    """Chroma collection name."""
+    retrieval: RetrievalPolicy = Field(default_factory=lambda: RetrievalPolicy(kind="same_problem_type"))
+    """Which examples an item's prompt carries."""
+
+
+class LoopSpec(BaseModel):
+    """The ALLURE loop's control."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_iterations: int = Field(default=3, ge=1)
+    """Evaluation passes at most (the first is zero-shot if the memory is empty)."""
+    heldout_fraction: float = Field(default=0.3, ge=0.0, lt=1.0)
+    """Share of items held out (never mined for examples; improvement is measured there).
+    0 makes every item an audit item (e.g. to list every disagreement of a replayed evaluator)."""
+    bootstrap_resamples: int = Field(default=1000, ge=100)
+    """Bootstrap resamples for the 95% intervals."""
+    seed: int = 0
+    """Seed of the split and of any sampling."""
+    stop_when_no_gain: bool = True
+    """Stop when the objective on the dev split did not rise over the active memory version's."""
+    successes: int = Field(default=0, ge=0, le=10_000)
+    """Also propose up to this many of the judge's *correct* audit verdicts per pass as examples
+    (``source = "success"``), beside its corrected mistakes (0: mistakes only, ALLURE's memory)."""
+    objective: Objective = "balanced_accuracy"
+    """What every decision (the guard, the stop rule) and every helped/hurt claim uses: balanced
+    accuracy (mean recall over the label set: chance is 1/K whatever the label prior), Cohen's
+    kappa, macro F1, or accuracy (gameable by the label prior on imbalanced labels)."""
+    dev_fraction: float = Field(default=0.3, ge=0.0, lt=1.0)
+    """Share of the audit items carved out as the dev split (stratified by problem type, seeded):
+    never mined for examples; the guard and the stop rule read it. 0: no dev split, the guard is off."""
+    guard: bool = True
+    """Adopt a new memory version only when it is not worse than the active one on the dev split."""
+    guard_margin: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Largest drop of the objective on dev the guard tolerates (0: any drop keeps the old version)."""
+    guard_alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    """A drop within the margin is still refused when the paired permutation test says it is
+    significant at this level."""
+    max_candidates: int | None = None
+    """Propose at most this many candidates per iteration (seeded sample, stratified by problem type)."""
+
+
+GATE_METRICS = ("accuracy", "accuracy_all", "precision", "recall", "f1", "f1_macro", "kappa", "auc")
+"""Metrics a ``[gate]`` may name (the keys of :func:`allure.metrics.compute_metrics`'s result)."""
+
+
+def _check_thresholds(table: str, values: dict[str, float]) -> dict[str, float]:
+    for name, v in values.items():
+        if name not in GATE_METRICS:
+            raise ValueError(
+                f"unknown gate metric {name!r} in [{table}]; use one of {', '.join(GATE_METRICS)}"
+            )
+        if not 0.0 <= float(v) <= 1.0:
+            raise ValueError(f"threshold {table}.{name} = {v} is outside [0, 1]")
+    return values
+
+
+class GateSpec(BaseModel):
+    """The regression gate of a re-audit (``[gate]``): absolute minimums and the largest allowed drop.
+
+    A re-audit fails when a metric is below its minimum, or when it dropped against the baseline
+    by more than ``max_drop`` and McNemar's exact test on the paired items gives p < ``alpha``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    min: dict[str, float] = Field(default_factory=dict)
+    """Absolute minimum per metric (``[gate.min]``, e.g. ``accuracy = 0.7``), each in [0, 1]."""
+    max_drop: dict[str, float] = Field(default_factory=dict)
+    """Largest drop against the baseline per metric (``[gate.max_drop]``), each in [0, 1]."""
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    """Significance level of McNemar's exact test (Holm-adjusted across problem types)."""
+    baseline: str = ""
+    """A re-audit id to compare with; empty: the last passing re-audit of the same set."""
+
+    @field_validator("min")
+    @classmethod
+    def _min(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_thresholds("gate.min", v)
+
+    @field_validator("max_drop")
+    @classmethod
+    def _drop(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_thresholds("gate.max_drop", v)
+
+
+ReauditSplit = Literal["heldout", "audit", "all"]
+"""Which split of a run (or of a spec's dataset) a frozen set pins."""
+
+
+class ReauditSpec(BaseModel):
+    """``[reaudit]``: the frozen item set this spec re-audits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    set: str = Field(min_length=1, pattern=rf"^{NAME_PATTERN}$")
+    """Name of the frozen set (letters, digits, ``.``, ``_``, ``-``, ``~``, ``+``; see :mod:`allure.names`)."""
+    split: ReauditSplit = "heldout"
+    """When the set does not exist yet, it is pinned from this spec's dataset: this split of it."""
+    probe: int | None = Field(default=None, ge=0, le=10_000)
+    """Frozen items asked again, fresh, on every re-audit to notice a provider that changed the model
+    behind the same name (provider drift); unset: 20 for a live ``openai`` evaluator, 0 for ``replay``
+    and the embedded model. 0 turns the probe off."""
+
+
+class AuditSpec(BaseModel):
+    """A whole audit, as written in ``audit.toml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "audit"
+    """A name for reports."""
+    label_set: list[Label] = Field(default_factory=lambda: list[Label]([0, 1]))
+    """Labels the evaluator may assign: all integers (``[0, 1]``, ``[1, 2, 3, 4, 5]``) or all strings
+    (``["A", "B"]``, ``["yes", "no"]``). Pairwise sets name the first response's label first."""
+    positive_label: Label | None = None
+    """The label of the positive class (precision, recall, F1, AUC). Unset: the last label of an
+    integer set; for two string labels a label meaning yes/correct/pass; otherwise none (multi-class)."""
+    label_synonyms: dict[str, list[str]] = Field(default_factory=dict)
+    """Other forms of a label, keyed by the label (``A = ["Output (a)", "Response A"]``): the evaluator's
+    output and the dataset's label cells are read through them."""
+    dataset: DatasetSpec
+    """The items."""
+    gold_check: GoldCheckConfig = Field(default_factory=GoldCheckConfig)
+    """How reference labels are derived from gold answers."""
+    evaluator: EvaluatorSpec = Field(default_factory=EvaluatorSpec)
+    """The evaluator."""
+    memory: MemorySpec = Field(default_factory=MemorySpec)
+    """The episodic memory."""
+    loop: LoopSpec = Field(default_factory=LoopSpec)
+    """Loop control."""
+    reaudit: ReauditSpec | None = None
+    """The frozen set ``allure reaudit SPEC`` scores (``[reaudit]``)."""
+    gate: GateSpec = Field(default_factory=GateSpec)
+    """The re-audit's regression gate (``[gate]``)."""
+    store: StoreSpec = Field(default_factory=StoreSpec)
+    """Where the run store lives (``[store] url``; default: the project's SQLite file)."""
+    auto_approve: bool = False
+    """Accept every candidate as the reference labels say (no human review)."""
+    base_dir: str = ""
+    """Folder the spec was read from (relative paths resolve against it); set by the loader."""
+
+    @field_validator("label_set", mode="before")
+    @classmethod
+    def _label_values(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            for x in v:
+                if isinstance(x, bool) or not isinstance(x, int | str):
+                    raise SpecFieldError(
+                        "label_set",
+                        f"label_set holds {json.dumps(x) if jsonable(x) else repr(x)}, which is neither an integer nor a string",
+                        'write labels as integers (label_set = [0, 1]) or strings (label_set = ["no", "yes"]); '
+                        "true/false are not labels",
+                    )
+        return v
+
+    @model_validator(mode="after")
+    def _labels(self) -> AuditSpec:
+        labels = self.label_set
+        fix_set = 'e.g. label_set = [0, 1] or label_set = ["A", "B"]'
+        if len(labels) < 2:
+            raise SpecFieldError(
+                "label_set",
+                f"label_set needs at least two labels, it has {len(labels)}"
+                + (f" ({label_list(labels)})" if labels else ""),
+                f"list every label the evaluator may assign, {fix_set}",
+            )
+        if len({type(x) for x in labels}) > 1:
+            raise SpecFieldError(
+                "label_set",
+                f"label_set mixes integers and strings ({label_list(labels)})",
+                f"use all integers or all strings, {fix_set}",
+            )
+        seen: set[str] = set()
+        for x in labels:
+            if str(x) in seen:
+                raise SpecFieldError(
+                    "label_set",
+                    f"label_set lists {label_list([x])} twice ({label_list(labels)})",
+                    "list each label once",
+                )
+            seen.add(str(x))
+        if len({str(x).strip().lower() for x in labels}) != len(labels):
+            raise SpecFieldError(
+                "label_set",
+                f"label_set has labels that differ only by case or spaces ({label_list(labels)})",
+                "use labels that differ in more than case; add other spellings under [label_synonyms]",
+            )
+        unknown = [k for k in self.label_synonyms if k not in seen]
+        if unknown:
+            raise SpecFieldError(
+                f"label_synonyms.{unknown[0]}",
+                f"label_synonyms names {unknown[0]!r}, which is not in label_set [{label_list(labels)}]",
+                f"key each synonym list by one of the labels ({label_list(labels)}), "
+                f'e.g. [label_synonyms] {labels[0]} = ["..."]',
+            )
+        vocab = self.vocabulary()
+        if self.positive_label is not None:
+            found = vocab.resolve(self.positive_label)
+            if found is None:
+                raise SpecFieldError(
+                    "positive_label",
+                    f"positive_label {self.positive_label!r} is not in label_set [{label_list(labels)}]",
+                    f"set positive_label to one of {label_list(labels)}, or remove it",
+                )
+            self.positive_label = found
+        elif self.evaluator.prompt != "pairwise":  # a preference has no positive class
+            self.positive_label = guess_positive(labels)
+        gs = self.dataset.gold_score
+        if gs is not None:
+            for i, lab in enumerate(gs.labels):
+                found = vocab.resolve(lab)
+                if found is None:
+                    raise SpecFieldError(
+                        "dataset.gold_score.labels",
+                        f"dataset.gold_score.labels names {lab!r}, which is not in label_set [{label_list(labels)}]",
+                        f"name only labels of label_set ({label_list(labels)})",
+                    )
+                gs.labels[i] = found
+        gc = self.gold_check
+        if "positive_label" not in gc.model_fields_set and self.positive_label is not None:
+            gc.positive_label = self.positive_label
+            others = [x for x in labels if x != self.positive_label]
+            if "negative_label" not in gc.model_fields_set and len(others) == 1:
+                gc.negative_label = others[0]
+        return self
+
+    def vocabulary(self) -> LabelVocabulary:
+        """The label set with its synonyms."""
+        return LabelVocabulary(self.label_set, self.label_synonyms)

@@ -1,0 +1,250 @@
+"""Which column holds which item field: column names per field, and reading a column's values
+from the first rows (nested keys as ``a.b``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from allure.dataset._values import as_text, is_conversation
+
+# Column names per field, most specific first; a name matches after lower-casing and dropping
+# everything but letters and digits ("User Query" -> "userquery").
+COLUMN_NAMES: dict[str, tuple[str, ...]] = {
+    "id": (
+        "id",
+        "uid",
+        "idx",
+        "questionid",
+        "itemid",
+        "exampleid",
+        "sampleid",
+        "key",
+        "index",
+        "docid",
+        "qid",
+    ),
+    "response_b": (
+        "responseb",
+        "outputb",
+        "answerb",
+        "completionb",
+        "generationb",
+        "response2",
+        "output2",
+        "answer2",
+        "completion2",
+        "summaryb",
+        "modelbresponse",
+        "responsemodelb",
+        "conversationb",
+        "response2text",
+    ),
+    "response": (
+        "responsea",
+        "outputa",
+        "answera",
+        "completiona",
+        "generationa",
+        "response1",
+        "output1",
+        "answer1",
+        "completion1",
+        "summarya",
+        "modelaresponse",
+        "responsemodela",
+        "conversationa",
+        "response",
+        "output",
+        "answer",
+        "completion",
+        "generation",
+        "generatedtext",
+        "modeloutput",
+        "modelanswer",
+        "modelresponse",
+        "prediction",
+        "summary",
+        "claim",
+        "systemoutput",
+        "chatgptresponse",
+        "hypothesis",
+        "candidate",
+        "text",
+    ),
+    "task": (
+        "prompt",
+        "question",
+        "input",
+        "instruction",
+        "query",
+        "userquery",
+        "task",
+        "problem",
+        "context",
+        "source",
+        "document",
+        "article",
+        "premise",
+        "conversation",
+        "dialogue",
+        "request",
+        "userprompt",
+    ),
+    "recorded_label": (
+        "judgelabel",
+        "judgeverdict",
+        "judgescore",
+        "judgedecision",
+        "judgepreference",
+        "judge",
+        "evaluatorlabel",
+        "gpt4label",
+        "gpt4judgment",
+        "gpt4judgement",
+        "llmlabel",
+        "llmjudge",
+        "llmjudgment",
+        "modellabel",
+        "predictedlabel",
+        "predlabel",
+        "autolabel",
+        "verdictjudge",
+    ),
+    "recorded_output": (
+        "judgeoutput",
+        "judgeresponse",
+        "judgeexplanation",
+        "judgerationale",
+        "judgereasoning",
+        "evaluatoroutput",
+        "rawoutput",
+        "llmoutput",
+        "gpt4output",
+        "judgment",
+        "judgement",
+    ),
+    "gold_label": (
+        "humanlabel",
+        "goldlabel",
+        "humanpreference",
+        "humanwinner",
+        "humanjudgment",
+        "humanjudgement",
+        "humanscore",
+        "humanrating",
+        "label",
+        "gold",
+        "preference",
+        "winner",
+        "annotation",
+        "annotations",
+        "rating",
+        "score",
+        "verdict",
+        "iscorrect",
+        "correct",
+        "hallucination",
+        "ishallucination",
+        "consistency",
+        "factuality",
+        "faithful",
+        "consistent",
+        "grade",
+        "class",
+        "category",
+    ),
+    "gold_answers": (
+        "goldanswer",
+        "goldanswers",
+        "correctanswer",
+        "correctanswers",
+        "expectedanswer",
+        "expectedanswers",
+        "referenceanswer",
+        "reference",
+        "references",
+        "target",
+        "answers",
+        "groundtruth",
+        "expected",
+    ),
+    "rubric": ("rubric", "criteria", "criterion", "scoringrubric", "guideline", "guidelines"),
+    "problem_type": ("problemtype", "tasktype", "type", "subject", "domain", "topic", "subset", "split"),
+    "generator": (
+        "generator",
+        "model",
+        "modelname",
+        "modela",
+        "system",
+        "systemid",
+        "systemname",
+        "generatormodel",
+    ),
+}
+
+
+def norm_name(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def column_names(rows: list[dict[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for row in rows:
+        for key, value in row.items():
+            seen.setdefault(key, None)
+            if isinstance(value, dict):
+                for sub, v in value.items():
+                    if not isinstance(v, dict | list):
+                        seen.setdefault(f"{key}.{sub}", None)
+    return list(seen)
+
+
+def column_values(rows: list[dict[str, Any]], column: str) -> list[Any]:
+    out = []
+    for row in rows:
+        value: Any = row
+        for part in [column] if column in row else column.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None and not (isinstance(value, str) and not value.strip()):
+            out.append(value)
+    return out
+
+
+def match_column(columns: list[str], names: tuple[str, ...], taken: set[str]) -> str | None:
+    by_norm = {norm_name(c): c for c in reversed(columns) if c not in taken}
+    for name in names:  # exact names, most specific first
+        if name in by_norm:
+            return by_norm[name]
+    for name in names:  # then a column whose name ends with or starts with one of them
+        if len(name) < 4:
+            continue
+        for norm, col in by_norm.items():
+            if norm.endswith(name) or norm.startswith(name):
+                return col
+    return None
+
+
+def is_number(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int | float):
+        return True
+    try:
+        float(str(v))
+    except ValueError:
+        return False
+    return True
+
+
+def as_label(v: Any) -> int | str:
+    if isinstance(v, bool):
+        return int(v)
+    if is_number(v) and float(str(v)).is_integer():
+        return int(float(str(v)))
+    return str(v).strip()
+
+
+def long_text(rows: list[dict[str, Any]], column: str) -> bool:
+    values = [as_text(v) for v in column_values(rows, column) if isinstance(v, str) or is_conversation(v)]
+    return bool(values) and sum(len(v) for v in values) / len(values) > 20

@@ -1,0 +1,306 @@
+"""Two labellings of the same items compared on an objective (METHODS.md section 12).
+
+:func:`objective_difference` compares two labellings A and B of the same items:
+
+- interval: paired bootstrap of ``delta = value_b - value_a`` *stratified by reference label*
+  (resample items within each class, keep every ``n_y`` fixed), percentile interval;
+- p-value: two-sided paired permutation test; under H0 swapping the two arms' labels on an item
+  is equally likely. For balanced accuracy and accuracy this is the sign-flip test on
+  ``d_i = w_i (c_i^B - c_i^A)`` (``c``: 1 when right; ``w_i = 1 / (K n_{y_i})``, for accuracy
+  ``w_i = 1 / n``), over the ``m`` items where ``d_i != 0``; for kappa and macro F1 the labels are
+  swapped on the ``m`` items where they differ and the difference of the metric recomputed (from
+  confusion matrices, all patterns of a chunk at once). ``p`` is the share of swap patterns whose
+  ``|delta|`` reaches ``|delta observed| - 1e-12``: all ``2^m`` patterns when ``m <= 20``
+  (``method = "exact"``), else ``n_permutations`` random ones with the add-one correction
+  ``(1 + hits) / (1 + draws)`` (``method = "monte-carlo"``). A pattern whose metric is undefined
+  counts as a hit (conservative).
+- ``helped``: ``yes`` when the interval lies above 0 and ``p < alpha``, ``no`` when it lies below
+  0 and ``p < alpha``, else ``unclear``.
+References: Good (2005), *Permutation, Parametric, and Bootstrap Tests of Hypotheses*, ch. 3
+(paired permutation test); Efron & Tibshirani (1993), ch. 16.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from allure.metrics._bootstrap import check_bootstrap, paired_fields, percentile_interval
+from allure.metrics._common import (
+    FloatArray,
+    IntArray,
+    Label,
+    MetricsError,
+    optional,
+)
+from allure.metrics._confusion import resampled_confusions
+from allure.metrics._model import OBJECTIVE_NAMES, Helped, Objective
+from allure.metrics._objective import (
+    TOLERANCE,
+    check_objective,
+    objective_rows,
+    one_confusion,
+    paired_codes,
+    stratified_indices,
+)
+
+PermutationMethod = Literal["exact", "monte-carlo"]
+"""How the permutation p-value was found: all ``2^m`` swap patterns, or random ones."""
+
+EXACT_MAX = 20
+"""Largest number of exchangeable items whose ``2^m`` swap patterns are all enumerated."""
+
+_CELLS_PER_CHUNK = 1 << 20
+"""Swap flags held at once while testing (patterns x items), to bound memory."""
+
+
+class ObjectiveComparison(BaseModel):
+    """Two labellings of the same items compared on an objective: paired bootstrap and permutation test."""
+
+    model_config = ConfigDict(frozen=True)
+
+    objective: Objective
+    """The objective compared."""
+    n: int
+    """Items with a known reference."""
+    value_a: float | None
+    """The objective for A (e.g. the reference arm, or the first pass)."""
+    value_b: float | None
+    """The objective for B (e.g. another arm, or the last pass)."""
+    delta: float | None
+    """``value_b - value_a``; ``None`` when either is undefined."""
+    ci_low: float | None
+    """Lower bound of the interval of ``delta`` (bootstrap stratified by reference label)."""
+    ci_high: float | None
+    """Upper bound of that interval."""
+    confidence: float = 0.95
+    """Coverage of the interval."""
+    p_value: float | None
+    """Two-sided paired permutation p-value of ``delta``; ``None`` when ``delta`` is undefined."""
+    n_discordant: int
+    """Exchangeable items: whose correctness differs (balanced accuracy, accuracy) or whose labels
+    differ (kappa, macro F1) between A and B."""
+    method: PermutationMethod
+    """``exact`` (all ``2^n_discordant`` swap patterns) or ``monte-carlo`` (random patterns)."""
+    n_permutations: int
+    """Swap patterns the p-value counts: ``2^n_discordant`` when exact, the random draws otherwise."""
+    alpha: float = 0.05
+    """The significance level ``helped`` uses."""
+    helped: Helped
+    """``yes`` (interval above 0 and ``p < alpha``), ``no`` (below 0 and ``p < alpha``) or ``unclear``."""
+    statement: str
+    """One plain sentence with the verdict, both values, ``delta``, its interval, ``p`` and ``n``."""
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 < alpha < 1.0:
+        raise MetricsError(
+            f"alpha={alpha} must lie strictly between 0 and 1",
+            where="argument 'alpha'",
+            fix="pass alpha=0.05",
+        )
+
+
+def _swap_patterns(
+    m: int, n_permutations: int, rng: np.random.Generator
+) -> tuple[PermutationMethod, int, Iterator[FloatArray]]:
+    """The method, the number of patterns, and the 0/1 swap flags (chunks of shape ``(P, m)``)."""
+    per_chunk = max(1, _CELLS_PER_CHUNK // max(m, 1))
+    if m <= EXACT_MAX:
+        total = 1 << m
+        bits = np.arange(m, dtype=np.int64)
+
+        def exact() -> Iterator[FloatArray]:
+            for start in range(0, total, per_chunk):
+                codes = np.arange(start, min(total, start + per_chunk), dtype=np.int64)
+                yield ((codes[:, None] >> bits[None, :]) & 1).astype(np.float64)
+
+        return "exact", total, exact()
+
+    def drawn() -> Iterator[FloatArray]:
+        for start in range(0, n_permutations, per_chunk):
+            size = min(per_chunk, n_permutations - start)
+            yield rng.integers(0, 2, size=(size, m)).astype(np.float64)
+
+    return "monte-carlo", n_permutations, drawn()
+
+
+def _p_value(hits: int, method: PermutationMethod, total: int) -> float:
+    return hits / total if method == "exact" else (1 + hits) / (1 + total)
+
+
+def _hits(stats: FloatArray, observed: float) -> int:
+    """Patterns whose ``|delta|`` reaches the observed one; an undefined one counts (conservative)."""
+    return int(np.sum(np.isnan(stats) | (np.abs(stats) >= abs(observed) - TOLERANCE)))
+
+
+def _sign_flip(
+    t: IntArray,
+    a: IntArray,
+    b: IntArray,
+    objective: Objective,
+    observed: float,
+    n_perm: int,
+    rng: np.random.Generator,
+) -> tuple[float, int, PermutationMethod, int]:
+    """Sign-flip test of balanced accuracy or accuracy: ``p``, ``m``, method, patterns."""
+    n = len(t)
+    if objective == "accuracy":
+        w = np.full(n, 1.0 / n)
+    else:
+        counts = np.bincount(t)
+        w = 1.0 / (np.count_nonzero(counts) * counts[t])
+    d = w * ((b == t).astype(np.float64) - (a == t).astype(np.float64))
+    d = d[d != 0]
+    method, total, patterns = _swap_patterns(len(d), n_perm, rng)
+    hits = sum(_hits(d.sum() - 2.0 * (s @ d), observed) for s in patterns)
+    return _p_value(hits, method, total), len(d), method, total
+
+
+def _swap_test(
+    t: IntArray,
+    a: IntArray,
+    b: IntArray,
+    objective: Objective,
+    n_labels: int,
+    observed: float,
+    n_perm: int,
+    rng: np.random.Generator,
+) -> tuple[float, int, PermutationMethod, int]:
+    """Swap test of kappa or macro F1: ``p``, ``m``, method, patterns."""
+    size = n_labels + 1
+    cm_a, cm_b = one_confusion(t, a, n_labels)[0], one_confusion(t, b, n_labels)[0]
+    diff = np.flatnonzero(a != b)
+    # Swapping item i moves it in A's matrix from cell (t, a) to (t, b), and in B's the other way.
+    moves = np.zeros((len(diff), size * size))
+    moves[np.arange(len(diff)), t[diff] * size + b[diff]] += 1.0
+    moves[np.arange(len(diff)), t[diff] * size + a[diff]] -= 1.0
+    method, total, patterns = _swap_patterns(len(diff), n_perm, rng)
+    hits = 0
+    for s in patterns:
+        shift = np.rint(s @ moves).astype(np.int64).reshape(-1, size, size)
+        stats = objective_rows(objective, cm_b[None] - shift, n_labels) - objective_rows(
+            objective, cm_a[None] + shift, n_labels
+        )
+        hits += _hits(stats, observed)
+    return _p_value(hits, method, total), len(diff), method, total
+
+
+def _fmt(x: float | None) -> str:
+    return "undefined" if x is None else f"{x:.3f}"
+
+
+def _statement(c: ObjectiveComparison, name_a: str, name_b: str) -> str:
+    what, n = OBJECTIVE_NAMES[c.objective], c.n
+    if c.delta is None or c.p_value is None:
+        values = f"{name_a} {_fmt(c.value_a)}, {name_b} {_fmt(c.value_b)}"
+        return f"{name_b} vs {name_a} on {what}: undefined at n = {n} ({values})."
+    ci = (
+        "no interval"
+        if c.ci_low is None or c.ci_high is None
+        else f"{100 * c.confidence:g} % CI [{c.ci_low:+.3f}, {c.ci_high:+.3f}]"
+    )
+    detail = (
+        f"{_fmt(c.value_a)} -> {_fmt(c.value_b)}, delta = {c.delta:+.3f}, {ci}, "
+        f"permutation p = {c.p_value:.3g} ({c.method}), n = {n}, {c.n_discordant} items differ"
+    )
+    if c.helped != "unclear":
+        direction = "better" if c.helped == "yes" else "worse"
+        return f"{name_b} is significantly {direction} than {name_a} on {what} ({detail})."
+    if c.p_value < c.alpha:
+        return f"{name_b} vs {name_a} on {what}: p < {c.alpha:g} but the interval spans 0 at n = {n}, unclear ({detail})."
+    return f"{name_b} vs {name_a} on {what}: not significant at n = {n} (alpha = {c.alpha:g}; {detail})."
+
+
+def objective_difference(
+    y_true: Sequence[Label | None],
+    pred_a: Sequence[Label | None],
+    pred_b: Sequence[Label | None],
+    *,
+    objective: Objective = "balanced_accuracy",
+    labels: Sequence[Label] | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    n_permutations: int = 10_000,
+    random_state: int | None = 0,
+    name_a: str = "A",
+    name_b: str = "B",
+) -> ObjectiveComparison:
+    """Difference ``objective(pred_b) - objective(pred_a)``: stratified paired bootstrap and permutation test.
+
+    Args:
+        y_true: Reference labels (``None``: unknown, item dropped).
+        pred_a: Labels of A; ``None`` = unparsed, counted as wrong.
+        pred_b: Labels of B, same items in the same order.
+        objective: ``balanced_accuracy``, ``kappa``, ``macro_f1`` or ``accuracy``.
+        labels: The label set; default: the labels of the data in order of appearance.
+        n_resamples: Bootstrap resamples.
+        confidence: Coverage of the interval.
+        alpha: Significance level of ``helped`` and of the statement.
+        n_permutations: Random swap patterns when more than 20 items are exchangeable.
+        random_state: Seed of the bootstrap and of the random patterns.
+        name_a: A's name in the statement.
+        name_b: B's name in the statement.
+
+    Returns:
+        An :class:`ObjectiveComparison`.
+
+    Raises:
+        MetricsError: Lengths differ, ``objective`` is unknown, a label is not in ``labels``, or
+            the bootstrap, ``alpha`` or ``n_permutations`` settings are invalid.
+    """
+    obj = check_objective(objective)
+    check_bootstrap(n_resamples, confidence)
+    _check_alpha(alpha)
+    if n_permutations < 1:
+        raise MetricsError(
+            f"n_permutations={n_permutations} must be at least 1",
+            where="argument 'n_permutations'",
+            fix="pass n_permutations=10000 (the default)",
+        )
+    labs, t, a, b = paired_codes(y_true, pred_a, pred_b, labels)
+    n_labels = len(labs)
+    boot_seed, perm_seed = np.random.SeedSequence(random_state).spawn(2)
+    va = optional(objective_rows(obj, one_confusion(t, a, n_labels), n_labels)[0])
+    vb = optional(objective_rows(obj, one_confusion(t, b, n_labels), n_labels)[0])
+    delta = None if va is None or vb is None else vb - va
+    ci = None
+    p_value: float | None = None
+    method: PermutationMethod = "exact"
+    total = 1
+    if obj in ("balanced_accuracy", "accuracy"):
+        m = int(np.count_nonzero((a == t) != (b == t)))
+    else:
+        m = int(np.count_nonzero(a != b))
+    if delta is not None:
+        idx = stratified_indices(t, n_resamples=n_resamples, random_state=int(boot_seed.generate_state(1)[0]))
+        diffs = objective_rows(obj, resampled_confusions(t, b, n_labels + 1, idx), n_labels) - objective_rows(
+            obj, resampled_confusions(t, a, n_labels + 1, idx), n_labels
+        )
+        ci = percentile_interval(diffs, confidence=confidence)
+        rng = np.random.default_rng(perm_seed)
+        if obj in ("balanced_accuracy", "accuracy"):
+            p_value, m, method, total = _sign_flip(t, a, b, obj, delta, n_permutations, rng)
+        else:
+            p_value, m, method, total = _swap_test(t, a, b, obj, n_labels, delta, n_permutations, rng)
+    elif m <= EXACT_MAX:
+        total = 1 << m
+    else:
+        method, total = "monte-carlo", n_permutations
+    significant = p_value is not None and p_value < alpha
+    out = ObjectiveComparison(
+        objective=obj,
+        **paired_fields(len(t), va, vb, ci, significant=significant),
+        confidence=confidence,
+        p_value=p_value,
+        n_discordant=m,
+        method=method,
+        n_permutations=total,
+        alpha=alpha,
+        statement="",
+    )
+    return out.model_copy(update={"statement": _statement(out, name_a, name_b)})
