@@ -20,14 +20,13 @@ from typing import IO, Any, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from allure._text_errors import GZIP_MAGIC, reason, where_in
 from allure.errors import AllureError
 
 FileKind = Literal["jsonl", "json", "csv", "parquet"]
 """The layout of a records file (``json``: an array or an object of objects; ``parquet``: a table)."""
 
 M = TypeVar("M", bound=BaseModel)
-
-_GZIP_MAGIC = b"\x1f\x8b"
 
 _ONE_OBJECT = "each line must hold exactly one JSON object; fix or delete this line"
 
@@ -60,7 +59,7 @@ def open_text(path: Path) -> IO[str]:
     """Open ``path`` for reading text (UTF-8, a byte-order mark skipped), decompressing gzip by its magic."""
     with path.open("rb") as fh:
         magic = fh.read(2)
-    if magic == _GZIP_MAGIC:
+    if magic == GZIP_MAGIC:
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
     return path.open(encoding="utf-8-sig", newline="")
 
@@ -112,8 +111,8 @@ def iter_jsonl(path: Path, *, error: type[AllureError] = AllureError) -> Iterato
                     )
         except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
             raise error(
-                f"cannot read the file ({_reason(path, exc)})",
-                where=_where(path, exc),
+                f"cannot read the file ({reason(path, exc)})",
+                where=where_in(path, exc),
                 fix="save it as UTF-8 text (gzip-compressed is fine) and check it is not truncated",
             ) from exc
 
@@ -130,8 +129,8 @@ def csv_header(path: Path, *, error: type[AllureError] = AllureError) -> list[st
             header = next(csv.reader([first], delimiter=sniff_delimiter(first)), []) if first else []
     except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
         raise error(
-            f"cannot parse the CSV ({_reason(path, exc)})",
-            where=_where(path, exc, default=1),
+            f"cannot parse the CSV ({reason(path, exc)})",
+            where=where_in(path, exc, default=1),
             fix="save it as UTF-8 CSV with a header row and quoted multi-line cells",
         ) from exc
     _check_unique(path, header, error)
@@ -190,8 +189,8 @@ def iter_csv(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[
                 )
         except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
             raise error(
-                f"cannot parse the CSV ({_reason(path, exc)})",
-                where=_where(path, exc, default=reader.line_num),
+                f"cannot parse the CSV ({reason(path, exc)})",
+                where=where_in(path, exc, default=reader.line_num),
                 fix="save it as UTF-8 CSV with a header row and quoted multi-line cells",
             ) from exc
 
@@ -349,37 +348,6 @@ def read_records(
             seen[key] = lineno
         out.append((lineno, record))
     return out
-
-
-def _bad_utf8(path: Path) -> tuple[int, int, int] | None:
-    """``(line, column, byte)`` of the first byte that is not UTF-8 in the (decompressed) file."""
-    with path.open("rb") as raw:
-        gz = raw.read(2) == _GZIP_MAGIC
-    try:
-        with gzip.open(path, "rb") if gz else path.open("rb") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    return lineno, exc.start + 1, line[exc.start]
-    except (gzip.BadGzipFile, EOFError, OSError):
-        return None
-    return None
-
-
-def _reason(path: Path, exc: Exception) -> str:
-    if isinstance(exc, UnicodeDecodeError):
-        bad = _bad_utf8(path)
-        if bad is not None:
-            return f"not UTF-8: byte 0x{bad[2]:02x} at column {bad[1]}"
-        return f"not UTF-8: {exc.reason}"
-    return str(exc)
-
-
-def _where(path: Path, exc: Exception, default: int | None = None) -> str:
-    bad = _bad_utf8(path) if isinstance(exc, UnicodeDecodeError) else None
-    line = bad[0] if bad is not None else default
-    return f"{path}:{line}" if line else str(path)
 
 
 def _check_unique(path: Path, header: list[str], error: type[AllureError]) -> None:

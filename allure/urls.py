@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 """What a removed secret is replaced with (the same word as :mod:`allure.evaluator`'s redaction)."""
@@ -20,13 +20,21 @@ _SECRET_PARAM = re.compile(r"(?i)(key|token|secret|passw|pwd|auth|sig|credential
 _URL_IN_TEXT = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>`]+")
 
 
-def url_problem(url: str) -> str | None:
-    """What makes ``url`` unusable as an http(s) endpoint, in words; ``None`` when it is fine."""
+def split_url(url: str) -> tuple[SplitResult | None, str]:
+    """``url``'s parts, or ``None`` and why it cannot be parsed (a bad port included)."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError as exc:
-        return f"not a valid URL ({exc})"
+        return None, f"not a valid URL ({exc})"
+    return parts, ""
+
+
+def url_problem(url: str) -> str | None:
+    """What makes ``url`` unusable as an http(s) endpoint, in words; ``None`` when it is fine."""
+    parts, problem = split_url(url)
+    if parts is None:
+        return problem
     if parts.scheme not in ("http", "https"):
         return f"only http:// and https:// URLs are allowed, not {parts.scheme + '://' if parts.scheme else 'a bare name'}"
     if not parts.hostname:

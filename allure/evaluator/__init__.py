@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure.evaluator._backend import ChatBackend, Reply, Usage, retry_kind
+    from allure.evaluator._backend import CallSettings, ChatBackend, Reply, Usage, retry_kind
     from allure.evaluator._calibrate import CF_PREFIX, NO_PROBS, CalibrationOutcome, calibrate_pass
     from allure.evaluator._http import ChatCallError, ChatCompletionsClient
     from allure.evaluator._langchain import LangChainBackend
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "ChatBackend": "_backend",
     "Reply": "_backend",
+    "CallSettings": "_backend",
     "Usage": "_backend",
     "retry_kind": "_backend",
     "ChatCallError": "_http",
@@ -97,6 +98,7 @@ __all__ = [
     "REDACTED",
     "ReplayBackend",
     "Reply",
+    "CallSettings",
     "SWAPPED",
     "TokenCounter",
     "Usage",

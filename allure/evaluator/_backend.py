@@ -18,12 +18,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypedDict, Unpack
 
 if TYPE_CHECKING:
     from types import TracebackType
 
     from langchain_core.messages import BaseMessage
+
+
+class CallSettings(TypedDict, total=False):
+    """One call's settings, passed to :meth:`ChatBackend.complete` as keywords. A setting left out
+    (or ``None``) means the backend's own."""
+
+    temperature: float | None
+    max_tokens: int | None
+    logprobs: bool | None
+    """Ask for token logprobs (label probabilities, calibration)."""
+    seed: int | None
+    """Set for a repeated sample: the evaluator's seed plus the sample index."""
+    item_id: str | None
+    """The item the prompt asks about (a replay answers from it; a server ignores it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,16 +74,7 @@ class ChatBackend(Protocol):
     or write the same methods on any class.
     """
 
-    async def complete(
-        self,
-        messages: Sequence[BaseMessage],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        logprobs: bool | None = None,
-        seed: int | None = None,
-        item_id: str | None = None,
-    ) -> Reply:
+    async def complete(self, messages: Sequence[BaseMessage], **settings: Unpack[CallSettings]) -> Reply:
         """The answer to ``messages``.
 
         ``None`` for a generation setting means the backend's own. ``item_id`` names the item the

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from allure.evaluator._backend import ChatBackend, Reply, Usage
+from allure.evaluator._backend import CallSettings, ChatBackend, Reply, Usage
 
 if TYPE_CHECKING:
     from langchain_core.language_models.chat_models import BaseChatModel
@@ -45,16 +45,8 @@ class LangChainBackend(ChatBackend):
     def __init__(self, model: BaseChatModel) -> None:
         self.model = model
 
-    async def complete(
-        self,
-        messages: Sequence[BaseMessage],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        logprobs: bool | None = None,
-        seed: int | None = None,
-        item_id: str | None = None,
-    ) -> Reply:
+    async def complete(self, messages: Sequence[BaseMessage], **settings: Unpack[CallSettings]) -> Reply:
+        seed = settings.get("seed")
         extra: dict[str, Any] = {} if seed is None else {"seed": seed}
         try:
             msg = await self.model.ainvoke(list(messages), **extra)

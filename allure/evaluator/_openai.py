@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import orjson
 
 from allure.errors import EvaluatorError
-from allure.evaluator._backend import NO_USAGE, ChatBackend, Reply, Usage
+from allure.evaluator._backend import NO_USAGE, CallSettings, ChatBackend, Reply, Usage
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -158,18 +158,13 @@ class OpenAIBackend(ChatBackend):
             body.update(self.extra_body)
         return body
 
-    async def complete(
-        self,
-        messages: Sequence[BaseMessage],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        logprobs: bool | None = None,
-        seed: int | None = None,
-        item_id: str | None = None,
-    ) -> Reply:
+    async def complete(self, messages: Sequence[BaseMessage], **settings: Unpack[CallSettings]) -> Reply:
         body = self.request_body(
-            messages, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs, seed=seed
+            messages,
+            temperature=settings.get("temperature"),
+            max_tokens=settings.get("max_tokens"),
+            logprobs=settings.get("logprobs"),
+            seed=settings.get("seed"),
         )
         client = self.client
         return parse_reply(await client.complete(orjson.dumps(body)), client.where)

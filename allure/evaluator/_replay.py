@@ -7,9 +7,9 @@ with nothing recorded gets an empty answer, which parses as ``unparsed``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-from allure.evaluator._backend import ChatBackend, Reply
+from allure.evaluator._backend import CallSettings, ChatBackend, Reply
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -22,14 +22,5 @@ class ReplayBackend(ChatBackend):
         self.recorded = dict(recorded)
         self.model_name = model_name
 
-    async def complete(
-        self,
-        messages: Sequence[BaseMessage],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        logprobs: bool | None = None,
-        seed: int | None = None,
-        item_id: str | None = None,
-    ) -> Reply:
-        return Reply(text=self.recorded.get(item_id or "", ""))
+    async def complete(self, messages: Sequence[BaseMessage], **settings: Unpack[CallSettings]) -> Reply:
+        return Reply(text=self.recorded.get(settings.get("item_id") or "", ""))

@@ -12,7 +12,8 @@ and claims on in-flight prompts; ``_schema``: versions and migrations).
 """
 
 from allure.store._backend import advisory_key
-from allure.store._leases import HEARTBEAT_S, LEASE_STALE_S, LeaseHolder, RunLease, pid_runs
+from allure.store._heartbeat import HEARTBEAT_S
+from allure.store._leases import LEASE_STALE_S, LeaseHolder, RunLease, pid_runs
 from allure.store._review import CandidateStatus
 from allure.store._runs import RunRecord, RunStatus
 from allure.store._schema import SCHEMA_VERSION, schema_version

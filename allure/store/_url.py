@@ -21,6 +21,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 from pydantic import BaseModel, field_serializer, field_validator
 
 from allure.errors import StoreError
+from allure.urls import split_url
 
 SCHEMES = ("postgresql", "postgres")
 """URL schemes of a PostgreSQL store."""
@@ -33,11 +34,9 @@ _SECRET_QUERY = ("password", "passfile", "sslpassword")
 
 def url_problem(url: str) -> str | None:
     """What makes ``url`` unusable as a store URL, or ``None``."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError as exc:
-        return f"not a valid URL ({exc})"
+    parts, problem = split_url(url)
+    if parts is None:
+        return problem
     if parts.scheme not in SCHEMES:
         shown = f"{parts.scheme}://" if parts.scheme else "a bare name"
         return f"a store URL starts with postgresql:// (SQLite, the default, needs no URL), not {shown}"

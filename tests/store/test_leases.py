@@ -102,15 +102,17 @@ def test_a_process_shares_its_own_lease(backend: Backend) -> None:
 
 
 def test_heartbeat_is_renewed(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
-    from allure.store import _leases as _lease
+    from allure.store import _heartbeat
 
-    monkeypatch.setattr(_lease, "HEARTBEAT_S", 0.1)
+    monkeypatch.setattr(_heartbeat, "HEARTBEAT_S", 0.1)
     store = backend.open("a.db")
     rid = store.create_run({"x": 1})
     with store.acquire_lease(rid, "audit") as lease:
         first = store.lease_holder(rid).heartbeat_at  # type: ignore[union-attr]
         lease._beat = (
-            _lease.Heartbeat(store._connect, lease.token, every_s=0.1) if lease._beat is None else lease._beat
+            _heartbeat.Heartbeat(store._connect, lease.token, every_s=0.1)
+            if lease._beat is None
+            else lease._beat
         )
         deadline = time.time() + 5
         while store.lease_holder(rid).heartbeat_at == first and time.time() < deadline:  # type: ignore[union-attr]

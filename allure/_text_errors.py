@@ -1,0 +1,43 @@
+"""Where and why a text file could not be read: the first byte that is not UTF-8, as line and column
+(for the record readers' error messages)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+GZIP_MAGIC = b"\x1f\x8b"
+"""The first two bytes of a gzip file."""
+
+
+def bad_utf8(path: Path) -> tuple[int, int, int] | None:
+    """``(line, column, byte)`` of the first byte that is not UTF-8 in the (decompressed) file."""
+    with path.open("rb") as raw:
+        gz = raw.read(2) == GZIP_MAGIC
+    try:
+        with gzip.open(path, "rb") if gz else path.open("rb") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return lineno, exc.start + 1, line[exc.start]
+    except (gzip.BadGzipFile, EOFError, OSError):
+        return None
+    return None
+
+
+def reason(path: Path, exc: Exception) -> str:
+    """Why reading ``path`` raised ``exc``, in words (a UTF-8 error names the byte and column)."""
+    if isinstance(exc, UnicodeDecodeError):
+        bad = bad_utf8(path)
+        if bad is not None:
+            return f"not UTF-8: byte 0x{bad[2]:02x} at column {bad[1]}"
+        return f"not UTF-8: {exc.reason}"
+    return str(exc)
+
+
+def where_in(path: Path, exc: Exception, default: int | None = None) -> str:
+    """``path:line`` of the error ``exc`` (the first bad byte's line; else ``default``)."""
+    bad = bad_utf8(path) if isinstance(exc, UnicodeDecodeError) else None
+    line = bad[0] if bad is not None else default
+    return f"{path}:{line}" if line else str(path)
