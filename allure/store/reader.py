@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 from allure.errors import StoreError
+from allure.store._backend import SQLITE
 from allure.store._leases import LeaseHolder, LeasesStore
 from allure.store._runs import RunRecord, RunsStore
 from allure.store._schema import schema_version
@@ -34,7 +35,11 @@ class StoreReader(RunsStore, LeasesStore):
             raise StoreError(
                 "no run store here", where=str(self.path), fix="pass the project folder with --project"
             )
+        self.url: str | None = None
+        self.where = str(self.path)
         self._lock = threading.RLock()
+        self._depth = 0
+        self._dialect = SQLITE
         try:
             self._conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         except sqlite3.DatabaseError as exc:
