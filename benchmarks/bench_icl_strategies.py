@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import random
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -306,7 +307,8 @@ def calibrated(bench: Bench, arm: ArmRun, items: list[Item]) -> ArmRun:
                 )
             )
     cf_arms = [ArmSpec(name=f"block {stable_hash(list(b), length=8)}", example_ids=list(b)) for b in blocks]
-    runs = bench.study(f"cf-{arm.name.replace(' ', '_')}", cf_items, cf_arms)
+    # a study name holds letters, digits, '.', '_', '-' ("validated (zero-shot won)" -> "validated_zero-shot_won")
+    runs = bench.study("cf-" + re.sub(r"[^A-Za-z0-9._-]+", "_", arm.name).strip("_"), cf_items, cf_arms)
     p_cf: dict[tuple[str, ...], list[float]] = {}
     for b, a in zip(blocks, cf_arms, strict=True):
         key = stable_hash(list(b), length=8)
@@ -472,8 +474,9 @@ def render(t: Task, rows: list[Row], line: str) -> str:
 
 def strategy(name: str) -> str:
     """An arm's strategy, without what it chose on this task: ``validated (cand-3 x=8 mixed)`` ->
-    ``validated``; a calibrated best arm keeps its ``+cal`` (``default +cal (prior)`` -> ``default +cal``)."""
-    return name.split(" (")[0]
+    ``validated``; a calibrated arm keeps its ``+cal`` (``validated (zero-shot won) +cal (offset)`` ->
+    ``validated +cal``)."""
+    return re.sub(r"\s*\([^)]*\)", "", name).strip()
 
 
 def defaults_from_evidence(tables: dict[str, list[Row]]) -> list[str]:
