@@ -252,18 +252,20 @@ class Evaluator:
     ) -> None:
         """Send one call per distinct prompt among ``misses``.
 
-        With ``claim_token`` the prompts are claimed in batches of :attr:`claim_batch` (in prefix
-        order), so several workers on one store split them: each sends the batch it claimed, then
-        claims the next; prompts another worker holds are linked once its calls are stored (or sent
-        here, if it gave up their claims: it failed, or died).
+        With ``claim_token`` the prompts are claimed before they are sent. When other live workers
+        share the store, in batches of :attr:`claim_batch` (in prefix order), so that they split the
+        pass: each sends the batch it claimed, releases it, claims the next; alone, in one batch.
+        Prompts another worker holds are linked once stored, or sent here if it gave them up.
         """
         leads, followers = _prompting.leads_and_followers(misses)
         pending = list(leads.values())
+        batch: int | None = None
+        if claim_token and any(h.token != claim_token and h.alive() for h in self.store.lease_holders()):
+            batch = max(self.claim_batch, 1)
         try:
             while pending:
                 todo = pending
                 if claim_token:
-                    batch = max(self.claim_batch, 1)
                     mine = self.store.claim_calls(claim_token, [j.prompt_hash for j in pending], limit=batch)
                     todo = [j for j in pending if j.prompt_hash in mine]
                 if todo:
@@ -273,17 +275,17 @@ class Evaluator:
                     )
                     if claim_token:
                         self.store.release_claims(claim_token, [j.prompt_hash for j in todo])
-                sent = {j.prompt_hash for j in todo}
-                rest = [j for j in pending if j.prompt_hash not in sent]
-                if not rest:
-                    break
-                found = self.store.lookup_calls(j.prompt_hash for j in rest)
+                    sent = {j.prompt_hash for j in todo}
+                    pending = [j for j in pending if j.prompt_hash not in sent]
+                    continue
+                # nothing left to claim: the rest is stored by, or in flight in, another process
+                found = self.store.lookup_calls(j.prompt_hash for j in pending)
                 link_cached(
-                    self, run_id, iteration, [j for j in rest if j.prompt_hash in found], found, result
+                    self, run_id, iteration, [j for j in pending if j.prompt_hash in found], found, result
                 )
-                done += sum(j.prompt_hash in found for j in rest)
-                pending = [j for j in rest if j.prompt_hash not in found]
-                if pending and not todo:
+                done += sum(j.prompt_hash in found for j in pending)
+                pending = [j for j in pending if j.prompt_hash not in found]
+                if pending:
                     time.sleep(self.claim_poll_s)
         finally:
             if claim_token:
