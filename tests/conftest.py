@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.cli_run import start_allure
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -155,4 +158,19 @@ kind = "all"
 {loop_toml}
 """
     )
+    return spec
+
+
+def kill_audit_mid_run(tmp: Path, srv: ScriptedServer, env: dict[str, str], after: int = 6) -> Path:
+    """Start ``allure audit --auto-approve`` on :func:`write_spec`'s spec against ``srv`` in ``tmp``
+    and SIGKILL it once the server has answered ``after`` requests; returns the spec."""
+    spec = write_spec(tmp, srv.base_url)
+    proc = start_allure(
+        "audit", str(spec), "--auto-approve", "--project", str(tmp), cwd=tmp, env=env, output=False
+    )
+    deadline = time.time() + 120
+    while len(srv.requests()) < after and time.time() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
     return spec

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import time
 from pathlib import Path
 
 import pytest
 
 from allure.decisions import export_pending
 from allure.store import RunStore, project_db_path
-from tests.cli_run import TEST_KEY, allure, start_allure
-from tests.conftest import ScriptedServer, start_scripted_server, write_spec
+from tests.cli_run import TEST_KEY, allure
+from tests.conftest import ScriptedServer, kill_audit_mid_run, start_scripted_server, write_spec
 
 pytestmark = pytest.mark.integration
 
@@ -111,22 +108,7 @@ def test_paused_run_resumes_in_another_process(tmp_path: Path, scripted_server: 
 def test_killed_run_does_not_resend_stored_calls(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--delay", "0.25")
     try:
-        spec = write_spec(tmp_path, srv.base_url)
-        proc = start_allure(
-            "audit",
-            str(spec),
-            "--auto-approve",
-            "--project",
-            str(tmp_path),
-            cwd=tmp_path,
-            env=TEST_KEY,
-            output=False,
-        )
-        deadline = time.time() + 120
-        while len(srv.requests()) < 6 and time.time() < deadline:
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        kill_audit_mid_run(tmp_path, srv, TEST_KEY)
         store = RunStore(project_db_path(tmp_path))
         stored = store.call_count()
         assert 0 < stored < 12

@@ -4,17 +4,14 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from allure.store import RunStore
-from tests.cli_run import TEST_KEY, allure, start_allure
-from tests.conftest import start_scripted_server, write_spec
+from tests.cli_run import TEST_KEY, allure
+from tests.conftest import kill_audit_mid_run, start_scripted_server
 
 pytestmark = pytest.mark.integration
 
@@ -27,22 +24,7 @@ def test_killed_postgres_run_resumes_without_resending(tmp_path: Path, pg_url: s
 
     srv = start_scripted_server(tmp_path, "--delay", "0.25")
     try:
-        spec = write_spec(tmp_path, srv.base_url)
-        proc = start_allure(
-            "audit",
-            str(spec),
-            "--auto-approve",
-            "--project",
-            str(tmp_path),
-            cwd=tmp_path,
-            env=env,
-            output=False,
-        )
-        deadline = time.time() + 120
-        while len(srv.requests()) < 6 and time.time() < deadline:
-            time.sleep(0.05)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        kill_audit_mid_run(tmp_path, srv, env)
         assert not (tmp_path / ".allure" / "allure.db").exists()  # everything went to PostgreSQL
         store = RunStore(tmp_path / "unused.db", create=False, url=pg_url)
         stored = store.call_count()
