@@ -27,12 +27,15 @@ PositionDebias = Literal["none", "consistent", "logprob_mean"]
   label probabilities from the server, ``consistent``.
 """
 
-Calibration = Literal["none", "contextual", "prior"]
+Calibration = Literal["none", "contextual", "prior", "offset", "auto"]
 """Contextual calibration of the label probabilities (Zhao et al. 2021; METHODS.md section 8):
 ``contextual`` divides each item's label distribution by the mean distribution of content-free
 inputs ("N/A", "", "[MASK]") sent with the same ICL block (``q = p / p_cf``, argmax);
 ``prior`` multiplies by the audit split's reference label shares as well (``q = p * pi / p_cf``),
-for label priors far from uniform."""
+for label priors far from uniform; ``offset`` (two labels) shifts the positive label's logit by
+one offset fitted on the audit split so that its predicted share there matches the reference
+share; ``auto`` computes each of ``none``, ``contextual``, ``prior`` and ``offset`` and keeps the
+one with the best objective on the dev split, refusing one that gives every dev item one label."""
 
 
 class LocalSpec(BaseModel):

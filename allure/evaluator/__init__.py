@@ -15,7 +15,13 @@ from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from allure.evaluator._backend import CallSettings, ChatBackend, Reply, Usage, retry_kind
-    from allure.evaluator._calibrate import CF_PREFIX, NO_PROBS, CalibrationOutcome, calibrate_pass
+    from allure.evaluator._calibrate import (
+        CF_PREFIX,
+        NO_PROBS,
+        CalibrationOutcome,
+        CalibrationTarget,
+        calibrate_pass,
+    )
     from allure.evaluator._http import ChatCallError, ChatCompletionsClient
     from allure.evaluator._langchain import LangChainBackend
     from allure.evaluator._open import open_evaluator
@@ -66,6 +72,7 @@ _WHERE = {
     "CF_PREFIX": "_calibrate",
     "NO_PROBS": "_calibrate",
     "CalibrationOutcome": "_calibrate",
+    "CalibrationTarget": "_calibrate",
     "calibrate_pass": "_calibrate",
     "FALLBACK_NOTE": "_swap",
     "SWAPPED": "_swap",
@@ -79,6 +86,7 @@ __all__ = [
     "AnswerKey",
     "CF_PREFIX",
     "CalibrationOutcome",
+    "CalibrationTarget",
     "ChatBackend",
     "ChatCallError",
     "ChatCompletionsClient",

@@ -5,9 +5,12 @@ second response, correct answers) are replaced by each content-free input ("N/A"
 and sent with the same block: ``p_cf`` is the mean of their label distributions (3 calls per block,
 stored and cached like any call, linked to the pass under ids starting with :data:`CF_PREFIX`).
 Each verdict with label probabilities is then re-labelled ``argmax q`` with ``q = p / p_cf``
-(``contextual``) or ``q = p * pi / p_cf`` (``prior``, ``pi`` the audit split's label shares); a
-verdict without probabilities keeps its label. The new labels are stored beside the parsed ones
-(:meth:`allure.store.RunStore.set_verdict_labels`).
+(``contextual``) or ``q = p * pi / p_cf`` (``prior``, ``pi`` the audit split's label shares), or
+(``offset``, two labels) by one logit offset fitted on the audit split's reference share of the
+positive label (no content-free calls); a verdict without probabilities keeps its label. ``auto``
+computes every mode and keeps the one that scores best on the dev split by the loop's objective,
+refusing a mode that gives every dev item one label (:func:`allure.metrics.choose_calibration`).
+The new labels are stored beside the parsed ones (:meth:`allure.store.RunStore.set_verdict_labels`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,20 @@ NO_PROBS = (
 """Said once when a pass has nothing to calibrate."""
 
 
+@dataclass(frozen=True)
+class CalibrationTarget:
+    """The reference labels ``offset`` and ``auto`` need (never the held-out split's)."""
+
+    dev: Mapping[str, Label] = field(default_factory=dict)
+    """Dev item id -> reference label: ``auto`` chooses its mode on these."""
+    fit: Mapping[str, Label] = field(default_factory=dict)
+    """Audit item id -> reference label: ``offset`` fits its logit offset on these."""
+    objective: str = "balanced_accuracy"
+    """The loop's objective (``auto`` compares modes by it)."""
+    positive: Label | None = None
+    """The positive label (``offset`` needs two labels and this one)."""
+
+
 @dataclass
 class CalibrationOutcome:
     """What calibrating one pass did."""
@@ -52,6 +69,12 @@ class CalibrationOutcome:
     """Block (hash of its example ids; ``zero-shot`` for none) -> ``p_cf`` in label-set order."""
     off: bool = False
     """True when no call of the pass carried label probabilities (nothing was changed)."""
+    chosen: str | None = None
+    """The mode applied: ``mode`` itself, or what ``auto`` chose (``none``: labels kept as parsed)."""
+    choice: dict[str, Any] | None = None
+    """``auto``: the dev split's objective per mode, the refused modes and ``n``."""
+    note: str = ""
+    """Why a mode could not be applied (e.g. ``offset`` without audit references)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able form (the report's iteration entry)."""
@@ -91,6 +114,7 @@ def calibrate_pass(
     labels: Sequence[Label],
     prior: Mapping[str, float] | None = None,
     options: PassOptions | None = None,
+    target: CalibrationTarget | None = None,
 ) -> CalibrationOutcome:
     """Calibrate ``result``'s verdicts of ``items`` in place and store the new labels (see the module).
 
@@ -101,17 +125,135 @@ def calibrate_pass(
         items: The pass's items.
         result: The pass's verdicts; calibrated labels replace the parsed ones (``raw_label`` keeps them).
         examples_for: The pass's examples per item (a block's content-free inputs get its examples).
-        mode: ``contextual`` or ``prior``.
+        mode: ``contextual``, ``prior``, ``offset`` or ``auto``.
         labels: The label set (the order of the probability rows).
-        prior: ``prior`` mode: label (string form) -> share on the audit split.
+        prior: ``prior`` (and ``auto``): label (string form) -> share on the audit split.
         options: The pass's options (its prompts, sample, generation), used for the content-free calls too.
+        target: ``offset`` and ``auto``: the audit and dev references (without, ``auto`` keeps the parsed labels).
     """
-    from allure.metrics import CONTENT_FREE, calibrate, content_free_mean
-
     out = CalibrationOutcome(mode=mode)
     if not any(v.label_probs for v in result.verdicts.values()):
         out.off, out.kept = True, len(items)
         return out
+    rows = {
+        it.id: (v, row)
+        for it in items
+        if (v := result.verdicts.get(it.id)) is not None and (row := _row(v.label_probs, labels)) is not None
+    }
+    p_cf = (
+        {}
+        if mode == "offset"
+        else _content_free_means(ev, run_id, iteration, items, result, examples_for, labels, out, options)
+    )
+    pi = [float(prior.get(str(lab), 0.0)) for lab in labels] if prior else None
+    candidates = {"none": {i: v.label for i, (v, _) in rows.items()}}
+    for m in ("contextual", "prior"):
+        if mode in (m, "auto") and p_cf and (m == "contextual" or pi):
+            candidates[m] = _by_p_cf(rows, p_cf, labels, pi if m == "prior" else None)
+    if mode in ("offset", "auto"):
+        fitted = _by_offset(rows, labels, target)
+        if fitted is not None:
+            candidates["offset"] = fitted
+        elif mode == "offset":
+            out.note = "offset needs two labels, a positive label and audit items with label probabilities"
+    out.chosen = mode if mode in candidates else "none"
+    if mode == "auto":
+        parsed = {it.id: v.label for it in items if (v := result.verdicts.get(it.id)) is not None}
+        out.chosen = _choose(candidates, parsed, target, labels, out)
+    chosen = candidates[out.chosen]
+    out.kept = len(items) - len(chosen)
+    changed: dict[str, Label | None] = {}
+    for item_id, lab in chosen.items():
+        v = result.verdicts[item_id]
+        if lab != v.label:
+            result.verdicts[item_id] = v.model_copy(
+                update={"label": lab, "raw_label": v.label, "status": "ok"}
+            )
+            changed[item_id] = lab
+    out.changed = len(changed)
+    if changed:
+        ev.store.set_verdict_labels(run_id, iteration, changed)
+    return out
+
+
+def _choose(
+    candidates: dict[str, dict[str, Label | None]],
+    parsed: dict[str, Label | None],
+    target: CalibrationTarget | None,
+    labels: Sequence[Label],
+    out: CalibrationOutcome,
+) -> str:
+    """``auto``: the mode that scores best on dev (:func:`allure.metrics.choose_calibration`); an item
+    without label probabilities keeps its parsed label under every mode."""
+    from allure.metrics import choose_calibration
+
+    dev = sorted(i for i in (target.dev if target else {}) if i in parsed)
+    if target is None or not dev:
+        out.note = "auto chooses on the dev split, and the pass has no dev item with a reference label"
+        return "none"
+    pick = choose_calibration(
+        {m: [c.get(i, parsed[i]) for i in dev] for m, c in candidates.items()},
+        [target.dev[i] for i in dev],
+        objective=target.objective,  # type: ignore[arg-type]
+        labels=labels,
+    )
+    out.choice = {"scores": pick.scores, "refused": list(pick.refused), "n": pick.n, "line": pick.describe()}
+    return pick.mode
+
+
+def _by_p_cf(
+    rows: dict[str, tuple[Any, list[float]]],
+    p_cf: dict[tuple[str, ...], Any],
+    labels: Sequence[Label],
+    pi: list[float] | None,
+) -> dict[str, Label | None]:
+    """``argmax q`` per item whose block has a ``p_cf`` (``q = p / p_cf``, times ``pi`` when given)."""
+    from allure.metrics import calibrate
+
+    out: dict[str, Label | None] = {}
+    for item_id, (v, row) in rows.items():
+        block = tuple(v.icl_ids)
+        if block in p_cf:
+            out[item_id] = labels[int(calibrate([row], p_cf[block], prior=pi)[0].argmax())]
+    return out
+
+
+def _by_offset(
+    rows: dict[str, tuple[Any, list[float]]], labels: Sequence[Label], target: CalibrationTarget | None
+) -> dict[str, Label | None] | None:
+    """One logit offset fitted on the audit items so that the positive label's predicted share there
+    matches its reference share; ``None`` when it cannot be fitted."""
+    from allure.metrics import apply_offset, fit_offset
+
+    positive = None if target is None else target.positive
+    if target is None or positive is None or len(labels) != 2 or positive not in labels:
+        return None
+    pos = list(labels).index(positive)
+    neg = labels[1 - pos]
+    p = {i: row[pos] / sum(row) for i, (_, row) in rows.items()}
+    fit = [i for i in target.fit if i in p]
+    if not fit:
+        return None
+    share = sum(str(target.fit[i]) == str(target.positive) for i in fit) / len(fit)
+    b = fit_offset([p[i] for i in fit], share)
+    q = apply_offset(list(p.values()), b)
+    return {i: (positive if x > 0.5 else neg) for i, x in zip(p, q, strict=True)}
+
+
+def _content_free_means(
+    ev: Evaluator,
+    run_id: str,
+    iteration: int,
+    items: list[Item],
+    result: EvalResult,
+    examples_for: ExamplesFor,
+    labels: Sequence[Label],
+    out: CalibrationOutcome,
+    options: PassOptions | None,
+) -> dict[tuple[str, ...], Any]:
+    """``p_cf`` per distinct ICL block of the pass (3 content-free calls each, their cost added to the pass)."""
+    from allure.metrics import CONTENT_FREE, content_free_mean
+
     reps: dict[tuple[str, ...], Item] = {}
     for it in items:
         if (v := result.verdicts.get(it.id)) is not None:
@@ -148,20 +290,4 @@ def calibrate_pass(
         if rows:
             p_cf[b] = content_free_mean(rows)
             out.p_cf[names[b]] = [round(float(x), 6) for x in p_cf[b]]
-    pi = [float(prior.get(str(lab), 0.0)) for lab in labels] if mode == "prior" and prior else None
-    changed: dict[str, Label | None] = {}
-    for it in items:
-        v = result.verdicts.get(it.id)
-        row = _row(v.label_probs, labels) if v is not None else None
-        if v is None or row is None or tuple(v.icl_ids) not in p_cf:
-            out.kept += 1
-            continue
-        q = calibrate([row], p_cf[tuple(v.icl_ids)], prior=pi)[0]
-        lab = labels[int(q.argmax())]
-        if lab != v.label:
-            result.verdicts[it.id] = v.model_copy(update={"label": lab, "raw_label": v.label, "status": "ok"})
-            changed[it.id] = lab
-    out.changed = len(changed)
-    if changed:
-        ev.store.set_verdict_labels(run_id, iteration, changed)
-    return out
+    return p_cf

@@ -35,11 +35,18 @@ def calibrate(
 ) -> dict[str, Any] | None:
     """``[evaluator] calibration``: re-label the pass's verdicts (:func:`allure.evaluator.calibrate_pass`)
     and say what changed; ``None`` when calibration is off."""
-    from allure.evaluator import NO_PROBS, calibrate_pass
+    from allure.evaluator import NO_PROBS, CalibrationTarget, calibrate_pass
 
     mode = ctx.spec.evaluator.calibration
     if mode == "none" or ctx.spec.evaluator.kind == "replay":
         return None
+    refs, splits, dev = ctx.store.reference_labels(run_id), ctx.store.splits(run_id), ctx.dev_ids(run_id)
+    target = CalibrationTarget(
+        dev={i: r for i, r in refs.items() if r is not None and i in dev},
+        fit={i: r for i, r in refs.items() if r is not None and splits.get(i) == "audit" and i not in dev},
+        objective=ctx.spec.loop.objective,
+        positive=ctx.spec.positive_label,
+    )
     out = calibrate_pass(
         ev,
         run_id,
@@ -49,16 +56,20 @@ def calibrate(
         examples_for,
         mode=mode,
         labels=ctx.spec.label_set,
-        prior=audit_prior(ctx, run_id) if mode == "prior" else None,
+        prior=audit_prior(ctx, run_id) if mode in ("prior", "auto") else None,
+        target=target,
     )
     if out.off:
         ctx.say(f"iteration {it}: {NO_PROBS}")
-    else:
-        ctx.say(
-            f"iteration {it}: calibration ({mode}): p_cf from {out.blocks} block(s) "
-            f"({out.cf_calls} content-free calls sent), {out.changed} of {len(items)} labels changed, "
-            f"{out.kept} kept as parsed (no label probabilities)"
-        )
+        return out.as_dict()
+    applied = mode if out.chosen == mode else f"{mode}: {out.chosen}"
+    ctx.say(
+        f"iteration {it}: calibration ({applied}): p_cf from {out.blocks} block(s) "
+        f"({out.cf_calls} content-free calls sent), {out.changed} of {len(items)} labels changed, "
+        f"{out.kept} kept as parsed (no label probabilities)"
+        + (f"; {out.choice['line']}" if out.choice else "")
+        + (f"; {out.note}" if out.note else "")
+    )
     return out.as_dict()
 
 

@@ -78,7 +78,7 @@ class AuditContext:
     def dev_ids(self, run_id: str) -> set[str]:
         """The audit items carved out as the dev split (derived from the run's items, split and seed)."""
         if run_id not in self._dev:
-            from allure.graphs.prepare import dev_split
+            from allure.dataset import dev_split
 
             self._dev[run_id] = dev_split(
                 self.items(run_id),

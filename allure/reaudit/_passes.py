@@ -95,7 +95,10 @@ def post_process(
     """The spec's ``[evaluator] position_debias`` (a pairwise set: the swapped order is asked too)
     or ``calibration`` applied to the re-audit's verdicts, as the audit loop applies them: item id ->
     the label the gate reads; ``None`` when neither is set (the parsed labels stand). A re-audit's
-    ``prior`` calibration takes the frozen set's reference label shares."""
+    ``prior`` calibration takes the frozen set's reference label shares; ``offset`` and ``auto``
+    fit and choose on audit and dev items, which a frozen set does not have: its labels stay as
+    parsed, and the re-audit says so (choosing on the items the gate reads would be deciding on
+    the items reported on)."""
     from allure.evaluator import (
         FALLBACK_NOTE,
         NO_PROBS,
@@ -143,7 +146,10 @@ def post_process(
         )
         spent.calls += out.cf_calls
         tell(
-            NO_PROBS if out.off else f"calibration ({out.mode}): {out.changed} of {len(items)} labels changed"
+            NO_PROBS
+            if out.off
+            else f"calibration ({out.mode}): {out.changed} of {len(items)} labels changed"
+            + (f" ({out.note})" if out.note else "")
         )
         return {it.id: result.verdicts[it.id].label for it in items}
     return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from allure.metrics import GroupErrors, SplitMetrics
 from allure.report._format import DASH, md_table, metric_cells, num, signed
-from allure.report._model import PositionConsistency, ReplayAgreement, ReportData
+from allure.report._model import CalibrationReport, PositionConsistency, ReplayAgreement, ReportData
 from allure.report._summary import headline, helped_sentence, nothing_held_out
 from allure.safe_text import markdown_cell, markdown_code
 
@@ -222,11 +222,14 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
         out += md_table(
             ["iter", "mode", "blocks", "content-free calls", "labels changed", "kept as parsed", "p_cf"],
             [
-                [str(i), c.mode + (" (off: no logprobs)" if c.off else ""), str(c.blocks), str(c.cf_calls)]
+                [str(i), _cal_mode(c), str(c.blocks), str(c.cf_calls)]
                 + [str(c.changed), str(c.kept), "; ".join(f"{k}: {v}" for k, v in sorted(c.p_cf.items())[:3])]
                 for i, c in calibrated
             ],
         )
+        out += [""]
+        out += [f"- iteration {i}: {markdown_cell(c.choice['line'])}" for i, c in calibrated if c.choice]
+        out += [f"- iteration {i}: {markdown_cell(c.note)}" for i, c in calibrated if c.note]
         out += [
             "",
             "Every metric in this report is of the calibrated labels; the parsed ones stay in the run store.",
@@ -303,3 +306,10 @@ def _position_cells(p: PositionConsistency) -> list[str]:
         num(p.first_position_rate),
         signed(p.position_bias),
     ]
+
+
+def _cal_mode(c: CalibrationReport) -> str:
+    """``contextual``; ``auto: prior`` (what auto chose); ``contextual (off: no logprobs)``."""
+    if c.off:
+        return f"{c.mode} (off: no logprobs)"
+    return c.mode if c.chosen in (None, c.mode) else f"{c.mode}: {c.chosen}"

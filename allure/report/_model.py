@@ -97,7 +97,7 @@ class CalibrationReport(BaseModel):
     """What contextual calibration did to one pass (``allure.evaluator.CalibrationOutcome``)."""
 
     mode: str
-    """``contextual`` or ``prior``."""
+    """``contextual``, ``prior``, ``offset`` or ``auto``."""
     blocks: int = 0
     """Distinct ICL blocks, each with its content-free distribution ``p_cf``."""
     cf_calls: int = 0
@@ -110,6 +110,12 @@ class CalibrationReport(BaseModel):
     """Block -> ``p_cf`` in label-set order."""
     off: bool = False
     """True when the server returned no logprobs (nothing calibrated)."""
+    chosen: str | None = None
+    """The mode applied (``auto``: what it chose on the dev split; ``none``: labels kept as parsed)."""
+    choice: dict[str, Any] | None = None
+    """``auto``: the dev split's objective per mode, the refused modes, ``n`` and one line saying so."""
+    note: str = ""
+    """Why a mode could not be applied."""
 
 
 class PositionDebiasReport(BaseModel):

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
+from allure.dataset import dev_split
 from allure.evaluator import (
     FALLBACK_NOTE,
     NO_PROBS,
+    CalibrationTarget,
     PassOptions,
     calibrate_pass,
     debias_verdicts,
@@ -127,6 +129,9 @@ class ArmRun:
                 say(
                     "  calibration: no audit-split item among the study's items to take label shares from: contextual"
                 )
+        loop = src.spec.loop
+        # the loop's dev split of the study's items: ``auto`` chooses there, ``offset`` fits on the other audit items
+        dev = dev_split(src.items, src.splits, loop.dev_fraction, loop.seed)
         out = calibrate_pass(
             self.ev,
             self.sid,
@@ -138,10 +143,27 @@ class ArmRun:
             labels=src.spec.label_set,
             prior=prior,
             options=self.options,
+            target=CalibrationTarget(
+                dev={i: r for i, r in src.reference.items() if r is not None and i in dev},
+                fit={
+                    i: r
+                    for i, r in src.reference.items()
+                    if r is not None and src.splits.get(i) == "audit" and i not in dev
+                },
+                objective=src.spec.loop.objective,
+                positive=src.spec.positive_label,
+            ),
         )
+        applied = out.mode if out.chosen == out.mode else f"{out.mode}: {out.chosen}"
         if say:
-            say(f"  {NO_PROBS}" if out.off else f"  calibration ({out.mode}): {out.changed} labels changed")
-        return None if out.off else {"mode": out.mode, "changed": out.changed, "cf_calls": out.cf_calls}
+            say(
+                f"  {NO_PROBS}"
+                if out.off
+                else f"  calibration ({applied}): {out.changed} labels changed"
+                + (f"; {out.choice['line']}" if out.choice else "")
+                + (f"; {out.note}" if out.note else "")
+            )
+        return None if out.off else {"mode": applied, "changed": out.changed, "cf_calls": out.cf_calls}
 
     def run(self, progress: ArmProgress | None) -> tuple[ArmResult, list[Label | None]]:
         """Evaluate the arm on the study's items: its result (without the comparison) and its labels."""

@@ -119,3 +119,27 @@ def test_a_study_arm_takes_calibration_and_shares_the_calls(
     assert (by["cal"].metrics.accuracy or 0) > (by["raw"].metrics.accuracy or 0)
     md = (tmp_path / "proj" / ".allure" / "studies" / study.id / "study.md").read_text()
     assert f"- cal: contextual, {by['cal'].calibration['changed']} labels changed" in md
+
+
+def test_auto_calibration_chooses_on_dev_undoes_the_lean_and_keeps_a_sound_judge_as_parsed(
+    tmp_path: Path,
+) -> None:
+    """``auto`` scores none / contextual / prior / offset on the dev split: on the leaning server
+    a correction wins (the lean gives every dev item one label, so ``none`` is the worst); on the
+    plain server nothing beats the parsed labels, and they stay."""
+    graded, plain_out, n_plain = _audit(tmp_path / "plain", calibration="auto")
+    assert set(graded.values()) == {0, 1}
+    assert "calibration (auto: none)" in plain_out and "chose none on dev" in plain_out
+    assert "0 of" in plain_out.split("calibration (auto: none)")[1].split("\n")[0]
+    leaned, out, _ = _audit(tmp_path / "leaned", "--lean", "0.25", calibration="auto")
+    line = next(x for x in out.splitlines() if "calibration (auto:" in x)
+    assert "calibration (auto: none)" not in line, line
+    assert "chose " in line and "on dev (n = " in line
+    assert leaned == graded  # the judge's own grades back
+    report = json.loads(
+        next((tmp_path / "leaned" / "proj" / ".allure" / "runs").glob("*/report.json")).read_text()
+    )
+    cal = report["iterations"][-1]["calibration"]
+    assert cal["mode"] == "auto" and cal["chosen"] in ("contextual", "prior", "offset")
+    assert cal["choice"]["scores"]["none"] < cal["choice"]["scores"][cal["chosen"]]
+    assert n_plain > 0

@@ -60,7 +60,7 @@ def test_guard_keeps_zero_shot_when_the_examples_make_the_judge_worse(tmp_path: 
 
 def _dev_ids(store: RunStore, run_id: str) -> set[str]:
     from allure.config import AuditSpec
-    from allure.graphs.prepare import dev_split
+    from allure.dataset import dev_split
 
     spec = AuditSpec.model_validate(store.get_run(run_id).spec)
     return dev_split(store.items(run_id), store.splits(run_id), spec.loop.dev_fraction, spec.loop.seed)
