@@ -51,6 +51,26 @@ def served_session() -> bool:
     return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER
 
 
+def show_error(text: str) -> None:
+    """Show an error in a browser session's page (a browser tab cannot read stderr) until closed."""
+    from rich.text import Text
+    from textual.app import App, ComposeResult
+    from textual.widgets import Footer, Static
+
+    from allure.safe_text import visible
+
+    class ErrorPage(App[None]):
+        TITLE = "allure review: cannot open"
+        BINDINGS = [("q", "quit", "Close")]
+
+        def compose(self) -> ComposeResult:
+            yield Static(Text("error: " + visible(text), style="bold red"), id="error")
+            yield Static(Text("\npress q to close; reload the page to try again"))
+            yield Footer()
+
+    ErrorPage().run()
+
+
 def session_command(run_id: str, project: Path, ctx: typer.Context) -> str:
     """The shell command of one browser session: ``allure review RUN --project ABS`` with the options
     given on this command line or in the environment (those of :data:`SERVING_OPTIONS` left out)."""

@@ -13,7 +13,9 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from PIL import Image
@@ -21,11 +23,16 @@ from PIL import Image
 from allure.store import RunStore, project_db_path
 from tests.cli_run import allure
 from tests.graphs.test_run_guards import write_replay_spec
+from tests.tui.review_helpers import make_run
 from tests.tui.serve_helpers import free_port, serving, stop
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page, Route
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 REVIEWER = "web-tester"
+RUN = "run-review"
 
 
 def chromium() -> str:
@@ -74,58 +81,71 @@ def _decisions(project: Path, run: str) -> list[tuple[str | None, str]]:
         store.close()
 
 
-def test_review_in_headless_chromium_records_a_decision(paused_replay: tuple[Path, str]) -> None:
+@contextmanager
+def browser_page(base: str) -> Iterator[tuple[Page, list[str]]]:
+    """A page of a headless system Chromium that may fetch only from ``base`` (else the URL is
+    recorded in the list and the request aborted: the page must work with no internet)."""
     from playwright.sync_api import sync_playwright
 
-    project, run = paused_replay
     executable = chromium()
-    before = _decisions(project, run)
-    port = free_port()
-    with (
-        serving(project, run, "--port", str(port), "--reviewer", REVIEWER) as server,
-        sync_playwright() as pw,
-    ):
-        base = f"http://127.0.0.1:{port}/"
-        assert server.url == base
+    with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 800})
             elsewhere: list[str] = []
 
-            def only_the_server(route):  # type: ignore[no-untyped-def]
+            def only_the_server(route: Route) -> None:
                 if route.request.url.startswith(base):
                     route.continue_()
-                else:  # the page must work offline: nothing fetched from a CDN
+                else:
                     elsewhere.append(route.request.url)
                     route.abort()
 
             page.route("**/*", only_the_server)
-            page.goto(base)
-            page.wait_for_selector("body.-first-byte", timeout=60_000)  # the app's first bytes arrived
-
-            shots: list[bytes] = [page.screenshot()]
-
-            def drawn() -> bool:  # the app has drawn and stopped changing
-                shots.append(page.screenshot())
-                return shots[-1] == shots[-2] and busy(shots[-1])[1] > 0.02
-
-            wait_for(drawn, "the review app on the page")
-            first = shots[-1]
-            colours, ink = busy(first)
-            assert colours > 50 and ink > 0.02, (colours, ink)  # text in several colours, not a blank page
-            shot = project / "review-page.png"
-            shot.write_bytes(first)
-            assert Image.open(shot).size == (1200, 800)
-
-            page.click("#terminal")  # the keyboard goes to the terminal
-            page.keyboard.press("a")
-            wait_for(
-                lambda: _decisions(project, run)[0] == ("approve", REVIEWER), "the approval in the store"
-            )
-            wait_for(lambda: page.screenshot() != first, "the page to show the decision", timeout=20)
-            assert elsewhere == []
+            yield page, elsewhere
         finally:
             browser.close()
+
+
+def drawn_screen(page: Page) -> bytes:
+    """Wait until the app in ``page`` has drawn and stopped changing; its screenshot."""
+    page.wait_for_selector("body.-first-byte, body.-closed", state="attached", timeout=60_000)
+    closed = page.evaluate("document.body.classList.contains('-closed')")
+    assert not closed, "the session ended before the app drew (see the server's output)"
+    shots: list[bytes] = [page.screenshot()]
+
+    def drawn() -> bool:
+        shots.append(page.screenshot())
+        return shots[-1] == shots[-2] and busy(shots[-1])[1] > 0.02
+
+    wait_for(drawn, "the app on the page")
+    return shots[-1]
+
+
+def test_review_in_headless_chromium_records_a_decision(paused_replay: tuple[Path, str]) -> None:
+    project, run = paused_replay
+    before = _decisions(project, run)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}/"
+    with (
+        serving(project, run, "--port", str(port), "--reviewer", REVIEWER) as server,
+        browser_page(base) as (page, elsewhere),
+    ):
+        assert server.url == base
+        page.goto(base)
+        first = drawn_screen(page)
+        colours, ink = busy(first)
+        assert colours > 50 and ink > 0.02, (colours, ink)  # text in several colours, not a blank page
+        shot = project / "review-page.png"
+        shot.write_bytes(first)
+        assert Image.open(shot).size == (1200, 800)
+
+        page.click("#terminal")  # the keyboard goes to the terminal
+        page.keyboard.press("a")
+        wait_for(lambda: _decisions(project, run)[0] == ("approve", REVIEWER), "the approval in the store")
+        wait_for(lambda: page.screenshot() != first, "the page to show the decision", timeout=20)
+        assert elsewhere == []  # nothing fetched from a CDN
+        page.close()
         assert stop(server) == 0, server.output()  # Ctrl+C: a clean exit, no app process left
 
     after = _decisions(project, run)
@@ -133,5 +153,25 @@ def test_review_in_headless_chromium_records_a_decision(paused_replay: tuple[Pat
     store = RunStore(project_db_path(project), create=False)
     try:
         assert store.get_run(run).status == "paused"
+    finally:
+        store.close()
+
+
+def test_a_tab_that_cannot_open_the_review_shows_why_until_closed(tmp_path: Path) -> None:
+    store = make_run(tmp_path, 0)  # paused, nothing pending yet: the server starts
+    try:
+        with serving(tmp_path, RUN, "--port", "0") as server, browser_page(server.url) as (page, _):
+            store.update_run(RUN, status="done")  # meanwhile the run ended: a new tab cannot review it
+            page.goto(server.url)
+            shot = drawn_screen(page)  # an error page, not a closed session
+            (tmp_path / "error-page.png").write_bytes(shot)
+            colours, ink = busy(shot)
+            assert colours > 20 and ink > 0.02
+            assert page.evaluate("document.body.classList.contains('-closed')") is False
+            page.click("#terminal")
+            page.keyboard.press("q")
+            page.wait_for_selector("body.-closed", state="attached", timeout=30_000)  # "Session ended."
+            assert stop(server) == 0
+        assert "has no pending candidates" in server.output()
     finally:
         store.close()

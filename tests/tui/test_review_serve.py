@@ -4,12 +4,17 @@ page that fetches nothing from elsewhere and that only its own address and page 
 from __future__ import annotations
 
 import re
+import shlex
 import socket
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
+import typer
+from typer.testing import CliRunner
 
+from allure.cli._serve_review import session_command
 from tests.cli_run import allure
 from tests.tui.review_helpers import make_run
 from tests.tui.serve_helpers import free_port, serving, stop
@@ -23,6 +28,42 @@ UPGRADE = {
     "Sec-WebSocket-Version": "13",
     "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
 }
+
+
+def test_a_session_runs_review_with_the_options_given_but_the_serving_ones(tmp_path: Path) -> None:
+    seen: list[str] = []
+    toy = typer.Typer()
+
+    @toy.command()
+    def review(
+        ctx: typer.Context,
+        run: str | None = typer.Argument(None),
+        project: Path = typer.Option(Path("."), "--project", "-p"),
+        reviewer: str | None = typer.Option(None, "--reviewer"),
+        double_review: int = typer.Option(0, "--double-review"),
+        wait: bool = typer.Option(False, "--wait"),
+        strict: bool = typer.Option(True, "--strict/--lenient"),
+        serve: bool = typer.Option(False, "--serve"),
+        port: int = typer.Option(8000, "--port"),
+    ) -> None:
+        seen.append(session_command("run-1", project, ctx))
+
+    args = ["latest", "-p", str(tmp_path), "--reviewer", "ann o'neil", "--double-review", "3", "--lenient"]
+    res = CliRunner().invoke(toy, [*args, "--serve", "--port", "9"])
+    assert res.exit_code == 0, res.output
+    argv = shlex.split(seen[0])
+    assert argv[0] == sys.executable and argv[1] == "-m"
+    assert argv[3:] == [
+        "review",
+        "run-1",  # the run the server resolved, not "latest"
+        "--project",
+        str(tmp_path.resolve()),
+        "--reviewer",
+        "ann o'neil",
+        "--double-review",
+        "3",
+        "--lenient",
+    ]  # defaults (--wait) and the serving options (--serve, --port) are left out
 
 
 def _clear_error(res: object, *needles: str) -> None:
