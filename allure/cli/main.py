@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from allure.cli._serve_review import served_session, show_error
 from allure.errors import AllureError
 from allure.safe_text import visible
 
@@ -64,6 +65,8 @@ def main() -> None:
         app()
     except AllureError as exc:
         typer.secho(f"error: {visible(exc.render())}", fg="red", err=True)
+        if served_session():  # a browser tab of `allure review --serve`: show it on the page too
+            show_error(exc.render())
         sys.exit(exc.exit_code)
 
 

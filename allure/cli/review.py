@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from allure.cli._common import echo, project_folder
+from allure.cli._serve_review import serve_review, served_session
 from allure.errors import ReviewError
 from allure.models import IclExample
 from allure.store import RunRecord, RunStore, open_project_store
@@ -55,6 +56,7 @@ def memory_similar(
 
 
 def review(
+    ctx: typer.Context,
     run: str | None = typer.Argument(
         None, help="The run to review (default: the newest run paused at review)."
     ),
@@ -75,12 +77,22 @@ def review(
     wait: bool = typer.Option(
         False, "--wait", help="With --import: wait while another process writes the run, instead of exit 2."
     ),
+    serve: bool = typer.Option(
+        False, "--serve", help="Serve the review app as a web page (one app per browser tab) until Ctrl+C."
+    ),
+    host: str = typer.Option("127.0.0.1", "--host", help="With --serve: the address to listen on."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="With --serve: the port (0: any free)."),
+    allow_remote: bool = typer.Option(
+        False, "--allow-remote", help="With --serve: allow a non-loopback --host (no authentication!)."
+    ),
 ) -> None:
     """Review the pending ICL examples of a run paused at review, then resume it."""
     from allure.decisions import export_pending, import_review_decisions
 
     if export is not None and import_ is not None:
         raise ReviewError("--export and --import cannot be used together", fix="run them one after the other")
+    if serve and (export is not None or import_ is not None):
+        raise ReviewError("--serve cannot be used with --export or --import", fix="run them one at a time")
     store = open_project_store(project, create=False)
     try:
         record = _pick_run(store, run)
@@ -95,19 +107,28 @@ def review(
             if not left:
                 echo(f"continue the loop with: allure resume {record.id}")
             return
+        if serve:
+            _check_reviewable(store, record)
+            store.close()
+            serve_review(ctx, record.id, project, host, port, allow_remote)
+            return
         _open_ui(store, record, project, reviewer)
     finally:
         store.close()
 
 
-def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | None) -> None:
+def _check_reviewable(store: RunStore, record: RunRecord) -> None:
     if store.candidate_counts(record.id)["pending"] == 0 and record.status != "paused":
         raise ReviewError(
             f"run {record.id} has no pending candidates (status {record.status})",
             where=str(store.path),
             fix="review a run paused at review; `allure review` picks the newest one",
         )
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+
+
+def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | None) -> None:
+    _check_reviewable(store, record)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()) and not served_session():
         raise ReviewError(
             "`allure review` needs a terminal",
             fix=f"without one: `allure review {record.id} --export pending.jsonl`, edit, then `--import`",
