@@ -12,9 +12,12 @@ labels, 18 % "yes"), with the embedded Qwen2.5-Coder-1.5B (Q4_K_M):
    the same problem type); ``label-prior`` (8 examples, label shares of the audit split);
    ``nearest`` (k = 4 nearest examples per group of items, similarity floor 0.3);
    ``validated`` (6 candidate blocks scored on dev; the best kept, zero-shot included as
-   candidate 0); ``loop default`` (the guarded loop: the default strategy if it beat zero-shot on
-   dev, else zero-shot); ``+cal`` arms (contextual calibration of zero-shot and of the best arm,
-   mode chosen on dev: plain, prior-corrected, or a logit offset).
+   candidate 0); ``guard, no calibration`` (the loop before: the default strategy if it beat
+   zero-shot on dev, else zero-shot); ``+cal`` arms (zero-shot, default and the best arm calibrated
+   as ``[evaluator] calibration = "auto"`` does: none, contextual, prior-corrected or a logit offset
+   fitted on the mined split, whichever is best on dev, a collapse to one label refused); ``loop
+   default`` (``auto`` calibration and the guard: the default strategy's calibrated pass if it is not
+   worse on dev than calibrated zero-shot, else calibrated zero-shot).
 4. Every decision (validated block, calibration mode, best arm, guard) reads dev only; the
    held-out split is read once per arm for the table: balanced accuracy [stratified bootstrap
    95 % CI], accuracy, F1, kappa, AUC, predicted label shares, calls and wall time, and against
@@ -58,6 +61,7 @@ from allure.metrics import (  # noqa: E402  # noqa: E402
     apply_offset,
     binary_rows,
     calibrate,
+    choose_calibration,
     compute_metrics,
     content_free_mean,
     fit_offset,
@@ -135,6 +139,7 @@ def halueval_task(args: argparse.Namespace, model: str) -> Task:
                 "model": model,
                 "prompt": "reference_free",
                 "rubric": HALUEVAL_RUBRIC,
+                "calibration": "none",  # the bench calibrates each arm itself (calibrated() below)
             },
         }
     )
@@ -175,7 +180,7 @@ def cogeval_task(args: argparse.Namespace, model: str) -> Task:
         {
             "name": "bench-icl-strategies-cogeval",
             "dataset": {"path": str(data), "format": "cogeval"},
-            "evaluator": {"kind": "local", "model": model},
+            "evaluator": {"kind": "local", "model": model, "calibration": "none"},
         }
     )
     return Task(
@@ -308,7 +313,12 @@ def calibrated(bench: Bench, arm: ArmRun, items: list[Item]) -> ArmRun:
             )
     cf_arms = [ArmSpec(name=f"block {stable_hash(list(b), length=8)}", example_ids=list(b)) for b in blocks]
     # a study name holds letters, digits, '.', '_', '-' ("validated (zero-shot won)" -> "validated_zero-shot_won")
-    runs = bench.study("cf-" + re.sub(r"[^A-Za-z0-9._-]+", "_", arm.name).strip("_"), cf_items, cf_arms)
+    stem = "cf-" + re.sub(r"[^A-Za-z0-9._-]+", "_", arm.name).strip("_")
+    runs: dict[str, ArmRun] = {}
+    for a in cf_arms:  # each block asks its own 3 content-free inputs only
+        key = a.name.split()[-1]
+        own = [it for it in cf_items if it.id.startswith(f"cf-{key}-")]
+        runs.update(bench.study(stem if len(cf_arms) == 1 else f"{stem}-{key}", own, [a]))
     p_cf: dict[tuple[str, ...], list[float]] = {}
     for b, a in zip(blocks, cf_arms, strict=True):
         key = stable_hash(list(b), length=8)
@@ -321,7 +331,6 @@ def calibrated(bench: Bench, arm: ArmRun, items: list[Item]) -> ArmRun:
     prior = prior_of(t)
     pi = [prior.get(str(neg), 0.5), prior.get(str(pos), 0.5)]
     dev = t.ids("dev")
-    ref_pos = sum(t.reference[it.id] == pos for it in dev) / max(len(dev), 1)
 
     def labels_for(mode: str, offset: float = 0.0) -> dict[str, Label | None]:
         out: dict[str, Label | None] = {}
@@ -329,7 +338,7 @@ def calibrated(bench: Bench, arm: ArmRun, items: list[Item]) -> ArmRun:
             v = arm.verdicts.get(it.id)
             p = v.prob_positive if v else None
             cf = p_cf.get(arm.blocks.get(it.id, ()), [])
-            if p is None or (mode != "offset" and not cf):
+            if mode == "none" or p is None or (mode != "offset" and not cf):
                 out[it.id] = v.label if v else None
                 continue
             if mode == "offset":
@@ -340,20 +349,30 @@ def calibrated(bench: Bench, arm: ArmRun, items: list[Item]) -> ArmRun:
             out[it.id] = pos if q > 0.5 else neg
         return out
 
-    dev_p = [v.prob_positive for it in dev if (v := arm.verdicts.get(it.id)) and v.prob_positive is not None]
-    modes = {"plain": labels_for("plain"), "prior": labels_for("prior")}
-    modes["offset"] = labels_for("offset", fit_offset(dev_p, ref_pos) if dev_p else 0.0)
-    scores = {m: dev_score(t, ArmRun(m, {}, {}, labels=lab)) for m, lab in modes.items()}
-    best = max(scores, key=lambda m: (scores[m], m == "plain"))
-    n_cf = sum(r.calls for r in runs.values())
-    print(
-        f"  calibration of {arm.name}: {len(blocks)} block(s), dev BA "
-        + ", ".join(f"{m} {s:.3f}" for m, s in scores.items())
-        + f"; chose {best}",
-        flush=True,
+    modes = {m: labels_for(m) for m in ("none", "contextual", "prior")}
+    # offset: fitted on the mined split (the loop fits it on the audit items outside dev), so the mode is
+    # chosen on dev items it was not fitted on; an arm that never labelled the mined items has no offset
+    mined = [(v.prob_positive, t.reference[it.id]) for it in t.ids("mine") if (v := arm.verdicts.get(it.id))]
+    mined = [(p, r) for p, r in mined if p is not None and r is not None]
+    if mined:
+        share = sum(r == pos for _, r in mined) / len(mined)
+        modes["offset"] = labels_for("offset", fit_offset([p for p, _ in mined], share))
+    # the loop's rule (calibration = "auto"): best balanced accuracy on dev, a collapse to one label
+    # refused, "none" kept unless another mode is strictly better
+    pick = choose_calibration(
+        {m: [lab.get(it.id) for it in dev] for m, lab in modes.items()},
+        [t.reference[it.id] for it in dev],
+        labels=t.spec.label_set,
     )
+    n_cf = sum(r.calls for r in runs.values())
+    print(f"  calibration of {arm.name}: {len(blocks)} block(s), {pick.describe()}", flush=True)
     return ArmRun(
-        f"{arm.name} +cal ({best})", arm.verdicts, arm.blocks, arm.calls + n_cf, arm.wall_s, modes[best]
+        f"{arm.name} +cal ({pick.mode})",
+        arm.verdicts,
+        arm.blocks,
+        arm.calls + n_cf,
+        arm.wall_s,
+        modes[pick.mode],
     )
 
 
@@ -487,7 +506,7 @@ def defaults_from_evidence(tables: dict[str, list[Row]]) -> list[str]:
     for task, rows in tables.items():
         zero = rows[0].dev
         for r in rows[1:]:
-            if r.name.startswith("loop default"):
+            if r.name.startswith(("loop default", "guard, no calibration")):
                 continue
             wins.setdefault(strategy(r.name), [])
             if r.dev > zero:
@@ -503,9 +522,25 @@ def defaults_from_evidence(tables: dict[str, list[Row]]) -> list[str]:
         )
         out.append(f"\ndefault: {best} (wins on dev on every task)")
     else:
+        loop_dev = {
+            t: next(r.dev for r in rows if r.name.startswith("loop default")) for t, rows in tables.items()
+        }
+        guard_dev = {
+            t: next(r.dev for r in rows if r.name.startswith("guard, no calibration"))
+            for t, rows in tables.items()
+        }
+        safe = all(loop_dev[t] >= rows[0].dev for t, rows in tables.items())
         out.append(
-            "\ndefault: none wins on dev on every task, so the loop keeps the safest: the guard (an example "
-            "set is adopted only when it is not worse than zero-shot on the dev split)"
+            "\ndefault: no strategy wins on dev on every task, so the loop's default is the safest: "
+            '`calibration = "auto"` with the guard (auto keeps the parsed labels unless a correction is strictly '
+            "better on dev, a collapse to one label refused; the guard keeps zero-shot unless the examples do at "
+            "least as well on dev). "
+            "On dev it is "
+            + ("never below zero-shot" if safe else "BELOW zero-shot on some task")
+            + " ("
+            + ", ".join(f"{t} {loop_dev[t]:.3f} vs {rows[0].dev:.3f}" for t, rows in tables.items())
+            + ") and against the guard without calibration "
+            + ", ".join(f"{t} {loop_dev[t]:.3f} vs {guard_dev[t]:.3f}" for t in tables)
         )
     for task, rows in tables.items():
         loop = next(r for r in rows if r.name.startswith("loop default"))
@@ -582,16 +617,29 @@ def run_task(t: Task, project: Path, args: argparse.Namespace) -> tuple[str, int
     zero_run = ArmRun("zero-shot", zero.verdicts, zero.blocks, zero.calls, zero.wall_s)
     main = [zero_run, runs["default"], runs["label-prior"], runs["nearest"], val]
     main = [ArmRun(a.name, a.verdicts, a.blocks, a.calls, a.wall_s) for a in main]
-    # the guarded loop: the default strategy is adopted only when it is not worse than zero-shot on dev
+    # the guarded loop as it was (no calibration): the default strategy is adopted only when it is not
+    # worse than zero-shot on dev
     adopted = dev_score(t, runs["default"]) >= dev_score(t, zero_run)
     loop = runs["default"] if adopted else zero_run
-    loop_arm = ArmRun(
-        f"loop default (guard {'adopted' if adopted else 'kept zero-shot'})", loop.verdicts, loop.blocks
+    old_loop = ArmRun(
+        f"guard, no calibration ({'adopted' if adopted else 'kept zero-shot'})", loop.verdicts, loop.blocks
     )
     zero_cal = calibrated(bench, zero_run, eval_items)
+    default_cal = calibrated(bench, runs["default"], eval_items)
     best = max(main[1:], key=lambda a: dev_score(t, a))
-    best_cal = calibrated(bench, best, eval_items)
-    rows, line = table(t, [*main, loop_arm, zero_cal, best_cal], zero_run)
+    best_cal = default_cal if best.name == "default" else calibrated(bench, best, eval_items)
+    # the loop's default (calibration = "auto", the guard): each pass calibrated as auto chose on dev,
+    # the examples adopted only when their calibrated pass is not worse than the calibrated zero-shot
+    adopted = dev_score(t, default_cal) >= dev_score(t, zero_cal)
+    chosen = default_cal if adopted else zero_cal
+    loop_arm = ArmRun(
+        f"loop default (auto calibration, guard {'adopted' if adopted else 'kept zero-shot'})",
+        chosen.verdicts,
+        chosen.blocks,
+        labels=chosen.labels,
+    )
+    cal_arms = [zero_cal, default_cal] + ([best_cal] if best_cal is not default_cal else [])
+    rows, line = table(t, [*main, old_loop, loop_arm, *cal_arms], zero_run)
     text = render(t, rows, line)
     print(text, flush=True)
     print(f"{t.name}: {bench.calls} calls sent in this run, {time.perf_counter() - t0:.0f} s", flush=True)

@@ -119,8 +119,11 @@ def write_dataset(path: Path, n_per_type: int = 6) -> Path:
     return path
 
 
-def write_spec(tmp: Path, base_url: str, **loop: object) -> Path:
-    """An audit spec for the small dataset against ``base_url``."""
+def write_spec(tmp: Path, base_url: str, *, calibration: str = "none", **loop: object) -> Path:
+    """An audit spec for the small dataset against ``base_url``.
+
+    ``calibration`` is ``none`` unless asked: the scripted tests count calls, and the default
+    (``auto``) adds 3 content-free calls per ICL block (tested in ``tests/graphs/test_calibration_loop.py``)."""
     data = write_dataset(tmp / "items.jsonl")
     loop_toml = "\n".join(
         f"{k} = {json.dumps(v)}" for k, v in {"max_iterations": 2, "heldout_fraction": 0.34, **loop}.items()
@@ -148,6 +151,7 @@ api_key_env = "ALLURE_TEST_KEY"
 concurrency = 1
 max_retries = 2
 retry_backoff_s = 0.05
+calibration = "{calibration}"
 
 [memory]
 location = "{tmp / "memory"}"

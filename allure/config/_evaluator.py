@@ -84,11 +84,14 @@ class EvaluatorSpec(BaseModel):
     """Pairwise prompt sets: the debiased verdict reported beside the raw one (see
     :data:`PositionDebias`). A post-processing of the two orders' calls: no call changes, so it is not
     part of the cache key. ``logprob_mean`` needs ``logprobs = true``."""
-    calibration: Calibration = "none"
+    calibration: Calibration = "auto"
     """Re-label each verdict from its label probabilities by contextual calibration (see
     :data:`Calibration`): 3 content-free calls per distinct ICL block, not per item. The parsed label
     stays in the run store beside the calibrated one; needs ``logprobs = true`` (a server that
-    returns none: said once, labels kept). Not part of the cache key."""
+    returns none: said once, labels kept). Not part of the cache key. The default ``auto`` is the
+    loop's default from evidence (``benchmarks/results/icl_strategies.md``): it changes labels only
+    when a correction is strictly better on the dev split, and is off where it cannot work (replay,
+    ``logprobs = false``, ``position_debias`` set; see :attr:`applied_calibration`)."""
     temperature: float = 0.0
     """Sampling temperature."""
     max_tokens: int = Field(default=12, ge=1)
@@ -154,6 +157,16 @@ class EvaluatorSpec(BaseModel):
             raise ValueError("regex needs one capturing group around the label, e.g. 'score:\\s*([01])'")
         return v
 
+    @property
+    def applied_calibration(self) -> Calibration:
+        """The calibration a pass applies: ``auto`` is ``none`` where it cannot work (a replay, no
+        logprobs asked, or ``position_debias`` set: the debiased labels stand); a replay never calibrates."""
+        if self.kind == "replay":
+            return "none"
+        if self.calibration == "auto" and (not self.logprobs or self.position_debias != "none"):
+            return "none"
+        return self.calibration
+
     @model_validator(mode="after")
     def _debias_needs(self) -> EvaluatorSpec:
         if self.position_debias != "none" and not self.swap_positions:
@@ -162,13 +175,13 @@ class EvaluatorSpec(BaseModel):
                 f"position_debias = {self.position_debias!r} needs both orders",
                 'set swap_positions = true, or position_debias = "none"',
             )
-        if self.calibration != "none" and not self.logprobs:
+        if self.calibration not in ("none", "auto") and not self.logprobs:
             raise SpecFieldError(
                 "evaluator.calibration",
                 f"calibration = {self.calibration!r} needs label probabilities",
                 'set logprobs = true, or calibration = "none"',
             )
-        if self.calibration != "none" and self.position_debias != "none":
+        if self.calibration not in ("none", "auto") and self.position_debias != "none":
             raise SpecFieldError(
                 "evaluator.calibration",
                 "calibration and position_debias cannot both be set yet",

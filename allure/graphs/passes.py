@@ -37,8 +37,8 @@ def calibrate(
     and say what changed; ``None`` when calibration is off."""
     from allure.evaluator import NO_PROBS, CalibrationTarget, calibrate_pass
 
-    mode = ctx.spec.evaluator.calibration
-    if mode == "none" or ctx.spec.evaluator.kind == "replay":
+    mode = ctx.spec.evaluator.applied_calibration
+    if mode == "none":
         return None
     refs, splits, dev = ctx.store.reference_labels(run_id), ctx.store.splits(run_id), ctx.dev_ids(run_id)
     target = CalibrationTarget(

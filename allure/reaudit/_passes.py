@@ -95,10 +95,10 @@ def post_process(
     """The spec's ``[evaluator] position_debias`` (a pairwise set: the swapped order is asked too)
     or ``calibration`` applied to the re-audit's verdicts, as the audit loop applies them: item id ->
     the label the gate reads; ``None`` when neither is set (the parsed labels stand). A re-audit's
-    ``prior`` calibration takes the frozen set's reference label shares; ``offset`` and ``auto``
-    fit and choose on audit and dev items, which a frozen set does not have: its labels stay as
-    parsed, and the re-audit says so (choosing on the items the gate reads would be deciding on
-    the items reported on)."""
+    ``prior`` calibration takes the frozen set's reference label shares. ``auto`` (the default)
+    chooses on a dev split, which a frozen set does not have (choosing on the items the gate reads
+    would be deciding on the items reported on): a re-audit's labels stay as parsed; ``offset`` fits
+    on audit items, which it does not have either: labels kept, and the re-audit says so."""
     from allure.evaluator import (
         FALLBACK_NOTE,
         NO_PROBS,
@@ -128,7 +128,7 @@ def post_process(
             tell(FALLBACK_NOTE)
         tell(f"position-debiased ({used}): {d.status.count('inconsistent')} of {len(items)} items undecided")
         return {it.id: cast("Label | None", lab) for it, lab in zip(items, d.labels, strict=True)}
-    if spec.evaluator.calibration != "none" and spec.evaluator.kind != "replay":
+    if spec.evaluator.applied_calibration not in ("none", "auto"):
         from allure.metrics import label_shares
 
         prior = label_shares([r for r in refs.values() if r is not None], spec.label_set) or None
@@ -139,7 +139,7 @@ def post_process(
             items,
             result,
             lambda item: memory.retrieve(item, policy),
-            mode=spec.evaluator.calibration,
+            mode=spec.evaluator.applied_calibration,
             labels=spec.label_set,
             prior=prior,
             options=options,

@@ -179,7 +179,9 @@ class ArmRun:
             options=self.options,
         )
         ev_spec = src.spec.evaluator
-        calibration = arm.calibration or ev_spec.calibration
+        calibration = arm.calibration or ev_spec.applied_calibration
+        if calibration == "auto" and (arm.position_debias or ev_spec.position_debias) != "none":
+            calibration = "none"  # a debiased arm's labels stand (as in the loop)
         calibrated = None
         if calibration != "none" and ev_spec.kind != "replay":
             calibrated = self._calibrated(res, calibration)

@@ -26,11 +26,7 @@ def _audit(tmp: Path, *server_args: str, calibration: str = "none") -> tuple[dic
     tmp.mkdir(parents=True, exist_ok=True)
     srv = start_scripted_server(tmp, *server_args)
     try:
-        spec = write_spec(tmp, srv.base_url, max_iterations=1, heldout_fraction=0.34)
-        text = spec.read_text().replace(
-            "concurrency = 1\n", f'concurrency = 1\ncalibration = "{calibration}"\n'
-        )
-        spec.write_text(text)
+        spec = write_spec(tmp, srv.base_url, calibration=calibration, max_iterations=1, heldout_fraction=0.34)
         res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=300)
         assert res.returncode == 0, res.stdout + res.stderr
         n = len(srv.requests())

@@ -175,6 +175,7 @@ api_key_env = "ALLURE_TEST_KEY"
 prompt = "pairwise"
 concurrency = 1
 position_debias = "{mode}"
+calibration = "none"  # the study below counts calls: its raw arm would add calibration's 3 content-free calls
 [memory]
 location = "memory"
 [loop]
