@@ -33,6 +33,7 @@ def _register() -> None:
         resume,
         review,
         serve,
+        store,
         study,
         study_robust,
     )
@@ -51,6 +52,7 @@ def _register() -> None:
         study_robust,
         prompts,
         doctor,
+        store,
     ):
         module.register(app)
 
