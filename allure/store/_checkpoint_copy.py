@@ -74,7 +74,7 @@ def copy_checkpoints(path: Path, dst: PgConnection, *, replace: bool) -> Checkpo
                 target.delete_thread(tid)
             for tup in reversed(list(source.list({"configurable": {"thread_id": tid}}))):
                 cfg = tup.config["configurable"]
-                parent = tup.parent_config or {
+                parent: Any = tup.parent_config or {
                     "configurable": {"thread_id": tid, "checkpoint_ns": cfg.get("checkpoint_ns", "")}
                 }
                 cp = tup.checkpoint

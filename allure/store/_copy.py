@@ -241,8 +241,13 @@ def count_target(src: sqlite3.Connection, dst: PgConnection, t: Table, state: Co
             present.update(int(r[0]) for r in dst.execute("SELECT id FROM calls WHERE id = ANY(?)", (chunk,)))
         return sum(1 for new in state.call_map.values() if new in present)
     if t.scope == "call":
-        mapped = sorted({state.call_map[int(r[0])] for r in src.execute(f'SELECT call_id FROM "{t.name}"')
-                         if int(r[0]) in state.call_map})
+        mapped = sorted(
+            {
+                state.call_map[int(r[0])]
+                for r in src.execute(f'SELECT call_id FROM "{t.name}"')
+                if int(r[0]) in state.call_map
+            }
+        )
         total = 0
         for chunk in _chunks(mapped):
             sql = f'SELECT COUNT(*) FROM "{t.name}" WHERE call_id = ANY(?)'

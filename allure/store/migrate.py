@@ -33,9 +33,9 @@ from allure.store._copy import (
     SKIPPED,
     CopyState,
     Table,
+    copy_table,
     count_source,
     count_target,
-    copy_table,
     delete_runs,
     global_conflicts,
     map_calls,
@@ -182,7 +182,9 @@ def _copy(project: Path, source: RunStore, target: RunStore, *, replace: bool) -
             map_calls(src, dst, t, state)
         held = _held_runs(dst, state.run_ids)
         if held:
-            same = all(count_source(src, t) == count_target(src, dst, t, state) for t in tables if t.scope == "run")
+            same = all(
+                count_source(src, t) == count_target(src, dst, t, state) for t in tables if t.scope == "run"
+            )
             if same and not replace:
                 report.already = True
             elif not replace:
