@@ -53,6 +53,7 @@ class CopyState:
     """What the copy knows while it runs: the runs copied and the call id map."""
 
     run_ids: list[str]
+    """The ids the run-scoped rows are filed under (see :func:`run_scope`)."""
     call_map: dict[int, int] = field(default_factory=dict)
     """Source call id -> target call id."""
     new_calls: set[int] = field(default_factory=set)
@@ -84,6 +85,16 @@ def source_tables(src: sqlite3.Connection) -> list[Table]:
         out.append(Table(name, cols, key, scope, "id" if name == "runs" else "run_id"))
     order = {"runs": 0, "calls": 1}
     return sorted(out, key=lambda t: (order.get(t.name, 2), t.name))
+
+
+def run_scope(src: sqlite3.Connection, tables: list[Table]) -> list[str]:
+    """Every run id the run-scoped tables name: the runs, and ids that are not in ``runs`` (a
+    re-audit's verdicts are filed under the re-audit's id)."""
+    ids: set[str] = set()
+    for t in tables:
+        if t.scope == "run":
+            ids.update(r[0] for r in src.execute(f'SELECT DISTINCT "{t.run_column}" FROM "{t.name}"'))
+    return sorted(ids)
 
 
 def target_columns(dst: PgConnection, table: str) -> set[str]:

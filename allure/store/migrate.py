@@ -39,6 +39,7 @@ from allure.store._copy import (
     delete_runs,
     global_conflicts,
     map_calls,
+    run_scope,
     source_tables,
     target_columns,
 )
@@ -171,8 +172,8 @@ def _copy(project: Path, source: RunStore, target: RunStore, *, replace: bool) -
     setup_checkpoints(target.url)
     tables = source_tables(src)
     runs = source.list_runs()
-    state = CopyState(run_ids=[r.id for r in runs])
-    report = MigrationReport(target=target.where, schema_version=SCHEMA_VERSION, runs=state.run_ids)
+    state = CopyState(run_ids=run_scope(src, tables))
+    report = MigrationReport(target=target.where, schema_version=SCHEMA_VERSION, runs=[r.id for r in runs])
     report.memories = sorted({memory_of(project, r.spec) for r in runs})
     _check_columns(src, dst, tables, target.where)
     try:
@@ -180,7 +181,7 @@ def _copy(project: Path, source: RunStore, target: RunStore, *, replace: bool) -
         calls = [t for t in tables if t.scope == "calls"]
         for t in calls:
             map_calls(src, dst, t, state)
-        held = _held_runs(dst, state.run_ids)
+        held = _held_runs(dst, tables, state.run_ids)
         if held:
             same = all(
                 count_source(src, t) == count_target(src, dst, t, state) for t in tables if t.scope == "run"
@@ -240,9 +241,14 @@ def _check_columns(src: sqlite3.Connection, dst: Any, tables: list[Table], where
     dst.commit()
 
 
-def _held_runs(dst: Any, run_ids: list[str]) -> list[str]:
-    rows = dst.execute("SELECT id FROM runs WHERE id = ANY(?) ORDER BY id", (run_ids,)).fetchall()
-    return [r[0] for r in rows]
+def _held_runs(dst: Any, tables: list[Table], run_ids: list[str]) -> list[str]:
+    """The ids of these runs (and re-audits) that the target holds rows of."""
+    held: set[str] = set()
+    for t in tables:
+        if t.scope == "run":
+            sql = f'SELECT DISTINCT "{t.run_column}" FROM "{t.name}" WHERE "{t.run_column}" = ANY(?)'
+            held.update(r[0] for r in dst.execute(sql, (run_ids,)).fetchall())
+    return sorted(held)
 
 
 def _runs_edit(t: Table, project: Path, stamp: dict[str, str]) -> Any:
