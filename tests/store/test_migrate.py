@@ -235,6 +235,18 @@ def test_bad_targets_are_refused_with_a_fix(
     assert not (root / STORE_POINTER).exists()
 
 
+def _password_user(server: str) -> str:
+    """A role that must give its password (``right``) over TCP; returns the server URL with a wrong one."""
+    with psycopg.connect(server, autocommit=True) as conn:
+        hba = Path(conn.execute("SHOW hba_file").fetchone()[0])
+        if "pw_user" not in hba.read_text():
+            hba.write_text("host all pw_user 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+            conn.execute("SET password_encryption = 'scram-sha-256'")
+            conn.execute("CREATE ROLE pw_user LOGIN PASSWORD 'right'")
+            conn.execute("SELECT pg_reload_conf()")
+    return server.replace("allure@", f"pw_user:{SECRET}@")
+
+
 def test_doctor_reports_an_unreachable_or_missing_postgres_store(
     project: tuple[Path, str], pg_server: str
 ) -> None:
@@ -243,6 +255,10 @@ def test_doctor_reports_an_unreachable_or_missing_postgres_store(
     assert res.returncode == 1, res.stdout + res.stderr
     assert "FAIL  run store: postgresql://allure:***@127.0.0.1:1/x: cannot connect" in res.stdout
     assert "fix:" in res.stdout and SECRET not in res.stdout + res.stderr and "Traceback" not in res.stderr
+
+    res = _allure(root, "doctor", env={"ALLURE_STORE_URL": _password_user(pg_server)})
+    assert res.returncode == 1 and "password authentication failed" in res.stdout, res.stdout + res.stderr
+    assert SECRET not in res.stdout + res.stderr and "pw_user:***@" in res.stdout
 
     (root / STORE_POINTER).write_text(f'[store]\nurl = "{pg_server.rsplit("/", 1)[0]}/no_such_db"\n')
     res = _allure(root, "doctor")
