@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from allure.errors import StoreError
 from allure.store._backend import PgConnection
 
 Scope = Literal["run", "calls", "call", "global", "skip"]
@@ -174,7 +175,14 @@ def _with_calls_mapped(t: Table, rows: list[tuple[Any, ...]], state: CopyState) 
     if "call_id" not in t.columns:
         return rows
     at = t.columns.index("call_id")
-    return [(*r[:at], state.call_map.get(int(r[at]), r[at]), *r[at + 1 :]) for r in rows]
+    dangling = sorted({int(r[at]) for r in rows} - set(state.call_map))
+    if dangling:
+        raise StoreError(
+            f"{t.name} points at call(s) the source store does not hold: {dangling[:5]}",
+            where=f"table {t.name}",
+            fix="run `allure doctor` on the SQLite project; restore allure.db from a backup before migrating",
+        )
+    return [(*r[:at], state.call_map[int(r[at])], *r[at + 1 :]) for r in rows]
 
 
 def copy_table(

@@ -142,11 +142,21 @@ def migrate_to_postgres(project: str | Path, url: str, *, replace: bool = False)
     """
     project = Path(project)
     _check_url(url)
+    import psycopg
+
     source = _open_source(project)
     try:
         target = RunStore(project_db_path(project), url=url)
         try:
             report = _copy(project, source, target, replace=replace)
+        except psycopg.Error as exc:
+            from allure.urls import redact_urls
+
+            raise StoreError(
+                f"the copy failed, nothing was written ({redact_urls(str(exc)).strip()})",
+                where=display_url(url),
+                fix="check the server (disk space, permissions of the user on this database) and migrate again",
+            ) from exc
         finally:
             target.close()
     finally:

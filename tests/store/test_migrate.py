@@ -267,3 +267,23 @@ def test_doctor_reports_an_unreachable_or_missing_postgres_store(
     (root / STORE_POINTER).write_text(f'[store]\nurl = "{pg_server}"\n')  # reachable, but no run store
     res = _allure(root, "doctor")
     assert res.returncode == 1 and "no run store in this database" in res.stdout, res.stdout
+
+
+def test_a_server_error_mid_copy_writes_nothing(project: tuple[Path, str], pg_url: str) -> None:
+    root, _ = project
+    RunStore(root / "unused.db", url=pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'no space left on device'; END $$"
+        )
+        conn.execute(
+            "CREATE TRIGGER disk_full BEFORE INSERT ON metrics FOR EACH ROW EXECUTE FUNCTION disk_full()"
+        )
+    res = _allure(root, "store", "migrate", "--to", pg_url)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "the copy failed, nothing was written" in res.stderr and "no space left" in res.stderr
+    assert "Traceback" not in res.stderr and not (root / STORE_POINTER).exists()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 0
