@@ -1,4 +1,5 @@
-"""``allure doctor``: check a project (run store, checkpoints, memory, leases) and say how to repair it."""
+"""``allure doctor``: check a project (run store on SQLite or PostgreSQL, checkpoints, memory, leases)
+and say how to repair it."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def doctor(
     ),
     collection: str = typer.Option("icl_examples", "--collection", help="Chroma collection name."),
 ) -> None:
-    """Check the project's files; exit 0 when all is well, 1 when something needs repair."""
+    """Check the project's run store (its SQLite file, or its PostgreSQL database: server reachable,
+    schema version, counts), checkpoints, memory and leases; exit 0 when all is well, 1 when
+    something needs repair."""
     from allure.doctor import diagnose
     from allure.doctor import rebuild_memory as rebuild
 

@@ -34,6 +34,7 @@ def _register() -> None:
         resume,
         review,
         serve,
+        store,
         study,
         study_robust,
     )
@@ -52,6 +53,7 @@ def _register() -> None:
         study_robust,
         prompts,
         doctor,
+        store,
     ):
         module.register(app)
 

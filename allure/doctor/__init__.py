@@ -1,5 +1,9 @@
 """``allure doctor``: check a project's files and say how to repair them; rebuild a memory index.
 
+A project whose store is on PostgreSQL (``ALLURE_STORE_URL`` or ``.allure/store.toml``) is checked
+there instead (:mod:`allure.doctor._pg`): the server reachable, the schema version, row counts, the
+checkpoints of unfinished runs, and the same memory and lease checks.
+
 The checks read the project without changing it (SQLite files are opened read-only):
 
 - the run store (``.allure/allure.db``): ``PRAGMA integrity_check``;
@@ -27,32 +31,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from allure.doctor._finding import UNFINISHED, Finding, chosen_runs
 from allure.errors import MemoryStoreError, StoreError
 from allure.models import IclExample
-from allure.store import RunRecord
+from allure.store import RunRecord, store_url
 from allure.store.reader import StoreReader
 
 RUN_STORE = Path(".allure") / "allure.db"
 CHECKPOINTS = Path(".allure") / "checkpoints.db"
 DEFAULT_MEMORY = ".allure/memory"
 CHROMA_DB_FILE = "chroma.sqlite3"
-UNFINISHED = ("paused", "running", "interrupted", "failed")
-"""Run statuses that continue from a checkpoint."""
-
-
-class Finding(BaseModel):
-    """The result of one check."""
-
-    check: str
-    """What was checked: ``run store``, ``checkpoints``, ``memory``, ``lease``."""
-    ok: bool
-    """Whether it is healthy."""
-    where: str
-    """The file, folder or run it is about."""
-    message: str
-    """What was found."""
-    fix: str = ""
-    """How to repair it (empty when healthy)."""
 
 
 class RebuildResult(BaseModel):
@@ -119,22 +107,25 @@ def diagnose(project: Path, run_id: str | None = None) -> list[Finding]:
     Raises:
         StoreError: the project has no run store, or ``run_id`` is not one of its runs.
     """
+    from allure.doctor._pg import check_pg_checkpoints, check_pg_store
+
     project = Path(project)
-    db = project / RUN_STORE
-    if not db.is_file():
-        raise StoreError("no run store here", where=str(db), fix="pass the project folder with --project")
-    with StoreReader(db) as store:
-        out, runs = _check_store(store)
-        if run_id is not None:
-            chosen = [r for r in runs if r.id == run_id]
-            if not chosen and runs:
-                raise StoreError(
-                    f"unknown run {run_id!r}",
-                    where=str(db),
-                    fix=f"use one of: {', '.join(r.id for r in runs[-5:])}; `allure runs` lists them",
-                )
-            runs = chosen
-        out += _check_checkpoints(project, runs)
+    url = store_url(project)
+    if url:
+        out, reader, runs = check_pg_store(url)
+        if reader is None:
+            return out
+        store = reader
+    else:
+        db = project / RUN_STORE
+        if not db.is_file():
+            raise StoreError("no run store here", where=str(db), fix="pass the project folder with --project")
+        store = StoreReader(db)
+    with store:
+        if not url:
+            out, runs = _check_store(store)
+        runs = chosen_runs(runs, run_id, store.where)
+        out += check_pg_checkpoints(store, runs) if url else _check_checkpoints(project, runs)
         specs: list[dict[str, Any] | None] = [r.spec for r in runs]
         out += _check_memories(project, specs if run_id is not None else [None, *specs])
         out += _check_leases(store, run_id)

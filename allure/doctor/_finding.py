@@ -1,0 +1,44 @@
+"""One finding of ``allure doctor``, and the runs a check covers."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from allure.errors import StoreError
+from allure.store import RunRecord
+
+UNFINISHED = ("paused", "running", "interrupted", "failed")
+"""Run statuses that continue from a checkpoint."""
+
+
+class Finding(BaseModel):
+    """The result of one check."""
+
+    check: str
+    """What was checked: ``run store``, ``checkpoints``, ``memory``, ``lease``."""
+    ok: bool
+    """Whether it is healthy."""
+    where: str
+    """The file, folder or run it is about."""
+    message: str
+    """What was found."""
+    fix: str = ""
+    """How to repair it (empty when healthy)."""
+
+
+def chosen_runs(runs: list[RunRecord], run_id: str | None, where: str) -> list[RunRecord]:
+    """``runs``, or only ``run_id`` of them.
+
+    Raises:
+        StoreError: ``run_id`` is not one of ``runs`` (and there are runs).
+    """
+    if run_id is None:
+        return runs
+    chosen = [r for r in runs if r.id == run_id]
+    if not chosen and runs:
+        raise StoreError(
+            f"unknown run {run_id!r}",
+            where=where,
+            fix=f"use one of: {', '.join(r.id for r in runs[-5:])}; `allure runs` lists them",
+        )
+    return chosen
