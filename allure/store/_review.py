@@ -160,7 +160,7 @@ class ReviewStore(StoreBase):
         """
         decision = _resolved(decision, label_set)
         with self._tx() as c:
-            self._dialect.begin_exclusive(c, f"review:{run_id}")
+            self._dialect.begin_exclusive(c, f"review:{run_id}:{decision.candidate_id}")
             row = c.execute(
                 "SELECT example_json, status, reviews_needed, claimed_by, claim_token, claim_beat "
                 "FROM candidates WHERE run_id=? AND id=?",
@@ -254,7 +254,7 @@ class ReviewStore(StoreBase):
         candidate whose other review stands waits for this reviewer's again.
         """
         with self._tx() as c:
-            self._dialect.begin_exclusive(c, f"review:{run_id}")
+            self._dialect.begin_exclusive(c, f"review:{run_id}:{candidate_id}")
             c.execute(
                 "INSERT INTO decisions (run_id, candidate_id, action, decision_json, created_at, reviewer) "
                 "VALUES (?,?,?,?,?,?)",

@@ -89,15 +89,17 @@ class ReviewClaimsStore(StoreBase):
                 return []
             only = f" AND c.id IN ({','.join('?' * len(only_args))})"
         # the rows are picked once (a materialised CTE: PostgreSQL would run a sub-select of ``IN``
-        # again per row, and SKIP LOCKED would then let it pick more than ``limit``)
+        # again per row, and SKIP LOCKED would then let it pick more than ``limit``), then updated
+        # through their key (a join on the primary key; the picked rows are locked and were pending
+        # when locked, so only the claim is tested again)
         sql = (
             "WITH picked AS MATERIALIZED (SELECT c.id FROM candidates c WHERE c.run_id=? AND c.iteration=? "
             "AND c.status='pending' AND "
             + free.replace("claim_", "c.claim_")
             + " AND NOT EXISTS (SELECT 1 FROM reviews r WHERE r.run_id=c.run_id AND r.candidate_id=c.id "
             f"AND r.reviewer=?){only} ORDER BY c.seq LIMIT ?{self._dialect.skip_locked}) "
-            "UPDATE candidates SET claimed_by=?, claim_token=?, claim_beat=? WHERE run_id=? "
-            f"AND id IN (SELECT id FROM picked) AND status='pending' AND {free} RETURNING seq, example_json"
+            "UPDATE candidates SET claimed_by=?, claim_token=?, claim_beat=? FROM picked "
+            f"WHERE candidates.run_id=? AND candidates.id=picked.id AND {free} RETURNING seq, example_json"
         )
         stale = now - CLAIM_STALE_S
         args: list[Any] = [run_id, top[0]["it"], token, reviewer, stale, reviewer, *only_args, limit]

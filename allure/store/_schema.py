@@ -225,6 +225,8 @@ def _v7_reviewers(conn: Connection) -> None:
     ):
         _ddl(conn, f"ALTER TABLE candidates ADD COLUMN {column}")
     conn.execute("CREATE INDEX candidates_claim ON candidates(claim_token)")
+    # a reviewer's next batch: the pending candidates of a round in order, then "not reviewed by me"
+    conn.execute("CREATE INDEX candidates_queue ON candidates(run_id, status, iteration, seq)")
     _ddl(conn, "ALTER TABLE decisions ADD COLUMN reviewer TEXT NOT NULL DEFAULT ''")
     conn.execute(_REVIEWER_FROM_JSON[dialect_of(conn).name])
     _ddl(
@@ -238,6 +240,7 @@ def _v7_reviewers(conn: Connection) -> None:
             PRIMARY KEY (run_id, candidate_id, reviewer)
         )""",
     )
+    conn.execute("CREATE INDEX reviews_reviewer ON reviews(run_id, reviewer, candidate_id)")
 
 
 MIGRATIONS: list[Callable[[Connection], None]] = [

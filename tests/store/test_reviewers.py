@@ -222,6 +222,7 @@ def test_reviewer_column_is_filled_from_the_logged_decisions(backend: Backend) -
     with store._tx() as c:  # back to version 6, with decisions logged by that version
         c.execute("DROP TABLE reviews")
         c.execute("DROP INDEX candidates_claim")
+        c.execute("DROP INDEX candidates_queue")
         for col in ("claimed_by", "claim_token", "claim_beat", "reviews_needed"):
             c.execute(f"ALTER TABLE candidates DROP COLUMN {col}")
         c.execute("ALTER TABLE decisions DROP COLUMN reviewer")
