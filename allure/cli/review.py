@@ -128,6 +128,13 @@ def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | 
             where=str(store.path),
             fix="review a run paused at review; `allure review` picks the newest one",
         )
+    holder = store.lease_holder(record.id)
+    if holder is not None and holder.alive():  # an audit, resume or import writes the run
+        raise RunBusyError(
+            f"run {record.id} is in use by {holder.describe()}",
+            where=store.where,
+            fix="wait until it ends (reviewers do not block each other: each claims its own candidates)",
+        )
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ReviewError(
             "`allure review` needs a terminal",
@@ -137,13 +144,6 @@ def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | 
     from allure.decisions import default_reviewer
     from allure.tui import create_app
 
-    holder = store.lease_holder(record.id)
-    if holder is not None and holder.alive():  # an audit, resume or import writes the run
-        raise RunBusyError(
-            f"run {record.id} is in use by {holder.describe()}",
-            where=store.where,
-            fix="wait until it ends (reviewers do not block each other: each claims its own candidates)",
-        )
     memory = MemorySpec.model_validate(record.spec.get("memory") or {})
     # each reviewer claims the candidates it shows, a batch at a time; quitting releases them
     with ReviewClaims(store, record.id, default_reviewer(reviewer)) as claims:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from allure.store import ReviewClaims, RunStore, project_db_path
 from allure.tui import create_app
+from tests.cli_run import allure
 from tests.tui.review_helpers import make_run, screen_text, settle
 
 RUN = "run-review"
@@ -37,4 +38,14 @@ async def test_reviewer_name_lands_in_the_decision_and_others_candidates_stay_ou
     assert {e["reviewer"] for e in store.decision_log(RUN)} == {"zoe"}
     assert store.candidate_claims(RUN) == {}
     other.close()
+    store.close()
+
+
+def test_review_app_does_not_open_while_another_process_writes_the_run(tmp_path: Path) -> None:
+    store = make_run(tmp_path, 2)
+    with store.acquire_lease(RUN, "resume"):  # a resume in progress, in this process
+        res = allure("review", RUN, "--project", str(tmp_path), timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert f"run {RUN} is in use by `allure resume`" in res.stderr and "Traceback" not in res.stderr
+    assert store.candidate_claims(RUN) == {}
     store.close()
