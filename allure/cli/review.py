@@ -12,7 +12,7 @@ import typer
 from allure.cli._common import echo, project_folder
 from allure.errors import ReviewError, RunBusyError
 from allure.models import IclExample
-from allure.store import ReviewClaims, RunRecord, RunStore, open_project_store
+from allure.store import CLAIM_BATCH, ReviewClaims, RunRecord, RunStore, open_project_store
 
 
 def _pick_run(store: RunStore, run: str | None) -> RunRecord:
@@ -85,6 +85,12 @@ def review(
     agreement: bool = typer.Option(
         False, "--agreement", help="Print Cohen's kappa of the double review and list the disagreements."
     ),
+    batch: int = typer.Option(
+        CLAIM_BATCH,
+        "--batch",
+        min=1,
+        help="Candidates the app claims at a time (other reviewers get the rest).",
+    ),
 ) -> None:
     """Review the pending ICL examples of a run paused at review, then resume it.
 
@@ -116,12 +122,14 @@ def review(
             if not left:
                 echo(f"continue the loop with: allure resume {record.id}")
             return
-        _open_ui(store, record, project, reviewer)
+        _open_ui(store, record, project, reviewer, batch)
     finally:
         store.close()
 
 
-def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | None) -> None:
+def _open_ui(
+    store: RunStore, record: RunRecord, project: Path, reviewer: str | None, batch: int = CLAIM_BATCH
+) -> None:
     if store.candidate_counts(record.id)["pending"] == 0 and record.status != "paused":
         raise ReviewError(
             f"run {record.id} has no pending candidates (status {record.status})",
@@ -146,7 +154,7 @@ def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | 
 
     memory = MemorySpec.model_validate(record.spec.get("memory") or {})
     # each reviewer claims the candidates it shows, a batch at a time; quitting releases them
-    with ReviewClaims(store, record.id, default_reviewer(reviewer)) as claims:
+    with ReviewClaims(store, record.id, default_reviewer(reviewer), batch=batch) as claims:
         app = create_app(
             store,
             record.id,

@@ -3,12 +3,18 @@ every decision carries the reviewer's name."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import time
 from pathlib import Path
+
+import pytest
 
 from allure.store import ReviewClaims, RunStore, project_db_path
 from allure.tui import create_app
 from tests.cli_run import allure
 from tests.tui.review_helpers import make_run, screen_text, settle
+from tests.tui.test_tmux import Tmux, _command, wait_for
 
 RUN = "run-review"
 SIZE = (120, 40)
@@ -49,3 +55,40 @@ def test_review_app_does_not_open_while_another_process_writes_the_run(tmp_path:
     assert f"run {RUN} is in use by `allure resume`" in res.stderr and "Traceback" not in res.stderr
     assert store.candidate_claims(RUN) == {}
     store.close()
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_two_reviewers_in_two_real_terminals(tmp_path: Path) -> None:
+    """Two `allure review` apps on one run at once: each shows only its own claims, each decision
+    carries its reviewer, and a reviewer whose batch is decided claims what is left."""
+    make_run(tmp_path, 5).close()
+    terms = {name: Tmux(f"allure-test-{name}-{os.getpid()}-{time.monotonic_ns()}") for name in ("ana", "ben")}
+    try:
+        for name, term in terms.items():
+            cmd = _command(tmp_path).replace("ALLURE_REVIEWER=tmux-tester", f"ALLURE_REVIEWER={name}")
+            assert (
+                term(
+                    "new-session", "-d", "-s", "review", "-x", "120", "-y", "40", f"{cmd} --batch 2"
+                ).returncode
+                == 0
+            )
+            wait_for(lambda term=term: "decided 0/2" in term.pane(), f"{name}'s first screen")
+        store = RunStore(project_db_path(tmp_path))
+        held = store.candidate_claims(RUN)
+        assert sorted(held.values()) == ["ana", "ana", "ben", "ben"]
+        terms["ana"].keys("a", "r")  # ana's batch is decided: she claims the one candidate left
+        wait_for(lambda: "decided 2/3" in terms["ana"].pane(), "ana's next batch")
+        terms["ben"].keys("a")
+        wait_for(lambda: store.candidate_counts(RUN)["pending"] == 2, "ben's approval in the store")
+        by = {e["candidate_id"]: e["reviewer"] for e in store.decision_log(RUN)}
+        assert sorted(by.values()) == ["ana", "ana", "ben"]
+        assert all(held[cid] == name for cid, name in by.items())  # each decided only their own
+        for term in terms.values():
+            term.keys("q")
+            wait_for(lambda term=term: not term.alive(), "the app to quit")
+        assert store.candidate_claims(RUN) == {}  # quitting released the rest
+        store.close()
+    finally:
+        for term in terms.values():
+            term("kill-server")
