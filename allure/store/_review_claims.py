@@ -164,8 +164,9 @@ class ReviewClaimsStore(StoreBase):
         """Mark ``share`` (0..1) of the run's pending, not yet reviewed candidates as needing two
         reviewers; returns how many of them need two now.
 
-        Which ones: those first in a stable hash order of their ids, so every reviewer process
-        that passes the same share marks the same candidates. Marks are never removed.
+        Which ones: ``share`` of them rounded half up, first in a stable hash order of their ids, so
+        every reviewer process that passes the same share marks the same candidates. Marks are never
+        removed.
         """
         if not 0.0 <= share <= 1.0:
             raise ReviewError(
@@ -179,7 +180,7 @@ class ReviewClaimsStore(StoreBase):
             (run_id,),
         )
         pool = sorted(rows, key=lambda r: _rank(run_id, r["id"]))
-        chosen = [r["id"] for r in pool[: round(share * len(pool))] if int(r["reviews_needed"]) < 2]
+        chosen = [r["id"] for r in pool[: int(share * len(pool) + 0.5)] if int(r["reviews_needed"]) < 2]
         with self._tx() as c:
             c.executemany(
                 "UPDATE candidates SET reviews_needed=2 WHERE run_id=? AND id=?",
