@@ -76,14 +76,12 @@ def settle(proposed: IclExample, reviews: list[ReviewDecision], needed: int) -> 
     return out
 
 
-def held_by_other(row: Row, token: str, reviewer: str) -> bool:
-    """Whether a candidate row's claim belongs to a live session of another reviewer than the
-    session ``token`` of ``reviewer``."""
+def held_by_other(row: Row, token: str) -> bool:
+    """Whether a candidate row's claim belongs to another live reviewer session than ``token``."""
     beat = row["claim_beat"]
     return (
         row["claim_token"] is not None
         and row["claim_token"] != token
-        and row["claimed_by"] != reviewer
         and beat is not None
         and float(beat) >= time.time() - CLAIM_STALE_S
     )
@@ -172,11 +170,7 @@ class ReviewStore(StoreBase):
                     where="candidate_id",
                     fix="use an id from `allure review RUN --export pending.jsonl`",
                 )
-            if (
-                claim_token is not None
-                and row["status"] == "pending"
-                and held_by_other(row, claim_token, decision.reviewer)
-            ):
+            if claim_token is not None and row["status"] == "pending" and held_by_other(row, claim_token):
                 raise ReviewError(
                     f"candidate {decision.candidate_id} is now claimed by reviewer {row['claimed_by']!r} "
                     "(this session's claim expired)",

@@ -17,6 +17,8 @@ review comes from another reviewer; how the two settle it is :func:`allure.store
 from __future__ import annotations
 
 import hashlib
+import os
+import socket
 import time
 import uuid
 from collections.abc import Iterable
@@ -27,6 +29,7 @@ from allure.errors import ReviewError
 from allure.models import IclExample, ReviewDecision
 from allure.store._base import StoreBase
 from allure.store._heartbeat import Heartbeat
+from allure.store._leases import pid_runs
 from allure.store._review import CLAIM_STALE_S, CandidateStatus, apply_decision
 
 CLAIM_HEARTBEAT_S = 20.0
@@ -71,9 +74,10 @@ class ReviewClaimsStore(StoreBase):
         """Claim up to ``limit`` pending candidates of the run's current round for the session
         ``token`` of ``reviewer``; returns those now held, in proposal order.
 
-        Offered: candidates no live session holds (or this one, or another of the same reviewer: a
-        reviewer who reopens the app after a crash gets theirs back), that ``reviewer`` has not
-        reviewed, in the newest iteration that has pending ones; ``ids`` narrows them further.
+        Offered: candidates no live session holds (or this one), that ``reviewer`` has not reviewed,
+        in the newest iteration that has pending ones; ``ids`` narrows them further. A session of
+        this host whose process is gone is released first (a reviewer who reopens the app after a
+        crash gets their candidates back at once; elsewhere the heartbeat's expiry does it).
         """
         top = self._query(
             "SELECT MAX(iteration) AS it FROM candidates WHERE run_id=? AND status='pending'", (run_id,)
@@ -81,7 +85,8 @@ class ReviewClaimsStore(StoreBase):
         if not top or top[0]["it"] is None or limit <= 0:
             return []
         now = time.time()
-        free = "(claim_token IS NULL OR claim_token=? OR claimed_by=? OR claim_beat < ?)"
+        self._release_dead_sessions(run_id)
+        free = "(claim_token IS NULL OR claim_token=? OR claim_beat < ?)"
         only, only_args = "", []
         if ids is not None:
             only_args = sorted(set(ids))
@@ -102,13 +107,32 @@ class ReviewClaimsStore(StoreBase):
             f"WHERE candidates.run_id=? AND candidates.id=picked.id AND {free} RETURNING seq, example_json"
         )
         stale = now - CLAIM_STALE_S
-        args: list[Any] = [run_id, top[0]["it"], token, reviewer, stale, reviewer, *only_args, limit]
-        args += [reviewer, token, now, run_id, token, reviewer, stale]
+        args: list[Any] = [run_id, top[0]["it"], token, stale, reviewer, *only_args, limit]
+        args += [reviewer, token, now, run_id, token, stale]
         with self._tx() as c:
             rows = c.execute(sql, args).fetchall()
         return [
             IclExample.model_validate_json(r["example_json"]) for r in sorted(rows, key=lambda r: r["seq"])
         ]
+
+    def _release_dead_sessions(self, run_id: str) -> None:
+        """Release the claims of sessions started on this host by processes that no longer run."""
+        host = socket.gethostname()
+        tokens = [
+            r["claim_token"]
+            for r in self._query(
+                "SELECT DISTINCT claim_token FROM candidates WHERE run_id=? AND status='pending' "
+                "AND claim_token IS NOT NULL",
+                (run_id,),
+            )
+        ]
+        dead = []
+        for token in tokens:
+            where, _, rest = str(token).rpartition("/")[0].rpartition("/")
+            if where == host and rest.isdigit() and not pid_runs(int(rest)):
+                dead.append(token)
+        for token in dead:
+            self.release_candidates(run_id, token)
 
     def reviewed_by(self, run_id: str, reviewer: str) -> dict[str, tuple[int, IclExample]]:
         """The candidates of the run's current round that ``reviewer`` has decided: id -> (position,
@@ -215,8 +239,8 @@ class ReviewClaims:
         self.run_id = run_id
         self.reviewer = reviewer
         self.batch = batch
-        self.token = uuid.uuid4().hex
-        """This session's id (its claims carry it)."""
+        self.token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
+        """This session's id, ``host/pid/random`` (its claims carry it; a dead process's are released)."""
         self._beat: Heartbeat | None = None
 
     def opening(self) -> list[IclExample]:

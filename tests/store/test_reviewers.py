@@ -104,6 +104,32 @@ def test_a_live_claim_is_kept_and_a_dead_one_taken_over(backend: Backend) -> Non
     assert store.candidate_counts(RUN)["approved"] == 1
 
 
+_HOLD = """
+import sys, time
+from allure.store import ReviewClaims, RunStore
+store = RunStore(sys.argv[1], create=False, url=None if sys.argv[2] == "-" else sys.argv[2])
+print(len(ReviewClaims(store, sys.argv[3], "ana", batch=2).take()), flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_killed_reviewer_process_on_this_host_is_released_at_once(backend: Backend) -> None:
+    store = backend.open()
+    ids = _run(store, 3)
+    db, url = str(backend.tmp_path / "s.db"), backend.url() or "-"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, db, url, RUN], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "2"
+    assert store.candidate_claims(RUN) == dict.fromkeys(ids[:2], "ana")
+    assert [ex.id for ex in ReviewClaims(store, RUN, "ben", batch=5).take()] == ids[2:]  # ana lives
+    proc.kill()  # kill -9: no release, heartbeats fresh
+    proc.wait(timeout=30)
+    again = ReviewClaims(store, RUN, "ana", batch=5)  # ana reopens at once
+    assert [ex.id for ex in again.take()] == ids[:2]
+    again.release()
+
+
 def test_decisions_record_their_reviewer(backend: Backend) -> None:
     store = backend.open()
     ids = _run(store, 3)
