@@ -233,12 +233,19 @@ class ReviewClaims:
     :meth:`release` (or the end of a ``with`` block)."""
 
     def __init__(
-        self, store: ReviewClaimsStore, run_id: str, reviewer: str, *, batch: int = CLAIM_BATCH
+        self,
+        store: ReviewClaimsStore,
+        run_id: str,
+        reviewer: str,
+        *,
+        batch: int = CLAIM_BATCH,
+        heartbeat_s: float = CLAIM_HEARTBEAT_S,
     ) -> None:
         self.store = store
         self.run_id = run_id
         self.reviewer = reviewer
         self.batch = batch
+        self.heartbeat_s = heartbeat_s
         self.token = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
         """This session's id, ``host/pid/random`` (its claims carry it; a dead process's are released)."""
         self._beat: Heartbeat | None = None
@@ -256,7 +263,7 @@ class ReviewClaims:
         """Claim the next batch (or the candidates ``ids``, where free); returns the candidates now held."""
         got = self.store.claim_candidates(self.run_id, self.reviewer, self.token, limit=self.batch, ids=ids)
         if got and self._beat is None:
-            self._beat = ClaimHeartbeat(self.store._connect, self.token, CLAIM_HEARTBEAT_S)
+            self._beat = ClaimHeartbeat(self.store._connect, self.token, self.heartbeat_s)
         return got
 
     def release(self) -> None:

@@ -104,6 +104,20 @@ def test_a_live_claim_is_kept_and_a_dead_one_taken_over(backend: Backend) -> Non
     assert store.candidate_counts(RUN)["approved"] == 1
 
 
+def test_the_heartbeat_keeps_a_slow_reviewers_claims(backend: Backend) -> None:
+    store, other = backend.open(), backend.open()
+    ids = _run(store, 2)
+    slow = ReviewClaims(store, RUN, "ana", batch=2, heartbeat_s=0.05)
+    assert len(slow.take()) == 2
+    _age(store, slow.token)  # as if ana had been reading for longer than the expiry
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and other.candidate_claims(RUN) != dict.fromkeys(ids, "ana"):
+        time.sleep(0.05)
+    assert other.candidate_claims(RUN) == dict.fromkeys(ids, "ana")  # renewed: live again
+    assert ReviewClaims(other, RUN, "ben").take() == []
+    slow.release()
+
+
 _HOLD = """
 import sys, time
 from allure.store import ReviewClaims, RunStore
