@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
@@ -18,7 +19,7 @@ from allure.errors import ReviewError, closest_name
 from allure.models import ReviewDecision, ReviewDecisionKind
 from allure.records import read_records
 from allure.settings import load_settings
-from allure.store import RunStore
+from allure.store import DoubleReview, RunStore, verdict_of
 
 
 def default_reviewer(configured: str | None = None) -> str:
@@ -175,3 +176,87 @@ def import_review_decisions(
                 fix=fix,
             )
         return import_decisions(store, run_id, path, reviewer=reviewer)
+
+
+def verdict_text(review: ReviewDecision) -> str:
+    """A review's verdict as a category: ``reject``, or ``approve`` and the label (JSON)."""
+    kind, label = verdict_of(review)
+    return kind if kind == "reject" else f"{kind} {json.dumps(label)}"
+
+
+@dataclass
+class Agreement:
+    """How the two reviewers of the double-reviewed candidates of a run agree."""
+
+    n_double: int
+    """Candidates that need two reviews."""
+    n_both: int
+    """Of them, those two reviewers have decided (the kappa's items)."""
+    observed: float | None
+    """The share of those on which the two verdicts agree."""
+    kappa: float | None
+    """Cohen's kappa of the first reviewer's verdict against the second's (``None``: undefined)."""
+    pairs: dict[str, int] = field(default_factory=dict)
+    """``first / second`` reviewer names -> how many candidates they share."""
+    disagreements: list[DoubleReview] = field(default_factory=list)
+    """The candidates whose two verdicts differ (pending: waiting for adjudication)."""
+
+
+def review_agreement(store: RunStore, run_id: str) -> Agreement:
+    """Agreement of the double review of ``run_id`` (``allure review RUN --agreement``).
+
+    The verdict of a review is its decision and, for an approve, its label (:func:`verdict_text`);
+    rater 1 is whoever decided a candidate first, rater 2 the other reviewer, so with more than
+    two reviewers in the team the kappa pools the pairs (each pair's count is listed).
+    """
+    from allure.metrics import objective_value
+
+    rows = store.double_reviews(run_id)
+    both = [r for r in rows if len(r.reviews) >= 2]
+    first = [verdict_text(r.reviews[0]) for r in both]
+    second = [verdict_text(r.reviews[1]) for r in both]
+    pairs: dict[str, int] = {}
+    for r in both:
+        key = f"{r.reviews[0].reviewer} / {r.reviews[1].reviewer}"
+        pairs[key] = pairs.get(key, 0) + 1
+    same = sum(a == b for a, b in zip(first, second, strict=True))
+    categories = sorted(set(first) | set(second))
+    kappa = objective_value(first, second, objective="kappa", labels=categories) if both else None
+    return Agreement(
+        n_double=len(rows),
+        n_both=len(both),
+        observed=same / len(both) if both else None,
+        kappa=kappa,
+        pairs=pairs,
+        disagreements=[r for r, a, b in zip(both, first, second, strict=True) if a != b],
+    )
+
+
+def render_agreement(run_id: str, agreement: Agreement) -> str:
+    """The agreement report as text: counts, observed agreement, kappa, then each disagreement."""
+    a = agreement
+    if not a.n_double:
+        return f"run {run_id} has no double-reviewed candidates (open it with `allure review {run_id} --double-review 0.2`)"
+    lines = [
+        f"double review of {run_id}: {a.n_double} candidates need two reviewers, {a.n_both} have both "
+        f"({a.n_double - a.n_both} waiting for a second review)"
+    ]
+    if a.pairs:
+        lines.append(
+            "reviewer pairs (first / second): " + ", ".join(f"{k} {n}" for k, n in sorted(a.pairs.items()))
+        )
+    if a.observed is not None:
+        kappa = "undefined (one verdict only)" if a.kappa is None else f"{a.kappa:.3f}"
+        lines.append(f"observed agreement {a.observed:.3f}; Cohen's kappa {kappa} (n = {a.n_both})")
+    lines.append(f"disagreements: {len(a.disagreements)}")
+    for r in a.disagreements:
+        one, two = r.reviews[0], r.reviews[1]
+        outcome = (
+            "pending, for adjudication (a third reviewer's decision settles it)"
+            if r.status == "pending"
+            else f"{r.status} by {r.reviews[-1].reviewer}"
+        )
+        lines.append(
+            f"  {r.candidate_id}: {one.reviewer} {verdict_text(one)} | {two.reviewer} {verdict_text(two)} -> {outcome}"
+        )
+    return "\n".join(lines)

@@ -11,9 +11,9 @@ import typer
 
 from allure.cli._common import echo, project_folder
 from allure.cli._serve_review import serve_review, served_session
-from allure.errors import ReviewError
+from allure.errors import ReviewError, RunBusyError
 from allure.models import IclExample
-from allure.store import RunRecord, RunStore, open_project_store
+from allure.store import CLAIM_BATCH, ReviewClaims, RunRecord, RunStore, open_project_store
 
 
 def _pick_run(store: RunStore, run: str | None) -> RunRecord:
@@ -85,8 +85,27 @@ def review(
     allow_remote: bool = typer.Option(
         False, "--allow-remote", help="With --serve: allow a non-loopback --host (no authentication!)."
     ),
+    double_review: float | None = typer.Option(
+        None,
+        "--double-review",
+        metavar="SHARE",
+        help="Send this share (0..1) of the pending candidates to two different reviewers; such a candidate "
+        "is decided when both agree (a disagreement stays pending for adjudication).",
+    ),
+    agreement: bool = typer.Option(
+        False, "--agreement", help="Print Cohen's kappa of the double review and list the disagreements."
+    ),
+    batch: int = typer.Option(
+        CLAIM_BATCH,
+        "--batch",
+        min=1,
+        help="Candidates the app claims at a time (other reviewers get the rest).",
+    ),
 ) -> None:
-    """Review the pending ICL examples of a run paused at review, then resume it."""
+    """Review the pending ICL examples of a run paused at review, then resume it.
+
+    Several reviewers can review one run at once: each gets candidates no other reviewer holds.
+    """
     from allure.decisions import export_pending, import_review_decisions
 
     if export is not None and import_ is not None:
@@ -96,6 +115,14 @@ def review(
     store = open_project_store(project, create=False)
     try:
         record = _pick_run(store, run)
+        if agreement:
+            from allure.decisions import render_agreement, review_agreement
+
+            echo(render_agreement(record.id, review_agreement(store, record.id)))
+            return
+        if double_review is not None:
+            n = store.mark_double_review(record.id, double_review)
+            echo(f"{n} candidates of {record.id} go to two reviewers")
         if export is not None:
             n = export_pending(store, record.id, export)
             echo(f"exported {n} pending candidates of {record.id} to {export}")
@@ -112,7 +139,7 @@ def review(
             store.close()
             serve_review(ctx, record.id, project, host, port, allow_remote)
             return
-        _open_ui(store, record, project, reviewer)
+        _open_ui(store, record, project, reviewer, batch)
     finally:
         store.close()
 
@@ -126,25 +153,36 @@ def _check_reviewable(store: RunStore, record: RunRecord) -> None:
         )
 
 
-def _open_ui(store: RunStore, record: RunRecord, project: Path, reviewer: str | None) -> None:
+def _open_ui(
+    store: RunStore, record: RunRecord, project: Path, reviewer: str | None, batch: int = CLAIM_BATCH
+) -> None:
     _check_reviewable(store, record)
+    holder = store.lease_holder(record.id)
+    if holder is not None and holder.alive():  # an audit, resume or import writes the run
+        raise RunBusyError(
+            f"run {record.id} is in use by {holder.describe()}",
+            where=store.where,
+            fix="wait until it ends (reviewers do not block each other: each claims its own candidates)",
+        )
     if not (sys.stdin.isatty() and sys.stdout.isatty()) and not served_session():
         raise ReviewError(
             "`allure review` needs a terminal",
             fix=f"without one: `allure review {record.id} --export pending.jsonl`, edit, then `--import`",
         )
     from allure.config import MemorySpec
+    from allure.decisions import default_reviewer
     from allure.tui import create_app
 
     memory = MemorySpec.model_validate(record.spec.get("memory") or {})
-    app = create_app(
-        store,
-        record.id,
-        similar=memory_similar(memory.location, memory.collection, project.resolve()),
-        reviewer=reviewer,
-        project_dir=project.resolve(),
-    )
-    with store.acquire_lease(record.id, "review"):  # one writer: no resume or import meanwhile
+    # each reviewer claims the candidates it shows, a batch at a time; quitting releases them
+    with ReviewClaims(store, record.id, default_reviewer(reviewer), batch=batch) as claims:
+        app = create_app(
+            store,
+            record.id,
+            similar=memory_similar(memory.location, memory.collection, project.resolve()),
+            project_dir=project.resolve(),
+            claims=claims,
+        )
         app.run()
 
 

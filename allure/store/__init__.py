@@ -7,6 +7,7 @@ it returns, and an identical prompt (same model and parameters) is never sent tw
 schema carries a version (``PRAGMA user_version``); opening an older database migrates it in
 place. :class:`RunStore` is the one handle; its parts live in one module per concern
 (``_runs``: runs and items, ``_calls``: the call cache, ``_review``: candidates and decisions,
+``_review_claims``: reviewers' claims on candidates and double review,
 ``_metrics``: metrics, ``_reaudits``: frozen sets and re-audits, ``_leases``: one writer per run
 and claims on in-flight prompts; ``_schema``: versions and migrations).
 """
@@ -14,7 +15,8 @@ and claims on in-flight prompts; ``_schema``: versions and migrations).
 from allure.store._backend import advisory_key
 from allure.store._heartbeat import HEARTBEAT_S
 from allure.store._leases import LEASE_STALE_S, LeaseHolder, RunLease, pid_runs
-from allure.store._review import CandidateStatus
+from allure.store._review import CLAIM_STALE_S, CandidateStatus, verdict_of
+from allure.store._review_claims import CLAIM_BATCH, DoubleReview, ReviewClaims
 from allure.store._runs import RunRecord, RunStatus
 from allure.store._schema import SCHEMA_VERSION, schema_version
 from allure.store._store import DEFAULT_DB, RunStore, open_project_store, project_db_path
@@ -26,7 +28,12 @@ __all__ = [
     "HEARTBEAT_S",
     "LEASE_STALE_S",
     "SCHEMA_VERSION",
+    "CLAIM_BATCH",
+    "CLAIM_STALE_S",
     "CandidateStatus",
+    "DoubleReview",
+    "ReviewClaims",
+    "verdict_of",
     "LeaseHolder",
     "RunLease",
     "RunRecord",

@@ -10,6 +10,7 @@ position) and turns ``?`` into psycopg's ``%s``. What cannot be one statement is
 - the schema version (SQLite: ``PRAGMA user_version``; PostgreSQL: the ``allure_meta`` table);
 - an exclusive write transaction (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped
   advisory lock on a key);
+- claiming rows (:attr:`Dialect.skip_locked`: PostgreSQL's ``FOR UPDATE SKIP LOCKED``);
 - column types in ``CREATE TABLE`` (:meth:`Dialect.ddl`: on PostgreSQL ``INTEGER`` is ``BIGINT``,
   ``REAL`` is ``DOUBLE PRECISION``, an ``AUTOINCREMENT`` key is an identity column, a label
   column is ``TEXT`` because SQLite keeps integer and string labels in one column, and a table
@@ -110,6 +111,10 @@ class Dialect:
 
     name = "sqlite"
 
+    skip_locked = ""
+    """Ends a ``SELECT`` that picks rows to claim: PostgreSQL locks them and skips those another
+    transaction holds (``FOR UPDATE SKIP LOCKED``); SQLite's one writer needs nothing."""
+
     def schema_version(self, conn: Connection) -> int:
         """The number of migrations applied."""
         return int(conn.execute("PRAGMA user_version").fetchone()[0])
@@ -131,6 +136,7 @@ class PostgresDialect(Dialect):
     """PostgreSQL: the schema version in ``allure_meta``, advisory locks, PostgreSQL column types."""
 
     name = "postgresql"
+    skip_locked = " FOR UPDATE SKIP LOCKED"
 
     def schema_version(self, conn: Connection) -> int:
         if conn.execute("SELECT to_regclass('allure_meta') AS t").fetchone()[0] is None:

@@ -30,7 +30,11 @@ class Heartbeat:
     """A daemon thread that renews a lease's heartbeat on its own connection until stopped.
 
     ``connect`` opens that connection (a store's ``_connect``); a path opens that SQLite file.
+    A subclass renews something else by its :attr:`statement` (arguments: the time, the token).
     """
+
+    statement = "UPDATE leases SET heartbeat_at=? WHERE token=?"
+    """The renewal, run with ``(time.time(), token)``."""
 
     def __init__(
         self, connect: Callable[[], Connection] | str, token: str, every_s: float | None = None
@@ -60,7 +64,7 @@ class Heartbeat:
                     if conn is None:
                         conn = connect()
                     else:
-                        conn.execute("UPDATE leases SET heartbeat_at=? WHERE token=?", (time.time(), token))
+                        conn.execute(self.statement, (time.time(), token))
                         conn.commit()
                 except Exception:  # a busy or closing database, a lost server: the next beat tries again
                     conn = _dropped(conn)

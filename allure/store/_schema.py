@@ -206,6 +206,43 @@ def _v6_verdict_label(conn: Connection) -> None:
     conn.execute("ALTER TABLE verdicts ADD COLUMN label_json TEXT")
 
 
+_REVIEWER_FROM_JSON = {
+    "sqlite": "UPDATE decisions SET reviewer = COALESCE(json_extract(decision_json, '$.reviewer'), '')",
+    "postgresql": "UPDATE decisions SET reviewer = COALESCE(decision_json::jsonb ->> 'reviewer', '')",
+}
+"""Migration 7's copy of each logged decision's reviewer out of its JSON column (JSON functions differ)."""
+
+
+def _v7_reviewers(conn: Connection) -> None:
+    """Several reviewers on one run: a candidate's claim (reviewer, claim token, heartbeat), how many
+    reviews it needs (2: double review), each reviewer's own decision (``reviews``), and the
+    reviewer of each logged decision as a column."""
+    for column in (
+        "claimed_by TEXT",
+        "claim_token TEXT",
+        "claim_beat REAL",
+        "reviews_needed INTEGER NOT NULL DEFAULT 1",
+    ):
+        _ddl(conn, f"ALTER TABLE candidates ADD COLUMN {column}")
+    conn.execute("CREATE INDEX candidates_claim ON candidates(claim_token)")
+    # a reviewer's next batch: the pending candidates of a round in order, then "not reviewed by me"
+    conn.execute("CREATE INDEX candidates_queue ON candidates(run_id, status, iteration, seq)")
+    _ddl(conn, "ALTER TABLE decisions ADD COLUMN reviewer TEXT NOT NULL DEFAULT ''")
+    conn.execute(_REVIEWER_FROM_JSON[dialect_of(conn).name])
+    _ddl(
+        conn,
+        """CREATE TABLE reviews (
+            run_id TEXT NOT NULL,
+            candidate_id TEXT NOT NULL,
+            reviewer TEXT NOT NULL,
+            decided_at TEXT NOT NULL,
+            decision_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, candidate_id, reviewer)
+        )""",
+    )
+    conn.execute("CREATE INDEX reviews_reviewer ON reviews(run_id, reviewer, candidate_id)")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _v1_baseline,
     _v2_call_examples,
@@ -213,6 +250,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _v4_leases,
     _v5_label_probs,
     _v6_verdict_label,
+    _v7_reviewers,
 ]
 """Migration ``k`` (1-based) turns a version ``k - 1`` database into version ``k``."""
 

@@ -16,7 +16,7 @@ from typing import Literal
 from allure.errors import ReviewError
 from allure.labels import Label
 from allure.models import FailureMode, IclExample, ReviewDecision, ReviewDecisionKind, utcnow
-from allure.store import RunStore
+from allure.store import ReviewClaims, RunStore
 
 CandidateMark = Literal["pending", "approved", "rejected"]
 """Where a candidate stands in the queue (the store's candidate status)."""
@@ -73,8 +73,11 @@ class ReviewQueue:
         *,
         reviewer: str,
         label_set: Sequence[Label] = (0, 1),
+        claims: ReviewClaims | None = None,
     ) -> None:
         self.store = store
+        self.claims = claims
+        """The reviewer session whose claimed candidates this queue holds (``None``: the whole round)."""
         self.run_id = run_id
         self.reviewer = reviewer
         self.label_set: list[Label] = list(label_set) or [0, 1]
@@ -150,6 +153,16 @@ class ReviewQueue:
                 return cid
         return None
 
+    def more(self) -> int:
+        """Claim the next batch of candidates (with a reviewer session); returns how many were added."""
+        if self.claims is None:
+            return 0
+        new = [ex for ex in self.claims.take() if ex.id not in self.position]
+        for ex in new:
+            self.position[ex.id] = len(self.examples)
+            self.examples.append(ex)
+        return len(new)
+
     # -- writing -----------------------------------------------------------------------------------
     def decide(self, candidate_id: str, kind: ReviewDecisionKind) -> IclExample:
         """Approve or reject a candidate with its draft; written to the store at once."""
@@ -191,7 +204,9 @@ class ReviewQueue:
         if not self._undo:
             return None
         cid, before = self._undo.pop()
-        self.store.undo_decision(self.run_id, cid, before)
+        self.store.undo_decision(self.run_id, cid, before, reviewer=self.reviewer)
+        if self.claims is not None and before.decision is None:
+            self.claims.take(ids=[cid])  # pending again: this session holds it again
         if before.decision is not None:  # it had been decided before this change: decide it again
             self.store.record_decision(
                 self.run_id,
@@ -204,6 +219,7 @@ class ReviewQueue:
                     reviewer=before.reviewer,
                     decided_at=before.decided_at or utcnow(),
                 ),
+                claim_token=self._token,
             )
         self._replace(cid, before)
         self.drafts.pop(cid, None)
@@ -243,11 +259,17 @@ class ReviewQueue:
 
     def _record(self, decision: ReviewDecision) -> IclExample:
         before = self.get(decision.candidate_id)
-        updated = self.store.record_decision(self.run_id, decision, label_set=self.label_set)
+        updated = self.store.record_decision(
+            self.run_id, decision, label_set=self.label_set, claim_token=self._token
+        )
         self._undo.append((decision.candidate_id, before))
         self._replace(decision.candidate_id, updated)
         self.drafts.pop(decision.candidate_id, None)
         return updated
+
+    @property
+    def _token(self) -> str | None:
+        return None if self.claims is None else self.claims.token
 
     def _replace(self, candidate_id: str, example: IclExample) -> None:
         pos = self.position[candidate_id]

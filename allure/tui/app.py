@@ -19,7 +19,7 @@ from allure.decisions import default_reviewer
 from allure.errors import AllureError
 from allure.labels import Label
 from allure.models import IclExample, ReviewDecisionKind
-from allure.store import RunStore
+from allure.store import ReviewClaims, RunStore
 from allure.tui._keys import HELP, REVIEW_ACTIONS, REVIEW_BINDINGS
 from allure.tui._queue import QueueFilter, ReviewQueue, review_round
 from allure.tui._similar import SimilarFn, SimilarLookup, SimilarRows
@@ -264,9 +264,24 @@ class ReviewApp(App[None]):
 
     # -- resuming ----------------------------------------------------------------------------------
     def _offer_resume(self) -> None:
+        """This reviewer's queue is decided: claim more, else offer to resume when nothing is pending."""
+        if self.queue.more():
+            self._reload_table()
+            nxt = self.queue.next_pending(self._current, self.queue.visible_ids())
+            if nxt is not None:
+                self.query_one(QueueTable).select(nxt)
+                self._show(nxt)
+            return
         if self.store.get_run(self.run_id).status != "paused":
             return
         counts = self.store.candidate_counts(self.run_id)
+        if counts["pending"]:
+            self.notify(
+                f"Nothing left for {self.queue.reviewer}: {counts['pending']} pending with other reviewers "
+                "or waiting for a second review (see `allure review RUN --agreement`); q quits.",
+                markup=False,
+            )
+            return
         self.push_screen(ResumeOffer(counts["approved"], counts["rejected"]), self._answered)
 
     def _answered(self, resume: bool | None) -> None:
@@ -282,9 +297,10 @@ class ReviewApp(App[None]):
         self.queue = ReviewQueue(
             self.store,
             self.run_id,
-            review_round(self.store, self.run_id),
+            old.claims.opening() if old.claims else review_round(self.store, self.run_id),
             reviewer=old.reviewer,
             label_set=old.label_set,
+            claims=old.claims,
         )
         self._similar.clear()
         self._current = None
@@ -300,6 +316,7 @@ def create_app(
     resume: ResumeFn | None = None,
     project_dir: Path | None = None,
     label_set: Sequence[Label] | None = None,
+    claims: ReviewClaims | None = None,
 ) -> ReviewApp:
     """Build the review app over the current review round of ``run_id``.
 
@@ -313,6 +330,9 @@ def create_app(
         project_dir: The project directory handed to ``resume`` (default: the store's).
         label_set: The labels the correct label cycles through (default: the run spec's
             ``label_set``, else ``[0, 1]``).
+        claims: A reviewer session (several reviewers on one run): the queue holds the candidates
+            it claims, a batch at a time, and decisions carry its reviewer's name; ``None``: the
+            whole review round.
 
     Returns:
         The app, ready for ``run()`` or ``run_test()``.
@@ -320,6 +340,11 @@ def create_app(
     run = store.get_run(run_id)
     labels = list(label_set if label_set is not None else run.spec.get("label_set") or [0, 1])
     queue = ReviewQueue(
-        store, run_id, review_round(store, run_id), reviewer=default_reviewer(reviewer), label_set=labels
+        store,
+        run_id,
+        claims.opening() if claims else review_round(store, run_id),
+        reviewer=claims.reviewer if claims else default_reviewer(reviewer),
+        label_set=labels,
+        claims=claims,
     )
     return ReviewApp(queue, similar=similar, resume=resume, project_dir=project_dir)

@@ -39,10 +39,12 @@ def test_v0_database_migrates_in_place_and_keeps_every_row(tmp_path: Path) -> No
         assert "icl_ids_json" in _columns(db, "calls")
         n_calls = raw.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
     store = RunStore(db, create=False)
-    assert schema_version(store._conn) == SCHEMA_VERSION == 6
+    assert schema_version(store._conn) == SCHEMA_VERSION == 7
     assert _columns(db, "leases") and _columns(db, "call_claims")  # migration 4
     assert "label_probs" in _columns(db, "calls")  # migration 5
     assert "label_json" in _columns(db, "verdicts")  # migration 6
+    assert {"claimed_by", "claim_token", "claim_beat", "reviews_needed"} <= set(_columns(db, "candidates"))
+    assert "reviewer" in _columns(db, "decisions") and _columns(db, "reviews")  # migration 7
     assert "icl_ids_json" not in _columns(db, "calls") and _columns(db, "call_examples")
     run = store.latest_run(status="paused")
     assert run is not None and run.spec["name"] == "v0-fixture"
