@@ -93,6 +93,8 @@ class Evaluator:
         """How often a prompt in flight in another process is looked for in the store."""
         self.claim_batch = max(32, 8 * self.concurrency)
         """Prompts claimed at a time: several workers on one store split a pass in batches this size."""
+        self.claim_check_s = 0.5
+        """How often a worker sending its whole pass alone looks for another worker that joined."""
         self.flush_interval_s = 0.02
         """Answers are stored together at most this long after the first of them arrived (sooner
         when ``concurrency`` answers wait): one transaction per batch, not per call."""
@@ -239,6 +241,25 @@ class Evaluator:
         stats.wall_s = time.perf_counter() - t0
         return result
 
+    def _others_alive(self, claim_token: str) -> bool:
+        """Whether another live worker (another lease) shares the store."""
+        return any(h.token != claim_token and h.alive() for h in self.store.lease_holders())
+
+    def _joined(self, claim_token: str) -> Callable[[], bool]:
+        """A check, cheap to call per job, that looks in the store at most every :attr:`claim_check_s`
+        whether another worker has joined."""
+        next_check = time.monotonic() + self.claim_check_s
+
+        def joined() -> bool:
+            nonlocal next_check
+            now = time.monotonic()
+            if now < next_check:
+                return False
+            next_check = now + self.claim_check_s
+            return self._others_alive(claim_token)
+
+        return joined
+
     def _send(
         self,
         run_id: str,
@@ -254,14 +275,14 @@ class Evaluator:
 
         With ``claim_token`` the prompts are claimed before they are sent. When other live workers
         share the store, in batches of :attr:`claim_batch` (in prefix order), so that they split the
-        pass: each sends the batch it claimed, releases it, claims the next; alone, in one batch.
-        Prompts another worker holds are linked once stored, or sent here if it gave them up.
+        pass: each sends the batch it claimed, releases it, claims the next; alone, in one batch,
+        watched: when another worker joins (checked every :attr:`claim_check_s`), no new call is
+        started, the claims not sent are released, and the rest is shared in batches. Prompts
+        another worker holds are linked once stored, or sent here if it gave them up.
         """
         leads, followers = _prompting.leads_and_followers(misses)
         pending = list(leads.values())
-        batch: int | None = None
-        if claim_token and any(h.token != claim_token and h.alive() for h in self.store.lease_holders()):
-            batch = max(self.claim_batch, 1)
+        batch = max(self.claim_batch, 1) if claim_token and self._others_alive(claim_token) else None
         try:
             while pending:
                 todo = pending
@@ -270,13 +291,18 @@ class Evaluator:
                     todo = [j for j in pending if j.prompt_hash in mine]
                 if todo:
                     backend = self.backend  # connect (start the server) before the event loop
+                    joined = self._joined(claim_token) if batch is None and claim_token else None
                     done = self._run(
-                        send_all(self, backend, run_id, iteration, todo, result, done, total, progress)
+                        send_all(
+                            self, backend, run_id, iteration, todo, result, done, total, progress, joined
+                        )
                     )
                     if claim_token:
                         self.store.release_claims(claim_token, [j.prompt_hash for j in todo])
-                    sent = {j.prompt_hash for j in todo}
+                    sent = {j.prompt_hash for j in todo if j.item.id in result.verdicts}
                     pending = [j for j in pending if j.prompt_hash not in sent]
+                    if len(sent) < len(todo):  # another worker joined: share the rest
+                        batch = max(self.claim_batch, 1)
                     continue
                 # nothing left to claim: the rest is stored by, or in flight in, another process
                 found = self.store.lookup_calls(j.prompt_hash for j in pending)
