@@ -18,13 +18,15 @@ number dropped is recorded per item (:attr:`EvalResult.dropped`).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from allure.errors import EvaluatorError
 from allure.evaluator import _prompting
 from allure.evaluator._cache import link_cached
+from allure.evaluator._claims import ClaimFeed, others_alive
 from allure.evaluator._options import (
     AnswerKey,
     EvalPlan,
@@ -241,25 +243,6 @@ class Evaluator:
         stats.wall_s = time.perf_counter() - t0
         return result
 
-    def _others_alive(self, claim_token: str) -> bool:
-        """Whether another live worker (another lease) shares the store."""
-        return any(h.token != claim_token and h.alive() for h in self.store.lease_holders())
-
-    def _joined(self, claim_token: str) -> Callable[[], bool]:
-        """A check, cheap to call per job, that looks in the store at most every :attr:`claim_check_s`
-        whether another worker has joined."""
-        next_check = time.monotonic() + self.claim_check_s
-
-        def joined() -> bool:
-            nonlocal next_check
-            now = time.monotonic()
-            if now < next_check:
-                return False
-            next_check = now + self.claim_check_s
-            return self._others_alive(claim_token)
-
-        return joined
-
     def _send(
         self,
         run_id: str,
@@ -273,36 +256,46 @@ class Evaluator:
     ) -> None:
         """Send one call per distinct prompt among ``misses``.
 
-        With ``claim_token`` the prompts are claimed before they are sent. When other live workers
-        share the store, in batches of :attr:`claim_batch` (in prefix order), so that they split the
-        pass: each sends the batch it claimed, releases it, claims the next; alone, in one batch,
-        watched: when another worker joins (checked every :attr:`claim_check_s`), no new call is
-        started, the claims not sent are released, and the rest is shared in batches. Prompts
-        another worker holds are linked once stored, or sent here if it gave them up.
+        With ``claim_token`` the prompts are claimed as they are sent (:class:`ClaimFeed`): alone
+        on the store, all at once; when other live workers share it (from the start, or once one
+        joins), :attr:`claim_batch` at a time, so that they split the pass. Prompts another
+        worker holds are linked once stored, or sent here if it gave them up.
         """
         leads, followers = _prompting.leads_and_followers(misses)
         pending = list(leads.values())
-        batch = max(self.claim_batch, 1) if claim_token and self._others_alive(claim_token) else None
+        shared = bool(claim_token) and others_alive(self.store, claim_token)
         try:
             while pending:
-                todo = pending
+                feed = None
                 if claim_token:
-                    mine = self.store.claim_calls(claim_token, [j.prompt_hash for j in pending], limit=batch)
-                    todo = [j for j in pending if j.prompt_hash in mine]
-                if todo:
+                    feed = ClaimFeed(
+                        self.store,
+                        claim_token,
+                        pending,
+                        batch=self.claim_batch,
+                        check_s=self.claim_check_s,
+                        shared=shared,
+                    )
+                jobs: Iterator[Job] = iter(pending if feed is None else feed)
+                first = next(jobs, None)
+                if first is not None:
                     backend = self.backend  # connect (start the server) before the event loop
-                    joined = self._joined(claim_token) if batch is None and claim_token else None
                     done = self._run(
                         send_all(
-                            self, backend, run_id, iteration, todo, result, done, total, progress, joined
+                            self,
+                            backend,
+                            run_id,
+                            iteration,
+                            itertools.chain([first], jobs),
+                            result,
+                            done,
+                            total,
+                            progress,
+                            size=len(pending),
                         )
                     )
-                    if claim_token:
-                        self.store.release_claims(claim_token, [j.prompt_hash for j in todo])
-                    sent = {j.prompt_hash for j in todo if j.item.id in result.verdicts}
-                    pending = [j for j in pending if j.prompt_hash not in sent]
-                    if len(sent) < len(todo):  # another worker joined: share the rest
-                        batch = max(self.claim_batch, 1)
+                    shared = shared or (feed is not None and feed.shared)
+                    pending = [j for j in pending if j.item.id not in result.verdicts]
                     continue
                 # nothing left to claim: the rest is stored by, or in flight in, another process
                 found = self.store.lookup_calls(j.prompt_hash for j in pending)
