@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from allure.errors import EvaluatorError
 from allure.evaluator import _prompting
-from allure.evaluator._cache import link_cached
+from allure.evaluator._cache import link_cached, link_followers
 from allure.evaluator._claims import ClaimFeed, others_alive
 from allure.evaluator._options import (
     AnswerKey,
@@ -268,32 +268,16 @@ class Evaluator:
             while pending:
                 feed = None
                 if claim_token:
+                    batch, check_s = self.claim_batch, self.claim_check_s
                     feed = ClaimFeed(
-                        self.store,
-                        claim_token,
-                        pending,
-                        batch=self.claim_batch,
-                        check_s=self.claim_check_s,
-                        shared=shared,
+                        self.store, claim_token, pending, batch=batch, check_s=check_s, shared=shared
                     )
                 jobs: Iterator[Job] = iter(pending if feed is None else feed)
                 first = next(jobs, None)
                 if first is not None:
                     backend = self.backend  # connect (start the server) before the event loop
-                    done = self._run(
-                        send_all(
-                            self,
-                            backend,
-                            run_id,
-                            iteration,
-                            itertools.chain([first], jobs),
-                            result,
-                            done,
-                            total,
-                            progress,
-                            size=len(pending),
-                        )
-                    )
+                    args = (run_id, iteration, itertools.chain([first], jobs), result, done, total, progress)
+                    done = self._run(send_all(self, backend, *args, size=len(pending)))
                     shared = shared or (feed is not None and feed.shared)
                     pending = [j for j in pending if j.item.id not in result.verdicts]
                     continue
@@ -310,10 +294,4 @@ class Evaluator:
             if claim_token:
                 self.store.release_claims(claim_token, list(leads))
         if followers:
-            calls = {
-                h: (result.call_ids[h], result.verdicts[j.item.id])
-                for h, j in leads.items()
-                if h in result.call_ids
-            }
-            calls.update(self.store.lookup_calls(h for h in leads if h not in calls))
-            link_cached(self, run_id, iteration, followers, calls, result)
+            link_followers(self, run_id, iteration, leads, followers, result)
