@@ -25,7 +25,11 @@ The bar (issue 23): ``prompts sent twice: 0``, ``decisions lost: 0, decided twic
 4-worker / 1-worker calls/s ratio >= 2.5 on PostgreSQL. The ratio needs cores: the workers,
 PostgreSQL and the server share this machine's cores (their count is printed beside it), and each
 worker also renders and hashes every prompt of the pass and reads back the calls the others sent
-(its run gets every verdict), work that does not shrink with more workers.
+(its run gets every verdict), work that does not shrink with more workers. The two servers
+measure different limits: the scripted server does not sleep, but one keep-alive request takes
+it about 50 ms on the 2-core machine (Python's ``http.server``, a thread per connection), so one
+worker with 16 calls in flight is held near 300 calls/s and more workers mean more calls in
+flight; the fast server answers at once, so the ratio there is what the cores allow.
 ``BENCH_TEAM_PROFILE=PREFIX`` writes a cProfile of each worker's pass to ``PREFIX.<pid>``.
 
 Usage::

@@ -54,8 +54,6 @@ class ClaimFeed:
         self.batch = max(1, batch)
         self.check_s = check_s
         self.shared = shared
-        self.claims = 0
-        """Calls of ``claim_calls`` made."""
         self._next_check = 0.0
 
     def _joined(self) -> bool:
@@ -74,7 +72,6 @@ class ClaimFeed:
             mine = self.store.claim_calls(
                 self.token, [j.prompt_hash for j in rest], limit=self.batch if self.shared else None
             )
-            self.claims += 1
             if not mine:
                 return
             last = max(i for i, j in enumerate(rest) if j.prompt_hash in mine)
