@@ -7,7 +7,9 @@ without using CPU (the reply is scheduled on the event loop). It reads the reque
 does not parse it, so it costs a few microseconds of CPU per call: the client is what is
 measured. HTTP/1.1 with keep-alive; ``--workers`` processes share one listening socket.
 
-Run: ``python benchmarks/fast_openai_server.py --port-file F [--workers 2] [--delay-ms 50]``;
+``--log FILE`` appends each request's body to FILE, one line per request (for counting what was sent).
+
+Run: ``python benchmarks/fast_openai_server.py --port-file F [--workers 2] [--delay-ms 50] [--log FILE]``;
 the port is written to ``F`` once every worker listens. SIGTERM or SIGINT stops all workers.
 """
 
@@ -78,6 +80,8 @@ class _Http(asyncio.Protocol):
     """One keep-alive connection: requests are answered in the order they arrive."""
 
     delay_s = 0.0
+    log_fd = -1
+    """``--log``: the file each request body is appended to (one line per request; -1: none)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport: asyncio.Transport = transport  # type: ignore[assignment]
@@ -101,6 +105,8 @@ class _Http(asyncio.Protocol):
             if len(self.buf) < total:
                 return
             first = head.split(b"\r\n", 1)[0]
+            if self.log_fd >= 0:
+                os.write(self.log_fd, self.buf[end + 4 : total] + b"\n")
             self.buf = self.buf[total:]
             if first.startswith(b"POST ") and b"/chat/completions" in first:
                 reply = CHAT_REPLY
@@ -145,8 +151,11 @@ def main() -> int:
     ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     ap.add_argument("--workers", type=int, default=2, help="processes sharing the socket")
     ap.add_argument("--delay-ms", type=float, default=0.0, help="fixed latency per call, in ms")
+    ap.add_argument("--log", type=Path, help="append every request body to this file, one line each")
     args = ap.parse_args()
     _Http.delay_s = args.delay_ms / 1000.0
+    if args.log is not None:  # O_APPEND: one write per request, whole lines from every process
+        _Http.log_fd = os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))

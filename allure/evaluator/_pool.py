@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import gc
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from allure.errors import AllureError
@@ -108,25 +108,28 @@ async def send_all(
     backend: ChatBackend,
     run_id: str,
     iteration: int,
-    jobs: list[Job],
+    jobs: Iterable[Job],
     result: EvalResult,
     done: int,
     total: int,
     progress: ProgressFn | None,
+    size: int | None = None,
 ) -> int:
     """``concurrency`` workers take the jobs in order; a writer stores what they answered.
 
     The writer wakes when an answer arrives and stores it with the others that arrive within
     :attr:`Evaluator.flush_interval_s` (at once when ``concurrency`` answers wait, or with one
     worker), in one transaction; a worker never waits for the store. The backend's connections
-    are closed at the end (they belong to this loop). Returns ``done`` plus the jobs answered.
+    are closed at the end (they belong to this loop). ``jobs`` may be an iterator that claims
+    more as it is read (:class:`~allure.evaluator._claims.ClaimFeed`); ``size`` is then the most it
+    hands out. Returns ``done`` plus the jobs answered.
     """
     todo = iter(jobs)  # shared by the workers: each next() hands out the next job in order
     answered: list[Verdict] = []
     arrived = asyncio.Event()
     full = asyncio.Event()
     counter: dict[str, Any] = {"done": done, "errors": 0}
-    workers = min(ev.concurrency, len(jobs))
+    workers = min(ev.concurrency, len(jobs) if isinstance(jobs, list) else size or ev.concurrency)
     stats = result.stats
 
     def flush() -> None:

@@ -18,13 +18,15 @@ number dropped is recorded per item (:attr:`EvalResult.dropped`).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from allure.errors import EvaluatorError
 from allure.evaluator import _prompting
-from allure.evaluator._cache import link_cached
+from allure.evaluator._cache import link_cached, link_followers
+from allure.evaluator._claims import ClaimFeed, others_alive
 from allure.evaluator._options import (
     AnswerKey,
     EvalPlan,
@@ -93,6 +95,8 @@ class Evaluator:
         """How often a prompt in flight in another process is looked for in the store."""
         self.claim_batch = max(32, 8 * self.concurrency)
         """Prompts claimed at a time: several workers on one store split a pass in batches this size."""
+        self.claim_check_s = 0.5
+        """How often a worker sending its whole pass alone looks for another worker that joined."""
         self.flush_interval_s = 0.02
         """Answers are stored together at most this long after the first of them arrived (sooner
         when ``concurrency`` answers wait): one transaction per batch, not per call."""
@@ -252,31 +256,30 @@ class Evaluator:
     ) -> None:
         """Send one call per distinct prompt among ``misses``.
 
-        With ``claim_token`` the prompts are claimed before they are sent. When other live workers
-        share the store, in batches of :attr:`claim_batch` (in prefix order), so that they split the
-        pass: each sends the batch it claimed, releases it, claims the next; alone, in one batch.
-        Prompts another worker holds are linked once stored, or sent here if it gave them up.
+        With ``claim_token`` the prompts are claimed as they are sent (:class:`ClaimFeed`): alone
+        on the store, all at once; when other live workers share it (from the start, or once one
+        joins), :attr:`claim_batch` at a time, so that they split the pass. Prompts another
+        worker holds are linked once stored, or sent here if it gave them up.
         """
         leads, followers = _prompting.leads_and_followers(misses)
         pending = list(leads.values())
-        batch: int | None = None
-        if claim_token and any(h.token != claim_token and h.alive() for h in self.store.lease_holders()):
-            batch = max(self.claim_batch, 1)
+        shared = bool(claim_token) and others_alive(self.store, claim_token)
         try:
             while pending:
-                todo = pending
+                feed = None
                 if claim_token:
-                    mine = self.store.claim_calls(claim_token, [j.prompt_hash for j in pending], limit=batch)
-                    todo = [j for j in pending if j.prompt_hash in mine]
-                if todo:
-                    backend = self.backend  # connect (start the server) before the event loop
-                    done = self._run(
-                        send_all(self, backend, run_id, iteration, todo, result, done, total, progress)
+                    batch, check_s = self.claim_batch, self.claim_check_s
+                    feed = ClaimFeed(
+                        self.store, claim_token, pending, batch=batch, check_s=check_s, shared=shared
                     )
-                    if claim_token:
-                        self.store.release_claims(claim_token, [j.prompt_hash for j in todo])
-                    sent = {j.prompt_hash for j in todo}
-                    pending = [j for j in pending if j.prompt_hash not in sent]
+                jobs: Iterator[Job] = iter(pending if feed is None else feed)
+                first = next(jobs, None)
+                if first is not None:
+                    backend = self.backend  # connect (start the server) before the event loop
+                    args = (run_id, iteration, itertools.chain([first], jobs), result, done, total, progress)
+                    done = self._run(send_all(self, backend, *args, size=len(pending)))
+                    shared = shared or (feed is not None and feed.shared)
+                    pending = [j for j in pending if j.item.id not in result.verdicts]
                     continue
                 # nothing left to claim: the rest is stored by, or in flight in, another process
                 found = self.store.lookup_calls(j.prompt_hash for j in pending)
@@ -291,10 +294,4 @@ class Evaluator:
             if claim_token:
                 self.store.release_claims(claim_token, list(leads))
         if followers:
-            calls = {
-                h: (result.call_ids[h], result.verdicts[j.item.id])
-                for h, j in leads.items()
-                if h in result.call_ids
-            }
-            calls.update(self.store.lookup_calls(h for h in leads if h not in calls))
-            link_cached(self, run_id, iteration, followers, calls, result)
+            link_followers(self, run_id, iteration, leads, followers, result)

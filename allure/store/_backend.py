@@ -74,6 +74,41 @@ def to_pg(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
+PSYCOPG_CACHED_PARAMS = 50
+"""psycopg parses a statement's placeholders again on every call when it has more parameters than
+this (its cache of parsed statements takes up to 50); such a statement, a multi-row ``INSERT``,
+goes through a raw cursor with PostgreSQL's own ``$n`` placeholders instead (nothing to parse)."""
+
+
+@lru_cache(maxsize=64)
+def to_numbered(sql: str) -> str:
+    """The store's SQL with PostgreSQL's numbered placeholders (``?`` -> ``$1``, ``$2``, ...)."""
+    parts = sql.split("?")
+    out = [parts[0]]
+    for i, part in enumerate(parts[1:], 1):
+        out.append(f"${i}")
+        out.append(part)
+    return "".join(out)
+
+
+MAX_PARAMS = 7500
+"""Parameters per multi-row statement (below SQLite's 32,766 and PostgreSQL's 65,535)."""
+
+
+def insert_rows(conn: Any, head: str, rows: Sequence[Sequence[Any]], *, tail: str = "") -> None:
+    """``head VALUES (...), (...) tail`` for every row of ``rows``, as few statements as the parameter
+    limit allows (one round trip each on PostgreSQL, where ``executemany`` makes one per row).
+    ``tail`` (an ``ON CONFLICT`` clause) must not meet one row twice in a statement."""
+    if not rows:
+        return
+    width = len(rows[0])
+    mark = "(" + ",".join("?" * width) + ")"
+    step = max(1, MAX_PARAMS // width)
+    for start in range(0, len(rows), step):
+        chunk = rows[start : start + step]
+        conn.execute(f"{head} VALUES {','.join([mark] * len(chunk))}{tail}", [x for r in chunk for x in r])
+
+
 class PgConnection:
     """A psycopg connection with the subset of the :class:`sqlite3.Connection` interface the store uses."""
 
@@ -84,6 +119,10 @@ class PgConnection:
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
         """Run one statement; returns the cursor (``fetchone``, ``fetchall``, iteration)."""
+        if len(args) > PSYCOPG_CACHED_PARAMS:
+            import psycopg
+
+            return psycopg.RawCursor(self.raw).execute(to_numbered(sql), tuple(args))
         return self.raw.execute(to_pg(sql), tuple(args))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:

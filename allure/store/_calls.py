@@ -13,7 +13,7 @@ from typing import Any
 
 from allure.labels import Label, encode_label
 from allure.models import Verdict, utcnow
-from allure.store._backend import Connection, Row, read_label
+from allure.store._backend import Connection, Row, insert_rows, read_label
 from allure.store._base import StoreBase
 
 _CHUNK = 500
@@ -41,6 +41,52 @@ def _verdict(row: Row, icl_ids: list[str]) -> Verdict:
     fields["label"] = read_label(fields["label"])
     fields["label_probs"] = json.loads(fields["label_probs"]) if fields["label_probs"] else None
     return Verdict.model_validate({**fields, "icl_ids": icl_ids})
+
+
+_CALL_COLUMNS = (
+    "prompt_hash, item_id, model, params_json, status, label, raw_output, prob_positive, label_probs, "
+    "error, latency_s, prompt_tokens, completion_tokens, cached_tokens, created_at"
+)
+_INSERT_ROWS = 500
+"""Calls per multi-row ``INSERT`` (15 values each: below SQLite's and PostgreSQL's parameter limits)."""
+
+
+def _call_row(v: Verdict, params_json: str, now: str) -> tuple[Any, ...]:
+    return (
+        v.prompt_hash,
+        v.item_id,
+        v.model,
+        params_json,
+        v.status,
+        encode_label(v.label),
+        stored_reply(v.raw_output),
+        v.prob_positive,
+        None if v.label_probs is None else json.dumps(v.label_probs, sort_keys=True),
+        v.error,
+        v.latency_s,
+        v.prompt_tokens,
+        v.completion_tokens,
+        v.cached_tokens,
+        now,
+    )
+
+
+def _insert_calls(c: Connection, verdicts: list[Verdict], params_json: str, now: str) -> list[int]:
+    """Insert ``verdicts`` as calls with one multi-row ``INSERT`` (one round trip on PostgreSQL); their ids in order.
+
+    ``RETURNING`` promises no row order, but both back ends number the rows of one ``VALUES`` list
+    in list order (an autoincrement key; a sequence read row by row), so the ids sorted are the
+    rows' ids in order; the prompt hashes returned beside them check it.
+    """
+    marks = ",".join(["(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"] * len(verdicts))
+    rows = c.execute(
+        f"INSERT INTO calls ({_CALL_COLUMNS}) VALUES {marks} RETURNING id, prompt_hash",
+        [x for v in verdicts for x in _call_row(v, params_json, now)],
+    ).fetchall()
+    got = sorted((int(r[0]), r[1]) for r in rows)
+    if [h for _id, h in got] != [v.prompt_hash for v in verdicts]:  # pragma: no cover - see the docstring
+        raise RuntimeError("the calls' ids did not come back in insertion order")
+    return [i for i, _h in got]
 
 
 class CallsStore(StoreBase):
@@ -88,33 +134,11 @@ class CallsStore(StoreBase):
         ids: list[int] = []
         links: list[tuple[int, int, str]] = []
         with self._tx() as c:
-            for v in verdicts:
-                cur = c.execute(
-                    "INSERT INTO calls (prompt_hash, item_id, model, params_json, status, label, raw_output, "
-                    "prob_positive, label_probs, error, latency_s, prompt_tokens, completion_tokens, "
-                    "cached_tokens, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
-                    (
-                        v.prompt_hash,
-                        v.item_id,
-                        v.model,
-                        params_json,
-                        v.status,
-                        encode_label(v.label),
-                        stored_reply(v.raw_output),
-                        v.prob_positive,
-                        None if v.label_probs is None else json.dumps(v.label_probs, sort_keys=True),
-                        v.error,
-                        v.latency_s,
-                        v.prompt_tokens,
-                        v.completion_tokens,
-                        v.cached_tokens,
-                        now,
-                    ),
-                )
-                call_id = int(cur.fetchone()[0])
-                ids.append(call_id)
+            for start in range(0, len(verdicts), _INSERT_ROWS):
+                ids.extend(_insert_calls(c, verdicts[start : start + _INSERT_ROWS], params_json, now))
+            for call_id, v in zip(ids, verdicts, strict=True):
                 links.extend((call_id, i, ex) for i, ex in enumerate(v.icl_ids))
-            c.executemany("INSERT INTO call_examples (call_id, position, example_id) VALUES (?,?,?)", links)
+            insert_rows(c, "INSERT INTO call_examples (call_id, position, example_id)", links)
             if link is not None:
                 rows = [(cid, v.item_id, False) for cid, v in zip(ids, verdicts, strict=True)]
                 self._link_verdicts(c, link[0], link[1], rows)
@@ -127,11 +151,14 @@ class CallsStore(StoreBase):
 
     @staticmethod
     def _link_verdicts(c: Connection, run_id: str, iteration: int, rows: list[tuple[int, str, bool]]) -> None:
-        c.executemany(
-            "INSERT INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) VALUES (?,?,?,?,?) "
-            "ON CONFLICT (run_id, iteration, item_id) DO UPDATE SET call_id = excluded.call_id, "
+        # an item linked twice keeps its last link (one multi-row upsert may not touch a row twice)
+        last = {item_id: (run_id, iteration, item_id, call_id, int(hit)) for call_id, item_id, hit in rows}
+        insert_rows(
+            c,
+            "INSERT INTO verdicts (run_id, iteration, item_id, call_id, cache_hit)",
+            list(last.values()),
+            tail=" ON CONFLICT (run_id, iteration, item_id) DO UPDATE SET call_id = excluded.call_id, "
             "cache_hit = excluded.cache_hit, label_json = NULL",
-            [(run_id, iteration, item_id, call_id, int(hit)) for call_id, item_id, hit in rows],
         )
 
     def set_verdict_labels(self, run_id: str, iteration: int, labels: dict[str, Label | None]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from allure.store import RunStore
+from tests.store.conftest import Backend, backend, pg_server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +32,8 @@ class Slow(ChatBackend):
         return Reply(text="score: 1")
 
 path, n, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-store = RunStore(path)
+url, late = (sys.argv[4] or None, sys.argv[5] == "late") if len(sys.argv) > 4 else (None, False)
+store = RunStore(path, url=url)
 items = [Item(id=f"i{k:03d}", task="which room?", response=f"Answer: room {k}", gold_answers=["room 1"]) for k in range(n)]
 run_id = store.create_run({"worker": True})
 backend = Slow()
@@ -41,7 +43,10 @@ ev = Evaluator(
     store=store, backend=backend,
 )
 ev.claim_batch = 8
+ev.claim_check_s = 0.1
 store.add_items(run_id, items, {it.id: "heldout" for it in items}, {})
+while late and time.time() < start:  # joins when the others are already sending
+    time.sleep(0.005)
 with store.acquire_lease(run_id, "audit") as lease:
     while time.time() < start:
         time.sleep(0.005)
@@ -75,4 +80,36 @@ def test_three_workers_split_one_pass_and_send_each_prompt_once(tmp_path: Path) 
     rows = store._query("SELECT prompt_hash, COUNT(*) AS k FROM calls GROUP BY prompt_hash")
     assert len(rows) == n and {r["k"] for r in rows} == {1}
     assert store._query("SELECT COUNT(*) AS n FROM call_claims")[0]["n"] == 0  # every claim released
+    store.close()
+
+
+def test_a_worker_that_joins_late_gets_a_share(backend: Backend) -> None:  # noqa: F811
+    """The first worker starts alone (one claim for the whole pass); one that joins while it sends
+    takes part of the rest: the first stops starting calls, releases what it has not sent, and both
+    go on in batches. Each prompt is still sent once."""
+    n = 200  # 200 calls at 20 ms, 2 at a time: about 2 s alone
+    db = backend.tmp_path / "w.db"
+    backend.open("w.db").close()
+    url = backend.url("w.db") or ""
+    now = time.time()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(db), str(n), str(start), url, mode],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for start, mode in ((now + 3.0, "first"), (now + 3.8, "late"))
+    ]
+    outs = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-800:] for _out, err in outs]
+    first, late = (json.loads(out.strip().splitlines()[-1]) for out, _err in outs)
+    sent = first["sent"] + late["sent"]
+    assert len(sent) == len(set(sent)) == n  # each prompt sent by exactly one worker
+    assert len(late["sent"]) >= 20, (len(first["sent"]), len(late["sent"]))  # the late one got a share
+    assert first["labelled"] == late["labelled"] == n
+    store = backend.open("w.db")
+    rows = store._query("SELECT prompt_hash, COUNT(*) AS k FROM calls GROUP BY prompt_hash")
+    assert len(rows) == n and {r["k"] for r in rows} == {1}
+    assert store._query("SELECT COUNT(*) AS n FROM call_claims")[0]["n"] == 0
     store.close()
