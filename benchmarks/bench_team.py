@@ -154,38 +154,37 @@ def worker(a: argparse.Namespace) -> None:
 def reviewer(a: argparse.Namespace) -> None:
     """One reviewer: decides pending candidates until none is left; what it decided and how long each took."""
     from allure.models import ReviewDecision
-    from allure.store import RunStore
+    from allure.store import ReviewClaims, RunStore
 
     store = RunStore(Path(a.anchor), url=a.url)
-    rng = random.Random(a.name)
     Path(a.ready).touch()
     _wait_for(Path(a.go))
     decided: list[str] = []
     took: list[float] = []
-    while True:
-        mine = take(store, a.run_id, rng)
-        if not mine:
-            break
-        for cid in mine:
-            t = time.perf_counter()
-            decision = "approve" if len(decided) % 3 else "reject"
-            store.record_decision(
-                a.run_id, ReviewDecision(candidate_id=cid, decision=decision, reviewer=a.name)
-            )
-            took.append(time.perf_counter() - t)
-            decided.append(cid)
+    # each reviewer claims its candidates (allure review does the same): none is offered to two reviewers
+    with ReviewClaims(store, a.run_id, a.name, batch=20) as claims:
+        while mine := (
+            [ex.id for ex in claims.take()] if not a.no_review_claims else take(store, a.run_id, a.name)
+        ):
+            for cid in mine:
+                t = time.perf_counter()
+                decision = "approve" if len(decided) % 3 else "reject"
+                store.record_decision(
+                    a.run_id,
+                    ReviewDecision(candidate_id=cid, decision=decision, reviewer=a.name),
+                    claim_token=None if a.no_review_claims else claims.token,
+                )
+                took.append(time.perf_counter() - t)
+                decided.append(cid)
     store.close()
     print(json.dumps({"decided": decided, "took": took}))
 
 
-def take(store: Any, run_id: str, rng: random.Random, k: int = 20) -> list[str]:
-    """The next candidates this reviewer decides: ``k`` of the pending ones, read afresh, picked at
-    random (reviewers spread over the queue). The store's public review methods offer no claim
-    on a candidate yet: two reviewers can pick the same one between two reads, and the bench
-    counts that as *decided twice*. Once ``ReviewStore`` claims candidates for a reviewer, this
-    is the one place to call it."""
+def take(store: Any, run_id: str, name: str, k: int = 20) -> list[str]:
+    """``--no-review-claims``: ``k`` of the pending candidates, read afresh and picked at random,
+    with no claim (two reviewers can pick the same one between two reads: *decided twice*)."""
     pending = [ex.id for ex in store.candidates(run_id, status="pending")]
-    return rng.sample(pending, min(k, len(pending)))
+    return random.Random(f"{name}-{len(pending)}").sample(pending, min(k, len(pending)))
 
 
 # -- the passes -----------------------------------------------------------------------------------------
@@ -307,6 +306,7 @@ def review_pass(tmp: Path, a: argparse.Namespace, url: str) -> dict[str, Any]:
     store.add_candidates(run_id, 1, make_candidates(a.candidates))
     names = [f"reviewer-{i + 1}" for i in range(a.reviewers)]
     base = ["--anchor", str(anchor), "--url", url, "--run-id", run_id]
+    base += ["--no-review-claims"] if a.no_review_claims else []
     t0 = time.perf_counter()
     got = children("reviewer", a.reviewers, tmp, [[*base, "--name", n] for n in names])
     wall = time.perf_counter() - t0
@@ -353,6 +353,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--server-workers", type=int, default=2, help="processes of the fast server")
     ap.add_argument(
         "--no-claims", action="store_true", help="workers without claims (shows sent-twice counting)"
+    )
+    ap.add_argument(
+        "--no-review-claims",
+        action="store_true",
+        help="reviewers without candidate claims (shows decided-twice counting)",
     )
     for hidden in ("--_worker", "--_reviewer"):
         ap.add_argument(hidden, action="store_true", help=argparse.SUPPRESS)
