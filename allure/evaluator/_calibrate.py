@@ -143,7 +143,9 @@ def calibrate_pass(
     p_cf = (
         {}
         if mode == "offset"
-        else _content_free_means(ev, run_id, iteration, items, result, examples_for, labels, out, options)
+        else _content_free_means(
+            _Pass(ev, run_id, iteration, items, result, examples_for, options), labels, out
+        )
     )
     pi = [float(prior.get(str(lab), 0.0)) for lab in labels] if prior else None
     candidates = {"none": {i: v.label for i, (v, _) in rows.items()}}
@@ -240,19 +242,27 @@ def _by_offset(
     return {i: (positive if x > 0.5 else neg) for i, x in zip(p, q, strict=True)}
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """The pass being calibrated: where its content-free calls go and with what."""
+
+    ev: Evaluator
+    run_id: str
+    iteration: int
+    items: list[Item]
+    result: EvalResult
+    examples_for: ExamplesFor
+    options: PassOptions | None
+
+
 def _content_free_means(
-    ev: Evaluator,
-    run_id: str,
-    iteration: int,
-    items: list[Item],
-    result: EvalResult,
-    examples_for: ExamplesFor,
-    labels: Sequence[Label],
-    out: CalibrationOutcome,
-    options: PassOptions | None,
+    pass_: _Pass, labels: Sequence[Label], out: CalibrationOutcome
 ) -> dict[tuple[str, ...], Any]:
     """``p_cf`` per distinct ICL block of the pass (3 content-free calls each, their cost added to the pass)."""
     from allure.metrics import CONTENT_FREE, content_free_mean
+
+    ev, run_id, iteration, items = pass_.ev, pass_.run_id, pass_.iteration, pass_.items
+    result, examples_for, options = pass_.result, pass_.examples_for, pass_.options
 
     reps: dict[tuple[str, ...], Item] = {}
     for it in items:
