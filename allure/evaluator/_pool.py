@@ -14,8 +14,8 @@ import asyncio
 import contextlib
 import gc
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from allure.errors import AllureError
 from allure.evaluator._backend import retry_kind
@@ -31,20 +31,36 @@ if TYPE_CHECKING:
 MAX_BATCH = 2000
 """Answers stored in one transaction at most."""
 
+CALL_SLACK_S = 5.0
+"""A call is given up (a timeout, retried) ``timeout_s`` plus this many seconds after it began: the
+backend's own timeouts (between bytes of the reply) usually end it first."""
+
+T = TypeVar("T")
+
+
+YOUNG_THRESHOLD = 20_000
+"""Allocations between two collections of the youngest generation during a pass (Python's default: 700)."""
+
 
 @contextlib.contextmanager
 def heap_frozen() -> Iterator[None]:
     """Leave the objects alive before a pass (the caller's items, memory, models) out of garbage
     collection while it runs (``gc.freeze``): a pass allocates a few hundred objects per call, and
     each full collection would otherwise walk the whole heap again. Nothing is leaked: they are
-    collectable again after the pass; a caller's own freeze is left alone."""
+    collectable again after the pass; a caller's own freeze is left alone. The youngest generation
+    is collected every :data:`YOUNG_THRESHOLD` allocations, not every 700: most of a call's objects
+    are freed by their reference counts before that, and the calls in flight are not walked again
+    and again (the thresholds are restored after the pass)."""
     freeze = gc.isenabled() and gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
     if freeze:
         gc.freeze()
+        gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
     try:
         yield
     finally:
         if freeze:
+            gc.set_threshold(*thresholds)
             gc.unfreeze()
 
 
@@ -59,20 +75,64 @@ def error_text(exc: BaseException) -> str:
     return text + (f" (fix: {exc.fix})" if exc.fix else "")
 
 
-async def call(ev: EvaluatorView, backend: ChatBackend, job: Job, stats: EvalStats) -> Verdict:
-    """Ask ``backend`` about ``job`` (retried as the module docstring says); its verdict."""
+class Deadlines:
+    """A time limit on every call, kept by one watchdog task rather than a timer per call (which
+    ``asyncio.timeout`` sets and cancels, a few microseconds each): a call still running ``limit``
+    seconds after it began is cancelled and raises :class:`TimeoutError`, at most :attr:`tick`
+    seconds late. A cancel from elsewhere (the pass's) goes on as a cancel."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.tick = min(1.0, limit / 4)
+        self.running: dict[asyncio.Task[Any], float] = {}
+        """The tasks inside :meth:`within`, with their deadlines (event-loop time)."""
+        self.expired: set[asyncio.Task[Any]] = set()
+
+    async def watch(self) -> None:
+        """Cancel the calls past their deadline, every :attr:`tick` seconds (until cancelled)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.tick)
+            now = loop.time()
+            for task, deadline in list(self.running.items()):
+                if deadline <= now and task not in self.expired:
+                    self.expired.add(task)
+                    task.cancel()
+
+    async def within(self, call: Awaitable[T]) -> T:
+        """``await call``, cancelled (as :class:`TimeoutError`) past :attr:`limit` seconds."""
+        task = asyncio.current_task()
+        assert task is not None
+        self.running[task] = asyncio.get_running_loop().time() + self.limit
+        try:
+            return await call
+        except asyncio.CancelledError:
+            if task not in self.expired:
+                raise
+            self.expired.discard(task)
+            if task.uncancel() > 0:  # cancelled from elsewhere too
+                raise
+            raise TimeoutError(f"no answer within {self.limit:g} s") from None
+        finally:
+            del self.running[task]
+
+
+async def call(
+    ev: EvaluatorView, backend: ChatBackend, job: Job, stats: EvalStats, deadlines: Deadlines
+) -> Verdict:
+    """Ask ``backend`` about ``job`` (retried as the module docstring says, each attempt within
+    ``deadlines``); its verdict."""
     attempt = 0
     unparsed_left = ev.retry_unparsed
     o = ev.options
     seed = o.seed
     if job.sample is not None:  # M samples of a prompt: M seeds
         seed = (seed if seed is not None else int(ev.params.get("seed") or 0)) + job.sample
-    limit = ev.timeout_s + 5
     while True:
         t0 = time.perf_counter()
         try:
-            async with asyncio.timeout(limit):
-                reply = await backend.complete(
+            reply = await deadlines.within(
+                backend.complete(
                     job.messages,
                     temperature=o.temperature,
                     max_tokens=o.max_tokens,
@@ -80,6 +140,7 @@ async def call(ev: EvaluatorView, backend: ChatBackend, job: Job, stats: EvalSta
                     seed=seed,
                     item_id=job.item.id,
                 )
+            )
         except Exception as exc:  # an unexpected reply must not crash the run: record it, go on
             latency = time.perf_counter() - t0
             kind = retry_kind(exc)
@@ -128,6 +189,7 @@ async def send_all(
     counter: dict[str, Any] = {"done": done, "errors": 0}
     workers = min(ev.concurrency, len(jobs))
     stats = result.stats
+    deadlines = Deadlines(ev.timeout_s + CALL_SLACK_S)
 
     def flush() -> None:
         if not answered:
@@ -142,7 +204,7 @@ async def send_all(
 
     async def worker() -> None:
         for job in todo:
-            answered.append(await call(ev, backend, job, stats))
+            answered.append(await call(ev, backend, job, stats, deadlines))
             if len(answered) >= MAX_BATCH:  # a backend that never waits (replay): the writer never ran
                 flush()
             arrived.set()
@@ -162,10 +224,12 @@ async def send_all(
             flush()
 
     writing = asyncio.create_task(writer())
+    watching = asyncio.create_task(deadlines.watch())
     try:
         await asyncio.gather(*(worker() for _ in range(workers)))
     finally:
         writing.cancel()
+        watching.cancel()
         flush()  # what was answered before an error or a cancel is kept
         await backend.aclose()  # the connections belong to this pass's event loop
     return int(counter["done"])
