@@ -1,8 +1,9 @@
 """Sending a pass's calls: ``concurrency`` workers ask the backend, a writer stores the answers in batches.
 
 Every call is written to the run store as soon as it returns: the answers that arrive together are
-written in one transaction (group commit) the next time the event loop is free, so a kill loses at
-most the calls in flight. A backend that answers without waiting (replay) is stored every
+written in one transaction (group commit), in a thread of the pass's own while the event loop goes
+on with the calls (SQLite and PostgreSQL release the GIL while they write), so a kill loses at most
+the calls in flight and those being written. A backend that answers without waiting (replay) is stored every
 :data:`MAX_BATCH` answers. A failed call is retried as :func:`~allure.evaluator._backend.retry_kind`
 says: a server that may be gone is revived by its backend, then asked again at once; a transient
 failure after a pause; anything else is recorded as an error verdict.
@@ -15,12 +16,13 @@ import contextlib
 import gc
 import time
 from collections.abc import Awaitable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from allure.errors import AllureError
 from allure.evaluator._backend import retry_kind
 from allure.evaluator._options import report_progress
-from allure.evaluator._provenance import error_verdict, store_many, verdict
+from allure.evaluator._provenance import error_verdict, record, stored, verdict
 
 if TYPE_CHECKING:
     from allure.evaluator._backend import ChatBackend
@@ -179,28 +181,37 @@ async def send_all(
 
     The writer wakes when an answer arrives and stores it with the others that arrive within
     :attr:`Evaluator.flush_interval_s` (at once when ``concurrency`` answers wait, or with one
-    worker), in one transaction; a worker never waits for the store. The backend's connections
-    are closed at the end (they belong to this loop). Returns ``done`` plus the jobs answered.
+    worker), in one transaction, in a thread: a worker never waits for the store. What is left
+    is stored at the end, also after an error or a cancel. The backend's connections are closed
+    at the end (they belong to this loop). Returns ``done`` plus the jobs answered.
     """
     todo = iter(jobs)  # shared by the workers: each next() hands out the next job in order
     answered: list[Verdict] = []
     arrived = asyncio.Event()
     full = asyncio.Event()
-    counter: dict[str, Any] = {"done": done, "errors": 0}
+    counter: dict[str, Any] = {"done": done, "errors": 0, "stop": False}
     workers = min(ev.concurrency, len(jobs))
     stats = result.stats
     deadlines = Deadlines(ev.timeout_s + CALL_SLACK_S)
+    loop = asyncio.get_running_loop()
+    store_thread = ThreadPoolExecutor(1, thread_name_prefix="allure-store")
 
-    def flush() -> None:
-        if not answered:
-            return
+    def take() -> list[Verdict]:
         batch = answered[:]
         answered.clear()
         full.clear()
-        store_many(ev, run_id, iteration, batch, result)
+        return batch
+
+    def count(batch: list[Verdict], call_ids: list[int]) -> None:
+        stored(batch, call_ids, result)
         counter["done"] += len(batch)
         counter["errors"] += sum(v.status == "error" for v in batch)
         report_progress(progress, counter["done"], total, counter["errors"])
+
+    def flush() -> None:  # in the loop's thread: a backend that never waits, and the end of a pass
+        batch = take()
+        if batch:
+            count(batch, record(ev, run_id, iteration, batch))
 
     async def worker() -> None:
         for job in todo:
@@ -212,24 +223,31 @@ async def send_all(
                 full.set()
 
     async def writer() -> None:
-        while True:
+        while not counter["stop"]:
             await arrived.wait()
             arrived.clear()
-            if len(answered) < workers:
+            if len(answered) < workers and not counter["stop"]:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(ev.flush_interval_s):
                         await full.wait()
             else:
                 await asyncio.sleep(0)  # answers already received in this loop pass join the batch
-            flush()
+            batch = take()
+            if batch:  # SQLite and PostgreSQL release the GIL: the calls go on while the store writes
+                count(batch, await loop.run_in_executor(store_thread, record, ev, run_id, iteration, batch))
 
     writing = asyncio.create_task(writer())
     watching = asyncio.create_task(deadlines.watch())
     try:
         await asyncio.gather(*(worker() for _ in range(workers)))
     finally:
-        writing.cancel()
         watching.cancel()
-        flush()  # what was answered before an error or a cancel is kept
-        await backend.aclose()  # the connections belong to this pass's event loop
+        counter["stop"] = True
+        arrived.set()
+        try:
+            await writing  # its last batch, written and counted (its error, if it failed, is raised)
+        finally:
+            store_thread.shutdown()
+            flush()  # what was answered before an error or a cancel is kept
+            await backend.aclose()  # the connections belong to this pass's event loop
     return int(counter["done"])
