@@ -238,10 +238,19 @@ async def send_all(
 
     writing = asyncio.create_task(writer())
     watching = asyncio.create_task(deadlines.watch())
+    calls = asyncio.gather(*(worker() for _ in range(workers)))
     try:
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        await asyncio.wait((calls, writing), return_when=asyncio.FIRST_COMPLETED)
+        if not calls.done():  # the writer ends early only when the store failed: stop, raise its error
+            calls.cancel()
+            writing.result()
+        await calls
     finally:
         watching.cancel()
+        if not calls.done():  # the pass was cancelled (``wait`` leaves its tasks running)
+            calls.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await calls
         counter["stop"] = True
         arrived.set()
         try:
