@@ -3,8 +3,8 @@
 Every call is written to the run store as soon as it returns: the answers that arrive together are
 written in one transaction (group commit), in a thread of the pass's own while the event loop goes
 on with the calls (SQLite and PostgreSQL release the GIL while they write), so a kill loses at most
-the calls in flight and those being written. A backend that answers without waiting (replay) is stored every
-:data:`MAX_BATCH` answers. A failed call is retried as :func:`~allure.evaluator._backend.retry_kind`
+the calls in flight and those being written. A backend that answers without waiting (replay) is
+stored every :data:`MAX_BATCH` answers. A failed call is retried as :func:`~allure.evaluator._backend.retry_kind`
 says: a server that may be gone is revived by its backend, then asked again at once; a transient
 failure after a pause; anything else is recorded as an error verdict.
 """
