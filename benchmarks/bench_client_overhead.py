@@ -253,6 +253,7 @@ def run_allure(spec: Path, project: Path, root: Path = ROOT) -> dict[str, Any]:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        cwd=root,  # `python -m` puts the working directory first on sys.path: it must be root's checkout
     )
     lines: list[tuple[float, str]] = []
     cpu_at: dict[str, float] = {}
