@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     )
     from allure.evaluator._http import ChatCallError, ChatCompletionsClient
     from allure.evaluator._langchain import LangChainBackend
-    from allure.evaluator._open import open_evaluator
+    from allure.evaluator._open import open_evaluator, warm_http_client
     from allure.evaluator._openai import OpenAIBackend, build_openai_backend
     from allure.evaluator._options import (
         AnswerKey,
@@ -56,6 +56,7 @@ _WHERE = {
     "build_openai_backend": "_openai",
     "ReplayBackend": "_replay",
     "open_evaluator": "_open",
+    "warm_http_client": "_open",
     "LabelParser": "_parse",
     "prob_positive": "_parse",
     "REDACTED": "_redact",
@@ -114,6 +115,7 @@ __all__ = [
     "calibrate_pass",
     "debias_verdicts",
     "open_evaluator",
+    "warm_http_client",
     "prob_positive",
     "redact",
     "retry_kind",

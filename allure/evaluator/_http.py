@@ -19,6 +19,7 @@ from typing import Any, Self
 
 import aiohttp
 import orjson
+from yarl import URL
 
 from allure.errors import EvaluatorError
 from allure.urls import redact_url
@@ -181,6 +182,7 @@ class ChatCompletionsClient:
     ) -> None:
         root = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{root}/chat/completions"
+        self._target = URL(self.url)  # parsed once (aiohttp parses a string on every request)
         self.where = f"evaluator server {redact_url(root)}"
         """Where its errors happened (no ``user:pass@`` or key-shaped query value)."""
         self.proxy = proxy_for(self.url)
@@ -217,7 +219,7 @@ class ChatCompletionsClient:
         if session is None or session.closed or self._loop is not asyncio.get_running_loop():
             session = self._session_for(asyncio.get_running_loop())
         try:
-            async with session.post(self.url, data=body, proxy=self.proxy, allow_redirects=False) as resp:
+            async with session.post(self._target, data=body, proxy=self.proxy, allow_redirects=False) as resp:
                 content = await resp.read()
                 status = resp.status
         except (TimeoutError, aiohttp.ClientError) as exc:

@@ -1,9 +1,10 @@
 """Sending a pass's calls: ``concurrency`` workers ask the backend, a writer stores the answers in batches.
 
 Every call is written to the run store as soon as it returns: the answers that arrive together are
-written in one transaction (group commit) the next time the event loop is free, so a kill loses at
-most the calls in flight. A backend that answers without waiting (replay) is stored every
-:data:`MAX_BATCH` answers. A failed call is retried as :func:`~allure.evaluator._backend.retry_kind`
+written in one transaction (group commit), in a thread of the pass's own while the event loop goes
+on with the calls (SQLite and PostgreSQL release the GIL while they write), so a kill loses at most
+the calls in flight and those being written. A backend that answers without waiting (replay) is
+stored every :data:`MAX_BATCH` answers. A failed call is retried as :func:`~allure.evaluator._backend.retry_kind`
 says: a server that may be gone is revived by its backend, then asked again at once; a transient
 failure after a pause; anything else is recorded as an error verdict.
 """
@@ -14,13 +15,14 @@ import asyncio
 import contextlib
 import gc
 import time
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from allure.errors import AllureError
 from allure.evaluator._backend import retry_kind
 from allure.evaluator._options import report_progress
-from allure.evaluator._provenance import error_verdict, store_many, verdict
+from allure.evaluator._provenance import error_verdict, record, stored, verdict
 
 if TYPE_CHECKING:
     from allure.evaluator._backend import ChatBackend
@@ -31,20 +33,36 @@ if TYPE_CHECKING:
 MAX_BATCH = 2000
 """Answers stored in one transaction at most."""
 
+CALL_SLACK_S = 5.0
+"""A call is given up (a timeout, retried) ``timeout_s`` plus this many seconds after it began: the
+backend's own timeouts (between bytes of the reply) usually end it first."""
+
+T = TypeVar("T")
+
+
+YOUNG_THRESHOLD = 20_000
+"""Allocations between two collections of the youngest generation during a pass (Python's default: 700)."""
+
 
 @contextlib.contextmanager
 def heap_frozen() -> Iterator[None]:
     """Leave the objects alive before a pass (the caller's items, memory, models) out of garbage
     collection while it runs (``gc.freeze``): a pass allocates a few hundred objects per call, and
     each full collection would otherwise walk the whole heap again. Nothing is leaked: they are
-    collectable again after the pass; a caller's own freeze is left alone."""
+    collectable again after the pass; a caller's own freeze is left alone. The youngest generation
+    is collected every :data:`YOUNG_THRESHOLD` allocations, not every 700: most of a call's objects
+    are freed by their reference counts before that, and the calls in flight are not walked again
+    and again (the thresholds are restored after the pass)."""
     freeze = gc.isenabled() and gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
     if freeze:
         gc.freeze()
+        gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
     try:
         yield
     finally:
         if freeze:
+            gc.set_threshold(*thresholds)
             gc.unfreeze()
 
 
@@ -59,20 +77,64 @@ def error_text(exc: BaseException) -> str:
     return text + (f" (fix: {exc.fix})" if exc.fix else "")
 
 
-async def call(ev: EvaluatorView, backend: ChatBackend, job: Job, stats: EvalStats) -> Verdict:
-    """Ask ``backend`` about ``job`` (retried as the module docstring says); its verdict."""
+class Deadlines:
+    """A time limit on every call, kept by one watchdog task rather than a timer per call (which
+    ``asyncio.timeout`` sets and cancels, a few microseconds each): a call still running ``limit``
+    seconds after it began is cancelled and raises :class:`TimeoutError`, at most :attr:`tick`
+    seconds late. A cancel from elsewhere (the pass's) goes on as a cancel."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.tick = min(1.0, limit / 4)
+        self.running: dict[asyncio.Task[Any], float] = {}
+        """The tasks inside :meth:`within`, with their deadlines (event-loop time)."""
+        self.expired: set[asyncio.Task[Any]] = set()
+
+    async def watch(self) -> None:
+        """Cancel the calls past their deadline, every :attr:`tick` seconds (until cancelled)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.tick)
+            now = loop.time()
+            for task, deadline in list(self.running.items()):
+                if deadline <= now and task not in self.expired:
+                    self.expired.add(task)
+                    task.cancel()
+
+    async def within(self, call: Awaitable[T]) -> T:
+        """``await call``, cancelled (as :class:`TimeoutError`) past :attr:`limit` seconds."""
+        task = asyncio.current_task()
+        assert task is not None
+        self.running[task] = asyncio.get_running_loop().time() + self.limit
+        try:
+            return await call
+        except asyncio.CancelledError:
+            if task not in self.expired:
+                raise
+            self.expired.discard(task)
+            if task.uncancel() > 0:  # cancelled from elsewhere too
+                raise
+            raise TimeoutError(f"no answer within {self.limit:g} s") from None
+        finally:
+            del self.running[task]
+
+
+async def call(
+    ev: EvaluatorView, backend: ChatBackend, job: Job, stats: EvalStats, deadlines: Deadlines
+) -> Verdict:
+    """Ask ``backend`` about ``job`` (retried as the module docstring says, each attempt within
+    ``deadlines``); its verdict."""
     attempt = 0
     unparsed_left = ev.retry_unparsed
     o = ev.options
     seed = o.seed
     if job.sample is not None:  # M samples of a prompt: M seeds
         seed = (seed if seed is not None else int(ev.params.get("seed") or 0)) + job.sample
-    limit = ev.timeout_s + 5
     while True:
         t0 = time.perf_counter()
         try:
-            async with asyncio.timeout(limit):
-                reply = await backend.complete(
+            reply = await deadlines.within(
+                backend.complete(
                     job.messages,
                     temperature=o.temperature,
                     max_tokens=o.max_tokens,
@@ -80,6 +142,7 @@ async def call(ev: EvaluatorView, backend: ChatBackend, job: Job, stats: EvalSta
                     seed=seed,
                     item_id=job.item.id,
                 )
+            )
         except Exception as exc:  # an unexpected reply must not crash the run: record it, go on
             latency = time.perf_counter() - t0
             kind = retry_kind(exc)
@@ -119,33 +182,43 @@ async def send_all(
 
     The writer wakes when an answer arrives and stores it with the others that arrive within
     :attr:`Evaluator.flush_interval_s` (at once when ``concurrency`` answers wait, or with one
-    worker), in one transaction; a worker never waits for the store. The backend's connections
-    are closed at the end (they belong to this loop). ``jobs`` may be an iterator that claims
-    more as it is read (:class:`~allure.evaluator._claims.ClaimFeed`); ``size`` is then the most it
-    hands out. Returns ``done`` plus the jobs answered.
+    worker), in one transaction, in a thread: a worker never waits for the store. What is left
+    is stored at the end, also after an error or a cancel. The backend's connections are closed
+    at the end (they belong to this loop). ``jobs`` may be an iterator that claims more as it is
+    read (:class:`~allure.evaluator._claims.ClaimFeed`); ``size`` is then the most it hands out.
+    Returns ``done`` plus the jobs answered.
     """
     todo = iter(jobs)  # shared by the workers: each next() hands out the next job in order
     answered: list[Verdict] = []
     arrived = asyncio.Event()
     full = asyncio.Event()
-    counter: dict[str, Any] = {"done": done, "errors": 0}
+    counter: dict[str, Any] = {"done": done, "errors": 0, "stop": False}
     workers = min(ev.concurrency, len(jobs) if isinstance(jobs, list) else size or ev.concurrency)
     stats = result.stats
+    deadlines = Deadlines(ev.timeout_s + CALL_SLACK_S)
+    loop = asyncio.get_running_loop()
+    store_thread = ThreadPoolExecutor(1, thread_name_prefix="allure-store")
 
-    def flush() -> None:
-        if not answered:
-            return
+    def take() -> list[Verdict]:
         batch = answered[:]
         answered.clear()
         full.clear()
-        store_many(ev, run_id, iteration, batch, result)
+        return batch
+
+    def count(batch: list[Verdict], call_ids: list[int]) -> None:
+        stored(batch, call_ids, result)
         counter["done"] += len(batch)
         counter["errors"] += sum(v.status == "error" for v in batch)
         report_progress(progress, counter["done"], total, counter["errors"])
 
+    def flush() -> None:  # in the loop's thread: a backend that never waits, and the end of a pass
+        batch = take()
+        if batch:
+            count(batch, record(ev, run_id, iteration, batch))
+
     async def worker() -> None:
         for job in todo:
-            answered.append(await call(ev, backend, job, stats))
+            answered.append(await call(ev, backend, job, stats, deadlines))
             if len(answered) >= MAX_BATCH:  # a backend that never waits (replay): the writer never ran
                 flush()
             arrived.set()
@@ -153,22 +226,40 @@ async def send_all(
                 full.set()
 
     async def writer() -> None:
-        while True:
+        while not counter["stop"]:
             await arrived.wait()
             arrived.clear()
-            if len(answered) < workers:
+            if len(answered) < workers and not counter["stop"]:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(ev.flush_interval_s):
                         await full.wait()
             else:
                 await asyncio.sleep(0)  # answers already received in this loop pass join the batch
-            flush()
+            batch = take()
+            if batch:  # SQLite and PostgreSQL release the GIL: the calls go on while the store writes
+                count(batch, await loop.run_in_executor(store_thread, record, ev, run_id, iteration, batch))
 
     writing = asyncio.create_task(writer())
+    watching = asyncio.create_task(deadlines.watch())
+    calls = asyncio.gather(*(worker() for _ in range(workers)))
     try:
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        await asyncio.wait((calls, writing), return_when=asyncio.FIRST_COMPLETED)
+        if not calls.done():  # the writer ends early only when the store failed: stop, raise its error
+            calls.cancel()
+            writing.result()
+        await calls
     finally:
-        writing.cancel()
-        flush()  # what was answered before an error or a cancel is kept
-        await backend.aclose()  # the connections belong to this pass's event loop
+        watching.cancel()
+        if not calls.done():  # the pass was cancelled (``wait`` leaves its tasks running)
+            calls.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await calls
+        counter["stop"] = True
+        arrived.set()
+        try:
+            await writing  # its last batch, written and counted (its error, if it failed, is raised)
+        finally:
+            store_thread.shutdown()
+            flush()  # what was answered before an error or a cancel is kept
+            await backend.aclose()  # the connections belong to this pass's event loop
     return int(counter["done"])

@@ -58,7 +58,17 @@ def store_many(
     ev: EvaluatorView, run_id: str, iteration: int, verdicts: list[Verdict], result: EvalResult
 ) -> None:
     """Store ``verdicts`` as calls linked to the pass, in one transaction, and count them."""
-    call_ids = ev.store.record_calls(verdicts, ev.params, link=(run_id, iteration))
+    stored(verdicts, record(ev, run_id, iteration, verdicts), result)
+
+
+def record(ev: EvaluatorView, run_id: str, iteration: int, verdicts: list[Verdict]) -> list[int]:
+    """Write ``verdicts`` as calls linked to the pass, in one transaction; their call ids (any thread:
+    the store serialises its transactions)."""
+    return ev.store.record_calls(verdicts, ev.params, link=(run_id, iteration))
+
+
+def stored(verdicts: list[Verdict], call_ids: list[int], result: EvalResult) -> None:
+    """Count ``verdicts``, stored as ``call_ids``, in the pass's result (in the pass's thread)."""
     result.call_ids.update((v.prompt_hash, cid) for cid, v in zip(call_ids, verdicts, strict=True))
     fault_point("evaluate")
     s = result.stats

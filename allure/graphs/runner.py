@@ -218,8 +218,11 @@ def start_run(
     eval_progress: Callable[[int, int], None] | None = None,
 ) -> RunOutcome:
     """Run the ALLURE loop on ``spec`` until it stops or pauses for review."""
+    from allure.evaluator import warm_http_client
+
     project = Path(project_dir).resolve()
     _check_evaluator(spec)
+    warm_http_client(spec)  # loads while the run prepares
     prepared = prepare_audit(spec, project)
     store = open_project_store(project, url=spec.store.url)
     if store.url and store.url == spec.store.url.strip():  # later commands (resume, runs, review) find it
@@ -282,6 +285,9 @@ def resume_run(
                 f"run {run_id} is already done", where=store.where, fix="start a new run with `allure audit`"
             )
         spec = parse_spec(run.spec, source=f"run {run_id} spec", strict=False)
+        from allure.evaluator import warm_http_client
+
+        warm_http_client(spec)  # loads while the run's checkpoint is read
         if (
             not store.url
             and not (project / CHECKPOINTS).is_file()

@@ -53,6 +53,9 @@ class PromptSet:
     _examples_cache: dict[tuple[str, ...], list[BaseMessage]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _system_cache: dict[tuple[str, str, str], SystemMessage] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def pairwise(self) -> bool:
@@ -61,7 +64,7 @@ class PromptSet:
 
     def with_context(self, *, labels: str, rubric: str = "") -> PromptSet:
         """This set with the label set's text and the spec's rubric filled in."""
-        return replace(self, labels=labels, rubric=rubric, _examples_cache={})
+        return replace(self, labels=labels, rubric=rubric, _examples_cache={}, _system_cache={})
 
     def fields(self, item: Item | IclExample) -> dict[str, str]:
         """The user template's values for an item or an ICL example."""
@@ -97,13 +100,24 @@ class PromptSet:
             self._examples_cache[key] = cached
         return cached
 
+    def system_message(self) -> SystemMessage:
+        """The system turn (rendered once; every prompt of the set shares the one message)."""
+        key = (self.system, self.labels, self.rubric)
+        cached = self._system_cache.get(key)
+        if cached is None:
+            cached = SystemMessage(self.system.format(labels=self.labels, rubric=self.rubric).strip())
+            self._system_cache.clear()
+            self._system_cache[key] = cached
+        return cached
+
     def render(self, item: Item, examples: list[IclExample]) -> list[BaseMessage]:
-        """The full message list for ``item`` with ``examples`` before it (same as ``chat_template()``)."""
-        return [
-            SystemMessage(self.system.format(labels=self.labels, rubric=self.rubric).strip()),
-            *self.example_messages(examples),
-            HumanMessage(self.user.format(**self.fields(item))),
-        ]
+        """The full message list for ``item`` with ``examples`` before it (same as ``chat_template()``).
+
+        The system turn and the ICL turns are shared by the prompts that have them: treat them as read-only."""
+        user = HumanMessage(self.user.format(**self.fields(item)))
+        if not examples:
+            return [self.system_message(), user]
+        return [self.system_message(), *self.example_messages(examples), user]
 
 
 def placeholders(text: str) -> set[str]:

@@ -1,0 +1,105 @@
+"""Every call has a time limit (``timeout_s`` plus a slack), kept by one watchdog per pass: a backend
+that never answers gives a timeout (retried, then stored as an error), the other calls go on, and a
+cancel from outside stays a cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from allure.evaluator import ChatBackend, Evaluator, EvaluatorOptions, Reply, _pool
+from allure.models import Item
+from allure.prompts import load_prompt_set
+from allure.store import RunStore
+
+
+class HangsOnSome(ChatBackend):
+    """Never answers about the items named in ``hang``; ``score: 1`` at once for the others."""
+
+    def __init__(self, hang: set[str]) -> None:
+        self.hang = hang
+        self.asked: list[str] = []
+
+    async def complete(self, messages: Sequence[Any], **settings: Any) -> Reply:
+        self.asked.append(settings["item_id"])
+        if settings["item_id"] in self.hang:
+            await asyncio.Event().wait()  # forever
+        await asyncio.sleep(0)
+        return Reply(text="score: 1")
+
+
+def _evaluator(store: RunStore, backend: ChatBackend, **kw: Any) -> Evaluator:
+    options = EvaluatorOptions(
+        model_name="m",
+        params={},
+        prompts=load_prompt_set("grader"),
+        label_set=[0, 1],
+        label_pattern=r"score:\s*([01])\b",
+        timeout_s=0.1,
+        retry_backoff_s=0.01,
+        **kw,
+    )
+    return Evaluator(options, store=store, backend=backend)
+
+
+def _items(n: int) -> list[Item]:
+    return [Item(id=f"i{k}", task=f"t{k}", response=f"r{k}", gold_answers=["g"]) for k in range(n)]
+
+
+def test_a_call_that_never_answers_times_out_and_the_others_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_pool, "CALL_SLACK_S", 0.2)  # limit 0.3 s
+    store = RunStore(tmp_path / "s.db")
+    backend = HangsOnSome({"i1"})
+    ev = _evaluator(store, backend, concurrency=2, max_retries=1)
+    run_id = store.create_run({})
+    t0 = time.perf_counter()
+    result = ev.evaluate(run_id, 1, _items(5), lambda item: [])
+    took = time.perf_counter() - t0
+    ev.close()
+    bad = result.verdicts["i1"]
+    assert bad.status == "error"
+    assert "TimeoutError" in (bad.error or "") and "after 2 attempts" in (bad.error or "")
+    assert backend.asked.count("i1") == 2  # retried once: a timeout is transient
+    assert result.stats.retries == 1
+    assert [result.verdicts[f"i{k}"].label for k in (0, 2, 3, 4)] == [1, 1, 1, 1]
+    assert 0.6 <= took < 5  # two attempts of 0.3 s, each found at most a tick late
+    assert store.verdicts(run_id, 1)["i1"].status == "error"  # stored like any failed call
+    store.close()
+
+
+def test_a_cancel_from_outside_stays_a_cancel() -> None:
+    async def main() -> None:
+        deadlines = _pool.Deadlines(60)
+        watch = asyncio.create_task(deadlines.watch())
+        inner = asyncio.create_task(deadlines.within(asyncio.Event().wait()))
+        await asyncio.sleep(0.01)
+        inner.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await inner
+        assert not deadlines.running
+        watch.cancel()
+
+    asyncio.run(main())
+
+
+def test_a_call_past_its_deadline_raises_timeout_error() -> None:
+    async def main() -> float:
+        deadlines = _pool.Deadlines(0.2)
+        watch = asyncio.create_task(deadlines.watch())
+        t0 = time.perf_counter()
+        with pytest.raises(TimeoutError, match="no answer within 0.2 s"):
+            await deadlines.within(asyncio.Event().wait())
+        assert not deadlines.running and not deadlines.expired
+        assert await deadlines.within(asyncio.sleep(0, "fine")) == "fine"  # the task goes on uncancelled
+        watch.cancel()
+        return time.perf_counter() - t0
+
+    took = asyncio.run(main())
+    assert 0.2 <= took < 1.0
