@@ -132,6 +132,7 @@ base_url = "{base_url}"
 api_key_env = "{KEY_ENV}"
 concurrency = {concurrency}
 max_retries = 0
+calibration = "none"  # the per-call cost of the same N requests (auto would add 3 content-free calls)
 [memory]
 location = "{project / "memory"}"
 [loop]
