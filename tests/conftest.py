@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_run import start_allure
+from tests.cli_run import allure, start_allure
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -163,6 +163,44 @@ kind = "all"
 """
     )
     return spec
+
+
+def replay_spec_text(tmp: Path, *, project_memory: bool = True, auto_approve: bool = False) -> str:
+    """:func:`write_spec`'s spec as a replay of the dataset's recorded labels (no server): the text.
+
+    ``project_memory``: the memory in the project's ``.allure/memory``; ``auto_approve``: the loop
+    approves its candidates itself."""
+    text = (
+        write_spec(tmp, "http://127.0.0.1:9/v1")
+        .read_text()
+        .replace('kind = "openai"', 'kind = "replay"')
+        .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
+    )
+    if project_memory:
+        text = text.replace(f'location = "{tmp / "memory"}"', 'location = ".allure/memory"')
+    if auto_approve:
+        text = text.replace('name = "scripted"', 'name = "scripted"\nauto_approve = true')
+    return text
+
+
+def write_replay_spec(tmp: Path, *, project_memory: bool = True, auto_approve: bool = False) -> Path:
+    """:func:`replay_spec_text` written as ``tmp/audit.toml``."""
+    spec = tmp / "audit.toml"
+    spec.write_text(replay_spec_text(tmp, project_memory=project_memory, auto_approve=auto_approve))
+    return spec
+
+
+def approve_by_import(root: Path, run_id: str, env: dict[str, str | None] | None = None) -> None:
+    """Approve every pending candidate of a paused run the way an auditor without a terminal does:
+    ``review --export``, then ``review --import`` of an approval each (the run is not resumed)."""
+    res = allure("review", run_id, "--export", "pending.jsonl", cwd=root, env=env)
+    assert res.returncode == 0, res.stderr
+    ids = [json.loads(x)["id"] for x in (root / "pending.jsonl").read_text().splitlines()]
+    (root / "decisions.jsonl").write_text(
+        "".join(json.dumps({"candidate_id": i, "decision": "approve"}) + "\n" for i in ids)
+    )
+    res = allure("review", run_id, "--import", "decisions.jsonl", cwd=root, env=env)
+    assert res.returncode == 0, res.stderr
 
 
 def kill_audit_mid_run(tmp: Path, srv: ScriptedServer, env: dict[str, str], after: int = 6) -> Path:

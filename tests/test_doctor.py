@@ -3,7 +3,6 @@ orphaned lease, says how to repair each, and rebuilds a memory index from the st
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -19,30 +18,18 @@ from allure.doctor import diagnose
 from allure.store import RunStore
 from tests.cli.test_bad_input import corrupt_pages, memory_with_broken_index
 from tests.cli_run import allure
-from tests.conftest import write_spec
+from tests.conftest import approve_by_import, write_replay_spec
 
 
 @pytest.fixture(scope="module")
 def paused(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A project with one replay run paused at review whose two candidates are approved (not resumed)."""
     root = tmp_path_factory.mktemp("doctor")
-    spec = write_spec(root, "http://127.0.0.1:9/v1")
-    spec.write_text(
-        spec.read_text()
-        .replace('kind = "openai"', 'kind = "replay"')
-        .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
-        .replace(f'location = "{root / "memory"}"', 'location = ".allure/memory"')
-    )
+    write_replay_spec(root)
     res = allure("audit", "audit.toml", cwd=root)
     assert res.returncode == 0, res.stderr
     run_id = next(w for w in res.stdout.split() if w.startswith("run-"))
-    allure("review", run_id, "--export", "pending.jsonl", cwd=root)
-    ids = [json.loads(x)["id"] for x in (root / "pending.jsonl").read_text().splitlines()]
-    (root / "decisions.jsonl").write_text(
-        "\n".join(json.dumps({"candidate_id": i, "decision": "approve"}) for i in ids) + "\n"
-    )
-    res = allure("review", run_id, "--import", "decisions.jsonl", cwd=root)
-    assert res.returncode == 0, res.stderr
+    approve_by_import(root, run_id)
     return root, run_id
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_run import TEST_KEY, allure
-from tests.conftest import write_spec
+from tests.conftest import write_replay_spec
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -53,13 +53,7 @@ def snapshot(root: Path) -> dict[str, str]:
 def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A project with a replay spec, its dataset and one run paused at review; the run id."""
     root = tmp_path_factory.mktemp("bad-input")
-    spec = write_spec(root, "http://127.0.0.1:9/v1")
-    spec.write_text(
-        spec.read_text()
-        .replace('kind = "openai"', 'kind = "replay"')
-        .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
-        .replace(f'location = "{root / "memory"}"', 'location = ".allure/memory"')
-    )
+    write_replay_spec(root)
     res = allure("audit", "audit.toml", cwd=root, env=TEST_KEY)
     assert res.returncode == 0 and "paused for review" in res.stdout, res.stderr
     run_id = next(w for w in res.stdout.split() if w.startswith("run-"))

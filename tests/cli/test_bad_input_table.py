@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from allure.cli.main import app
 from allure.errors import AllureError
 from tests.cli_run import run_cli
-from tests.conftest import write_spec
+from tests.conftest import replay_spec_text
 from tests.test_spec_ranges import CASES as SPEC_CASES
 from tests.test_spec_ranges import SPEC
 
@@ -82,14 +82,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | Path]:
     """A project with a finished replay run (memory filled), a frozen set ``nightly`` with one re-audit,
     and the files the cases name."""
     root = tmp_path_factory.mktemp("bad-table")
-    spec = write_spec(root, "http://127.0.0.1:9/v1")
-    good = (
-        spec.read_text()
-        .replace('kind = "openai"', 'kind = "replay"')
-        .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
-        .replace(f'location = "{root / "memory"}"', 'location = ".allure/memory"')
-        .replace('name = "scripted"', 'name = "scripted"\nauto_approve = true')
-    )
+    good = replay_spec_text(root, auto_approve=True)
     (root / "good.toml").write_text(good + '\n[reaudit]\nset = "nightly"\nsplit = "all"\n')
     res = run_cli(root, "audit", "good.toml")
     assert res.returncode == 0, res.stderr

@@ -5,19 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.cli_run import allure
-from tests.conftest import write_spec
+from tests.conftest import write_replay_spec
 
 NARROW = {"COLUMNS": "80"}
 """A terminal 80 columns wide."""
 
 
 def test_paused_message_keeps_each_command_on_one_line_and_runs_is_bounded(tmp_path: Path) -> None:
-    spec = write_spec(tmp_path, "http://127.0.0.1:9/v1")
-    spec.write_text(
-        spec.read_text()
-        .replace('kind = "openai"', 'kind = "replay"')
-        .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
-    )
+    spec = write_replay_spec(tmp_path, project_memory=False)
     project = tmp_path / ("a-project-folder-with-a-long-name-" * 2)
     run_ids = []
     for _ in range(3):

@@ -7,7 +7,6 @@ other data for these runs, a count mismatch, a bad or unreachable URL, a run bei
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import sqlite3
@@ -20,7 +19,7 @@ import pytest
 from allure.store import RunStore
 from allure.store._url import STORE_POINTER
 from tests.cli_run import allure
-from tests.conftest import write_spec
+from tests.conftest import approve_by_import, write_replay_spec
 from tests.reaudit.helpers import write_reaudit_spec
 
 pytestmark = pytest.mark.integration
@@ -42,24 +41,12 @@ def sqlite_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]
     """A SQLite project: a replay audit paused at review with both candidates approved (decisions
     imported, not resumed), and a replay re-audit of the frozen set ``nightly``."""
     root = tmp_path_factory.mktemp("migrate")
-    spec = write_spec(root, "http://127.0.0.1:9/v1")
-    spec.write_text(
-        spec.read_text()
-        .replace('kind = "openai"', 'kind = "replay"')
-        .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
-        .replace(f'location = "{root / "memory"}"', 'location = ".allure/memory"')
-    )
-    env = {"ALLURE_STORE_URL": None}
+    write_replay_spec(root)
+    env: dict[str, str | None] = {"ALLURE_STORE_URL": None}
     res = allure("audit", "audit.toml", cwd=root, env=env)
     assert res.returncode == 0, res.stderr
     run_id = next(w for w in res.stdout.split() if w.startswith("run-"))
-    assert allure("review", run_id, "--export", "pending.jsonl", cwd=root, env=env).returncode == 0
-    ids = [json.loads(x)["id"] for x in (root / "pending.jsonl").read_text().splitlines()]
-    (root / "decisions.jsonl").write_text(
-        "".join(json.dumps({"candidate_id": i, "decision": "approve"}) + "\n" for i in ids)
-    )
-    res = allure("review", run_id, "--import", "decisions.jsonl", cwd=root, env=env)
-    assert res.returncode == 0, res.stderr
+    approve_by_import(root, run_id, env)
     write_reaudit_spec(root, None, kind="replay")
     res = allure("reaudit", "reaudit.toml", cwd=root, env=env)
     assert res.returncode == 0, res.stderr

@@ -11,20 +11,13 @@ import pytest
 
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
-from tests.conftest import write_spec
+from tests.conftest import write_replay_spec
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     root = tmp_path_factory.mktemp("study-int")
-    spec = write_spec(root, "http://127.0.0.1:9/v1")
-    spec.write_text(
-        spec.read_text()
-        .replace('kind = "openai"', 'kind = "replay"')
-        .replace('generator = "model"', 'generator = "model"\nrecorded_label = "judge"')
-        .replace(f'location = "{root / "memory"}"', 'location = ".allure/memory"')
-        .replace('name = "scripted"', 'name = "scripted"\nauto_approve = true')
-    )
+    write_replay_spec(root, auto_approve=True)
     res = run_cli(root, "audit", "audit.toml")
     assert res.returncode == 0, res.stderr
     run_id = next(w for w in res.stdout.split() if w.startswith("run-"))
