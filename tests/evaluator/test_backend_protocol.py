@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from allure.evaluator import ChatBackend, Evaluator, EvaluatorOptions, Reply, Usage
+from allure.evaluator import ChatBackend, Evaluator, Reply, Usage
 from allure.evaluator._http import ChatConnectionError
 from allure.models import Item
-from allure.prompts import load_prompt_set
 from allure.store import RunStore
+from tests.evaluator.options import grader_options
 
 
 class EchoJudge(ChatBackend):
@@ -69,14 +69,8 @@ def _items() -> list[Item]:
 
 
 def _evaluator(backend: ChatBackend, store: RunStore, **kw: Any) -> Evaluator:
-    options = EvaluatorOptions(
-        model_name="echo-judge",
-        params={"kind": "toy"},
-        prompts=load_prompt_set("grader"),
-        label_set=[0, 1],
-        label_pattern=r"score:\s*([01])\b",
-        temperature=0.0,
-        **{"concurrency": 2, **kw},
+    options = grader_options(
+        model_name="echo-judge", params={"kind": "toy"}, temperature=0.0, **{"concurrency": 2, **kw}
     )
     return Evaluator(options, store=store, backend=backend)
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from allure.evaluator import Evaluator, EvaluatorOptions, LangChainBackend, TokenCounter
+from allure.evaluator import Evaluator, LangChainBackend, TokenCounter
 from allure.models import IclExample, Item
-from allure.prompts import load_prompt_set
 from allure.store import RunStore
+from tests.evaluator.options import grader_options
 
 
 class WordCounter(TokenCounter):
@@ -26,14 +26,8 @@ class WordCounter(TokenCounter):
 
 
 def _ev(tmp: Path, budget: int | None) -> Evaluator:
-    options = EvaluatorOptions(
-        model_name="fake",
-        params={},
-        prompts=load_prompt_set("grader"),
-        label_set=[0, 1],
-        label_pattern=r"score:\s*([01])",
-        concurrency=1,
-        max_prompt_tokens=budget,
+    options = grader_options(
+        model_name="fake", label_pattern=r"score:\s*([01])", concurrency=1, max_prompt_tokens=budget
     )
     return Evaluator(
         options,

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from allure.evaluator import ChatBackend, Evaluator, EvaluatorOptions, Reply, _pool
+from allure.evaluator import ChatBackend, Evaluator, Reply, _pool
 from allure.models import Item
-from allure.prompts import load_prompt_set
 from allure.store import RunStore
+from tests.evaluator.options import grader_options
 
 
 class HangsOnSome(ChatBackend):
@@ -34,16 +34,7 @@ class HangsOnSome(ChatBackend):
 
 
 def _evaluator(store: RunStore, backend: ChatBackend, **kw: Any) -> Evaluator:
-    options = EvaluatorOptions(
-        model_name="m",
-        params={},
-        prompts=load_prompt_set("grader"),
-        label_set=[0, 1],
-        label_pattern=r"score:\s*([01])\b",
-        timeout_s=0.1,
-        retry_backoff_s=0.01,
-        **kw,
-    )
+    options = grader_options(timeout_s=0.1, retry_backoff_s=0.01, **kw)
     return Evaluator(options, store=store, backend=backend)
 
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from allure.evaluator import Evaluator, EvaluatorOptions, PassOptions
+from allure.evaluator import Evaluator, PassOptions
 from allure.evaluator._prompting import PassKeys, build_jobs, prompt_hash
 from allure.models import IclExample, Item, stable_hash
-from allure.prompts import load_prompt_set
 from allure.store import RunStore
+from tests.evaluator.options import grader_options
 
 ODD_TEXTS = [
     "plain",
@@ -28,12 +28,9 @@ ODD_TEXTS = [
 
 
 def _evaluator(store: RunStore, **kw: Any) -> Evaluator:
-    options = EvaluatorOptions(
+    options = grader_options(
         model_name="judge-ö",
         params={"temperature": 0.0, "b": [1, 2.5, None], "a": {"z": 1, "y": "ü"}, "path": Path("/x")},
-        prompts=load_prompt_set("grader"),
-        label_set=[0, 1],
-        label_pattern=r"score:\s*([01])\b",
         **kw,
     )
     return Evaluator(options, store=store)

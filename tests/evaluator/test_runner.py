@@ -12,7 +12,6 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from allure.evaluator import (
     Evaluator,
-    EvaluatorOptions,
     LabelParser,
     LangChainBackend,
     PassOptions,
@@ -23,6 +22,7 @@ from allure.models import IclExample, Item
 from allure.prompts import load_prompt_set
 from allure.store import RunStore
 from tests.conftest import start_scripted_server
+from tests.evaluator.options import grader_options
 
 
 def _items(n: int = 4) -> list[Item]:
@@ -55,14 +55,7 @@ def as_backend(model: Any) -> Any:
 
 
 def _evaluator(model, store: RunStore, *, connect=None, **kw) -> Evaluator:  # type: ignore[no-untyped-def]
-    options = EvaluatorOptions(
-        model_name="fake",
-        params={"t": 0},
-        prompts=load_prompt_set("grader"),
-        label_set=[0, 1],
-        label_pattern=r"score:\s*([01])\b",
-        **kw,
-    )
+    options = grader_options(model_name="fake", params={"t": 0}, **kw)
     build = None if connect is None else (lambda: as_backend(connect()))
     return Evaluator(options, store=store, backend=as_backend(model), connect=build)
 

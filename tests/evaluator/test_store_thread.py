@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from allure.evaluator import ChatBackend, Evaluator, EvaluatorOptions, Reply
+from allure.evaluator import ChatBackend, Evaluator, Reply
 from allure.models import Item, Verdict
-from allure.prompts import load_prompt_set
 from allure.store import RunStore
+from tests.evaluator.options import grader_options
 
 
 class Slowish(ChatBackend):
@@ -45,14 +45,7 @@ class WatchedStore(RunStore):
 
 
 def _evaluator(store: RunStore, backend: ChatBackend | None = None) -> Evaluator:
-    options = EvaluatorOptions(
-        model_name="m",
-        params={},
-        prompts=load_prompt_set("grader"),
-        label_set=[0, 1],
-        label_pattern=r"score:\s*([01])\b",
-        concurrency=4,
-    )
+    options = grader_options(concurrency=4)
     return Evaluator(options, store=store, backend=backend or Slowish())
 
 
