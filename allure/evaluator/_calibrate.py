@@ -80,6 +80,16 @@ class CalibrationOutcome:
         """JSON-able form (the report's iteration entry)."""
         return dict(self.__dict__)
 
+    @property
+    def applied(self) -> str:
+        """The mode as said: ``contextual``, or ``auto: contextual`` when ``auto`` chose it."""
+        return self.mode if self.chosen in (None, self.mode) else f"{self.mode}: {self.chosen}"
+
+    @property
+    def why(self) -> str:
+        """What ``auto`` saw on dev and any note, each after ``"; "`` (empty when there is neither)."""
+        return (f"; {self.choice['line']}" if self.choice else "") + (f"; {self.note}" if self.note else "")
+
 
 def _row(probs: Mapping[str, float] | None, labels: Sequence[Label]) -> list[float] | None:
     if not probs:

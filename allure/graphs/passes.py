@@ -4,6 +4,7 @@ mostly failed calls, and a pass's metrics per split."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from allure.graphs.state import AuditContext
@@ -19,7 +20,10 @@ if TYPE_CHECKING:
 def audit_prior(ctx: AuditContext, run_id: str) -> dict[str, float] | None:
     """The audit split's reference label shares (by the label's string form; the dev split is audit
     data too); ``None`` when no audit item has a reference label."""
-    refs, splits = ctx.store.reference_labels(run_id), ctx.store.splits(run_id)
+    return _audit_shares(ctx.store.reference_labels(run_id), ctx.store.splits(run_id))
+
+
+def _audit_shares(refs: Mapping[str, Any], splits: Mapping[str, str]) -> dict[str, float] | None:
     known = [str(r) for i, r in refs.items() if r is not None and splits.get(i) == "audit"]
     return {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
 
@@ -56,19 +60,16 @@ def calibrate(
         examples_for,
         mode=mode,
         labels=ctx.spec.label_set,
-        prior=audit_prior(ctx, run_id) if mode in ("prior", "auto") else None,
+        prior=_audit_shares(refs, splits) if mode in ("prior", "auto") else None,
         target=target,
     )
     if out.off:
         ctx.say(f"iteration {it}: {NO_PROBS}")
         return out.as_dict()
-    applied = mode if out.chosen == mode else f"{mode}: {out.chosen}"
     ctx.say(
-        f"iteration {it}: calibration ({applied}): p_cf from {out.blocks} block(s) "
+        f"iteration {it}: calibration ({out.applied}): p_cf from {out.blocks} block(s) "
         f"({out.cf_calls} content-free calls sent), {out.changed} of {len(items)} labels changed, "
-        f"{out.kept} kept as parsed (no label probabilities)"
-        + (f"; {out.choice['line']}" if out.choice else "")
-        + (f"; {out.note}" if out.note else "")
+        f"{out.kept} kept as parsed (no label probabilities){out.why}"
     )
     return out.as_dict()
 

@@ -148,8 +148,7 @@ def post_process(
         tell(
             NO_PROBS
             if out.off
-            else f"calibration ({out.mode}): {out.changed} of {len(items)} labels changed"
-            + (f" ({out.note})" if out.note else "")
+            else f"calibration ({out.mode}): {out.changed} of {len(items)} labels changed{out.why}"
         )
         return {it.id: result.verdicts[it.id].label for it in items}
     return None

@@ -154,16 +154,13 @@ class ArmRun:
                 positive=src.spec.positive_label,
             ),
         )
-        applied = out.mode if out.chosen == out.mode else f"{out.mode}: {out.chosen}"
         if say:
             say(
                 f"  {NO_PROBS}"
                 if out.off
-                else f"  calibration ({applied}): {out.changed} labels changed"
-                + (f"; {out.choice['line']}" if out.choice else "")
-                + (f"; {out.note}" if out.note else "")
+                else f"  calibration ({out.applied}): {out.changed} labels changed{out.why}"
             )
-        return None if out.off else {"mode": applied, "changed": out.changed, "cf_calls": out.cf_calls}
+        return None if out.off else {"mode": out.applied, "changed": out.changed, "cf_calls": out.cf_calls}
 
     def run(self, progress: ArmProgress | None) -> tuple[ArmResult, list[Label | None]]:
         """Evaluate the arm on the study's items: its result (without the comparison) and its labels."""
