@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from allure._fault import fault_point
-from allure.evaluator._parse import label_probs, prob_positive
+from allure.evaluator._parse import label_probabilities
 from allure.evaluator._redact import redact
 from allure.models import Verdict
 
@@ -22,14 +22,19 @@ def verdict(ev: EvaluatorView, job: Job, reply: Reply, latency: float) -> Verdic
     recorded = ev.recorded_labels.get(job.item.id) if ev.recorded_labels else None
     label = recorded if recorded is not None else ev.parser.parse(text)
     lp = reply.logprobs
+    positive, probs = (
+        (None, None)
+        if lp is None
+        else label_probabilities(lp, label, ev.label_set, ev.positive_label, ev.negative_label)
+    )
     usage = reply.usage
     return Verdict(
         item_id=job.item.id,
         label=label,
         status="ok" if label is not None else "unparsed",
         raw_output=text,
-        prob_positive=None if lp is None else prob_positive(lp, label, ev.positive_label, ev.negative_label),
-        label_probs=None if lp is None else label_probs(lp, label, ev.label_set),
+        prob_positive=positive,
+        label_probs=probs,
         prompt_hash=job.prompt_hash,
         model=ev.model_name,
         icl_ids=job.icl_ids,

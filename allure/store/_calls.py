@@ -8,6 +8,8 @@ served again for the same prompt hash.
 from __future__ import annotations
 
 import json
+
+import orjson
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -51,6 +53,11 @@ _INSERT_ROWS = 500
 """Calls per multi-row ``INSERT`` (15 values each: below SQLite's and PostgreSQL's parameter limits)."""
 
 
+def _probs_json(probs: dict[str, float]) -> str:
+    """The stored JSON of a verdict's label probabilities (keys sorted; read back with ``json.loads``)."""
+    return orjson.dumps(probs, option=orjson.OPT_SORT_KEYS).decode()
+
+
 def _call_row(v: Verdict, params_json: str, now: str) -> tuple[Any, ...]:
     return (
         v.prompt_hash,
@@ -61,7 +68,7 @@ def _call_row(v: Verdict, params_json: str, now: str) -> tuple[Any, ...]:
         encode_label(v.label),
         stored_reply(v.raw_output),
         v.prob_positive,
-        None if v.label_probs is None else json.dumps(v.label_probs, sort_keys=True),
+        None if v.label_probs is None else _probs_json(v.label_probs),
         v.error,
         v.latency_s,
         v.prompt_tokens,
