@@ -8,10 +8,10 @@ served again for the same prompt hash.
 from __future__ import annotations
 
 import json
-
-import orjson
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+import orjson
 
 from allure.labels import Label, encode_label
 from allure.models import Verdict, utcnow
