@@ -22,6 +22,7 @@ import orjson
 from yarl import URL
 
 from allure.errors import EvaluatorError
+from allure.evaluator._deadlines import Deadlines
 from allure.urls import redact_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -166,7 +167,8 @@ class ChatCompletionsClient:
     Args:
         base_url: The server's OpenAI-compatible root (``.../v1``); ``None``: ``OPENAI_BASE_URL`` or OpenAI's.
         api_key: Sent as ``Authorization: Bearer ...`` (never logged).
-        timeout_s: Seconds to connect, and seconds between bytes of the reply.
+        timeout_s: Seconds to connect, and seconds for the reply (a call that takes longer is
+            cancelled and raises :class:`ChatTimeoutError`, at most ``timeout_s / 4`` seconds late).
         max_connections: Open connections at most.
         keepalive_s: How long an idle connection is kept.
     """
@@ -193,8 +195,12 @@ class ChatCompletionsClient:
         org = os.environ.get("OPENAI_ORG_ID")
         if org:
             self._headers["OpenAI-Organization"] = org
-        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s)
+        self.timeout_s = timeout_s
+        # connecting is timed by aiohttp; the reply by one watchdog per session (``Deadlines``), not by
+        # aiohttp's read timeout, which re-arms a timer on every chunk received (a few us per call)
+        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=None)
         self._session: aiohttp.ClientSession | None = None
+        self._deadlines = Deadlines(timeout_s)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _session_for(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
@@ -203,6 +209,8 @@ class ChatCompletionsClient:
             self._session = aiohttp.ClientSession(
                 connector=connector, headers=self._headers, timeout=self._timeout
             )
+            self._deadlines.close()
+            self._deadlines = Deadlines(self.timeout_s)  # its watchdog belongs to the loop
             self._loop = loop
         return self._session
 
@@ -218,12 +226,20 @@ class ChatCompletionsClient:
         session = self._session
         if session is None or session.closed or self._loop is not asyncio.get_running_loop():
             session = self._session_for(asyncio.get_running_loop())
+        deadlines = self._deadlines
+        task = deadlines.enter()
         try:
             async with session.post(self._target, data=body, proxy=self.proxy, allow_redirects=False) as resp:
                 content = await resp.read()
                 status = resp.status
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise _mapped(exc, self.where) from exc
+        except asyncio.CancelledError:
+            if not deadlines.timed_out(task):
+                raise
+            raise _mapped(TimeoutError(f"no answer within {self.timeout_s:g} s"), self.where) from None
+        finally:
+            deadlines.leave(task)
         if status >= 400:
             raise status_error(status, content, where=self.where)
         try:
@@ -241,6 +257,7 @@ class ChatCompletionsClient:
     async def aclose(self) -> None:
         """Close the session (it must belong to the running loop); the next request opens a new one."""
         session, self._session = self._session, None
+        self._deadlines.close()
         if session is not None and not session.closed:
             await session.close()
 

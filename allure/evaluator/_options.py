@@ -11,6 +11,7 @@ from allure.models import IclExample, Item, Verdict
 from allure.prompts import PromptSet
 
 if TYPE_CHECKING:
+    from allure.evaluator._parse import ReplyReader
     from allure.evaluator._tokens import TokenCounter
     from allure.labels import LabelParser
     from allure.store import RunStore
@@ -153,6 +154,7 @@ class EvaluatorView(Protocol):
     params: dict[str, Any]
     label_set: list[Label]
     parser: LabelParser
+    reader: ReplyReader
     positive_label: Label
     negative_label: Label | None
     recorded_labels: dict[str, Label]

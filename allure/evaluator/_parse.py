@@ -11,7 +11,7 @@ from typing import Any
 
 from allure.labels import Label, LabelParser
 
-__all__ = ["LabelParser", "label_probabilities", "label_probs", "prob_positive"]
+__all__ = ["LabelParser", "ReplyReader", "label_probs", "prob_positive"]
 
 
 def prob_positive(
@@ -124,132 +124,159 @@ def label_probs(logprobs: Any, label: Label | None, labels: Sequence[Label]) -> 
 
 
 # -- the same two readings, for every call of a pass ----------------------------------------------------
-_MAX_SHAPES = 4096
-"""Reply shapes remembered (the memory is emptied when it is full)."""
+class ReplyReader:
+    """``(prob_positive(...), label_probs(...))`` of the replies of one label set: the same numbers,
+    bit for bit, at a fraction of the cost for a pass's thousands of replies.
 
-_positions: dict[tuple[Any, ...], tuple[tuple[int, int] | None, int | None]] = {}
-"""(tokens, label) -> the label's span for :func:`label_probs` and its token for :func:`prob_positive`."""
+    What depends only on a reply's tokens (where the label is, which label each alternative spells)
+    is worked out once per distinct shape of reply and remembered: a judge that answers in a fixed
+    format writes a handful of shapes whatever its probabilities. Per reply, only the sums of
+    ``e^logprob`` are computed, once for both numbers when they read the same alternatives the same
+    way (one label token, alternatives that spell a label or none). A reply not of the usual JSON
+    shape (a token that is not a string, an entry that is not an object) is read by the two
+    functions themselves.
 
-_roles: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-"""(alternatives' tokens, label, label forms) -> what each alternative counts for."""
-
-_NO_ROLE = (None, False)
-
-
-def _remember(memo: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: Any) -> Any:
-    if len(memo) >= _MAX_SHAPES:
-        memo.clear()
-    memo[key] = value
-    return value
-
-
-def _positions_of(tokens: tuple[Any, ...], target: str) -> tuple[tuple[int, int] | None, int | None]:
-    texts = [str(t) for t in tokens]
-    last = next((i for i in range(len(texts) - 1, -1, -1) if texts[i].strip() == target), None)
-    return _label_start(texts, target), last
-
-
-def _roles_of(alt_tokens: tuple[Any, ...], target: str, forms: tuple[str, ...]) -> tuple[Any, ...]:
-    """What each alternative counts for in :func:`label_probs`: ``(form, times the rest)`` or no form."""
-    roles: list[tuple[str | None, bool]] = []
-    for token in alt_tokens:
-        text = str(token).lstrip()
-        if not text:
-            roles.append(_NO_ROLE)
-        elif text in forms:
-            roles.append((text, False))
-        elif whole := [f for f in forms if text.startswith(f) and not text[len(f)].isalnum()]:
-            roles.append((max(whole, key=len), False))
-        elif len(starts := [f for f in forms if f.startswith(text)]) == 1:
-            roles.append((starts[0], False))
-        elif target in starts:
-            roles.append((target, True))
-        else:
-            roles.append(_NO_ROLE)
-    return tuple(roles)
-
-
-def _alternatives(tok: dict[str, Any]) -> list[dict[str, Any]]:
-    return tok.get("top_logprobs") or [{"token": tok.get("token"), "logprob": tok.get("logprob")}]
-
-
-def label_probabilities(
-    logprobs: Any,
-    label: Label | None,
-    labels: Sequence[Label],
-    positive: Label | None,
-    negative: Label | None,
-) -> tuple[float | None, dict[str, float] | None]:
-    """``(prob_positive(...), label_probs(...))`` for one reply: the same numbers, bit for bit, at a
-    fraction of the cost for a pass's thousands of replies.
-
-    What depends only on the reply's tokens (where the label is, which label each alternative
-    spells) is worked out once per distinct shape of reply and remembered: a judge that answers
-    in a fixed format writes a handful of shapes whatever its probabilities. Only the sums of
-    ``e^logprob`` are computed per reply. A reply that is not the usual JSON shape (no dicts, a
-    token that is not a string) is read by the two functions themselves.
+    Args:
+        labels: The label set (``label_probs`` normalises over it).
+        positive: The positive label (``None``: no ``prob_positive``).
+        negative: The negative label of a two-label set (``None``: no ``prob_positive``).
     """
-    if label is None or not logprobs or not isinstance(logprobs, dict):
-        return None, None
-    content = logprobs.get("content")
-    if not content:
-        return None, None
-    target = str(label)
-    try:
-        tokens = tuple([t.get("token", "") for t in content])
-        key = (tokens, target)
-        span, last = _positions.get(key) or _remember(_positions, key, _positions_of(tokens, target))
-        probs = None if span is None else _label_mass(content, span, target, labels)
-        pos = (
-            None
-            if positive is None or negative is None or last is None
-            else _pos_mass(content[last], positive, negative)
+
+    MAX_SHAPES = 4096
+    """Reply shapes remembered (the memory is emptied when it is full)."""
+
+    def __init__(self, labels: Sequence[Label], positive: Label | None, negative: Label | None) -> None:
+        self.labels = list(labels)
+        self.positive = positive
+        self.negative = negative
+        self._written = [str(lab) for lab in self.labels]
+        self.forms = list(dict.fromkeys(self._written))
+        self._index = {f: i for i, f in enumerate(self.forms)}
+        self._binary = positive is not None and negative is not None
+        self._pos_neg = (str(positive), str(negative))
+        both = self._binary and self._pos_neg[0] in self._index and self._pos_neg[1] in self._index
+        self._pn_index = (self._index[self._pos_neg[0]], self._index[self._pos_neg[1]]) if both else None
+        self._places: dict[tuple[Any, ...], tuple[int, int, int] | None] = {}
+        """(tokens, label) -> (label span's first and last token, the token prob_positive reads; -1: none)."""
+        self._roles: dict[tuple[Any, ...], tuple[tuple[tuple[int, bool], ...], bool]] = {}
+        """(alternatives' tokens, label) -> what each counts for in label_probs (form index or -1, times
+        the rest), and whether prob_positive counts each the same (positive's form, negative's, none)."""
+        self._sides: dict[tuple[Any, ...], tuple[int, ...]] = {}
+        """Alternatives' tokens -> 1 positive, 2 negative, 3 both, 0 neither, for prob_positive."""
+
+    def _remember(self, memo: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: Any) -> Any:
+        if len(memo) >= self.MAX_SHAPES:
+            memo.clear()
+        memo[key] = value
+        return value
+
+    def read(self, logprobs: Any, label: Label | None) -> tuple[float | None, dict[str, float] | None]:
+        """``(prob_positive, label_probs)`` of one reply's ``logprobs`` for its parsed ``label``."""
+        if label is None or not logprobs or not isinstance(logprobs, dict):
+            return None, None
+        content = logprobs.get("content")
+        if not content:
+            return None, None
+        target = str(label)
+        try:
+            return self._read(content, target)
+        except (KeyError, AttributeError, TypeError):  # not the usual shape: the definitions read it
+            return (
+                prob_positive(logprobs, label, self.positive, self.negative),
+                label_probs(logprobs, label, self.labels),
+            )
+
+    def _read(
+        self, content: list[dict[str, Any]], target: str
+    ) -> tuple[float | None, dict[str, float] | None]:
+        key = (tuple([t["token"] for t in content]), target)
+        places = self._places
+        place = places[key] if key in places else self._remember(places, key, self._place(key[0], target))
+        if place is None:
+            return None, None
+        start, end, last = place
+        if start < 0:
+            return (self._positive_mass(content[last]) if self._binary else None), None
+        tok = content[start]
+        alts = tok.get("top_logprobs") or [{"token": tok.get("token"), "logprob": tok.get("logprob")}]
+        akey = (tuple([alt.get("token", "") for alt in alts]), target)
+        roles, agree = self._roles.get(akey) or self._remember(
+            self._roles, akey, self._roles_of(akey[0], target)
         )
-    except (AttributeError, TypeError):  # not the usual shape (or unhashable tokens): the plain readings
-        return prob_positive(logprobs, label, positive, negative), label_probs(logprobs, label, labels)
-    return pos, probs
-
-
-def _label_mass(
-    content: list[dict[str, Any]], span: tuple[int, int], target: str, labels: Sequence[Label]
-) -> dict[str, float] | None:
-    start, end = span
-    forms = tuple([str(lab) for lab in labels])
-    alts = _alternatives(content[start])
-    alt_tokens = tuple([alt.get("token", "") for alt in alts])
-    key = (alt_tokens, target, forms)
-    roles = _roles.get(key) or _remember(_roles, key, _roles_of(alt_tokens, target, forms))
-    mass = dict.fromkeys(forms, 0.0)
-    rest: float | None = None
-    for alt, (form, times_rest) in zip(alts, roles, strict=True):
-        lp = alt.get("logprob")
-        if form is None or lp is None:
-            continue
-        p = math.exp(float(lp))
-        if times_rest:
-            if rest is None:
+        mass = [0.0] * len(self.forms)
+        for alt, (form, times_rest) in zip(alts, roles, strict=True):
+            lp = alt.get("logprob")
+            if form < 0 or lp is None:
+                continue
+            p = math.exp(float(lp))
+            if times_rest:
                 rest = sum(float(content[j].get("logprob") or 0.0) for j in range(start + 1, end + 1))
-            p = p * math.exp(rest)
-        mass[form] += p
-    total = sum(mass.values())
-    if total <= 0:
-        return None
-    return {f: m / total for f, m in mass.items()}
+                p = p * math.exp(rest)
+            mass[form] += p
+        total = sum(mass)
+        probs = None if total <= 0 else {f: m / total for f, m in zip(self.forms, mass, strict=True)}
+        if last < 0 or not self._binary:
+            return None, probs
+        if last == start and agree and self._pn_index is not None:  # the same sums: no second reading
+            pos, neg = mass[self._pn_index[0]], mass[self._pn_index[1]]
+            both = pos + neg
+            return (None if both <= 0 else pos / both), probs
+        return self._positive_mass(content[last]), probs
 
+    @staticmethod
+    def _place(tokens: tuple[Any, ...], target: str) -> tuple[int, int, int] | None:
+        texts = [str(t) for t in tokens]
+        last = next((i for i in range(len(texts) - 1, -1, -1) if texts[i].strip() == target), -1)
+        span = _label_start(texts, target)
+        if span is None and last < 0:
+            return None
+        start, end = span if span is not None else (-1, -1)
+        return start, end, last
 
-def _pos_mass(tok: dict[str, Any], positive: Label, negative: Label) -> float | None:
-    pos_form, neg_form = str(positive), str(negative)
-    mass_pos = mass_neg = 0.0
-    for alt in _alternatives(tok):
-        lp = alt.get("logprob")
-        if lp is None:
-            continue
-        text = str(alt.get("token", "")).strip()
-        if text == pos_form:
-            mass_pos += math.exp(float(lp))
-        if text == neg_form:
-            mass_neg += math.exp(float(lp))
-    total = mass_pos + mass_neg
-    if total <= 0:
-        return None
-    return mass_pos / total
+    def _roles_of(self, tokens: tuple[Any, ...], target: str) -> tuple[tuple[tuple[int, bool], ...], bool]:
+        roles = tuple(self._role(t, target) for t in tokens)
+        pn = self._pn_index
+        agree = pn is not None and all(
+            not rest and self._side(t) == ((form == pn[0]) | (form == pn[1]) << 1)
+            for t, (form, rest) in zip(tokens, roles, strict=True)
+        )
+        return roles, agree
+
+    def _role(self, token: Any, target: str) -> tuple[int, bool]:
+        """What an alternative counts for in :func:`label_probs`: (form index, times the rest), -1: none."""
+        forms, text = self._written, str(token).lstrip()
+        if not text:
+            return -1, False
+        if text in self._index:
+            return self._index[text], False
+        whole = [f for f in forms if text.startswith(f) and not text[len(f)].isalnum()]
+        if whole:
+            return self._index[max(whole, key=len)], False
+        starts = [f for f in forms if f.startswith(text)]
+        if len(starts) == 1:
+            return self._index[starts[0]], False
+        if target in starts:
+            return self._index[target], True
+        return -1, False
+
+    def _positive_mass(self, tok: dict[str, Any]) -> float | None:
+        alts = tok.get("top_logprobs") or [{"token": tok.get("token"), "logprob": tok.get("logprob")}]
+        key = tuple([alt.get("token", "") for alt in alts])
+        sides = self._sides.get(key) or self._remember(self._sides, key, tuple(self._side(t) for t in key))
+        pos = neg = 0.0
+        for alt, side in zip(alts, sides, strict=True):
+            lp = alt.get("logprob")
+            if not side or lp is None:
+                continue
+            if side & 1:
+                pos += math.exp(float(lp))
+            if side & 2:
+                neg += math.exp(float(lp))
+        total = pos + neg
+        if total <= 0:
+            return None
+        return pos / total
+
+    def _side(self, token: Any) -> int:
+        text = str(token).strip()
+        return (text == self._pos_neg[0]) | (text == self._pos_neg[1]) << 1

@@ -15,12 +15,13 @@ import asyncio
 import contextlib
 import gc
 import time
-from collections.abc import Awaitable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from allure.errors import AllureError
 from allure.evaluator._backend import retry_kind
+from allure.evaluator._deadlines import Deadlines
 from allure.evaluator._options import report_progress
 from allure.evaluator._provenance import error_verdict, record, stored, verdict
 
@@ -35,10 +36,7 @@ MAX_BATCH = 2000
 
 CALL_SLACK_S = 5.0
 """A call is given up (a timeout, retried) ``timeout_s`` plus this many seconds after it began: the
-backend's own timeouts (between bytes of the reply) usually end it first."""
-
-T = TypeVar("T")
-
+backend's own time limit (``timeout_s`` for the reply) usually ends it first."""
 
 YOUNG_THRESHOLD = 20_000
 """Allocations between two collections of the youngest generation during a pass (Python's default: 700)."""
@@ -75,48 +73,6 @@ def error_text(exc: BaseException) -> str:
     if exc.where:
         text += f" [{exc.where}]"
     return text + (f" (fix: {exc.fix})" if exc.fix else "")
-
-
-class Deadlines:
-    """A time limit on every call, kept by one watchdog task rather than a timer per call (which
-    ``asyncio.timeout`` sets and cancels, a few microseconds each): a call still running ``limit``
-    seconds after it began is cancelled and raises :class:`TimeoutError`, at most :attr:`tick`
-    seconds late. A cancel from elsewhere (the pass's) goes on as a cancel."""
-
-    def __init__(self, limit: float) -> None:
-        self.limit = limit
-        self.tick = min(1.0, limit / 4)
-        self.running: dict[asyncio.Task[Any], float] = {}
-        """The tasks inside :meth:`within`, with their deadlines (event-loop time)."""
-        self.expired: set[asyncio.Task[Any]] = set()
-
-    async def watch(self) -> None:
-        """Cancel the calls past their deadline, every :attr:`tick` seconds (until cancelled)."""
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(self.tick)
-            now = loop.time()
-            for task, deadline in list(self.running.items()):
-                if deadline <= now and task not in self.expired:
-                    self.expired.add(task)
-                    task.cancel()
-
-    async def within(self, call: Awaitable[T]) -> T:
-        """``await call``, cancelled (as :class:`TimeoutError`) past :attr:`limit` seconds."""
-        task = asyncio.current_task()
-        assert task is not None
-        self.running[task] = asyncio.get_running_loop().time() + self.limit
-        try:
-            return await call
-        except asyncio.CancelledError:
-            if task not in self.expired:
-                raise
-            self.expired.discard(task)
-            if task.uncancel() > 0:  # cancelled from elsewhere too
-                raise
-            raise TimeoutError(f"no answer within {self.limit:g} s") from None
-        finally:
-            del self.running[task]
 
 
 async def call(
@@ -240,7 +196,6 @@ async def send_all(
                 count(batch, await loop.run_in_executor(store_thread, record, ev, run_id, iteration, batch))
 
     writing = asyncio.create_task(writer())
-    watching = asyncio.create_task(deadlines.watch())
     calls = asyncio.gather(*(worker() for _ in range(workers)))
     try:
         await asyncio.wait((calls, writing), return_when=asyncio.FIRST_COMPLETED)
@@ -249,7 +204,7 @@ async def send_all(
             writing.result()
         await calls
     finally:
-        watching.cancel()
+        deadlines.close()
         if not calls.done():  # the pass was cancelled (``wait`` leaves its tasks running)
             calls.cancel()
             with contextlib.suppress(asyncio.CancelledError):

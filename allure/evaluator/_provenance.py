@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from allure._fault import fault_point
-from allure.evaluator._parse import label_probabilities
 from allure.evaluator._redact import redact
 from allure.models import Verdict
 
@@ -22,11 +21,7 @@ def verdict(ev: EvaluatorView, job: Job, reply: Reply, latency: float) -> Verdic
     recorded = ev.recorded_labels.get(job.item.id) if ev.recorded_labels else None
     label = recorded if recorded is not None else ev.parser.parse(text)
     lp = reply.logprobs
-    positive, probs = (
-        (None, None)
-        if lp is None
-        else label_probabilities(lp, label, ev.label_set, ev.positive_label, ev.negative_label)
-    )
+    positive, probs = (None, None) if lp is None else ev.reader.read(lp, label)
     usage = reply.usage
     return Verdict(
         item_id=job.item.id,

@@ -37,6 +37,7 @@ from allure.evaluator._options import (
     ProgressFn,
     report_progress,
 )
+from allure.evaluator._parse import ReplyReader
 from allure.evaluator._pool import heap_frozen, send_all
 from allure.evaluator._tokens import TokenCounter
 from allure.labels import Label, LabelParser, LabelVocabulary
@@ -83,6 +84,8 @@ class Evaluator:
         self.positive_label = self.label_set[-1] if o.positive_label is None else o.positive_label
         others = [x for x in self.label_set if x != self.positive_label]
         self.negative_label: Label | None = others[0] if len(others) == 1 else None
+        self.reader = ReplyReader(self.label_set, self.positive_label, self.negative_label)
+        """Reads the label probabilities of each reply's logprobs."""
         self.concurrency = max(1, o.concurrency)
         self.timeout_s = o.timeout_s
         self.max_retries = o.max_retries

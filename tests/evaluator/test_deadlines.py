@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from allure.evaluator import ChatBackend, Evaluator, Reply, _pool
+from allure.evaluator._deadlines import Deadlines
 from allure.models import Item
 from allure.store import RunStore
 from tests.evaluator.options import grader_options
@@ -67,29 +68,28 @@ def test_a_call_that_never_answers_times_out_and_the_others_go_on(
 
 def test_a_cancel_from_outside_stays_a_cancel() -> None:
     async def main() -> None:
-        deadlines = _pool.Deadlines(60)
-        watch = asyncio.create_task(deadlines.watch())
+        deadlines = Deadlines(60)
         inner = asyncio.create_task(deadlines.within(asyncio.Event().wait()))
         await asyncio.sleep(0.01)
         inner.cancel()
         with pytest.raises(asyncio.CancelledError):
             await inner
         assert not deadlines.running
-        watch.cancel()
+        deadlines.close()
 
     asyncio.run(main())
 
 
 def test_a_call_past_its_deadline_raises_timeout_error() -> None:
     async def main() -> float:
-        deadlines = _pool.Deadlines(0.2)
-        watch = asyncio.create_task(deadlines.watch())
+        deadlines = Deadlines(0.2)
         t0 = time.perf_counter()
         with pytest.raises(TimeoutError, match="no answer within 0.2 s"):
             await deadlines.within(asyncio.Event().wait())
         assert not deadlines.running and not deadlines.expired
         assert await deadlines.within(asyncio.sleep(0, "fine")) == "fine"  # the task goes on uncancelled
-        watch.cancel()
+        await asyncio.sleep(0.3)  # nothing runs: the watchdog ends by itself
+        assert deadlines._watcher is not None and deadlines._watcher.done()
         return time.perf_counter() - t0
 
     took = asyncio.run(main())

@@ -1,4 +1,4 @@
-"""``label_probabilities`` (the pass's reading, shapes remembered) gives what ``prob_positive`` and
+"""``ReplyReader.read`` (the pass's reading, shapes remembered) gives what ``prob_positive`` and
 ``label_probs`` (the definitions) give, bit for bit, for any reply: random tokens drawn from label
 forms, their pieces, spaces and punctuation, random logprobs, replies seen again with new numbers."""
 
@@ -9,8 +9,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from allure.evaluator import _parse
-from allure.evaluator._parse import label_probabilities, label_probs, prob_positive
+from allure.evaluator._parse import ReplyReader, label_probs, prob_positive
 
 LABEL_SETS = [
     [0, 1],
@@ -62,6 +61,16 @@ def reply(draw: st.DrawFn, labels: list) -> tuple[list[dict], object]:
     before = draw(st.lists(token, max_size=3))
     after = draw(st.lists(token, max_size=2))
     return before + made + after, label
+
+
+READERS: dict[tuple, ReplyReader] = {}
+
+
+def label_probabilities(lp, label, labels, positive, negative):
+    """One reader per label set for the whole test run: shapes seen by earlier examples are remembered."""
+    key = (tuple(labels), positive, negative)
+    reader = READERS.setdefault(key, ReplyReader(labels, positive, negative))
+    return reader.read(lp, label)
 
 
 def same(a: object, b: object) -> bool:
@@ -131,14 +140,23 @@ def test_an_unusual_reply_is_read_by_the_definitions() -> None:
     )
 
 
-def test_the_remembered_shapes_are_bounded(monkeypatch) -> None:
-    monkeypatch.setattr(_parse, "_MAX_SHAPES", 3)
-    monkeypatch.setattr(_parse, "_positions", {})
+def test_the_remembered_shapes_are_bounded() -> None:
+    reader = ReplyReader([0, 1], 1, 0)
+    reader.MAX_SHAPES = 3
     for i in range(10):
         tok = {
             "token": f" {i % 2}",
             "logprob": -0.1,
             "top_logprobs": [{"token": f" {i % 2}", "logprob": -0.1}],
         }
-        label_probabilities({"content": [{"token": f"w{i}", "logprob": 0.0}, tok]}, i % 2, [0, 1], 1, 0)
-        assert len(_parse._positions) <= 3
+        reader.read({"content": [{"token": f"w{i}", "logprob": 0.0}, tok]}, i % 2)
+        assert 1 <= len(reader._places) <= 3
+
+
+def test_a_label_with_punctuation_counts_for_the_longest_label_it_spells() -> None:
+    labels = ["no", "no way", "yes"]
+    alts = [{"token": " no way.", "logprob": math.log(0.5)}, {"token": " yes", "logprob": math.log(0.3)}]
+    lp = {"content": [{"token": " no way.", "logprob": math.log(0.5), "top_logprobs": alts}]}
+    got = ReplyReader(labels, None, None).read(lp, "no way")
+    assert got == (None, label_probs(lp, "no way", labels))
+    assert got[1] is not None and got[1]["no way"] == 0.5 / 0.8 and got[1]["no"] == 0.0
