@@ -149,13 +149,30 @@ class LabelParser:
     ``"Output (a)."``) is that label. Anything else is ``None`` (unparsed, never coerced).
     """
 
+    MAX_REMEMBERED = 4096
+    """Short outputs whose label is remembered (a judge that answers in a fixed format writes few)."""
+    SHORT = 256
+    """Outputs up to this many characters are remembered."""
+
     def __init__(self, pattern: str, vocab: LabelVocabulary | Sequence[Label]) -> None:
         self.regex = re.compile(pattern)
         self.vocab = vocab if isinstance(vocab, LabelVocabulary) else LabelVocabulary(vocab)
+        self._seen: dict[str, Label | None] = {}
 
     def parse(self, text: str) -> Label | None:
         """The label in ``text``, or ``None``."""
         text = text or ""
+        if len(text) > self.SHORT:
+            return self._parse(text)
+        seen = self._seen
+        if text in seen:
+            return seen[text]
+        if len(seen) >= self.MAX_REMEMBERED:
+            seen.clear()
+        label = seen[text] = self._parse(text)
+        return label
+
+    def _parse(self, text: str) -> Label | None:
         last: re.Match[str] | None = None
         for last in self.regex.finditer(text):  # noqa: B007 - the last match wins
             pass

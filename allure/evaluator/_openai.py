@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from allure.evaluator._http import ChatCompletionsClient
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool", "function": "function"}
+_SHARED_ROLES = frozenset({"system", "human", "ai"})
+"""Message types whose JSON is the role and the text alone (remembered by :meth:`OpenAIBackend.request_json`)."""
+_MAX_REMEMBERED = 1024
+"""Encoded heads and turns a backend keeps (emptied when full)."""
 
 
 def message_dict(msg: BaseMessage) -> dict[str, Any]:
@@ -115,6 +119,10 @@ class OpenAIBackend(ChatBackend):
         self.max_connections = max_connections
         self._api_key = api_key
         self._client: ChatCompletionsClient | None = None
+        self._heads: dict[tuple[Any, ...], bytes] = {}
+        """A call's settings -> the JSON of its body up to the messages (see :meth:`request_json`)."""
+        self._turns: dict[tuple[str, str], bytes] = {}
+        """The JSON of the turns prompts share (system, ICL examples), by role and text."""
 
     @property
     def client(self) -> ChatCompletionsClient:
@@ -158,8 +166,54 @@ class OpenAIBackend(ChatBackend):
             body.update(self.extra_body)
         return body
 
+    def request_json(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        logprobs: bool | None = None,
+        seed: int | None = None,
+    ) -> bytes:
+        """``orjson.dumps(request_body(...))``, byte for byte, built from parts a pass's calls share:
+        the fields before the messages are encoded once per distinct setting, a turn that is not
+        the last (system, ICL examples) once per distinct text; only the item's turn is encoded
+        per call. With ``extra_body`` (whose fields may replace any other) it is the plain way."""
+        if self.extra_body:
+            return orjson.dumps(
+                self.request_body(
+                    messages, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs, seed=seed
+                )
+            )
+        key = (temperature, max_tokens, logprobs, seed)
+        head = self._heads.get(key)
+        if head is None:
+            fields = self.request_body(
+                [], temperature=temperature, max_tokens=max_tokens, logprobs=logprobs, seed=seed
+            )
+            del fields["messages"]
+            if len(self._heads) >= _MAX_REMEMBERED:
+                self._heads.clear()
+            head = self._heads[key] = orjson.dumps(fields)[:-1] + b',"messages":['
+        turns = self._turns
+        parts = []
+        for m in messages[:-1]:
+            content = m.content
+            if type(content) is not str or m.type not in _SHARED_ROLES:
+                parts.append(orjson.dumps(message_dict(m)))
+                continue
+            turn = turns.get((m.type, content))
+            if turn is None:
+                if len(turns) >= _MAX_REMEMBERED:
+                    turns.clear()
+                turn = turns[(m.type, content)] = orjson.dumps(message_dict(m))
+            parts.append(turn)
+        if messages:
+            parts.append(orjson.dumps(message_dict(messages[-1])))
+        return head + b",".join(parts) + b"]}"
+
     async def complete(self, messages: Sequence[BaseMessage], **settings: Unpack[CallSettings]) -> Reply:
-        body = self.request_body(
+        body = self.request_json(
             messages,
             temperature=settings.get("temperature"),
             max_tokens=settings.get("max_tokens"),
@@ -167,7 +221,7 @@ class OpenAIBackend(ChatBackend):
             seed=settings.get("seed"),
         )
         client = self.client
-        return parse_reply(await client.complete(orjson.dumps(body)), client.where)
+        return parse_reply(await client.complete(body), client.where)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from allure.evaluator._options import EvaluatorView, ExamplesFor, PassOptions
+    from allure.prompts import PromptSet
 
 
 @dataclass(slots=True)
@@ -126,7 +127,13 @@ def fit(
     """``item``'s examples and messages within the context budget: examples leave from the end of
     the (stable) ICL order, one at a time, until the prompt fits; a prompt whose UTF-8 bytes fit
     is never counted (a token covers at least one byte), so the tokenizer is rarely needed."""
-    prompts = ev.resolved(options)[0]
+    return fit_prompts(ev, ev.resolved(options)[0], item, examples)
+
+
+def fit_prompts(
+    ev: EvaluatorView, prompts: PromptSet, item: Item, examples: list[IclExample]
+) -> tuple[list[IclExample], list[BaseMessage]]:
+    """:func:`fit` with the pass's prompt set resolved (once per pass, not per item)."""
     messages = prompts.render(item, examples)
     budget, counter = ev.max_prompt_tokens, ev.token_counter
     if budget is None or counter is None or not examples:
@@ -148,11 +155,11 @@ def build_jobs(
 ) -> list[Job]:
     """One job per item, in dataset order."""
     jobs = []
-    sample = ev.resolved(options)[1]
+    prompts, sample, _generation = ev.resolved(options)
     keys = PassKeys(ev, options)
     for seq, item in enumerate(items):
         wanted = examples_for(item)
-        examples, messages = fit(ev, item, wanted, options)
+        examples, messages = fit_prompts(ev, prompts, item, wanted)
         key = keys(messages, item)
         jobs.append(
             Job(item, messages, [e.id for e in examples], key, seq, len(wanted) - len(examples), sample)
