@@ -135,7 +135,16 @@ def test_labels_keep_their_type_in_the_store(tmp_path: Path) -> None:
 def test_a_parser_remembers_short_outputs_and_reads_them_the_same() -> None:
     parser = LabelParser(r"(?i)score:\s*(1|0)(?!\w)", [0, 1])
     parser.MAX_REMEMBERED = 3
-    outputs = ["score: 1", "score: 0", "Score:1.", "no idea", "score: 1", "x" * 300 + " score: 0", "", "score: 10"]
+    outputs = [
+        "score: 1",
+        "score: 0",
+        "Score:1.",
+        "no idea",
+        "score: 1",
+        "x" * 300 + " score: 0",
+        "",
+        "score: 10",
+    ]
     fresh = LabelParser(r"(?i)score:\s*(1|0)(?!\w)", [0, 1])
     for text in outputs * 3:
         assert parser.parse(text) == fresh._parse(text)
