@@ -133,6 +133,7 @@ async def send_all(
     total: int,
     progress: ProgressFn | None,
     size: int | None = None,
+    claim_token: str = "",
 ) -> int:
     """``concurrency`` workers take the jobs in order; a writer stores what they answered.
 
@@ -142,7 +143,8 @@ async def send_all(
     is stored at the end, also after an error or a cancel. The backend's connections are closed
     at the end (they belong to this loop). ``jobs`` may be an iterator that claims more as it is
     read (:class:`~allure.evaluator._claims.ClaimFeed`); ``size`` is then the most it hands out.
-    Returns ``done`` plus the jobs answered.
+    With ``claim_token`` (the lease that claimed the prompts), a prompt's claim is dropped in the
+    transaction that stores its call. Returns ``done`` plus the jobs answered.
     """
     todo = iter(jobs)  # shared by the workers: each next() hands out the next job in order
     answered: list[Verdict] = []
@@ -170,7 +172,7 @@ async def send_all(
     def flush() -> None:  # in the loop's thread: a backend that never waits, and the end of a pass
         batch = take()
         if batch:
-            count(batch, record(ev, run_id, iteration, batch))
+            count(batch, record(ev, run_id, iteration, batch, claim_token))
 
     async def worker() -> None:
         for job in todo:
@@ -193,7 +195,12 @@ async def send_all(
                 await asyncio.sleep(0)  # answers already received in this loop pass join the batch
             batch = take()
             if batch:  # SQLite and PostgreSQL release the GIL: the calls go on while the store writes
-                count(batch, await loop.run_in_executor(store_thread, record, ev, run_id, iteration, batch))
+                count(
+                    batch,
+                    await loop.run_in_executor(
+                        store_thread, record, ev, run_id, iteration, batch, claim_token
+                    ),
+                )
 
     writing = asyncio.create_task(writer())
     calls = asyncio.gather(*(worker() for _ in range(workers)))

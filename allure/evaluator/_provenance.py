@@ -61,10 +61,13 @@ def store_many(
     stored(verdicts, record(ev, run_id, iteration, verdicts), result)
 
 
-def record(ev: EvaluatorView, run_id: str, iteration: int, verdicts: list[Verdict]) -> list[int]:
-    """Write ``verdicts`` as calls linked to the pass, in one transaction; their call ids (any thread:
-    the store serialises its transactions)."""
-    return ev.store.record_calls(verdicts, ev.params, link=(run_id, iteration))
+def record(
+    ev: EvaluatorView, run_id: str, iteration: int, verdicts: list[Verdict], release: str = ""
+) -> list[int]:
+    """Write ``verdicts`` as calls linked to the pass, in one transaction (dropping the lease
+    ``release``'s claims on them, when given); their call ids (any thread: the store serialises its
+    transactions)."""
+    return ev.store.record_calls(verdicts, ev.params, link=(run_id, iteration), release=release or None)
 
 
 def stored(verdicts: list[Verdict], call_ids: list[int], result: EvalResult) -> None:

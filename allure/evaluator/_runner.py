@@ -280,7 +280,9 @@ class Evaluator:
                 if first is not None:
                     backend = self.backend  # connect (start the server) before the event loop
                     args = (run_id, iteration, itertools.chain([first], jobs), result, done, total, progress)
-                    done = self._run(send_all(self, backend, *args, size=len(pending)))
+                    done = self._run(
+                        send_all(self, backend, *args, size=len(pending), claim_token=claim_token)
+                    )
                     shared = shared or (feed is not None and feed.shared)
                     pending = [j for j in pending if j.item.id not in result.verdicts]
                     continue
@@ -295,6 +297,8 @@ class Evaluator:
                     time.sleep(self.claim_poll_s)
         finally:
             if claim_token:
-                self.store.release_claims(claim_token, list(leads))
+                # the calls stored here dropped their claims as they were stored: what is left was
+                # claimed but not stored (a failed or cancelled pass)
+                self.store.release_claims(claim_token, [h for h in leads if h not in result.call_ids])
         if followers:
             link_followers(self, run_id, iteration, leads, followers, result)

@@ -129,12 +129,19 @@ class CallsStore(StoreBase):
         return out
 
     def record_calls(
-        self, verdicts: list[Verdict], params: dict[str, Any], *, link: tuple[str, int] | None = None
+        self,
+        verdicts: list[Verdict],
+        params: dict[str, Any],
+        *,
+        link: tuple[str, int] | None = None,
+        release: str | None = None,
     ) -> list[int]:
         """Write evaluator calls in one transaction; returns their ids in order.
 
         With ``link = (run_id, iteration)`` each call is also linked, in the same transaction, to
-        that iteration as its verdict for ``verdict.item_id`` (not a cache hit).
+        that iteration as its verdict for ``verdict.item_id`` (not a cache hit). With ``release``
+        (a lease token), that lease's claims on the calls' prompts are dropped in the same
+        transaction: a prompt is never unclaimed and unstored at once.
         """
         params_json = json.dumps(params, sort_keys=True, default=str)
         now = utcnow()
@@ -149,6 +156,14 @@ class CallsStore(StoreBase):
             if link is not None:
                 rows = [(cid, v.item_id, False) for cid, v in zip(ids, verdicts, strict=True)]
                 self._link_verdicts(c, link[0], link[1], rows)
+            if release:
+                hashes = sorted({v.prompt_hash for v in verdicts})
+                for start in range(0, len(hashes), _CHUNK):
+                    chunk = hashes[start : start + _CHUNK]
+                    c.execute(
+                        f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({','.join('?' * len(chunk))})",
+                        [release, *chunk],
+                    )
         return ids
 
     def record_verdicts(self, run_id: str, iteration: int, rows: list[tuple[int, str, bool]]) -> None:

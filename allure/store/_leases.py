@@ -312,6 +312,8 @@ class LeasesStore(StoreBase):
     def release_claims(self, token: str, prompt_hashes: Iterable[str]) -> None:
         """Drop the lease ``token``'s claims on ``prompt_hashes``."""
         hashes = sorted(set(prompt_hashes))
+        if not hashes:
+            return
         with self._lock:
             _retrying(lambda: unclaim(self._conn, token, hashes))
 

@@ -181,3 +181,25 @@ def test_claims_skip_stored_prompts_and_respect_a_limit(backend: Backend) -> Non
         store.record_calls([Verdict(item_id="x", label=1, prompt_hash="h0")], {})
         store.release_claims(la.token, first)
         assert other.claim_calls(lb.token, hashes) == {"h1", "h2", "h3", "h4"}  # h0 is stored now
+
+
+def test_storing_a_call_drops_its_claim_in_the_same_transaction(backend: Backend) -> None:
+    from allure.models import Verdict
+
+    store = backend.open("a.db")
+    other = backend.open("a.db")
+    a, b = store.create_run({"a": 1}), store.create_run({"b": 1})
+    with store.acquire_lease(a, "audit") as la, other.acquire_lease(b, "audit") as lb:
+        assert store.claim_calls(la.token, ["h0", "h1", "h2"]) == {"h0", "h1", "h2"}
+        assert other.claim_calls(lb.token, ["h3"]) == {"h3"}
+        stored = [Verdict(item_id=f"x{k}", label=1, prompt_hash=f"h{k}") for k in (0, 1, 3)]
+        store.record_calls(stored, {}, release=la.token)
+
+        def held() -> list[tuple[str, str]]:
+            rows = store._conn.execute("SELECT prompt_hash, token FROM call_claims ORDER BY prompt_hash")
+            return [(r[0], r[1]) for r in rows]
+
+        # h0 and h1 stored and unclaimed; h2 still claimed (not stored); h3 is the other lease's
+        assert held() == [("h2", la.token), ("h3", lb.token)]
+        store.release_claims(la.token, [])  # nothing to release: no statement, no error
+        assert len(held()) == 2
