@@ -116,6 +116,7 @@ def try_acquire(conn: Connection, run_id: str, purpose: str) -> tuple[LeaseHolde
 
     A dead lease is replaced, and its run's status ``running`` becomes ``interrupted``.
     """
+    token = uuid.uuid4().hex
     dialect_of(conn).begin_exclusive(conn, f"lease:{run_id}")
     try:
         row = conn.execute(LEASE_SELECT + " WHERE run_id=?", (run_id,)).fetchone()
@@ -130,7 +131,7 @@ def try_acquire(conn: Connection, run_id: str, purpose: str) -> tuple[LeaseHolde
         now = time.time()
         new = LeaseHolder(
             run_id=run_id,
-            token=uuid.uuid4().hex,
+            token=token,
             pid=os.getpid(),
             host=socket.gethostname(),
             purpose=purpose,
@@ -144,12 +145,16 @@ def try_acquire(conn: Connection, run_id: str, purpose: str) -> tuple[LeaseHolde
             "acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at",
             (new.run_id, new.token, new.pid, new.host, new.purpose, new.acquired_at, new.heartbeat_at),
         )
+        # held before it is visible: another thread of this process that reads the committed row
+        # must find it alive (registered after the commit, it read as a dead lease and was taken over)
+        with _HELD_LOCK:
+            _HELD[new.token] = run_id
         conn.commit()
     except BaseException:
+        with _HELD_LOCK:
+            _HELD.pop(token, None)
         conn.rollback()
         raise
-    with _HELD_LOCK:
-        _HELD[new.token] = run_id
     return new, "new"
 
 

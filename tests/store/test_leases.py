@@ -203,3 +203,31 @@ def test_storing_a_call_drops_its_claim_in_the_same_transaction(backend: Backend
         assert held() == [("h2", la.token), ("h3", lb.token)]
         store.release_claims(la.token, [])  # nothing to release: no statement, no error
         assert len(held()) == 2
+
+
+def test_a_lease_is_held_in_its_process_before_other_threads_can_read_it(tmp_path) -> None:
+    """The moment a lease's row is committed, another thread of the same process reading it must
+    find it alive (shared), never dead (taken over, its claims deleted, its run marked interrupted)."""
+    import sqlite3
+
+    from allure.store._leases import try_acquire
+
+    store = RunStore(tmp_path / "s.db")
+    rid = store.create_run({"x": 1})
+    seen: list[str] = []
+
+    class CommitThenLook(sqlite3.Connection):
+        def commit(self) -> None:
+            super().commit()
+            if not seen:  # the lease's own commit: another thread reads the row at once
+                t = threading.Thread(target=lambda: seen.append(try_acquire(other, rid, "resume")[1]))
+                t.start()
+                t.join()
+
+    conn = sqlite3.connect(tmp_path / "s.db", factory=CommitThenLook, timeout=30, check_same_thread=False)
+    other = sqlite3.connect(tmp_path / "s.db", timeout=30, check_same_thread=False)
+    holder, state = try_acquire(conn, rid, "audit")
+    assert state == "new" and seen == ["shared"]
+    held = store.lease_holder(rid)
+    assert held is not None and held.token == holder.token
+    store.close()
