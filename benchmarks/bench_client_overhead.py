@@ -146,28 +146,28 @@ max_candidates = 50
 
 
 def request_bodies(spec_path: Path) -> list[bytes]:
-    """The JSON bodies allure's backend sends for the spec's items (zero-shot prompts)."""
+    """The JSON bodies allure's backend sends for the spec's items (zero-shot prompts), byte for byte."""
     from allure.config import load_spec
     from allure.dataset import load_items
-    from allure.evaluator import build_openai_backend
-    from allure.prompts import load_prompt_set
+    from allure.evaluator import open_evaluator
+    from allure.store import RunStore
 
+    os.environ.setdefault(KEY_ENV, "bench")
     spec = load_spec(spec_path)
-    ev = spec.evaluator
     items = load_items(spec.dataset, base_dir=spec_path.parent, label_set=spec.label_set)
-    prompts = load_prompt_set(ev.prompt)
-    chat = build_openai_backend(
-        model=ev.model,
-        base_url=ev.base_url,
-        api_key_env=KEY_ENV,
-        api_key="bench",
-        temperature=ev.temperature,
-        max_tokens=ev.max_tokens,
-        seed=ev.seed,
-        logprobs=ev.logprobs,
-        timeout_s=ev.timeout_s,
-    )
-    return [json.dumps(chat.request_body(prompts.render(it, []))).encode() for it in items]
+    store = RunStore(spec_path.parent / "bodies.db")
+    try:
+        with open_evaluator(spec, store, items) as ev:
+            o = ev.options
+            settings = {
+                "temperature": o.temperature,
+                "max_tokens": o.max_tokens,
+                "logprobs": o.logprobs,
+                "seed": o.seed,
+            }
+            return [ev.backend.request_json(ev.prompts.render(it, []), **settings) for it in items]  # type: ignore[attr-defined]
+    finally:
+        store.close()
 
 
 # -- (a) the raw clients --------------------------------------------------------------------------------
@@ -444,7 +444,7 @@ def layers(spec_path: Path, n: int, tmp: Path) -> list[tuple[str, float, float]]
 ALLURE_PARTS = [
     ("prompt building (render + hash)", ["_prompting.py:build_jobs"]),
     ("cache lookup", ["_calls.py:lookup_calls", "_db.py:lookup_calls"]),
-    ("request bodies (messages -> JSON)", ["_openai.py:request_body"]),
+    ("request bodies (messages -> JSON)", ["_openai.py:request_json"]),
     ("parsing (reply, label, logprobs, Verdict)", ["_openai.py:parse_reply", "_provenance.py:verdict"]),
     # since issue 28 the writes run in the pass's store thread, which cProfile does not watch: the
     # layer "a backend with no HTTP" above shows their cost (CPU of all threads)

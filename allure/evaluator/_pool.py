@@ -38,7 +38,7 @@ CALL_SLACK_S = 5.0
 """A call is given up (a timeout, retried) ``timeout_s`` plus this many seconds after it began: the
 backend's own time limit (``timeout_s`` for the reply) usually ends it first."""
 
-YOUNG_THRESHOLD = 20_000
+YOUNG_THRESHOLD = 100_000
 """Allocations between two collections of the youngest generation during a pass (Python's default: 700)."""
 
 
@@ -221,7 +221,10 @@ async def send_all(
         try:
             await writing  # its last batch, written and counted (its error, if it failed, is raised)
         finally:
-            store_thread.shutdown()
+            # a writer that ended by itself awaited its last batch: the thread is idle, no need to join
+            # it (a few ms); one cancelled may still be writing: wait, so that nothing is lost
+            idle = writing.done() and not writing.cancelled()
+            store_thread.shutdown(wait=not idle)
             flush()  # what was answered before an error or a cancel is kept
             await backend.aclose()  # the connections belong to this pass's event loop
     return int(counter["done"])

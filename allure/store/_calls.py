@@ -151,7 +151,8 @@ class CallsStore(StoreBase):
             for start in range(0, len(verdicts), _INSERT_ROWS):
                 ids.extend(_insert_calls(c, verdicts[start : start + _INSERT_ROWS], params_json, now))
             for call_id, v in zip(ids, verdicts, strict=True):
-                links.extend((call_id, i, ex) for i, ex in enumerate(v.icl_ids))
+                if v.icl_ids:
+                    links.extend((call_id, i, ex) for i, ex in enumerate(v.icl_ids))
             insert_rows(c, "INSERT INTO call_examples (call_id, position, example_id)", links)
             if link is not None:
                 rows = [(cid, v.item_id, False) for cid, v in zip(ids, verdicts, strict=True)]
