@@ -166,30 +166,28 @@ class OpenAIBackend(ChatBackend):
             body.update(self.extra_body)
         return body
 
-    def request_json(
-        self,
-        messages: Sequence[BaseMessage],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        logprobs: bool | None = None,
-        seed: int | None = None,
-    ) -> bytes:
-        """``orjson.dumps(request_body(...))``, byte for byte, built from parts a pass's calls share:
-        the fields before the messages are encoded once per distinct setting, a turn that is not
-        the last (system, ICL examples) once per distinct text; only the item's turn is encoded
-        per call. With ``extra_body`` (whose fields may replace any other) it is the plain way."""
+    def request_json(self, messages: Sequence[BaseMessage], **settings: Unpack[CallSettings]) -> bytes:
+        """``orjson.dumps(request_body(messages, ...))`` for a call's ``settings``, byte for byte, built
+        from parts a pass's calls share: the fields before the messages are encoded once per
+        distinct setting, a turn that is not the last (system, ICL examples) once per distinct text;
+        only the item's turn is encoded per call. With ``extra_body`` (whose fields may replace any
+        other) it is the plain way. ``item_id`` is not sent."""
+        key = (
+            settings.get("temperature"),
+            settings.get("max_tokens"),
+            settings.get("logprobs"),
+            settings.get("seed"),
+        )
         if self.extra_body:
             return orjson.dumps(
                 self.request_body(
-                    messages, temperature=temperature, max_tokens=max_tokens, logprobs=logprobs, seed=seed
+                    messages, temperature=key[0], max_tokens=key[1], logprobs=key[2], seed=key[3]
                 )
             )
-        key = (temperature, max_tokens, logprobs, seed)
         head = self._heads.get(key)
         if head is None:
             fields = self.request_body(
-                [], temperature=temperature, max_tokens=max_tokens, logprobs=logprobs, seed=seed
+                [], temperature=key[0], max_tokens=key[1], logprobs=key[2], seed=key[3]
             )
             del fields["messages"]
             if len(self._heads) >= _MAX_REMEMBERED:
@@ -213,13 +211,7 @@ class OpenAIBackend(ChatBackend):
         return head + b",".join(parts) + b"]}"
 
     async def complete(self, messages: Sequence[BaseMessage], **settings: Unpack[CallSettings]) -> Reply:
-        body = self.request_json(
-            messages,
-            temperature=settings.get("temperature"),
-            max_tokens=settings.get("max_tokens"),
-            logprobs=settings.get("logprobs"),
-            seed=settings.get("seed"),
-        )
+        body = self.request_json(messages, **settings)
         client = self.client
         return parse_reply(await client.complete(body), client.where)
 
