@@ -80,6 +80,6 @@ class Deadlines:
 
     def close(self) -> None:
         """Stop the watchdog (the calls still entered keep running, without a limit)."""
-        if self._watcher is not None and not self._watcher.done():
-            self._watcher.cancel()
-        self._watcher = None
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None and not watcher.done() and not watcher.get_loop().is_closed():
+            watcher.cancel()  # (a watchdog left in a closed loop is gone with it)

@@ -94,3 +94,15 @@ def test_a_call_past_its_deadline_raises_timeout_error() -> None:
 
     took = asyncio.run(main())
     assert 0.2 <= took < 1.0
+
+
+def test_a_watchdog_left_in_a_closed_loop_does_not_break_the_next_one() -> None:
+    """A client used in one loop, closed without ``aclose``, then in another: the old watchdog is
+    gone with its loop; closing it must not touch the closed loop."""
+    deadlines = Deadlines(60)
+    first = asyncio.new_event_loop()
+    first.run_until_complete(deadlines.within(asyncio.sleep(0)))
+    assert deadlines._watcher is not None and not deadlines._watcher.done()  # still sleeping its tick
+    first.close()
+    deadlines.close()  # no RuntimeError("Event loop is closed")
+    assert asyncio.run(deadlines.within(asyncio.sleep(0, "again"))) == "again"
