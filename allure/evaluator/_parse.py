@@ -34,7 +34,7 @@ def prob_positive(
         if str(tok.get("token", "")).strip() != target:
             continue
         mass: dict[Label, float] = {positive: 0.0, negative: 0.0}
-        for alt in tok.get("top_logprobs") or [{"token": tok.get("token"), "logprob": tok.get("logprob")}]:
+        for alt in _alternatives(tok):
             text = str(alt.get("token", "")).strip()
             lp = alt.get("logprob")
             if lp is None:
@@ -47,6 +47,28 @@ def prob_positive(
             return None
         return mass[positive] / total
     return None
+
+
+def _alternatives(tok: dict[str, Any]) -> list[dict[str, Any]]:
+    """A token's ``top_logprobs``, or the token itself when the server sent none."""
+    return tok.get("top_logprobs") or [{"token": tok.get("token"), "logprob": tok.get("logprob")}]
+
+
+def _spelled(text: str, forms: Sequence[str], target: str) -> tuple[str | None, bool]:
+    """The label form an alternative's ``text`` (leading space dropped, not empty) counts for in
+    :func:`label_probs`, and whether it counts times the probability of the label's other tokens;
+    ``(None, False)``: none (see :func:`label_probs` for the rules)."""
+    if text in forms:  # the whole label, as written (the common case: no search needed)
+        return text, False
+    whole = [f for f in forms if text.startswith(f) and not text[len(f)].isalnum()]
+    if whole:
+        return max(whole, key=len), False
+    starts = [f for f in forms if f.startswith(text)]
+    if len(starts) == 1:
+        return starts[0], False
+    if target in starts:
+        return target, True
+    return None, False
 
 
 def _label_start(tokens: list[str], target: str) -> tuple[int, int] | None:
@@ -97,26 +119,15 @@ def label_probs(logprobs: Any, label: Label | None, labels: Sequence[Label]) -> 
     rest = sum(float(content[j].get("logprob") or 0.0) for j in range(start + 1, end + 1))
     forms = [str(lab) for lab in labels]
     mass = dict.fromkeys(forms, 0.0)
-    chosen = content[start]
-    alts = chosen.get("top_logprobs") or [{"token": chosen.get("token"), "logprob": chosen.get("logprob")}]
-    for alt in alts:
+    for alt in _alternatives(content[start]):
         text = str(alt.get("token", "")).lstrip()
         lp = alt.get("logprob")
         if not text or lp is None:
             continue
         p = math.exp(float(lp))
-        if text in mass:  # the whole label, as written (the common case: no search needed)
-            mass[text] += p
-            continue
-        whole = [f for f in forms if text.startswith(f) and not text[len(f)].isalnum()]
-        if whole:
-            mass[max(whole, key=len)] += p
-            continue
-        starts = [f for f in forms if f.startswith(text)]
-        if len(starts) == 1:
-            mass[starts[0]] += p
-        elif target in starts:
-            mass[target] += p * math.exp(rest)
+        form, times_rest = _spelled(text, forms, target)
+        if form is not None:
+            mass[form] += p * math.exp(rest) if times_rest else p
     total = sum(mass.values())
     if total <= 0:
         return None
@@ -198,7 +209,7 @@ class ReplyReader:
         if start < 0:
             return (self._positive_mass(content[last]) if self._binary else None), None
         tok = content[start]
-        alts = tok.get("top_logprobs") or [{"token": tok.get("token"), "logprob": tok.get("logprob")}]
+        alts = _alternatives(tok)
         akey = (tuple([alt.get("token", "") for alt in alts]), target)
         roles, agree = self._roles.get(akey) or self._remember(
             self._roles, akey, self._roles_of(akey[0], target)
@@ -244,23 +255,14 @@ class ReplyReader:
 
     def _role(self, token: Any, target: str) -> tuple[int, bool]:
         """What an alternative counts for in :func:`label_probs`: (form index, times the rest), -1: none."""
-        forms, text = self._written, str(token).lstrip()
+        text = str(token).lstrip()
         if not text:
             return -1, False
-        if text in self._index:
-            return self._index[text], False
-        whole = [f for f in forms if text.startswith(f) and not text[len(f)].isalnum()]
-        if whole:
-            return self._index[max(whole, key=len)], False
-        starts = [f for f in forms if f.startswith(text)]
-        if len(starts) == 1:
-            return self._index[starts[0]], False
-        if target in starts:
-            return self._index[target], True
-        return -1, False
+        form, times_rest = _spelled(text, self._written, target)
+        return (-1, False) if form is None else (self._index[form], times_rest)
 
     def _positive_mass(self, tok: dict[str, Any]) -> float | None:
-        alts = tok.get("top_logprobs") or [{"token": tok.get("token"), "logprob": tok.get("logprob")}]
+        alts = _alternatives(tok)
         key = tuple([alt.get("token", "") for alt in alts])
         sides = self._sides.get(key) or self._remember(self._sides, key, tuple(self._side(t) for t in key))
         pos = neg = 0.0
