@@ -17,6 +17,7 @@ from allure.labels import Label, encode_label
 from allure.models import Verdict, utcnow
 from allure.store._backend import Connection, Row, insert_rows, read_label
 from allure.store._base import StoreBase
+from allure.store._leases import delete_claims
 
 _CHUNK = 500
 """Ids per ``IN (...)`` list (below SQLite's variable limit)."""
@@ -158,13 +159,7 @@ class CallsStore(StoreBase):
                 rows = [(cid, v.item_id, False) for cid, v in zip(ids, verdicts, strict=True)]
                 self._link_verdicts(c, link[0], link[1], rows)
             if release:
-                hashes = sorted({v.prompt_hash for v in verdicts})
-                for start in range(0, len(hashes), _CHUNK):
-                    chunk = hashes[start : start + _CHUNK]
-                    c.execute(
-                        f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({','.join('?' * len(chunk))})",
-                        [release, *chunk],
-                    )
+                delete_claims(c, release, sorted({v.prompt_hash for v in verdicts}))
         return ids
 
     def record_verdicts(self, run_id: str, iteration: int, rows: list[tuple[int, str, bool]]) -> None:

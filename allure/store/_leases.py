@@ -244,15 +244,18 @@ def claim(conn: Connection, token: str, hashes: list[str], *, limit: int | None 
     return mine
 
 
+def delete_claims(conn: Connection, token: str, hashes: list[str]) -> None:
+    """Delete the lease ``token``'s claims on ``hashes`` in the open transaction (no commit)."""
+    for start in range(0, len(hashes), 500):
+        chunk = hashes[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({marks})", [token, *chunk])
+
+
 def unclaim(conn: Connection, token: str, hashes: list[str]) -> None:
     """Drop this lease's claims on ``hashes`` (their calls are stored, or they failed)."""
     try:
-        for start in range(0, len(hashes), 500):
-            chunk = hashes[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            conn.execute(
-                f"DELETE FROM call_claims WHERE token=? AND prompt_hash IN ({marks})", [token, *chunk]
-            )
+        delete_claims(conn, token, hashes)
         conn.commit()
     except BaseException:
         conn.rollback()
