@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from allure.doctor._finding import UNFINISHED, Finding, chosen_runs
+from allure.doctor._finding import UNFINISHED, Finding, chosen_runs, integrity_finding
 from allure.errors import MemoryStoreError, StoreError
 from allure.models import IclExample
 from allure.store import RunRecord, store_url
@@ -140,15 +140,7 @@ def _check_store(store: StoreReader) -> tuple[list[Finding], list[RunRecord]]:
         f"restore {db} from a backup, or salvage it: `sqlite3 {db} .recover | sqlite3 recovered.db`, "
         f"then move recovered.db to {db}"
     )
-    out = [
-        Finding(
-            check="run store",
-            ok=status == "ok",
-            where=str(db),
-            message=f"integrity: {status}",
-            fix="" if status == "ok" else fix_db,
-        )
-    ]
+    out = [integrity_finding("run store", db, status, fix_db)]
     try:
         return out, store.list_runs()
     except (StoreError, sqlite3.DatabaseError, ValidationError, ValueError) as exc:
@@ -183,18 +175,11 @@ def _check_checkpoints(project: Path, runs: list[RunRecord]) -> list[Finding]:
             for r in waiting
         ]
     status = integrity(path)
-    out = [
-        Finding(
-            check="checkpoints",
-            ok=status == "ok",
-            where=str(path),
-            message=f"integrity: {status}",
-            fix=""
-            if status == "ok"
-            else "the runs that continue from it must be started again with "
-            "`allure audit SPEC` (their evaluator calls are served from the cache)",
-        )
-    ]
+    fix = (
+        "the runs that continue from it must be started again with `allure audit SPEC` "
+        "(their evaluator calls are served from the cache)"
+    )
+    out = [integrity_finding("checkpoints", path, status, fix)]
     if status != "ok":
         return out
     conn = _readonly(path)
@@ -255,9 +240,7 @@ def check_memory(location: str, collection: str = "icl_examples", *, project: Pa
         if db.is_file():
             status = integrity(db)
             if status != "ok":
-                return Finding(
-                    check="memory", ok=False, where=str(db), message=f"integrity: {status}", fix=fix
-                )
+                return integrity_finding("memory", db, status, fix)
     try:
         mem = EpisodicMemory.open(location, collection=collection, create=False)
         n = mem.count()

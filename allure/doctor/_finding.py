@@ -26,6 +26,15 @@ class Finding(BaseModel):
     """How to repair it (empty when healthy)."""
 
 
+def integrity_finding(check: str, where: object, status: str, fix: str) -> Finding:
+    """The finding of an SQLite integrity check (``status`` as ``PRAGMA integrity_check`` says it):
+    healthy when it is ``ok``, else with ``fix``."""
+    ok = status == "ok"
+    return Finding(
+        check=check, ok=ok, where=str(where), message=f"integrity: {status}", fix="" if ok else fix
+    )
+
+
 def chosen_runs(runs: list[RunRecord], run_id: str | None, where: str) -> list[RunRecord]:
     """``runs``, or only ``run_id`` of them.
 
