@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +88,13 @@ async def settle(pilot: Pilot[Any], timeout: float = 60.0) -> None:
         waited += 0.02
     await app.workers.wait_for_complete()
     await pilot.pause()
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Poll ``check`` until it holds (a real terminal or browser catching up); fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -11,8 +11,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +22,7 @@ from PIL import Image
 from allure.store import RunStore, project_db_path
 from tests.cli_run import allure
 from tests.graphs.test_run_guards import write_replay_spec
-from tests.tui.review_helpers import make_run
+from tests.tui.review_helpers import make_run, wait_for
 from tests.tui.serve_helpers import free_port, serving, stop
 
 if TYPE_CHECKING:
@@ -42,15 +41,6 @@ def chromium() -> str:
         if path:
             return path
     pytest.fail("Chromium is missing: install it (apt-get install -y chromium) or set $ALLURE_CHROMIUM")
-
-
-def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def busy(png: bytes) -> tuple[int, float]:

@@ -12,13 +12,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from allure.store import RunStore, project_db_path
-from tests.tui.review_helpers import make_run
+from tests.tui.review_helpers import make_run, wait_for
 
 pytestmark = [
     pytest.mark.integration,
@@ -47,15 +47,6 @@ class Tmux:
     def keys(self, *keys: str) -> None:
         for key in keys:
             assert self("send-keys", "-t", "review", key).returncode == 0
-
-
-def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
