@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -216,3 +217,10 @@ def kill_audit_mid_run(tmp: Path, srv: ScriptedServer, env: dict[str, str], afte
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
     return spec
+
+
+def copy_project(project: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    """A fresh copy of a ``(project root, run id)`` built once for a module, for one test to change."""
+    root = tmp_path / "p"
+    shutil.copytree(project[0], root)
+    return root, project[1]

@@ -18,7 +18,7 @@ from allure.doctor import diagnose
 from allure.store import RunStore
 from tests.cli.test_bad_input import corrupt_pages, memory_with_broken_index
 from tests.cli_run import allure
-from tests.conftest import approve_by_import, write_replay_spec
+from tests.conftest import approve_by_import, copy_project, write_replay_spec
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +35,7 @@ def paused(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 @pytest.fixture
 def project(paused: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
-    root = tmp_path / "p"
-    shutil.copytree(paused[0], root)
-    return root, paused[1]
+    return copy_project(paused, tmp_path)
 
 
 def test_a_healthy_project(project: tuple[Path, str]) -> None:

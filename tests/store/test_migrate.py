@@ -19,7 +19,7 @@ import pytest
 from allure.store import RunStore
 from allure.store._url import STORE_POINTER
 from tests.cli_run import allure
-from tests.conftest import approve_by_import, write_replay_spec
+from tests.conftest import approve_by_import, copy_project, write_replay_spec
 from tests.reaudit.helpers import write_reaudit_spec
 
 pytestmark = pytest.mark.integration
@@ -57,9 +57,7 @@ def sqlite_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]
 @pytest.fixture
 def project(sqlite_project: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
     """A fresh copy of the SQLite project."""
-    root = tmp_path / "p"
-    shutil.copytree(sqlite_project[0], root)
-    return root, sqlite_project[1]
+    return copy_project(sqlite_project, tmp_path)
 
 
 def _copy(project: Path, dest: Path) -> Path:
