@@ -97,3 +97,8 @@ class RunBusyError(StoreError):
 
 class StudyError(AllureError):
     """A study was given bad input (unknown study, empty memory, bad sizes, unknown cluster)."""
+
+
+class JudgeError(AllureError):
+    """An exported judge (a bundle) cannot be written, read or applied: an edited or missing bundle,
+    one from a newer allure, data without the columns its prompt needs, or a run that cannot be exported."""
