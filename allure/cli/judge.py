@@ -65,6 +65,11 @@ def label(
     base_url: str = typer.Option(
         None, "--base-url", help="Reach the judge's model here instead of where it was audited (openai kind)."
     ),
+    label_column: str = typer.Option(
+        None,
+        "--label-column",
+        help="Reference label column for the agreement (default: the audit's, or 'label').",
+    ),
     project: Path = ProjectOpt,
 ) -> None:
     """Label every item of DATA with the exported judge: the audit's prompt, examples, calibration and debiasing."""
@@ -74,7 +79,9 @@ def label(
     bundle = load_judge(_bundle_folder(judge, project)).at(base_url)
     say(f"judge {bundle.id}: {len(bundle.examples)} examples, calibration {bundle.fitted.mode}")
     with progress_bar("labelling") as bar:
-        done = label_data(bundle, data, project=project, out=out, progress=bar, say=say)
+        done = label_data(
+            bundle, data, project=project, out=out, progress=bar, say=say, label_column=label_column
+        )
     say(f"{len(done.rows)} items: {done.calls} calls, {done.cache_hits} cache hits, {done.wall_s:.1f} s")
     if done.agreement is not None:
         agree, n = done.agreement

@@ -65,7 +65,9 @@ def _has(row: dict[str, Any], column: str) -> bool:
     return True
 
 
-def data_columns(judge: JudgeBundle, data: Path) -> tuple[dict[str, Any], str]:
+def data_columns(
+    judge: JudgeBundle, data: Path, label_column: str | None = None
+) -> tuple[dict[str, Any], str]:
     """The column mapping and format to read ``data`` with: the audit's, keeping the fields the
     judge's prompt and retrieval rule need (missing: an error) and the optional ones the data has.
 
@@ -107,14 +109,31 @@ def data_columns(judge: JudgeBundle, data: Path) -> tuple[dict[str, Any], str]:
             )
         if present and (fname in need or fname in OPTIONAL):
             keep[fname] = col
-    return keep, "auto"
+    return _with_label_column(keep, first, data, label_column), "auto"
 
 
-def read_data(judge: JudgeBundle, data: Path) -> tuple[list[Item], bool]:
+def _with_label_column(
+    cols: dict[str, Any], first: dict[str, Any], data: Path, label_column: str | None
+) -> dict[str, Any]:
+    """The reference label column: ``--label-column``, else the audit's, else ``label`` when present."""
+    if label_column is not None and not _has(first, label_column):
+        raise JudgeError(
+            f"the data has no column {label_column!r} (columns present: {', '.join(sorted(first))})",
+            where=f"{data}, option '--label-column'",
+            fix="name a column of the data, or leave the option out to label without agreement",
+        )
+    chosen = label_column or cols.get("gold_label") or ("label" if _has(first, "label") else None)
+    out = {k: v for k, v in cols.items() if k != "gold_label"}
+    if chosen is not None and _has(first, chosen):
+        out["gold_label"] = chosen
+    return out
+
+
+def read_data(judge: JudgeBundle, data: Path, label_column: str | None = None) -> tuple[list[Item], bool]:
     """The items of ``data`` and whether they carry a reference label (a label column)."""
     from allure.dataset import load_items
 
-    cols, fmt = data_columns(judge, data)
+    cols, fmt = data_columns(judge, data, label_column)
     spec = judge.audit_spec(data, cols, fmt)
     try:
         items = load_items(spec.dataset, label_set=spec.label_set, synonyms=spec.label_synonyms)
@@ -220,10 +239,11 @@ def label_data(
     out: Path | None = None,
     progress: Any = None,
     say: Any = None,
+    label_column: str | None = None,
 ) -> Labelled:
     """Read ``data``, label it, write ``out`` (checked before the first call; nothing written on error)."""
     check_out(out)
-    items, has_labels = read_data(judge, data)
+    items, has_labels = read_data(judge, data, label_column)
     done = label_items(judge, items, project=project, progress=progress, say=say)
     if has_labels:
         done.agreement = agreement(items, done.rows)
