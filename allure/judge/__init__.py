@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from allure.judge._export import Exported, ExportFormat, export_judge
     from allure.judge._judge import JudgeBundle, load_judge
     from allure.judge._label import Labelled, label_data, label_items
+    from allure.judge._pass import JudgePassOutcome, judge_pass
     from allure.judge._runnable import JudgeRunnable, JudgeVerdict
 
 _WHERE = {
@@ -30,6 +31,8 @@ _WHERE = {
     "Labelled": "_label",
     "label_data": "_label",
     "label_items": "_label",
+    "JudgePassOutcome": "_pass",
+    "judge_pass": "_pass",
     "JudgeRunnable": "_runnable",
     "JudgeVerdict": "_runnable",
 }
@@ -38,11 +41,13 @@ __all__ = [
     "ExportFormat",
     "Exported",
     "JudgeBundle",
+    "JudgePassOutcome",
     "JudgeRunnable",
     "JudgeVerdict",
     "Labelled",
     "export_judge",
     "label_data",
+    "judge_pass",
     "label_items",
     "load_judge",
 ]

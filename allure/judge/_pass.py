@@ -21,7 +21,7 @@ from allure.models import IclExample, Item, Verdict
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-    from allure.evaluator import EvalResult, Evaluator
+    from allure.evaluator import EvalResult, Evaluator, PassOptions
     from allure.judge._judge import JudgeBundle
 
 
@@ -30,6 +30,8 @@ class JudgePassOutcome:
     """The labels of one judge pass."""
 
     verdicts: dict[str, Verdict]
+    result: EvalResult
+    """The main order's pass (its verdicts and cost)."""
     labels: dict[str, Label | None]
     """Item id -> final label (after debiasing and calibration)."""
     raw: dict[str, Label | None]
@@ -59,15 +61,17 @@ def judge_pass(
     *,
     progress: Callable[[int, int], None] | None = None,
     say: Callable[[str], None] | None = None,
+    options: PassOptions | None = None,
 ) -> JudgePassOutcome:
-    """Label ``items`` as the judge's audit pass labelled its items (see the module)."""
+    """Label ``items`` as the judge's audit pass labelled its items (see the module); ``options``:
+    the pass's generation (a re-audit's fresh calls)."""
     from allure.evaluator import debias_verdicts, swapped_item, swaps_positions
 
     blocks = _blocks(judge, items)
     keys = {x.id: tuple(ex.id for ex in blocks[x.id]) for x in items}
     ordered = sorted(items, key=lambda x: keys[x.id])  # a shared block is sent once after another
-    result = ev.evaluate(run_id, 1, ordered, lambda item: blocks[item.id], progress=progress)
-    out = JudgePassOutcome(verdicts=dict(result.verdicts), labels={}, raw={})
+    result = ev.evaluate(run_id, 1, ordered, lambda item: blocks[item.id], progress=progress, options=options)
+    out = JudgePassOutcome(verdicts=dict(result.verdicts), result=result, labels={}, raw={})
     _add_cost(out, result)
     out.raw = {x.id: v.label if (v := result.verdicts.get(x.id)) else None for x in items}
     mode = spec.evaluator.position_debias
@@ -75,7 +79,9 @@ def judge_pass(
         first, second = spec.label_set[0], spec.label_set[1]
         swapped = [swapped_item(x, first, second) for x in items]
         back = {sw.id: x for sw, x in zip(swapped, items, strict=True)}
-        again = ev.evaluate(run_id, 1, swapped, lambda sw: blocks[back[sw.id].id], progress=progress)
+        again = ev.evaluate(
+            run_id, 1, swapped, lambda sw: blocks[back[sw.id].id], progress=progress, options=options
+        )
         _add_cost(out, again)
         d, _ = debias_verdicts(
             [result.verdicts.get(x.id) for x in items],
@@ -87,7 +93,9 @@ def judge_pass(
         return out
     fitted = judge.fitted
     if fitted.needs_p_cf:
-        out.p_cf_new = _new_blocks(ev, run_id, items, result, blocks, fitted.p_cf, spec.label_set, out)
+        out.p_cf_new = _new_blocks(
+            ev, run_id, items, result, blocks, fitted.p_cf, spec.label_set, out, options
+        )
     got = apply_fitted(fitted, out.verdicts, spec.label_set, spec.positive_label, out.p_cf_new)
     out.labels = {x.id: got.get(x.id) for x in items}
     changed = {i: lab for i, lab in out.labels.items() if i in out.verdicts and lab != out.raw.get(i)}
@@ -115,6 +123,7 @@ def _new_blocks(
     known: Any,
     labels: list[Label],
     out: JudgePassOutcome,
+    options: PassOptions | None,
 ) -> dict[str, list[float]]:
     """``p_cf`` for the blocks of this pass that the bundle has none for: 3 content-free calls per
     block, each a representative item's fields replaced as the audit's calibration replaces them."""
@@ -145,7 +154,7 @@ def _new_blocks(
             )
             cf_items.append(cf)
             owner[cf.id] = rep
-    cf_res = ev.evaluate(run_id, 1, cf_items, lambda cf: blocks[owner[cf.id].id])
+    cf_res = ev.evaluate(run_id, 1, cf_items, lambda cf: blocks[owner[cf.id].id], options=options)
     _add_cost(out, cf_res)
     means: dict[str, list[float]] = {}
     for name in reps:

@@ -141,12 +141,15 @@ def run_reaudit(
     say: Callable[[str], None] | None = None,
     eval_progress: Callable[[int, int], None] | None = None,
     fresh: bool = False,
+    judge: str | Path | None = None,
 ) -> ReauditOutcome:
     """Re-audit a frozen set (``target``: a spec file with ``[reaudit]``, or a set name).
 
     With ``fresh`` every item is asked again (a new generation of calls, stored beside the old
     ones); otherwise the provider-drift probe (``[reaudit] probe``) re-asks some items fresh and
     runs the whole set fresh when they disagree with the stored verdicts beyond the model's noise.
+    With ``judge`` (a bundle folder) the set is scored by that exported judge (see
+    :mod:`allure.reaudit._judged`), and its id is part of the fingerprint.
 
     Returns:
         The outcome; its ``exit_code`` is :data:`EXIT_PASS` or :data:`EXIT_REGRESSION`.
@@ -179,6 +182,13 @@ def run_reaudit(
             frozen_now = spec_items(spec, project, spec.reaudit.split)  # may raise: nothing written yet
         else:
             _baseline(store, load_frozen_set(store, set_name), spec)  # validates a pinned baseline
+        bundle = None
+        if judge is not None:
+            from allure.judge import load_judge
+            from allure.reaudit._judged import judged_spec
+
+            bundle = load_judge(judge)
+            spec = judged_spec(spec, bundle)
         from allure.prompts import load_prompt_set
 
         load_prompt_set(spec.evaluator.prompt)
@@ -186,7 +196,17 @@ def run_reaudit(
             store = open_project_store(project)
         with reaudit_lock(project, wait=wait, on_wait=tell, on_stale=tell):
             return _locked(
-                store, spec, set_name, source, project, frozen_now, if_changed, tell, eval_progress, fresh
+                store,
+                spec,
+                set_name,
+                source,
+                project,
+                frozen_now,
+                if_changed,
+                tell,
+                eval_progress,
+                fresh,
+                bundle,
             )
     finally:
         if store is not None:
@@ -204,7 +224,10 @@ def _locked(
     tell: Callable[[str], None],
     eval_progress: Callable[[int, int], None] | None,
     fresh: bool = False,
+    bundle: Any = None,
 ) -> ReauditOutcome:
+    from allure.reaudit._judged import judge_memory, score_with_judge
+
     frozen = False
     if frozen_now is not None and set_name not in store.frozen_set_names():
         assert spec.reaudit is not None
@@ -220,7 +243,7 @@ def _locked(
     fs = load_frozen_set(store, set_name)
     history = load_records(store, set_name)
     previous = history[-1] if history else None
-    memory, mem_hash, mem_size = _memory(spec, project)
+    memory, mem_hash, mem_size = _memory(spec, project) if bundle is None else judge_memory(bundle)
     fp = build_fingerprint(
         spec,
         memory_version=mem_hash,
@@ -228,6 +251,7 @@ def _locked(
         set_name=fs.name,
         set_version=fs.version,
         set_hash=fs.content_hash,
+        judge=bundle.id if bundle is not None else "",
     )
     if if_changed and previous is not None and same(previous.fingerprint, fp):
         return ReauditOutcome(
@@ -241,8 +265,10 @@ def _locked(
     refs = fs.references()
     rid = new_reaudit_id(fs.name)
     tell(f"re-audit {rid}: set {fs.name!r} v{fs.version} ({fs.n_items} items), memory {mem_size} examples")
-    scored = score_set(
-        store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress
+    scored = (
+        score_set(store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress)
+        if bundle is None
+        else score_with_judge(store, spec, bundle, rid, items, previous, fresh, tell, eval_progress)
     )
     result, post, probe, spent = scored.result, scored.labels, scored.probe, scored.spent
     generation, fresh_reason, started = scored.generation, scored.fresh_reason, scored.started
