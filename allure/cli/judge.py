@@ -82,7 +82,7 @@ def label(
         done = label_data(
             bundle, data, project=project, out=out, progress=bar, say=say, label_column=label_column
         )
-    say(f"{len(done.rows)} items: {done.calls} calls, {done.cache_hits} cache hits, {done.wall_s:.1f} s")
+    say(f"{len(done.rows)} items: {done.calls} calls, {done.cache_hits} cache hits, {done.wall_s:.2f} s")
     if done.agreement is not None:
         agree, n = done.agreement
         echo(
