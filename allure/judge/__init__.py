@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from allure.judge._api import Judge, load_judge
     from allure.judge._export import Exported, ExportFormat, export_judge
-    from allure.judge._judge import JudgeBundle, load_judge
+    from allure.judge._judge import JudgeBundle
     from allure.judge._label import Labelled, label_data, label_items
     from allure.judge._pass import JudgePassOutcome, judge_pass
     from allure.judge._runnable import JudgeRunnable, JudgeVerdict
@@ -27,7 +28,8 @@ _WHERE = {
     "ExportFormat": "_export",
     "export_judge": "_export",
     "JudgeBundle": "_judge",
-    "load_judge": "_judge",
+    "Judge": "_api",
+    "load_judge": "_api",
     "Labelled": "_label",
     "label_data": "_label",
     "label_items": "_label",
@@ -40,6 +42,7 @@ _WHERE = {
 __all__ = [
     "ExportFormat",
     "Exported",
+    "Judge",
     "JudgeBundle",
     "JudgePassOutcome",
     "JudgeRunnable",

@@ -44,6 +44,14 @@ class BundleFiles:
         return {p: hashlib.sha256(t.encode("utf-8")).hexdigest() for p, t in sorted(self.files.items())}
 
 
+def allure_version() -> str:
+    """The running allure's version (read from the loaded package at run time: ``allure/__init__``
+    re-exports this package, so a static import of it from here would be a cycle)."""
+    import sys
+
+    return str(sys.modules["allure"].__version__)
+
+
 def bundle_id(digests: dict[str, str]) -> str:
     """The bundle's id: sha256 (16 hex) of its ``path sha256`` lines, sorted by path."""
     lines = "".join(f"{p} {d}\n" for p, d in sorted(digests.items()))

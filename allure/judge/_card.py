@@ -61,7 +61,7 @@ def build_card(
     store: RunStore, src: JudgeSource, fitted: FittedValues, n_examples: int, project: Path
 ) -> dict[str, Any]:
     """The card's facts (``card.json``)."""
-    from allure import __version__
+    from allure.judge._bundle import allure_version
     from allure.report import helped_sentence, read_report
 
     data = read_report(Path(src.run.run_dir))
@@ -80,7 +80,7 @@ def build_card(
         "adopted_iteration": src.active,
         "zero_shot_iteration": src.zero_iteration,
         "date": data.finished_at or src.run.updated_at,
-        "allure_version": __version__,
+        "allure_version": allure_version(),
         "evaluator": {"kind": spec.evaluator.kind, "model": spec.evaluator.model},
         "data": {
             "path": spec.dataset.path,

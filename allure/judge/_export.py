@@ -55,14 +55,13 @@ def judge_config(
     examples: list[IclExample],
 ) -> dict[str, Any]:
     """``judge.toml``'s content: everything labelling needs besides the templates and examples."""
-    from allure import __version__
-    from allure.judge._bundle import FORMAT
+    from allure.judge._bundle import FORMAT, allure_version
 
     ev = spec.evaluator.model_dump(mode="json", exclude={"prompt"})
     cols = spec.dataset.columns.model_dump(mode="json", exclude_none=True)
     return {
         "format": FORMAT,
-        "allure_version": __version__,
+        "allure_version": allure_version(),
         "name": spec.name,
         "source": {
             "run_id": src.run.id,
@@ -135,7 +134,7 @@ def export_judge(
     Raises:
         JudgeError: The run cannot be exported (see :func:`pick_source`), or ``out`` cannot be written.
     """
-    from allure import __version__
+    from allure.judge._bundle import allure_version
     from allure.store import open_project_store
 
     store = open_project_store(project, create=False)
@@ -144,6 +143,6 @@ def export_judge(
         files, card = bundle_content(store, src, project, fmt)
     finally:
         store.close()
-    bid = write_bundle(out, files, __version__)
+    bid = write_bundle(out, files, allure_version())
     warnings = [card["first_line"]] if card["first_line"].startswith("WARNING") else []
     return Exported(id=bid, folder=out, card=card, warnings=warnings)

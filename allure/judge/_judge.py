@@ -1,4 +1,4 @@
-"""A bundle loaded as a judge: its settings as an audit spec, its examples and its calibration."""
+"""A bundle read as data: its settings as an audit spec, its examples and its calibration."""
 
 from __future__ import annotations
 
@@ -8,17 +8,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from allure.errors import JudgeError
-from allure.judge._bundle import EXAMPLES, PROMPTS, BundleOnDisk, read_bundle
+from allure.judge._bundle import EXAMPLES, PROMPTS, BundleOnDisk
 from allure.judge._fixed import FittedValues
 from allure.labels import Label
 from allure.models import IclExample
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from allure.config import AuditSpec
-    from allure.judge._label import Labelled
     from allure.memory import RetrievalPolicy
 
 PROMPT_FIELDS = ("task", "gold_answers", "response", "response_b", "rubric")
@@ -120,51 +116,5 @@ class JudgeBundle:
         # the exported positive label stands (a prompt folder is not recognised as "pairwise")
         return spec.model_copy(update={"positive_label": self.positive_label})
 
-    def label_file(
-        self, data: Path, *, project: Path, out: Path | None = None, progress: Any = None
-    ) -> Labelled:
-        """Label the items of ``data`` (any file ``allure init`` reads); see :func:`label_data`."""
-        from allure.judge._label import label_data
-
-        return label_data(self, Path(data), project=Path(project), out=out, progress=progress)
-
-    def label(self, df: pd.DataFrame, *, project: str | Path = ".") -> pd.DataFrame:
-        """Label a DataFrame's rows (the columns the audit mapped: task, response, ...); one row
-        per item: ``id``, ``label``, ``parsed_label``, ``label_probs``, ``example_ids``, ``bundle_id``."""
-        from allure.judge._label import label_frame
-
-        return label_frame(self, df, project=Path(project))
-
-    async def alabel(self, df: pd.DataFrame, *, project: str | Path = ".") -> pd.DataFrame:
-        """:meth:`label` without blocking the running event loop (it runs in a worker thread)."""
-        import asyncio
-
-        return await asyncio.to_thread(self.label, df, project=project)
-
-    def as_runnable(self, *, project: str | Path = ".") -> Any:
-        """This judge as a LangChain ``Runnable``: ``invoke({"task": ..., "response": ...})`` returns
-        a :class:`~allure.judge.JudgeVerdict`; ``batch`` and ``abatch`` label many at once."""
-        from allure.judge._runnable import JudgeRunnable
-
-        return JudgeRunnable(judge=self, project=str(project))
-
     def __repr__(self) -> str:
         return f"JudgeBundle({self.id!r}, run={self.card.get('run_id')!r}, examples={len(self.examples)})"
-
-
-def load_judge(folder: str | Path) -> JudgeBundle:
-    """Read the bundle in ``folder`` (written by ``allure judge export``), checking every file's hash.
-
-    Raises:
-        JudgeError: No bundle there, a file edited after export, or a bundle from a newer allure.
-    """
-    from allure import __version__
-
-    path = Path(folder)
-    if not path.is_dir():
-        raise JudgeError(
-            "no judge bundle here (not a folder)",
-            where=str(path),
-            fix="pass the folder `allure judge export --out DIR` wrote",
-        )
-    return JudgeBundle(read_bundle(path, __version__))

@@ -113,7 +113,7 @@ def test_the_same_run_exported_twice_gives_byte_identical_bundles(
     files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     assert Path("manifest.json") in files_a and Path("card.md") in files_a
     assert files_a == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
-    assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files_a)
+    assert {f: (a / f).read_bytes() for f in files_a} == {f: (b / f).read_bytes() for f in files_a}
     assert out_a.split(" -> ")[0] == out_b.split(" -> ")[0]
     card = json.loads((a / "card.json").read_text())
     assert card["run_id"] == run_id and card["iteration"] == 2 and card["examples"] == 2
