@@ -20,6 +20,9 @@ if TYPE_CHECKING:
         NO_PROBS,
         CalibrationOutcome,
         CalibrationTarget,
+        FittedCalibration,
+        apply_fitted,
+        block_name,
         calibrate_pass,
     )
     from allure.evaluator._http import ChatCallError, ChatCompletionsClient
@@ -37,6 +40,18 @@ if TYPE_CHECKING:
         ProgressFn,
     )
     from allure.evaluator._parse import LabelParser, prob_positive
+    from allure.evaluator._pipeline import (
+        RECORDED,
+        DebiasSummary,
+        PassOutcome,
+        PassPlan,
+        PassStats,
+        Readout,
+        ReadoutOutcome,
+        plan_from_spec,
+        reference_shares,
+        run_pass,
+    )
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
@@ -75,6 +90,19 @@ _WHERE = {
     "CalibrationOutcome": "_calibrate",
     "CalibrationTarget": "_calibrate",
     "calibrate_pass": "_calibrate",
+    "FittedCalibration": "_calibrate",
+    "apply_fitted": "_calibrate",
+    "block_name": "_calibrate",
+    "RECORDED": "_pipeline",
+    "DebiasSummary": "_pipeline",
+    "PassOutcome": "_pipeline",
+    "PassPlan": "_pipeline",
+    "PassStats": "_pipeline",
+    "Readout": "_pipeline",
+    "ReadoutOutcome": "_pipeline",
+    "plan_from_spec": "_pipeline",
+    "reference_shares": "_pipeline",
+    "run_pass": "_pipeline",
     "FALLBACK_NOTE": "_swap",
     "SWAPPED": "_swap",
     "debias_verdicts": "_swap",
@@ -85,6 +113,19 @@ _WHERE = {
 
 __all__ = [
     "AnswerKey",
+    "DebiasSummary",
+    "FittedCalibration",
+    "PassOutcome",
+    "PassPlan",
+    "PassStats",
+    "RECORDED",
+    "Readout",
+    "ReadoutOutcome",
+    "apply_fitted",
+    "block_name",
+    "plan_from_spec",
+    "reference_shares",
+    "run_pass",
     "CF_PREFIX",
     "CalibrationOutcome",
     "CalibrationTarget",

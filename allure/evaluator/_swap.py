@@ -1,8 +1,9 @@
 """Pairwise items in the swapped order, and one verdict per item from both orders.
 
-Shared by the audit loop (``graphs/pairwise.py``), studies and re-audits: each labels a pair in
-both orders through the same evaluator and, with ``[evaluator] position_debias`` set, keeps
-one debiased verdict per item (:func:`debias_verdicts`).
+The swap and debias steps of the pass pipeline (:func:`allure.evaluator.run_pass`), which the audit
+loop, studies and re-audits share: a pair is labelled in both orders through the same evaluator
+and, with ``[evaluator] position_debias`` set, one debiased verdict is kept per item
+(:func:`debias_verdicts`).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def swaps_positions(spec: AuditSpec, pairwise: bool, items: Sequence[Item]) -> b
         and ev.swap_positions
         and len(spec.label_set) >= 2
         and any(x.response_b is not None for x in items)
-        and (ev.kind != "replay" or any(x.recorded_label_swapped is not None for x in items))
+        and (not ev.is_replay or any(x.recorded_label_swapped is not None for x in items))
     )
 
 
