@@ -1,9 +1,10 @@
-"""An exported judge's calibration: the values fitted on its audit, applied as they are.
+"""An exported judge's calibration: the values fitted on its audit, as the bundle keeps them.
 
 The audit's pass chose a mode on dev (``auto``) and fitted its values; a bundle keeps the mode
-applied and the values (``p_cf`` per ICL block, the prior ``pi``, the offset ``b``), and labelling
-applies them without choosing or fitting again, with the arithmetic of
-:func:`allure.evaluator.calibrate_pass` (:func:`allure.metrics.calibrate`, ``apply_offset``):
+applied and the values (``p_cf`` per ICL block, the prior ``pi``, the offset ``b``). Labelling
+hands them to the pass pipeline (``PassPlan.fixed_calibration``, :mod:`allure.judge._pass`);
+:func:`apply_fitted` here is the export's own check that the values give the pass's stored labels
+back, over stored verdicts, with the same arithmetic (:func:`allure.metrics.calibrate`, ``apply_offset``):
 
 - ``contextual``: ``argmax p / p_cf``; ``prior``: ``argmax p * pi / p_cf``; ``offset`` (two labels):
   the positive label where ``sigmoid(logit(p_pos) + b) > 0.5``;
@@ -19,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from allure.labels import Label
-from allure.models import Verdict, stable_hash
+from allure.models import Verdict
 
 
 def block_name(icl_ids: Sequence[str]) -> str:
     """The name of an ICL block, as the audit's calibration names it (``zero-shot`` for none)."""
-    return stable_hash(list(icl_ids), length=10) if icl_ids else "zero-shot"
+    from allure.evaluator import block_name as name
+
+    return name(icl_ids)
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,26 @@
-"""The exported judge's pass over new items: the audit's pass with the calibration fixed.
+"""The exported judge's pass over new items: the audit's pass (:func:`allure.evaluator.run_pass`)
+with the calibration fixed to the values fitted on the audit (``PassPlan.fixed_calibration``).
 
-Evaluate (the items sorted by ICL block, as the loop sends them), the swapped order and position
-debiasing where the judge debiases, then the fitted calibration (:mod:`allure.judge._fixed`).
-
-This is the one function to swap for the shared pass pipeline
-(``run_pass(ev, PassPlan(..., fixed_calibration=...))``, issue 33) once it lands: its inputs are a
-plan's (items, examples per item, label set, debias mode, the fitted values) and its output is a
-``PassOutcome``'s labels and raw labels.
+The plan comes from the judge's settings as an audit spec (:func:`allure.evaluator.plan_from_spec`:
+the same swap and debias rules as the loop's); calibration is never chosen or fitted again. A
+verdict whose ICL block the audit never saw has no ``p_cf`` in the bundle: such blocks get theirs
+first, from a contextual pass over one item per block (3 content-free calls each, linked to
+iteration 0 of the label run), as the audit would have computed them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
-from allure.judge._fixed import apply_fitted, block_name
+from allure.judge._fixed import FittedValues, block_name
 from allure.labels import Label
 from allure.models import IclExample, Item, Verdict
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-    from allure.evaluator import EvalResult, Evaluator, PassOptions
+    from allure.evaluator import EvalResult, Evaluator, FittedCalibration, PassOptions
     from allure.judge._judge import JudgeBundle
 
 
@@ -30,6 +29,7 @@ class JudgePassOutcome:
     """The labels of one judge pass."""
 
     verdicts: dict[str, Verdict]
+    """Item id -> the main order's verdict (``label_probs``, ``icl_ids``)."""
     result: EvalResult
     """The main order's pass (its verdicts and cost)."""
     labels: dict[str, Label | None]
@@ -43,13 +43,64 @@ class JudgePassOutcome:
     """Blocks the audit never saw: their content-free means, computed now."""
 
 
-def _blocks(judge: JudgeBundle, items: list[Item]) -> dict[str, list[IclExample]]:
+def _retrieve(judge: JudgeBundle, items: list[Item]) -> dict[str, list[IclExample]]:
     if not judge.examples:
         return {x.id: [] for x in items}
     from allure.memory import EpisodicMemory
 
     memory = EpisodicMemory.from_examples(judge.examples, location=str(judge.folder))
     return memory.retrieve_many(items, judge.policy)
+
+
+def fixed_calibration(
+    fitted: FittedValues, labels: list[Label], p_cf_new: dict[str, list[float]]
+) -> FittedCalibration:
+    """The bundle's values as the pass pipeline applies them (new blocks' ``p_cf`` added)."""
+    from allure.evaluator import FittedCalibration
+
+    prior = (
+        {str(lab): float(x) for lab, x in zip(labels, fitted.prior, strict=True)} if fitted.prior else None
+    )
+    return FittedCalibration(
+        mode=fitted.mode,  # type: ignore[arg-type]
+        p_cf={**p_cf_new, **{k: tuple(v) for k, v in fitted.p_cf.items()}},
+        prior=prior,
+        offset=fitted.offset,
+    )
+
+
+def _new_blocks(
+    ev: Evaluator,
+    judge: JudgeBundle,
+    run_id: str,
+    items: list[Item],
+    blocks: dict[str, list[IclExample]],
+    options: PassOptions | None,
+) -> tuple[dict[str, list[float]], EvalResult | None]:
+    """``p_cf`` of the blocks the bundle has none for: a contextual pass over one item per block."""
+    from allure.evaluator import PassPlan, run_pass
+
+    if not judge.fitted.needs_p_cf:
+        return {}, None
+    reps: dict[str, Item] = {}
+    for x in items:
+        name = block_name([ex.id for ex in blocks[x.id]])
+        if name not in judge.fitted.p_cf:
+            reps.setdefault(name, x)
+    if not reps:
+        return {}, None
+    plan = PassPlan(
+        run_id=run_id,
+        iteration=0,
+        items=list(reps.values()),
+        examples_for=lambda item: blocks[item.id],
+        labels=tuple(judge.label_set),
+        options=options,
+        calibration="contextual",
+    )
+    out = run_pass(ev, plan)
+    got = out.calibration.p_cf if out.calibration is not None else {}
+    return {k: list(v) for k, v in got.items() if k in reps}, out.result
 
 
 def judge_pass(
@@ -65,105 +116,47 @@ def judge_pass(
 ) -> JudgePassOutcome:
     """Label ``items`` as the judge's audit pass labelled its items (see the module); ``options``:
     the pass's generation (a re-audit's fresh calls)."""
-    from allure.evaluator import debias_verdicts, swapped_item, swaps_positions
+    from allure.evaluator import plan_from_spec, run_pass, swapped_item
 
-    blocks = _blocks(judge, items)
-    keys = {x.id: tuple(ex.id for ex in blocks[x.id]) for x in items}
-    ordered = sorted(items, key=lambda x: keys[x.id])  # a shared block is sent once after another
-    result = ev.evaluate(run_id, 1, ordered, lambda item: blocks[item.id], progress=progress, options=options)
-    out = JudgePassOutcome(verdicts=dict(result.verdicts), result=result, labels={}, raw={})
-    _add_cost(out, result)
-    out.raw = {x.id: v.label if (v := result.verdicts.get(x.id)) else None for x in items}
-    mode = spec.evaluator.position_debias
-    if mode != "none" and swaps_positions(spec, ev.prompts.pairwise, items):
-        first, second = spec.label_set[0], spec.label_set[1]
-        swapped = [swapped_item(x, first, second) for x in items]
-        back = {sw.id: x for sw, x in zip(swapped, items, strict=True)}
-        again = ev.evaluate(
-            run_id, 1, swapped, lambda sw: blocks[back[sw.id].id], progress=progress, options=options
-        )
-        _add_cost(out, again)
-        d, _ = debias_verdicts(
-            [result.verdicts.get(x.id) for x in items],
-            [again.verdicts.get(sw.id) for sw in swapped],
-            labels=spec.label_set,
-            mode=mode,
-        )
-        out.labels = {x.id: cast("Label | None", lab) for x, lab in zip(items, d.labels, strict=True)}
-        return out
-    fitted = judge.fitted
-    if fitted.needs_p_cf:
-        out.p_cf_new = _new_blocks(
-            ev, run_id, items, result, blocks, fitted.p_cf, spec.label_set, out, options
-        )
-    got = apply_fitted(fitted, out.verdicts, spec.label_set, spec.positive_label, out.p_cf_new)
-    out.labels = {x.id: got.get(x.id) for x in items}
-    changed = {i: lab for i, lab in out.labels.items() if i in out.verdicts and lab != out.raw.get(i)}
-    if changed:
-        ev.store.set_verdict_labels(run_id, 1, changed)
-    if say and out.p_cf_new:
+    blocks = _retrieve(judge, items)
+    p_cf_new, pre = _new_blocks(ev, judge, run_id, items, blocks, options)
+    if say and p_cf_new:
         say(
-            f"calibration ({fitted.mode}): {len(out.p_cf_new)} ICL block(s) the audit never saw: p_cf from content-free calls"
+            f"calibration ({judge.fitted.mode}): {len(p_cf_new)} ICL block(s) the audit never saw: p_cf from content-free calls"
         )
-    return out
+    first, second = spec.label_set[0], spec.label_set[1]
+    later: dict[str, list[IclExample]] = {}
 
+    def swapped_examples(sw: Item) -> list[IclExample]:
+        # the swapped order's examples are retrieved for its own text, as the loop retrieves them
+        if not later:
+            later.update(_retrieve(judge, [swapped_item(x, first, second) for x in items]))
+        return later[sw.id]
 
-def _add_cost(out: JudgePassOutcome, result: EvalResult) -> None:
-    out.calls += result.stats.calls
-    out.cache_hits += result.stats.cache_hits
-    out.wall_s += result.stats.wall_s
-
-
-def _new_blocks(
-    ev: Evaluator,
-    run_id: str,
-    items: list[Item],
-    result: EvalResult,
-    blocks: dict[str, list[IclExample]],
-    known: Any,
-    labels: list[Label],
-    out: JudgePassOutcome,
-    options: PassOptions | None,
-) -> dict[str, list[float]]:
-    """``p_cf`` for the blocks of this pass that the bundle has none for: 3 content-free calls per
-    block, each a representative item's fields replaced as the audit's calibration replaces them."""
-    from allure.evaluator import CF_PREFIX
-    from allure.judge._fixed import probability_row
-    from allure.metrics import CONTENT_FREE, content_free_mean
-
-    reps: dict[str, Item] = {}
-    for x in items:
-        v = result.verdicts.get(x.id)
-        if v is not None and v.label_probs and (name := block_name(v.icl_ids)) not in known:
-            reps.setdefault(name, x)
-    if not reps:
-        return {}
-    cf_items, owner = [], {}
-    for name, rep in reps.items():
-        for k, text in enumerate(CONTENT_FREE):
-            cf = rep.model_copy(
-                update={
-                    "id": f"{CF_PREFIX}{name}-{k}",
-                    "task": text,
-                    "response": text,
-                    "response_b": text if rep.response_b is not None else None,
-                    "gold_answers": [text] if rep.gold_answers else [],
-                    "recorded_label": None,
-                    "recorded_output": None,
-                }
-            )
-            cf_items.append(cf)
-            owner[cf.id] = rep
-    cf_res = ev.evaluate(run_id, 1, cf_items, lambda cf: blocks[owner[cf.id].id], options=options)
-    _add_cost(out, cf_res)
-    means: dict[str, list[float]] = {}
-    for name in reps:
-        rows = [
-            r
-            for k in range(len(CONTENT_FREE))
-            if (v := cf_res.verdicts.get(f"{CF_PREFIX}{name}-{k}")) is not None
-            and (r := probability_row(v.label_probs, labels)) is not None
-        ]
-        if rows:
-            means[name] = [float(x) for x in content_free_mean(rows)]
-    return means
+    plan = plan_from_spec(
+        spec,
+        run_id=run_id,
+        iteration=1,
+        items=items,
+        examples_for=lambda item: blocks[item.id],
+        pairwise=ev.prompts.pairwise,
+        fixed_calibration=fixed_calibration(judge.fitted, judge.label_set, p_cf_new),
+        swapped_examples_for=swapped_examples,
+        options=options,
+        progress=progress,
+    )
+    out = run_pass(ev, plan, say=say)
+    done = JudgePassOutcome(
+        verdicts=dict(out.result.verdicts),
+        result=out.result,
+        labels=dict(out.labels),
+        raw=dict(out.raw_labels),
+        calls=out.stats.calls,
+        cache_hits=out.stats.cache_hits,
+        wall_s=out.stats.wall_s,
+        p_cf_new=p_cf_new,
+    )
+    if pre is not None:
+        done.calls += pre.stats.calls
+        done.wall_s += pre.stats.wall_s
+    return done
