@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -202,10 +203,17 @@ def label_items(
     from allure.store import open_project_store
 
     spec = judge.audit_spec(Path("(items)"), {})
+    run_id = f"judge:{judge.id}"
     store = open_project_store(project)
     try:
-        with open_evaluator(spec, store, items, lazy_start=True) as ev:
-            out = judge_pass(ev, judge, spec, f"judge:{judge.id}", items, progress=progress, say=say)
+        # a lease of this worker's own: its claims let workers labelling at once share the prompts
+        with (
+            store.acquire_lease(f"{run_id}@{uuid.uuid4().hex[:12]}", "judge label") as lease,
+            open_evaluator(spec, store, items, lazy_start=True) as ev,
+        ):
+            out = judge_pass(
+                ev, judge, spec, run_id, items, progress=progress, say=say, claim_token=lease.token
+            )
     finally:
         store.close()
     rows = [

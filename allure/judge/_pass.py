@@ -76,6 +76,7 @@ def _new_blocks(
     items: list[Item],
     blocks: dict[str, list[IclExample]],
     options: PassOptions | None,
+    claim_token: str | None,
 ) -> tuple[dict[str, list[float]], EvalResult | None]:
     """``p_cf`` of the blocks the bundle has none for: a contextual pass over one item per block."""
     from allure.evaluator import PassPlan, run_pass
@@ -97,6 +98,7 @@ def _new_blocks(
         labels=tuple(judge.label_set),
         options=options,
         calibration="contextual",
+        claim_token=claim_token,
     )
     out = run_pass(ev, plan)
     got = out.calibration.p_cf if out.calibration is not None else {}
@@ -113,13 +115,15 @@ def judge_pass(
     progress: Callable[[int, int], None] | None = None,
     say: Callable[[str], None] | None = None,
     options: PassOptions | None = None,
+    claim_token: str | None = None,
 ) -> JudgePassOutcome:
     """Label ``items`` as the judge's audit pass labelled its items (see the module); ``options``:
-    the pass's generation (a re-audit's fresh calls)."""
+    the pass's generation (a re-audit's fresh calls); ``claim_token``: this worker's lease, so that
+    workers labelling at once send each prompt once."""
     from allure.evaluator import plan_from_spec, run_pass, swapped_item
 
     blocks = _retrieve(judge, items)
-    p_cf_new, pre = _new_blocks(ev, judge, run_id, items, blocks, options)
+    p_cf_new, pre = _new_blocks(ev, judge, run_id, items, blocks, options, claim_token)
     if say and p_cf_new:
         say(
             f"calibration ({judge.fitted.mode}): {len(p_cf_new)} ICL block(s) the audit never saw: p_cf from content-free calls"
@@ -144,6 +148,7 @@ def judge_pass(
         swapped_examples_for=swapped_examples,
         options=options,
         progress=progress,
+        claim_token=claim_token,
     )
     out = run_pass(ev, plan, say=say)
     done = JudgePassOutcome(
