@@ -8,6 +8,7 @@ bundle's prompt, examples and fitted ``p_cf`` are the audit's exactly.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import Iterator
@@ -149,6 +150,8 @@ def test_load_judge_labels_a_frame_and_runs_as_a_langchain_runnable(
     frame = judge.label(pd.DataFrame(rows), project=tmp_path / "p")
     stored = _stored(root, run_id, 2)
     assert dict(zip(frame["id"], frame["label"], strict=True)) == {i: v.label for i, v in stored.items()}
+    again = asyncio.run(judge.alabel(pd.DataFrame(rows), project=tmp_path / "p"))  # the stored calls
+    assert again["label"].tolist() == frame["label"].tolist()
     runnable = judge.as_runnable(project=tmp_path / "p")
     assert isinstance(runnable, Runnable)
     first = rows[0]
@@ -197,3 +200,18 @@ def test_a_running_run_and_one_without_a_finished_pass_are_refused(
     res = run_cli(root, "judge", "export", failed, "--out", str(tmp_path / "b"))
     assert res.returncode == 2 and "no finished pass" in res.stderr and "allure resume" in res.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_label_with_a_run_id_exports_its_judge_into_the_project_and_reads_the_audits_calls(
+    audited: tuple[Path, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(audited[0], root)
+    res = run_cli(root, "judge", "label", str(root / "items.jsonl"), "--judge", audited[1], "--out", str(tmp_path / "v.jsonl"))  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "12 items: 0 calls, 12 cache hits" in res.stdout + res.stderr  # the audit's own calls
+    assert (root / "proj" / ".allure" / "judges" / audited[1] / "manifest.json").is_file()
+    stored = _stored(root, audited[1], 2)
+    assert {i: r["label"] for i, r in _rows(tmp_path / "v.jsonl").items()} == {
+        i: v.label for i, v in stored.items()
+    }
