@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from allure._http import ChatCallError, ChatCompletionsClient
     from allure.evaluator._backend import CallSettings, ChatBackend, Reply, Usage, retry_kind
     from allure.evaluator._calibrate import (
         CF_PREFIX,
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
         CalibrationTarget,
         calibrate_pass,
     )
-    from allure.evaluator._http import ChatCallError, ChatCompletionsClient
     from allure.evaluator._langchain import LangChainBackend
     from allure.evaluator._open import open_evaluator, warm_http_client
     from allure.evaluator._openai import OpenAIBackend, build_openai_backend
@@ -49,8 +49,8 @@ _WHERE = {
     "CallSettings": "_backend",
     "Usage": "_backend",
     "retry_kind": "_backend",
-    "ChatCallError": "_http",
-    "ChatCompletionsClient": "_http",
+    "ChatCallError": "allure._http",
+    "ChatCompletionsClient": "allure._http",
     "LangChainBackend": "_langchain",
     "OpenAIBackend": "_openai",
     "build_openai_backend": "_openai",

@@ -59,7 +59,7 @@ def warm_http_client(spec: AuditSpec) -> None:
     evaluator is an OpenAI-compatible server, so that it loads while the run prepares (dataset,
     store, graph) and the first pass starts sending at once. Nothing for other kinds: an embedded
     server started lazily may never be asked, and a replay needs no HTTP."""
-    name = "allure.evaluator._http"
+    name = "aiohttp"
     if spec.evaluator.kind != "openai" or name in sys.modules:
         return
 

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from allure._deadlines import Deadlines
 from allure.errors import AllureError
 from allure.evaluator._backend import retry_kind
-from allure.evaluator._deadlines import Deadlines
 from allure.evaluator._options import report_progress
 from allure.evaluator._provenance import error_verdict, record, stored, verdict
 
