@@ -101,7 +101,12 @@ class ChatBackend(Protocol):
         await self.aclose()
 
 
-def retry_kind(exc: BaseException) -> Literal["gone", "transient"] | None:
+RetryKind = Literal["gone", "transient"]
+"""How the runner retries a failed call: ``gone`` (revive the server, retry at once) or ``transient``
+(retry after a pause)."""
+
+
+def retry_kind(exc: BaseException) -> RetryKind | None:
     """How the runner treats a failed call: ``"gone"`` (the server may have died: revive it, then
     retry), ``"transient"`` (retry after a pause) or ``None`` (record the error, no retry).
 
