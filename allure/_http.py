@@ -1,30 +1,19 @@
-"""allure's one HTTP module, on aiohttp: where a request goes (proxies), how long it may take, and
-what its errors show (the URL without secrets), for every request allure makes.
+"""allure's one HTTP module, on aiohttp: where a request goes, how long it may take, and what its
+errors show, for every request allure makes.
 
-Two faces over the same rules:
+- :class:`ChatCompletionsClient`: the evaluator's asynchronous hot path, chat-completion bodies to an
+  OpenAI-compatible ``/chat/completions`` over one aiohttp session per event loop (a few tenths of
+  a millisecond of CPU per call, where the OpenAI SDK under ``ChatOpenAI`` cost 3 to 6 ms:
+  ``benchmarks/bench_client_overhead.py``). Failures are :class:`ChatCallError` subclasses that say
+  whether to retry and whether the server may be gone (:class:`ChatConnectionError`).
+- :func:`request` (:func:`get`, :func:`post_json`): one blocking request in an event loop of its own
+  (a server's ``/health``, ``/tokenize``, the re-audit's ``/models`` probe and webhook). One that
+  cannot be made raises :class:`HttpError`; any HTTP status is an answer (:class:`HttpReply`).
 
-- :class:`ChatCompletionsClient`, the evaluator's asynchronous hot path: POSTs chat-completion
-  bodies to an OpenAI-compatible ``/chat/completions`` over one aiohttp session per event loop.
-  Failures are :class:`ChatCallError` subclasses that say what the runner needs: whether to retry
-  (:attr:`ChatCallError.transient`), and whether the server may be gone (:class:`ChatConnectionError`,
-  not a timeout), which revives the embedded server. The OpenAI SDK under LangChain's ``ChatOpenAI``
-  cost about 3 to 6 ms of CPU per call on the benchmark machine (``benchmarks/bench_client_overhead.py``);
-  this client costs a few tenths of a millisecond, and importing it does not import the SDK (0.8 s).
-- :func:`request` (:func:`get`, :func:`post_json`): one blocking request for the few calls made
-  outside an event loop (a server's ``/health`` while it starts, a ``/tokenize`` count, the
-  re-audit's ``/models`` probe and webhook). Each runs in an event loop of its own (in a helper
-  thread when the calling thread already runs a loop). A request that cannot be made raises
-  :class:`HttpError`; any HTTP status is an answer (:class:`HttpReply`), not an error.
-
-**Proxies** (:func:`proxy_for`): ``HTTPS_PROXY`` / ``HTTP_PROXY`` (and lower case) name the proxy for
-a URL, ``NO_PROXY`` the hosts that go direct; a loopback host (``localhost``, ``127.0.0.0/8``,
-``::1``: the servers allure starts itself) is never proxied, since a proxy cannot reach this
-machine's loopback. **Timeouts**: every request has one (:data:`DEFAULT_TIMEOUT_S` for the blocking
-ones; the chat client's ``timeout_s``). **Redaction** (:func:`shown`): an error names the URL without
-its ``user:pass@`` part, secret-looking query values or (for a webhook) its query.
-
-aiohttp is imported on first use: a pass answered from the run store, and a module that only
-checks a server's health at start, pay nothing for it at import.
+Proxies (:func:`proxy_for`): ``HTTPS_PROXY`` / ``HTTP_PROXY`` and ``NO_PROXY``, except that a
+loopback host (the servers allure starts itself) is never proxied. Timeouts: every request has one.
+Redaction (:func:`shown`): errors name a URL without ``user:pass@`` or secret-looking query values.
+aiohttp is imported on first use.
 """
 
 from __future__ import annotations
@@ -85,9 +74,6 @@ def proxy_for(url: str) -> str | None:
     except LookupError:
         return None
     return str(proxy)
-
-
-# -- the blocking requests -------------------------------------------------------------------------
 
 
 class HttpError(AllureError):
@@ -173,9 +159,6 @@ def post_json(
 ) -> HttpReply:
     """``POST url`` with ``body`` as JSON (see :func:`request`)."""
     return request("POST", url, body=body, headers=headers, timeout_s=timeout_s)
-
-
-# -- the chat client -------------------------------------------------------------------------------
 
 
 class ChatCallError(EvaluatorError):
