@@ -137,3 +137,21 @@ def test_chat_models_tokenize_and_webhook_all_go_through_the_proxy(
         assert "s3" not in done.stderr + done.stdout
     finally:
         relay.server.shutdown()
+
+
+def test_loopback_goes_direct_and_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
+    from allure._http import proxy_for
+
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "skip.example")
+    assert proxy_for("http://judge.test:8000/v1") == "http://proxy.example:3128"
+    assert proxy_for("http://skip.example/v1") is None
+    for own in (
+        "http://127.0.0.1:8080/health",
+        "http://localhost:9/v1",
+        "http://[::1]:9/v1",
+        "http://127.3.4.5/",
+    ):
+        assert proxy_for(own) is None, own  # the servers allure starts on this machine
