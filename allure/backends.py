@@ -98,7 +98,14 @@ def _load(name: str) -> None:
         importlib.import_module(BUILTIN[name])
         return
     for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
-        obj = ep.load()  # a class (registered here when it was not decorated) or a module that registers
+        try:  # a class (registered here when it was not decorated) or a module that registers
+            obj = ep.load()
+        except Exception as exc:
+            raise SpecError(
+                f"the backend kind {name!r} cannot be loaded from {ep.value!r} ({type(exc).__name__}: {exc})",
+                where="[evaluator] kind",
+                fix=f"reinstall the package that declares it (entry point group {ENTRY_POINT_GROUP!r})",
+            ) from exc
         if isinstance(obj, type) and issubclass(obj, BackendFacts) and name not in _REGISTERED:
             register_backend(name)(obj)
 

@@ -66,9 +66,8 @@ def test_a_toy_backend_from_its_own_package_runs_an_audit(tmp_path: Path) -> Non
     import os
 
     site = install_toy(tmp_path / "site")
-    (tmp_path / "audit.toml").write_text(
-        replay_spec_text(tmp_path).replace('kind = "replay"', 'kind = "toy"')
-    )
+    toy_spec = replay_spec_text(tmp_path).replace('kind = "replay"', 'kind = "toy"')
+    (tmp_path / "audit.toml").write_text(toy_spec)
     path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
     res = run_allure("audit", "audit.toml", cwd=tmp_path, env={"PYTHONPATH": path})
     assert res.returncode == 0, res.stderr
@@ -84,9 +83,27 @@ def test_a_toy_backend_from_its_own_package_runs_an_audit(tmp_path: Path) -> Non
     assert {i: v.label for i, v in verdicts.items()} == {i: _toy_label(i) for i in verdicts}
     assert {v.raw_output for v in verdicts.values()} == {"score: 0", "score: 1"}
 
+    # a package whose entry point does not load: exit 2 naming it, no run begun
+    broken = site / "broken_kind-0.1.dist-info"
+    broken.mkdir()
+    (broken / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-kind\nVersion: 0.1\n")
+    (broken / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nbroken = no_such_module:Kind\n")
+    (tmp_path / "broken.toml").write_text(
+        replay_spec_text(tmp_path).replace('kind = "replay"', 'kind = "broken"')
+    )
+    bad = run_allure("audit", "broken.toml", cwd=tmp_path, env={"PYTHONPATH": path})
+    assert bad.returncode == 2 and "cannot be loaded from 'no_such_module:Kind'" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr
+    store = RunStore(tmp_path / ".allure" / "allure.db", create=False)
+    try:
+        assert [r.id for r in store.list_runs()] == [run_id]
+    finally:
+        store.close()
+
     # without the package the kind is unknown: exit 2, naming the kinds there are
+    (tmp_path / "audit.toml").write_text(toy_spec)  # replay_spec_text wrote its own audit.toml
     gone = run_allure("audit", "audit.toml", cwd=tmp_path)
-    assert gone.returncode == 2 and "unknown evaluator kind 'toy'" in gone.stderr
+    assert gone.returncode == 2 and "unknown evaluator kind 'toy'" in gone.stderr, gone.stderr
     assert "Traceback" not in gone.stderr
 
 
