@@ -52,7 +52,7 @@ def pick_source(store: RunStore, run_id: str | None, iteration: int | None, zero
             fix="wait until it is done (`allure runs` shows its status), then export",
         )
     spec = parse_spec(run.spec, source=f"{where} spec")
-    if spec.evaluator.kind == "replay":
+    if spec.evaluator.is_replay:
         raise JudgeError(
             "the run is a replay of recorded labels: recorded labels cannot label new data",
             where=f"{where}, field 'evaluator.kind'",
