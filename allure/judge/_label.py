@@ -139,6 +139,9 @@ def read_data(judge: JudgeBundle, data: Path, label_column: str | None = None) -
     try:
         items = load_items(spec.dataset, label_set=spec.label_set, synonyms=spec.label_synonyms)
     except DatasetError as exc:
+        label = cols.get("gold_label")
+        if label is None or f"field '{label}'" not in (exc.where or ""):
+            raise
         raise JudgeError(
             exc.message,
             where=exc.where,
@@ -160,16 +163,7 @@ def check_out(out: Path | None) -> None:
             where=f"{out}, option '--out'",
             fix=f"name a file ending in {', '.join(OUT_KINDS)}",
         )
-    try:
-        check_writable(out, "--out")
-    except JudgeError:
-        raise
-    except Exception as exc:  # OutputError: re-raised as the judge's bad input
-        raise JudgeError(
-            str(getattr(exc, "message", exc)),
-            where=getattr(exc, "where", str(out)),
-            fix=getattr(exc, "fix", None),
-        ) from exc
+    check_writable(out, "--out")  # OutputError (exit 2) naming the option and the path
 
 
 def write_rows(rows: list[dict[str, Any]], out: Path) -> None:
