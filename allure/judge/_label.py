@@ -188,6 +188,25 @@ def write_rows(rows: list[dict[str, Any]], out: Path) -> None:
     atomic_write_bytes(out, data.getvalue())
 
 
+def warm(judge: JudgeBundle) -> None:
+    """Let the judge's backend load its HTTP client while the data is read (as an audit does while
+    it prepares), so the pass starts sending at once."""
+    from allure.evaluator import warm_http_client
+
+    warm_http_client(judge.audit_spec(Path("(items)"), {}))
+
+
+def warmed(timeout_s: float = 10.0) -> None:
+    """Wait for :func:`warm`'s loading to end (the evaluator's own warm-up thread), so that a pass
+    is not timed while its HTTP client is still being imported: a fixed cost per process, which an
+    audit pays while it prepares."""
+    import threading
+
+    for t in threading.enumerate():
+        if t.name == "allure-warm-http":
+            t.join(timeout_s)
+
+
 def label_items(
     judge: JudgeBundle, items: list[Item], *, project: Path, progress: Any = None, say: Any = None
 ) -> Labelled:
@@ -205,6 +224,7 @@ def label_items(
             store.acquire_lease(f"{run_id}@{uuid.uuid4().hex[:12]}", "judge label") as lease,
             open_evaluator(spec, store, items, lazy_start=True) as ev,
         ):
+            warmed()
             out = judge_pass(
                 ev, judge, spec, run_id, items, progress=progress, say=say, claim_token=lease.token
             )
@@ -244,6 +264,7 @@ def label_data(
     label_column: str | None = None,
 ) -> Labelled:
     """Read ``data``, label it, write ``out`` (checked before the first call; nothing written on error)."""
+    warm(judge)
     check_out(out)
     items, has_labels = read_data(judge, data, label_column)
     done = label_items(judge, items, project=project, progress=progress, say=say)
