@@ -70,3 +70,65 @@ def test_the_loop_a_study_arm_and_a_reaudit_label_alike(
     assert arm == loop
     assert reaudit.record.labels == loop
     assert study.arms[0].calibration is not None and study.arms[0].calibration["changed"] > 0
+
+
+def test_a_debiased_pairwise_pass_is_the_same_in_the_loop_a_study_arm_and_a_reaudit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``position_debias = "consistent"`` on a pairwise judge that leans to the first response: the
+    study arm and the re-audit score the same debiased labels, and the loop reports the same
+    decided accuracy beside its raw verdicts."""
+    from allure.config import load_spec
+    from allure.graphs import start_run
+    from allure.graphs.prepare import prepare_audit
+    from allure.memory import EpisodicMemory
+    from allure.metrics import decided_accuracy
+    from allure.reaudit import run_reaudit
+    from allure.studies import ArmLabels, ArmSpec, ArmsStudy, StudyRecord, StudySource, run_study
+    from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, last_report, write_pairwise_csv
+
+    class Kept(ArmsStudy):
+        labels: ArmLabels = {}
+
+        def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
+            Kept.labels = labels
+            return record
+
+    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
+    monkeypatch.chdir(tmp_path)  # the spec's memory location is relative
+    write_pairwise_csv(tmp_path / "pairs.csv")
+    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    project = tmp_path / "proj"
+    try:
+        path = tmp_path / "audit.toml"
+        spec_text = PAIRWISE_LIVE.format(url=srv.base_url).replace(
+            'prompt = "pairwise"\n', 'prompt = "pairwise"\nposition_debias = "consistent"\n'
+        )
+        path.write_text(
+            spec_text
+            + '\n[reaudit]\nset = "pairs"\nsplit = "all"\nprobe = 0\n\n[gate]\n[gate.min]\naccuracy = 0.0\n'
+        )
+        spec = load_spec(path)
+        reaudit = run_reaudit(str(path), project)
+        run = start_run(spec.model_copy(update={"auto_approve": True}), project)
+        assert run.status == "done"
+        prepared = prepare_audit(spec, tmp_path)
+        src = StudySource(
+            spec=spec,
+            items=prepared.items,
+            reference=prepared.references,
+            splits=prepared.splits,
+            source={"spec": "audit.toml"},
+            memory_location=str(tmp_path / "memory"),
+        )
+        memory = EpisodicMemory.open(str(tmp_path / "memory"))
+        study = run_study(project, src, memory, Kept([ArmSpec(name="zero-shot", example_ids=[])]))
+    finally:
+        srv.stop()
+    arm = dict(zip([it.id for it in prepared.items], Kept.labels["zero-shot"], strict=True))
+    assert study.arms[0].position_debias == "consistent" and 0 < study.arms[0].undecided < len(arm)
+    assert reaudit.record.labels == arm
+    debias = last_report(tmp_path)["iterations"][-1]["debias"]
+    refs = [prepared.references[it.id] for it in prepared.items]
+    assert debias["debiased"] == decided_accuracy(refs, [arm[it.id] for it in prepared.items]).model_dump()
+    assert debias["inconsistent"] == study.arms[0].undecided
