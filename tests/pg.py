@@ -53,17 +53,27 @@ class PgServer:
     url: str
     data: Path
     log: Path
+    opts: str
 
-    def restart(self) -> None:
-        """``pg_ctl restart -m fast``: every session is ended; returns once the server accepts again."""
+    def _ctl(self, *args: str) -> None:
         done = subprocess.run(
-            _as_server_user(
-                [_binary("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-m", "fast", "-w", "restart"]
-            ),
+            _as_server_user([_binary("pg_ctl"), "-D", str(self.data), "-l", str(self.log), *args]),
             capture_output=True,
             text=True,
         )
-        assert done.returncode == 0, f"pg_ctl restart failed: {done.stderr}\n{self.log.read_text()}"
+        assert done.returncode == 0, f"pg_ctl {' '.join(args)} failed: {done.stderr}\n{self.log.read_text()}"
+
+    def stop(self) -> None:
+        """``pg_ctl stop -m fast``: every session is ended; returns once the server is down."""
+        self._ctl("-m", "fast", "-w", "stop")
+
+    def start(self) -> None:
+        """Start the stopped server again; returns once it accepts connections."""
+        self._ctl("-o", self.opts, "-w", "start")
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every session is ended; returns once the server accepts again."""
+        self._ctl("-m", "fast", "-w", "restart")
 
     def terminate_backends(self, database: str, application: str | None = None) -> int:
         """``pg_terminate_backend`` of every session on ``database`` (only those whose
@@ -110,7 +120,7 @@ def postgres_instance(**settings: object) -> Iterator[PgServer]:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"pg_ctl start failed: {started.stderr}\n{detail}")
     try:
-        yield PgServer(f"postgresql://{USER}@127.0.0.1:{port}/postgres", data, log)
+        yield PgServer(f"postgresql://{USER}@127.0.0.1:{port}/postgres", data, log, opts)
     finally:
         subprocess.run(
             _as_server_user([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"]), capture_output=True

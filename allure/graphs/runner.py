@@ -28,13 +28,13 @@ from allure.graphs.graph import build_graph
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext
 from allure.store import (
-    RECONNECT_S,
     RunLease,
     RunStore,
     advisory_key,
     as_lost,
     open_project_store,
     pg_connect,
+    reconnect_s,
     remember_store_url,
 )
 
@@ -82,7 +82,7 @@ def _postgres_saver(store: RunStore) -> Iterator[Any]:
 
     The saver draws its connections from a small pool that checks a connection before handing it
     out, so a restarted server or a terminated backend costs a new connection, not the run (a pool
-    that gets none within ``RECONNECT_S`` ends the run as interrupted, see :func:`_drive`)."""
+    that gets none within ``reconnect_s()`` ends the run as interrupted, see :func:`_drive`)."""
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
@@ -113,7 +113,7 @@ def _postgres_saver(store: RunStore) -> Iterator[Any]:
         max_size=2,
         kwargs=options,
         check=ConnectionPool.check_connection,
-        timeout=RECONNECT_S,
+        timeout=reconnect_s(),
         name="allure-checkpoints",
         open=True,
     )

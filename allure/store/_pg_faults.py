@@ -14,13 +14,15 @@ names the setting and the ways out, never a traceback.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 from allure.errors import StoreError
 
 RECONNECT_S = 30.0
-"""How long a lost connection is tried again (a restarting server takes a few seconds)."""
+"""How long a lost connection is tried again (a restarting server takes a few seconds); the
+environment variable ``ALLURE_PG_RECONNECT_S`` sets another (:func:`reconnect_s`)."""
 
 TOO_MANY = ("53300", "too many clients", "remaining connection slots are reserved")
 """How PostgreSQL says it refuses a connection at ``max_connections`` (SQLSTATE 53300, or its text)."""
@@ -31,6 +33,28 @@ class ConnectionLostError(StoreError):
     away: the work stops as interrupted (exit status 1); ``allure resume`` continues a run."""
 
     exit_code = 1
+
+
+def reconnect_s() -> float:
+    """How long to try a lost connection again: ``$ALLURE_PG_RECONNECT_S`` seconds, else :data:`RECONNECT_S`.
+
+    Raises:
+        StoreError: the variable is not a number of seconds above 0.
+    """
+    raw = os.environ.get("ALLURE_PG_RECONNECT_S", "").strip()
+    if not raw:
+        return RECONNECT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise StoreError(
+            f"ALLURE_PG_RECONNECT_S={raw!r} is not a number of seconds above 0",
+            where="environment variable ALLURE_PG_RECONNECT_S",
+            fix=f"unset it (default {RECONNECT_S:g} s) or set it to e.g. 60",
+        )
+    return value
 
 
 def _text(exc: BaseException) -> str:
@@ -61,7 +85,7 @@ def lost_error(exc: BaseException, where: str, *, inside: bool) -> ConnectionLos
     what = (
         "was lost in the middle of a write (nothing of that write is stored)"
         if inside
-        else f"was lost and the server did not answer again within {RECONNECT_S:g} s"
+        else f"was lost and the server did not answer again within {reconnect_s():g} s"
     )
     return ConnectionLostError(
         f"the connection to the PostgreSQL run store {what} ({_text(exc)})",
@@ -91,7 +115,7 @@ def pg_connect(url: str, where: str, **kwargs: Any) -> Any:
 
 
 def reconnect(url: str, where: str, cause: BaseException, **kwargs: Any) -> Any:
-    """A new connection, tried for up to :data:`RECONNECT_S` while the server is away.
+    """A new connection, tried for up to :func:`reconnect_s` while the server is away.
 
     Raises:
         ConnectionLostError: the server did not accept a connection in that time.
@@ -99,7 +123,7 @@ def reconnect(url: str, where: str, cause: BaseException, **kwargs: Any) -> Any:
     """
     import psycopg
 
-    deadline = time.monotonic() + RECONNECT_S
+    deadline = time.monotonic() + reconnect_s()
     pause = 0.05
     while True:
         try:

@@ -109,6 +109,49 @@ def test_the_server_going_away_mid_pass_resends_and_loses_nothing(
         srv.stop()
 
 
+def test_a_server_that_stays_away_ends_the_pass_interrupted_and_resume_completes_it(
+    tmp_path: Path, pg: PgServer
+) -> None:
+    url = fresh_database(pg.url)
+    env = {**TEST_KEY, "ALLURE_STORE_URL": url, "ALLURE_PG_RECONNECT_S": "2"}
+    srv = start_scripted_server(tmp_path, "--delay", "0.25")
+    try:
+        spec = write_spec(tmp_path, srv.base_url)
+        spec.write_text(spec.read_text().replace("concurrency = 1", "concurrency = 2"))
+        proc = start_allure(
+            "audit", str(spec), "--auto-approve", "--project", str(tmp_path), cwd=tmp_path, env=env
+        )
+        until(lambda: len(srv.requests()) >= 6 or proc.poll() is not None, "the pass to be under way")
+        pg.stop()
+        try:
+            _, err = proc.communicate(timeout=120)
+        finally:
+            pg.start()
+        assert proc.returncode == 1, err[-3000:]
+        assert "connection to the PostgreSQL run store" in err and "allure resume" in err, err[-3000:]
+        assert "Traceback" not in err
+        sent = len(srv.requests())
+        store = RunStore(tmp_path / "unused.db", create=False, url=url)
+        try:
+            run = store.list_runs()[-1]
+            assert store.get_run(run.id).status == "interrupted"
+            stored = store.call_count()
+            res = allure("resume", run.id, "--project", str(tmp_path), cwd=tmp_path, env=env)
+            assert res.returncode == 0, res.stderr[-3000:]
+            assert store.get_run(run.id).status == "done"
+        finally:
+            store.close()
+        bodies = [json.dumps(r["body"]["messages"]) for r in srv.requests()]
+        again = len(bodies) - len(set(bodies))
+        # sent again: only the answers that came while the store was away (the workers do not wait
+        # for the store, so those answers had nowhere to go); never a call the store had
+        assert again == sent - stored, (again, sent, stored)
+        calls, decisions, pending = _counts(url, run.id)
+        assert calls == len(set(bodies)) and pending == 0 and set(decisions.values()) == {1}
+    finally:
+        srv.stop()
+
+
 _REVIEWER = """
 import json, sys
 from allure.models import ReviewDecision
