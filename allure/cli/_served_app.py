@@ -8,7 +8,8 @@ from every other reviewer. :class:`SessionGuard` is a thread beside the app that
 
 - the server closed its side of the pipes (stdin hung up, or stdout has no reader);
 - the app's event loop stopped answering for :data:`STALL_S` (blocked on a client that reads nothing);
-- nobody pressed a key or clicked for the idle limit (``allure review --serve --idle-timeout``);
+- nobody pressed a key or clicked for the idle limit (``allure review --serve --idle-timeout``),
+  unless the app is busy (resuming the loop);
 - SIGTERM arrived (blocked in every thread and taken by the guard, so it works whatever the app's
   main thread is doing).
 
@@ -103,7 +104,7 @@ class SessionGuard:
         lost = pipes_lost()
         if lost:
             return lost
-        if self._idle_for() > self.idle_s:
+        if self._idle_for() > self.idle_s and not getattr(self.app, "busy", False):
             return f"no key press or click for {self.idle_s:g} s (--idle-timeout)"
         if self.app.is_running and time.monotonic() - self._answered > STALL_S:
             return f"the app did not answer for {STALL_S:g} s"
@@ -113,10 +114,13 @@ class SessionGuard:
         from textual import events
         from textual.messages import ExitApp
 
+        running = False
         while not self._done.is_set():
+            if not running and self.app.is_running:  # the stall clock starts with the app
+                running, self._answered = True, time.monotonic()
             why = self._reason()
             if why is None:
-                if self.app.is_running:
+                if running:
                     self.app.post_message(events.Callback(callback=self._answer))
                 continue
             self.why = why

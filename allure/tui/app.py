@@ -69,6 +69,11 @@ class ReviewApp(App[None]):
         """When the reviewer last pressed a key or used the mouse (``time.monotonic``; ``None``: not
         yet); a served tab idle too long is ended (:mod:`allure.cli._served_app`)."""
 
+    @property
+    def busy(self) -> bool:
+        """Whether the loop is being resumed from this app (a served tab is not idle meanwhile)."""
+        return any(w.group == "resume" and not w.is_finished for w in list(self.workers))
+
     async def on_event(self, event: events.Event) -> None:
         """Note the time of every key press and mouse event, then handle the event as usual."""
         if isinstance(event, events.InputEvent):
