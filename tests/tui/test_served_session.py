@@ -164,16 +164,29 @@ def chromium_at(url: str) -> Iterator[tuple[subprocess.Popen[bytes], object]]:
 
 @pytest.mark.browser
 def test_a_killed_browser_frees_its_tab_and_another_browser_gets_the_candidates(tmp_path: Path) -> None:
-    make_run(tmp_path, 2).close()
-    with serving(tmp_path, RUN, "--port", "0") as server:
-        with chromium_at(server.url) as (browser, _page):
-            wait_for(lambda: len(claims(tmp_path)) == 2, "the first tab's claims")
-            apps = _session_apps(server)
-            assert len(apps) == 1, apps
+    from tests.tui.test_browser_review import drawn_screen
+
+    make_run(tmp_path, 3).close()
+    with serving(tmp_path, RUN, "--port", "0", "--reviewer", "ann") as server:
+        with chromium_at(server.url) as (browser, page):
+            wait_for(lambda: len(claims(tmp_path)) == 3, "the first tab's claims")
+            drawn_screen(page)
+            page.click("#terminal")
+            page.keyboard.press("a")  # mid-session: one decision made
+            wait_for(lambda: len(claims(tmp_path)) == 2, "the decision in the store")
+            assert len(_session_apps(server)) == 1
             os.killpg(browser.pid, signal.SIGKILL)  # the browser dies abruptly, every process of it
             killed = time.monotonic()
             wait_for(lambda: not _session_apps(server) and not claims(tmp_path), "the tab's end", BOUND_S)
             assert time.monotonic() - killed < BOUND_S
+        store = RunStore(project_db_path(tmp_path), create=False)
+        try:
+            decided = [(c.decision, c.reviewer) for c in store.candidates(RUN) if c.decision is not None]
+            assert decided == [("approve", "ann")]  # made before the browser died: kept
+            pending = {c.id for c in store.candidates(RUN) if c.decision is None}
+        finally:
+            store.close()
+        assert len(pending) == 2
         with chromium_at(server.url):
-            wait_for(lambda: len(claims(tmp_path)) == 2, "the second browser's claims")
+            wait_for(lambda: set(claims(tmp_path)) == pending, "the second browser's claims")
             assert len(_session_apps(server)) == 1
