@@ -19,7 +19,7 @@ import pytest
 
 from allure.errors import StoreError
 from allure.models import ReviewDecision
-from allure.store import ReviewClaims, RunStore, _review, _review_claims
+from allure.store import ConnectionLostError, ReviewClaims, RunStore, _review, _review_claims, reconnect_s
 from tests.cli_run import TEST_KEY, allure, start_allure
 from tests.conftest import start_scripted_server, write_spec
 from tests.pg import PgServer, fresh_database, postgres_instance
@@ -258,3 +258,42 @@ def test_a_server_at_max_connections_is_a_clear_error(tmp_path: Path) -> None:
         finally:
             for conn in held:
                 conn.close()
+
+
+def test_a_connection_lost_inside_a_write_is_a_clear_error_and_the_next_one_reconnects(
+    tmp_path: Path, pg: PgServer
+) -> None:
+    url = fresh_database(pg.url)
+    store = RunStore(tmp_path / "s.db", url=url + "?application_name=inside")
+    try:
+        store.create_run({"name": "x"}, run_id="r1")
+        before = store.get_run("r1").status
+        with pytest.raises(ConnectionLostError, match="middle of a write") as caught, store._tx() as c:
+            c.execute("UPDATE runs SET status='paused' WHERE id=?", ("r1",))
+            assert pg.terminate_backends(_db(url), "inside") == 1
+            c.execute("UPDATE runs SET iteration=3 WHERE id=?", ("r1",))
+        assert caught.value.exit_code == 1 and "allure resume" in (caught.value.fix or "")
+        run = store.get_run("r1")  # the next statement reconnects; nothing of the lost write is there
+        assert (run.status, run.iteration) == (before, 0)
+        assert pg.terminate_backends(_db(url), "inside") == 1  # lost while idle: nothing to tell
+        store.update_run("r1", status="paused")
+        assert store.get_run("r1").status == "paused"
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "nan", "inf", "1e999"])
+def test_a_bad_reconnect_window_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("ALLURE_PG_RECONNECT_S", value)
+    with pytest.raises(StoreError, match="ALLURE_PG_RECONNECT_S") as caught:
+        reconnect_s()
+    assert caught.value.exit_code == 2
+
+
+def test_the_reconnect_window_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ALLURE_PG_RECONNECT_S", raising=False)
+    assert reconnect_s() == 30.0
+    monkeypatch.setenv("ALLURE_PG_RECONNECT_S", " 4.5 ")
+    assert reconnect_s() == 4.5
