@@ -58,7 +58,15 @@ if TYPE_CHECKING:
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
-    from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_item, swaps_positions
+    from allure.evaluator._swap import (
+        FALLBACK_NOTE,
+        SWAPPED,
+        debias_verdicts,
+        replay_items,
+        swapped_item,
+        swapped_order,
+        swaps_positions,
+    )
     from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
@@ -114,6 +122,8 @@ _WHERE = {
     "SWAPPED": "_swap",
     "debias_verdicts": "_swap",
     "swapped_item": "_swap",
+    "swapped_order": "_swap",
+    "replay_items": "_swap",
     "swaps_positions": "_swap",
     "Evaluator": "_runner",
 }
@@ -172,6 +182,8 @@ __all__ = [
     "redact",
     "retry_kind",
     "swapped_item",
+    "swapped_order",
+    "replay_items",
     "swaps_positions",
 ]
 

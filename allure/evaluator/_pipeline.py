@@ -37,7 +37,7 @@ from allure.evaluator._calibrate import (
     calibrate_pass,
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
-from allure.evaluator._swap import FALLBACK_NOTE, debias_verdicts, swapped_item, swaps_positions
+from allure.evaluator._swap import FALLBACK_NOTE, debias_verdicts, swapped_order, swaps_positions
 from allure.labels import Label
 from allure.models import Item, Verdict
 
@@ -182,7 +182,7 @@ def run_pass(
         out.calibration = _calibrate(ev, plan, result)
         if out.calibration.off:
             tell(NO_PROBS)
-    out.labels = out.debias.labels if out.debias is not None else _labels_of(plan.items, result)
+    out.labels = dict(out.debias.labels) if out.debias is not None else _labels_of(plan.items, result)
     if plan.readout is not None:
         read = plan.readout.apply(plan.items, result.verdicts)
         changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
@@ -200,7 +200,7 @@ def _swap(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str],
 
     items, labels = plan.items, plan.labels
     first, second = labels[0], labels[1]
-    swapped = [swapped_item(x, first, second) for x in items]
+    swapped = swapped_order(items, labels)
     original = {sw.id: x for sw, x in zip(swapped, items, strict=True)}
     examples = plan.swapped_examples_for or (lambda sw: plan.examples_for(original[sw.id]))
     tell(

@@ -49,6 +49,18 @@ def swapped_item(item: Item, first: Any = None, second: Any = None) -> Item:
     )
 
 
+def swapped_order(items: Sequence[Item], labels: Sequence[Any]) -> list[Item]:
+    """The items of a pass's swapped order (:func:`swapped_item` of each, in order), as
+    :func:`allure.evaluator.run_pass` asks them."""
+    return [swapped_item(x, labels[0], labels[1]) for x in items]
+
+
+def replay_items(items: Sequence[Item], labels: Sequence[Any]) -> list[Item]:
+    """``items`` and, for a pair with a verdict recorded in the swapped order, its swapped item: what a
+    replayed evaluator opens with, so that it can replay both orders."""
+    return [*items, *(swapped_item(x, labels[0], labels[1]) for x in items if x.recorded_label_swapped)]
+
+
 def swaps_positions(spec: AuditSpec, pairwise: bool, items: Sequence[Item]) -> bool:
     """Whether a pass also runs the swapped order: a pairwise prompt set, pairs, ``swap_positions``,
     and a live evaluator or a replay with verdicts recorded in the swapped order."""

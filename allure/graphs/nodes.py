@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from allure._fault import fault_point
-from allure.evaluator import run_pass, swapped_item
+from allure.evaluator import replay_items, run_pass, swapped_order
 from allure.gold_check import GoldCheck
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
 from allure.graphs.pairwise import report_positions
@@ -65,13 +65,9 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     update: dict[str, Any] = {}
     if it == 1:
         update["zero_shot_iteration"] = 0 if version.size else 1
-    first, second = ctx.spec.label_set[:2]
+    labels = ctx.spec.label_set
     # a replay needs the swapped order's recorded verdicts among the items it opens with
-    with open_evaluator(
-        ctx.spec,
-        ctx.store,
-        items + [swapped_item(x, first, second) for x in items if x.recorded_label_swapped],
-    ) as ev:
+    with open_evaluator(ctx.spec, ctx.store, replay_items(items, labels)) as ev:
         if it == 1 and version.size:
             baseline = zero_shot_baseline(ctx, run_id, items, ev)
             update["active_iteration"] = 0
@@ -79,7 +75,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         plan = loop_plan(ctx, run_id, it, items, lambda item: blocks[item.id], pairwise=ev.prompts.pairwise)
         if plan.swap:
             # the swapped order's examples are retrieved for its own text, when it is asked
-            swapped = [swapped_item(x, first, second) for x in items]
+            swapped = swapped_order(items, labels)
             later: dict[str, list[IclExample]] = {}
 
             def swapped_examples(sw: Item) -> list[IclExample]:
