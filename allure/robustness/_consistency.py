@@ -41,7 +41,18 @@ from allure.robustness._reports import ConsistencyPair, ConsistencyReport, Promp
 from allure.robustness._sampling import check_sampling, raw_outputs, sample_at
 from allure.robustness._variants import prompt_variants
 from allure.safe_text import markdown_cell as md
-from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, as_kind, open_source, run_study
+from allure.studies import (
+    ArmSpec,
+    ParamType,
+    StudyContext,
+    StudyOptions,
+    StudyRecord,
+    StudySource,
+    as_kind,
+    open_source,
+    read_params,
+    run_study,
+)
 from allure.studies.figures import fmt
 
 SCORE_PATTERN = r"(?i)confidence\s*[:=]\s*(-?\d+(?:\.\d+)?)"
@@ -182,6 +193,18 @@ class ConsistencyStudy(RobustStudy):
 
     kind: ClassVar[str] = "consistency"
     result: ClassVar[type[StudyRecord]] = ConsistencyRecord
+    params: ClassVar[dict[str, ParamType]] = {
+        "samples": "int",
+        "temperature": "float",
+        "scale": "text",
+        "score_pattern": "text",
+        "score_instruction": "text",
+        "pair_column": "text",
+        "rephrasings": "int",
+        "prompts": "names",
+        "nli": "text",
+        "seed": "int",
+    }
     project: Path
     src: StudySource
     head: ConsistencyReport
@@ -190,6 +213,74 @@ class ConsistencyStudy(RobustStudy):
     """(item index a, variant q_a, item index b, variant q_b) of each pair of prompts."""
     entail: Entail | None
     """The NLI entailment, or ``None``: the evaluator judges entailment (a run of its own)."""
+
+    @classmethod
+    def build(cls, context: StudyContext) -> ConsistencyStudy:
+        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
+        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
+
+    @classmethod
+    def prepare(
+        cls,
+        context: StudyContext,
+        *,
+        samples: int = 5,
+        temperature: float = 0.7,
+        scale: str = "1-10",
+        score_pattern: str | None = None,
+        score_instruction: str = SCORE_INSTRUCTION,
+        pair_column: str | None = None,
+        rephrasings: int | None = None,
+        prompts: Sequence[str] | None = None,
+        nli: str | Path | None = None,
+        seed: int = 0,
+    ) -> ConsistencyStudy:
+        """The checked settings, the scored prompt variants (written) and the arms, as
+        :func:`consistency_study` takes them."""
+        check_sampling(samples, temperature, flag="--samples")
+        score_pattern = score_pattern or SCORE_PATTERN
+        bounds = parse_scale(scale, score_pattern, score_instruction)
+        entail_nli = nli_entailment(nli) if nli is not None else None
+        if pair_column is None and rephrasings is None and prompts is None:
+            rephrasings = 2
+        proj, src = context.project, context.source
+        sample_at(src, temperature)
+        variants, pending = prompt_variants(
+            proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
+        )
+        pairs = consistency_pairs(src, pair_column, len(variants))
+        scored = score_prompts(
+            proj, variants, {str(f): r.texts for f, r in pending}, bounds, score_instruction
+        )
+        for folder, r in pending:
+            write_prompt_set(folder, r)
+        arms: list[ArmSpec] = []
+        for v, folder, r in scored:
+            write_prompt_set(folder, r)
+            arms += [
+                ArmSpec(
+                    name=f"rho{v.q} #{k}",
+                    policy=src.spec.memory.retrieval,
+                    prompt=str(folder),
+                    prompt_hash=v.hash,
+                    rephrasing=v.q,
+                    with_memory=True,
+                    sample=k,
+                )
+                for k in range(samples)
+            ]
+        head = ConsistencyReport(
+            samples=samples,
+            temperature=temperature,
+            scale=bounds,
+            score_pattern=score_pattern,
+            pairs_from="rephrasings" if pair_column is None else f"column {pair_column}",
+            prompts=[v for v, _, _ in scored],
+            entailment=f"nli {nli}" if nli is not None else "evaluator",
+            alpha=context.alpha,
+        )
+
+        return cls(arms, proj, src, head, pairs, entail_nli)
 
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
         entail = self.entail or evaluator_entailment(self.project, self.src, record.id)
@@ -320,49 +411,21 @@ def consistency_study(
     Raises:
         StudyError: ``K < 2``, ``T <= 0``, a scale the pattern cannot read, no pair, an unusable NLI folder.
     """
-    check_sampling(samples, temperature, flag="--samples")
-    score_pattern = score_pattern or SCORE_PATTERN
-    bounds = parse_scale(scale, score_pattern, score_instruction)
-    entail_nli = nli_entailment(nli) if nli is not None else None
-    if pair_column is None and rephrasings is None and prompts is None:
-        rephrasings = 2
     proj = Path(project).resolve()
     src, mem, run = open_source(proj, options)
-    sample_at(src, temperature)
-    variants, pending = prompt_variants(
-        proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
-    )
-    pairs = consistency_pairs(src, pair_column, len(variants))
-    scored = score_prompts(proj, variants, {str(f): r.texts for f, r in pending}, bounds, score_instruction)
-    for folder, r in pending:
-        write_prompt_set(folder, r)
-    arms: list[ArmSpec] = []
-    for v, folder, r in scored:
-        write_prompt_set(folder, r)
-        arms += [
-            ArmSpec(
-                name=f"rho{v.q} #{k}",
-                policy=src.spec.memory.retrieval,
-                prompt=str(folder),
-                prompt_hash=v.hash,
-                rephrasing=v.q,
-                with_memory=True,
-                sample=k,
-            )
-            for k in range(samples)
-        ]
-    head = ConsistencyReport(
+    study = ConsistencyStudy.prepare(
+        StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05)),
         samples=samples,
         temperature=temperature,
-        scale=bounds,
+        scale=scale,
         score_pattern=score_pattern,
-        pairs_from="rephrasings" if pair_column is None else f"column {pair_column}",
-        prompts=[v for v, _, _ in scored],
-        entailment=f"nli {nli}" if nli is not None else "evaluator",
-        alpha=run.get("alpha", 0.05),
+        score_instruction=score_instruction,
+        pair_column=pair_column,
+        rephrasings=rephrasings,
+        prompts=prompts,
+        nli=nli,
+        seed=seed,
     )
-
-    study = ConsistencyStudy(arms, proj, src, head, pairs, entail_nli)
     result = run_study(proj, src, mem, study, **run)
     assert isinstance(result, ConsistencyRecord)
     return result

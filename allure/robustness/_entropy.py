@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal, Unpack
+from typing import ClassVar, Literal, Unpack, cast
 
 import numpy as np
 
@@ -48,12 +48,15 @@ from allure.robustness._variants import CONDITIONS, TOP, prompt_variants, sensit
 from allure.safe_text import markdown_cell as md
 from allure.studies import (
     ArmSpec,
+    ParamType,
+    StudyContext,
     StudyOptions,
     StudyRecord,
     StudySource,
     as_kind,
     load_study,
     open_source,
+    read_params,
     run_study,
 )
 from allure.studies.figures import figure, fmt, png
@@ -249,18 +252,28 @@ def entropy_study(
         StudyError: ``M < 2``, ``T <= 0``, an unknown condition or clusterer, a study in ``against``
             that is not an entropy study over the same items; as the sensitivity study otherwise.
     """
-    check_sampling(samples, temperature)
-    bad = [c for c in conditions if c not in CONDITIONS] or ([] if conditions else ["(none)"])
-    if bad or clusterer not in ("hdbscan", "kmeans"):
-        raise StudyError(
-            f"unknown condition(s) {bad} or clusterer {clusterer!r}",
-            where="options --conditions / --clusterer",
-            fix="pass --conditions memory,zero-shot (or one of them) and --clusterer hdbscan or kmeans",
-        )
     proj = Path(project).resolve()
     src, mem, run = open_source(proj, options)
-    sample_at(src, temperature)
-    earlier = [load_study(proj, sid) for sid in against]
+    context = StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05))
+    study = EntropyStudy.prepare(
+        context,
+        samples=samples,
+        temperature=temperature,
+        rephrasings=rephrasings,
+        prompts=prompts,
+        conditions=conditions,
+        clusterer=clusterer,
+        against=against,
+        seed=seed,
+    )
+    result = run_study(proj, src, mem, study, **run)
+    assert isinstance(result, EntropyRecord)
+    return result
+
+
+def _earlier(project: Path, src: StudySource, against: Sequence[str]) -> list[EntropyRecord]:
+    """The entropy studies ``against`` names, each checked to be over the same items."""
+    earlier = [load_study(project, sid) for sid in against]
     ids_hash = stable_hash([it.id for it in src.items])
     for other in earlier:
         if not isinstance(other, EntropyRecord) or other.item_ids_hash != ids_hash:
@@ -269,22 +282,7 @@ def entropy_study(
                 where="option --against",
                 fix="name an entropy study run with the same --from-run/--spec and --split",
             )
-    variants, pending = prompt_variants(
-        proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
-    )
-    for folder, r in pending:
-        write_prompt_set(folder, r)
-    arms = entropy_arms(variants, src, samples, conditions)
-    head = EntropyReport(
-        samples=samples, temperature=temperature, clusterer=clusterer, prompts=variants, conditions=[]
-    )
-
-    study = EntropyStudy(
-        arms, proj, src, head, [e for e in earlier if isinstance(e, EntropyRecord)], run.get("alpha", 0.05)
-    )
-    result = run_study(proj, src, mem, study, **run)
-    assert isinstance(result, EntropyRecord)
-    return result
+    return [e for e in earlier if isinstance(e, EntropyRecord)]
 
 
 @dataclass
@@ -293,6 +291,16 @@ class EntropyStudy(RobustStudy):
 
     kind: ClassVar[str] = "entropy"
     result: ClassVar[type[StudyRecord]] = EntropyRecord
+    params: ClassVar[dict[str, ParamType]] = {
+        "samples": "int",
+        "temperature": "float",
+        "rephrasings": "int",
+        "prompts": "names",
+        "conditions": "names",
+        "clusterer": "text",
+        "against": "names",
+        "seed": "int",
+    }
     project: Path
     src: StudySource
     head: EntropyReport
@@ -300,6 +308,52 @@ class EntropyStudy(RobustStudy):
     against: list[EntropyRecord]
     """Earlier entropy studies over the same items to compare per-item R with."""
     alpha: float
+
+    @classmethod
+    def build(cls, context: StudyContext) -> EntropyStudy:
+        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
+        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
+
+    @classmethod
+    def prepare(
+        cls,
+        context: StudyContext,
+        *,
+        samples: int = 5,
+        temperature: float = 0.7,
+        rephrasings: int | None = None,
+        prompts: Sequence[str] | None = None,
+        conditions: Sequence[str] = CONDITIONS,
+        clusterer: str = "hdbscan",
+        against: Sequence[str] = (),
+        seed: int = 0,
+    ) -> EntropyStudy:
+        """The checked settings, the prompt variants (written) and the arms, as :func:`entropy_study` takes them."""
+        check_sampling(samples, temperature)
+        bad = [c for c in conditions if c not in CONDITIONS] or ([] if conditions else ["(none)"])
+        if bad or clusterer not in ("hdbscan", "kmeans"):
+            raise StudyError(
+                f"unknown condition(s) {bad} or clusterer {clusterer!r}",
+                where="options --conditions / --clusterer",
+                fix="pass --conditions memory,zero-shot (or one of them) and --clusterer hdbscan or kmeans",
+            )
+        proj, src = context.project, context.source
+        sample_at(src, temperature)
+        earlier = _earlier(proj, src, against)
+        variants, pending = prompt_variants(
+            proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
+        )
+        for folder, r in pending:
+            write_prompt_set(folder, r)
+        arms = entropy_arms(variants, src, samples, conditions)
+        head = EntropyReport(
+            samples=samples,
+            temperature=temperature,
+            clusterer=cast(Clusterer, clusterer),
+            prompts=variants,
+            conditions=[],
+        )
+        return cls(arms, proj, src, head, earlier, context.alpha)
 
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
         outputs = raw_outputs(self.project, record, self.src)

@@ -40,7 +40,17 @@ from allure.robustness._reports import (
 )
 from allure.robustness._variants import CONDITIONS, TOP, prompt_variants, sensitivity_arms, short
 from allure.safe_text import markdown_cell as md
-from allure.studies import StudyOptions, StudyRecord, StudySource, as_kind, open_source, run_study
+from allure.studies import (
+    ParamType,
+    StudyContext,
+    StudyOptions,
+    StudyRecord,
+    StudySource,
+    as_kind,
+    open_source,
+    read_params,
+    run_study,
+)
 from allure.studies.figures import figure, fmt, png
 
 
@@ -62,8 +72,43 @@ class SensitivityStudy(RobustStudy):
 
     kind: ClassVar[str] = "sensitivity"
     result: ClassVar[type[StudyRecord]] = SensitivityRecord
+    params: ClassVar[dict[str, ParamType]] = {
+        "rephrasings": "int",
+        "prompts": "names",
+        "seed": "int",
+        "meta_prompt": "text",
+    }
     src: StudySource
     variants: list[PromptVariant]
+
+    @classmethod
+    def build(cls, context: StudyContext) -> SensitivityStudy:
+        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
+        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
+
+    @classmethod
+    def prepare(
+        cls,
+        context: StudyContext,
+        *,
+        rephrasings: int | None = 4,
+        prompts: Sequence[str] | None = None,
+        seed: int = 0,
+        meta_prompt: str | Path | None = None,
+    ) -> SensitivityStudy:
+        """The rephrasings (written as prompt sets) and their arms, as :func:`sensitivity_study` takes them."""
+        src = context.source
+        variants, pending = prompt_variants(
+            context.project,
+            src,
+            rephrasings=None if prompts is not None else rephrasings,
+            prompts=prompts,
+            seed=seed,
+            meta_prompt=meta_prompt,
+        )
+        for folder, r in pending:
+            write_prompt_set(folder, r)
+        return cls(sensitivity_arms(variants, src), src, variants)
 
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
         report = sensitivity_report(record, labels, self.src, self.variants)
@@ -250,19 +295,11 @@ def sensitivity_study(
     """
     proj = Path(project).resolve()
     src, mem, run = open_source(proj, options)
-    variants, pending = prompt_variants(
-        proj,
-        src,
-        rephrasings=None if prompts is not None else rephrasings,
-        prompts=prompts,
-        seed=seed,
-        meta_prompt=meta_prompt,
+    context = StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05))
+    study = SensitivityStudy.prepare(
+        context, rephrasings=rephrasings, prompts=prompts, seed=seed, meta_prompt=meta_prompt
     )
-    for folder, r in pending:
-        write_prompt_set(folder, r)
-    arms = sensitivity_arms(variants, src)
-
-    result = run_study(proj, src, mem, SensitivityStudy(arms, src, variants), **run)
+    result = run_study(proj, src, mem, study, **run)
     assert isinstance(result, SensitivityRecord)
     return result
 
