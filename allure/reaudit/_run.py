@@ -20,9 +20,9 @@ from allure.errors import ReauditError
 from allure.models import IclExample, Item, stable_hash, utcnow
 from allure.reaudit._fingerprint import build_fingerprint, changes, prompt_diff, same
 from allure.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
-from allure.reaudit._gate import evaluate_gate
+from allure.reaudit._gate import GateResult, evaluate_gate
 from allure.reaudit._lock import reaudit_lock
-from allure.reaudit._passes import score_set
+from allure.reaudit._passes import Scored, score_set
 from allure.reaudit._record import (
     REAUDITS_DIR,
     ReauditRecord,
@@ -239,21 +239,7 @@ def _locked(
     scored = score_set(
         store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress
     )
-    result, post = scored.result, scored.labels
-    labels = post if post is not None else {it.id: result.verdicts[it.id].label for it in items}
-    metrics = _set_metrics(spec, items, refs, labels, None if post else result.verdicts)
-    gate = evaluate_gate(
-        spec.gate,
-        items=items,
-        references=refs,
-        labels=labels,
-        metrics=metrics,
-        label_set=list(spec.label_set),
-        baseline_id=baseline.id if baseline else "",
-        baseline_labels=baseline.labels if baseline else None,
-        gold_check=spec.gold_check,
-    )
-    st, spent = result.stats, scored.spent
+    labels, metrics, gate = _measure(spec, items, refs, scored, baseline)
     record = ReauditRecord(
         id=rid,
         created_at=utcnow(),
@@ -267,12 +253,12 @@ def _locked(
         labels=labels,
         gate=gate,
         stats=ReauditStats(
-            items=st.items,
-            calls=spent.calls,
-            cache_hits=st.cache_hits,
-            unparsed=st.unparsed,
+            items=scored.result.stats.items,
+            calls=scored.spent.calls,
+            cache_hits=scored.result.stats.cache_hits,
+            unparsed=scored.result.stats.unparsed,
             evaluator_started=scored.started,
-            wall_s=round(spent.wall_s, 3),
+            wall_s=round(scored.spent.wall_s, 3),
         ),
         generation=scored.generation,
         fresh_reason=scored.fresh_reason,
@@ -315,6 +301,32 @@ def _freeze_new(
     )
     tell(f"froze set {set_name!r} v{fs.version}: {fs.n_items} items from {source}")
     return frozen
+
+
+def _measure(
+    spec: AuditSpec,
+    items: list[Item],
+    refs: dict[str, Label | None],
+    scored: Scored,
+    baseline: ReauditRecord | None,
+) -> tuple[dict[str, Label | None], SplitMetrics, GateResult]:
+    """The labels the gate reads (post-processed, else parsed), their metrics over the set, and the gate
+    against the baseline."""
+    result, post = scored.result, scored.labels
+    labels = post if post is not None else {it.id: result.verdicts[it.id].label for it in items}
+    metrics = _set_metrics(spec, items, refs, labels, None if post else result.verdicts)
+    gate = evaluate_gate(
+        spec.gate,
+        items=items,
+        references=refs,
+        labels=labels,
+        metrics=metrics,
+        label_set=list(spec.label_set),
+        baseline_id=baseline.id if baseline else "",
+        baseline_labels=baseline.labels if baseline else None,
+        gold_check=spec.gold_check,
+    )
+    return labels, metrics, gate
 
 
 def _set_metrics(
