@@ -35,7 +35,7 @@ from allure.metrics._common import (
 from allure.metrics._confusion import confusion, resampled_confusions
 from allure.metrics._groups import errors_by_group
 from allure.metrics._icl_effect import label_shares, majority_baseline
-from allure.metrics._model import ClassMetrics, ConfusionMatrix, MetricIntervals, SplitMetrics
+from allure.metrics._model import ClassMetrics, ConfusionMatrix, GroupErrors, MetricIntervals, SplitMetrics
 from allure.metrics._objective import objective_rows
 
 
@@ -95,10 +95,7 @@ def compute_metrics(
         generators=generators,
     )
     check_bootstrap(n_resamples, confidence)
-    labs = check_labels(labels)
-    pos = None if pos_label is None else position(pos_label, labs)
-    t_all = encode(y_true, labs, field="y_true")
-    p_all = encode(y_pred, labs, field="y_pred")
+    labs, pos, t_all, p_all = _codes(y_true, y_pred, labels, pos_label)
     scored = t_all >= 0
     parsed_idx = np.flatnonzero(scored & (p_all >= 0))
     t, p = t_all[parsed_idx], p_all[parsed_idx]
@@ -148,11 +145,28 @@ def compute_metrics(
         ci=ci,
         confidence=confidence,
         n_resamples=n_resamples,
-        errors_by_problem_type=None
-        if problem_types is None
-        else errors_by_group(y_true, y_pred, problem_types),
-        errors_by_generator=None if generators is None else errors_by_group(y_true, y_pred, generators),
+        errors_by_problem_type=_errors(y_true, y_pred, problem_types),
+        errors_by_generator=_errors(y_true, y_pred, generators),
     )
+
+
+def _codes(
+    y_true: Sequence[Label | None],
+    y_pred: Sequence[Label | None],
+    labels: Sequence[Label],
+    pos_label: Label | None,
+) -> tuple[list[Label], int | None, IntArray, IntArray]:
+    """The checked label set, the positive class's position, and the labels as codes (-1: none)."""
+    labs = check_labels(labels)
+    pos = None if pos_label is None else position(pos_label, labs)
+    return labs, pos, encode(y_true, labs, field="y_true"), encode(y_pred, labs, field="y_pred")
+
+
+def _errors(
+    y_true: Sequence[Label | None], y_pred: Sequence[Label | None], groups: Sequence[str] | None
+) -> list[GroupErrors] | None:
+    """Errors per group (problem type or generator); ``None`` without groups."""
+    return None if groups is None else errors_by_group(y_true, y_pred, groups)
 
 
 def _auc_point(
