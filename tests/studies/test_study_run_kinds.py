@@ -103,3 +103,23 @@ def test_a_kinds_params_are_its_functions_options(kind: str) -> None:
         taken = [p for p in inspect.signature(prepare).parameters if p != "context"]
         assert sorted(known) == sorted(taken)
     assert known and set(known.values()) <= {"text", "int", "float", "names", "flag"}
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('[{"name": "a", "exmaple_ids": []}]', "did you mean `example_ids`?"),
+        ('[{"name": "a"},\n {"name": 3}]', "arm 2"),
+        ('[{"name": "a"},\n oops]', "arms.json:2"),
+        ("[]", "not a non-empty JSON list"),
+        ('["a"]', "arm 1 is not an object"),
+    ],
+)
+def test_a_bad_arms_file_names_the_arm_and_the_field(tmp_path: Path, text: str, needle: str) -> None:
+    from allure.errors import StudyError
+    from allure.studies._arms import read_arms
+
+    (tmp_path / "arms.json").write_text(text)
+    with pytest.raises(StudyError) as info:
+        read_arms(tmp_path / "arms.json")
+    assert needle in str(info.value) + (info.value.where or "") + (info.value.fix or "")
