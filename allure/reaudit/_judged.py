@@ -46,6 +46,20 @@ def judged_spec(spec: AuditSpec, judge: Any) -> AuditSpec:
     )
 
 
+def with_judge(judge: str | Path | None, spec: AuditSpec) -> tuple[Any, AuditSpec]:
+    """``(bundle, the spec it scores with)`` for ``--judge`` (``(None, spec)`` without one).
+
+    Raises:
+        JudgeError: The bundle is missing, edited or from a newer allure, or its labels are not the set's.
+    """
+    if judge is None:
+        return None, spec
+    from allure.judge import load_judge
+
+    bundle = load_judge(judge)
+    return bundle, judged_spec(spec, bundle)
+
+
 def judge_memory(judge: Any) -> tuple[Any, str, int]:
     """The bundle's examples as the re-audit's memory: (memory, content hash, size)."""
     from allure.memory import EpisodicMemory, content_hash

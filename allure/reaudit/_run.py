@@ -22,13 +22,11 @@ from allure.reaudit._deliver import ReauditOutputs, deliver, deliver_interrupted
 from allure.reaudit._fingerprint import build_fingerprint, changes, prompt_diff, same
 from allure.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
 from allure.reaudit._gate import GateResult, evaluate_gate
+from allure.reaudit._judged import judge_memory, score_with_judge, with_judge
 from allure.reaudit._lock import reaudit_lock
+from allure.reaudit._outputs import write_record_files
 from allure.reaudit._passes import Scored, score_set
-from allure.reaudit._record import (
-    REAUDITS_DIR,
-    ReauditRecord,
-    ReauditStats,
-)
+from allure.reaudit._record import ReauditRecord, ReauditStats
 from allure.store import RunStore, open_project_store, project_db_path, store_url
 
 if TYPE_CHECKING:
@@ -156,8 +154,7 @@ def run_reaudit(
     With ``fresh`` every item is asked again (a new generation of calls, stored beside the old
     ones); otherwise the provider-drift probe (``[reaudit] probe``) re-asks some items fresh and
     runs the whole set fresh when they disagree with the stored verdicts beyond the model's noise.
-    With ``judge`` (a bundle folder) the set is scored by that exported judge (see
-    :mod:`allure.reaudit._judged`), and its id is part of the fingerprint.
+    With ``judge`` (a bundle folder) that exported judge scores the set (:mod:`allure.reaudit._judged`).
 
     ``outputs`` names the files (JUnit, JSON, Markdown) and the webhook the result is delivered to
     (:mod:`allure.reaudit._deliver`): checked before anything runs, written after the re-audit (for
@@ -220,13 +217,7 @@ def _reaudit(
             frozen_now = spec_items(spec, project, spec.reaudit.split)  # may raise: nothing written yet
         else:
             _baseline(store, load_frozen_set(store, set_name), spec)  # validates a pinned baseline
-        bundle = None
-        if judge is not None:
-            from allure.judge import load_judge
-            from allure.reaudit._judged import judged_spec
-
-            bundle = load_judge(judge)
-            spec = judged_spec(spec, bundle)
+        bundle, spec = with_judge(judge, spec)
         from allure.prompts import load_prompt_set
 
         load_prompt_set(spec.evaluator.prompt)
@@ -234,18 +225,9 @@ def _reaudit(
             store = open_project_store(project)
         with reaudit_lock(project, wait=wait, on_wait=tell, on_stale=tell):
             return _locked(
-                store,
-                spec,
-                set_name,
-                source,
-                project,
-                frozen_now,
-                if_changed,
-                tell,
-                eval_progress,
-                fresh,
+                store, spec, set_name, source, project, frozen_now, if_changed, tell, eval_progress, fresh,
                 bundle,
-            )
+            )  # fmt: skip
     finally:
         if store is not None:
             store.close()
@@ -266,8 +248,6 @@ def _locked(
 ) -> ReauditOutcome:
     """The re-audit under its lock: freeze the set if new, skip when nothing changed, score the set,
     gate it against the baseline, store the record and write its files."""
-    from allure.reaudit._judged import judge_memory, score_with_judge
-
     frozen = _freeze_new(store, spec, set_name, source, frozen_now, tell)
     fs = load_frozen_set(store, set_name)
     history = load_records(store, set_name)
@@ -411,15 +391,3 @@ def _set_metrics(
         n_resamples=spec.loop.bootstrap_resamples,
         random_state=spec.loop.seed,
     )
-
-
-def write_record_files(record: ReauditRecord, project: Path) -> dict[str, Path]:
-    """Write ``summary.md`` and ``reaudit.json`` under ``.allure/reaudits/ID/`` (atomically)."""
-    from allure._io import atomic_write_bytes
-    from allure.reaudit._outputs import markdown_summary
-
-    folder = project / REAUDITS_DIR / record.id
-    md, js = folder / "summary.md", folder / "reaudit.json"
-    atomic_write_bytes(md, markdown_summary(record).encode("utf-8"))
-    atomic_write_bytes(js, record.model_dump_json(indent=2).encode("utf-8"))
-    return {"summary": md, "json": js}
