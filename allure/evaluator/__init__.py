@@ -37,6 +37,14 @@ if TYPE_CHECKING:
         ProgressFn,
     )
     from allure.evaluator._parse import LabelParser, prob_positive
+    from allure.evaluator._readout import (
+        LearnedReadout,
+        PassReadout,
+        ReadoutLeak,
+        ReadoutMode,
+        VoteSource,
+        fit_learned_readout,
+    )
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
@@ -81,6 +89,12 @@ _WHERE = {
     "swapped_item": "_swap",
     "swaps_positions": "_swap",
     "Evaluator": "_runner",
+    "LearnedReadout": "_readout",
+    "PassReadout": "_readout",
+    "ReadoutLeak": "_readout",
+    "ReadoutMode": "_readout",
+    "VoteSource": "_readout",
+    "fit_learned_readout": "_readout",
 }
 
 __all__ = [
@@ -121,6 +135,12 @@ __all__ = [
     "retry_kind",
     "swapped_item",
     "swaps_positions",
+    "LearnedReadout",
+    "PassReadout",
+    "ReadoutLeak",
+    "ReadoutMode",
+    "VoteSource",
+    "fit_learned_readout",
 ]
 
 

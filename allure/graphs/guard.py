@@ -68,9 +68,8 @@ def guard_decision(
         active_name: How the active version is named in the reason (``iteration 1 (zero-shot)``).
         new_name: How the new version is named.
     """
-    from allure.metrics import objective_difference
+    from allure.metrics import significantly_better
 
-    name = OBJECTIVE_NAMES[loop.objective]
     if not loop.guard:
         return GuardDecision(True, f"{new_name} adopted: the guard is off ([loop] guard = false)")
     keep = sorted(i for i in dev_ids if references.get(i) is not None)
@@ -80,37 +79,32 @@ def guard_decision(
             f"{new_name} adopted unchecked: no dev item has a reference label "
             f"(set [loop] dev_fraction above 0 to let the guard compare versions)",
         )
-    thin = too_few(labels, [references[i] for i in keep], loop.guard_min_per_label)
-    if thin:
-        return GuardDecision(
-            False,
-            f"{new_name} not adopted: dev holds {thin}: the guard cannot detect a difference of the size "
-            f"that matters and keeps {active_name} (fewer than [loop] guard_min_per_label = "
-            f"{loop.guard_min_per_label} of a label; a larger audit split or dev_fraction gives it power)",
-        )
-    cmp = objective_difference(
+    d = significantly_better(
         [references[i] for i in keep],
         [v.label if (v := active.get(i)) else None for i in keep],
         [v.label if (v := new.get(i)) else None for i in keep],
-        objective=loop.objective,
         labels=labels,
+        objective=loop.objective,
         alpha=loop.guard_alpha,
-        random_state=loop.seed,
-        alternative="greater",
+        margin=loop.guard_margin,
+        min_per_label=loop.guard_min_per_label,
+        seed=loop.seed,
     )
-    if cmp.delta is None or cmp.value_a is None or cmp.value_b is None:
+    if d.thin:
         return GuardDecision(
             False,
-            f"{new_name} not adopted: {name} on the dev split is undefined "
-            f"(n = {cmp.n}); keeping {active_name}",
-            cmp,
+            f"{new_name} not adopted: dev holds {d.thin}: the guard cannot detect a difference of the size "
+            f"that matters and keeps {active_name} (fewer than [loop] guard_min_per_label = "
+            f"{loop.guard_min_per_label} of a label; a larger audit split or dev_fraction gives it power)",
         )
-    p = 1.0 if cmp.p_value is None else cmp.p_value
-    figures = (
-        f"{name} on the dev split {cmp.value_a:.3f} -> {cmp.value_b:.3f} "
-        f"({cmp.delta:+.3f}, one-sided permutation p = {p:.3g}, n = {cmp.n})"
-    )
-    if cmp.delta > loop.guard_margin and p < loop.guard_alpha:
+    cmp = d.comparison
+    if cmp is None or cmp.delta is None:
+        return GuardDecision(
+            False, f"{new_name} not adopted: {d.figures} on the dev split; keeping {active_name}", cmp
+        )
+    name = OBJECTIVE_NAMES[loop.objective]
+    figures = f"{name} on the dev split{d.figures[len(name) :]}"
+    if d.better:
         return GuardDecision(True, f"{new_name} adopted: {figures}, significantly better", cmp)
     why = (
         f"not a rise beyond the margin {loop.guard_margin:g}"
@@ -118,14 +112,3 @@ def guard_decision(
         else f"a rise not significant at alpha {loop.guard_alpha:g}"
     )
     return GuardDecision(False, f"{new_name} not adopted: {figures}, {why}; keeping {active_name}", cmp)
-
-
-def too_few(labels: list[Label], references: list[Label | None], least: int) -> str:
-    """``3 'yes' items`` when some label has fewer than ``least`` references among ``references``
-    (the rarest such label), else ``""``: a split that cannot detect a difference that matters."""
-    counts = {lab: sum(1 for r in references if r == lab) for lab in labels}
-    rarest = min(counts, key=lambda lab: counts[lab]) if counts else None
-    if rarest is None or counts[rarest] >= least:
-        return ""
-    n = counts[rarest]
-    return f"{n} {str(rarest)!r} item{'' if n == 1 else 's'}"

@@ -18,6 +18,7 @@ from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
 from allure.graphs.pairwise import swapped_pass, swaps
 from allure.graphs.passes import calibrate, fail_if_mostly_errors, metrics_for, policy_for, zero_shot_baseline
 from allure.graphs.prepare import prepare_audit
+from allure.graphs.readout import apply_readout
 from allure.graphs.state import AuditContext, LoopState
 from allure.memory import build_candidates, build_successes, sample_candidates
 from allure.models import IclExample, Item, ReviewDecision
@@ -96,6 +97,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         if swapping:
             position, debias = swapped_pass(ctx, run_id, it, items, result, evaluate)
         calibration = calibrate(ctx, run_id, it, items, result, ev, lambda item: seen[item.id])
+        readout = apply_readout(ctx, run_id, it, items, result)
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = result.stats.as_dict()
     ctx.say(
@@ -119,6 +121,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
                 "position": position,
                 "debias": debias,
                 "calibration": calibration,
+                "readout": readout,
             }
         ],
     }

@@ -90,8 +90,12 @@ def _dev_rooms(tmp_path: Path, n_per_type: int, dev_fraction: float) -> tuple[li
     from allure.dataset import dev_split, split_heldout
     from allure.models import Item
 
-    rows = [json.loads(x) for x in write_dataset(tmp_path / "items.jsonl", n_per_type).read_text().splitlines()]
-    items = [Item(id=r["uid"], task=r["question"], response=r["answer"], problem_type=r["kind"]) for r in rows]
+    rows = [
+        json.loads(x) for x in write_dataset(tmp_path / "items.jsonl", n_per_type).read_text().splitlines()
+    ]
+    items = [
+        Item(id=r["uid"], task=r["question"], response=r["answer"], problem_type=r["kind"]) for r in rows
+    ]
     splits = split_heldout(items, 0.34, 0)
     dev = sorted(dev_split(items, splits, dev_fraction, 0))
     return dev, {r["uid"]: int(r["uid"].rsplit("-", 1)[1]) % 3 for r in rows}
