@@ -65,7 +65,6 @@ from bench_icl_strategies import (  # noqa: E402
     table,
 )
 
-from allure.graphs.guard import too_few  # noqa: E402
 from allure.labels import Label  # noqa: E402
 from allure.memory import EpisodicMemory, RetrievalPolicy  # noqa: E402
 from allure.metrics import (  # noqa: E402
@@ -76,6 +75,7 @@ from allure.metrics import (  # noqa: E402
     log_odds,
     memory_vote,
     objective_difference,
+    too_few,
 )
 from allure.models import Item  # noqa: E402
 from allure.store import project_db_path  # noqa: E402
@@ -365,6 +365,43 @@ def dev_score(t: Task, arm: ArmRun) -> float:
     return score(t, arm)
 
 
+def resplit(t: Task, seed: int, dev_share: float) -> Task:
+    """The same items, split again with ``seed`` as the strategies bench splits (CogEval: whole
+    tasks stay in one split): a second draw of mine / dev / held-out over items already labelled."""
+    n_held = sum(1 for s in t.split.values() if s == "heldout")
+    groups: dict[str, list[Item]] = {}
+    for it in sorted(t.items, key=lambda x: x.id):
+        groups.setdefault(it.task if t.name == "cogeval" else it.id, []).append(it)
+    keys = sorted(groups)
+    random.Random(seed).shuffle(keys)
+    split: dict[str, str] = {}
+    audit: list[Item] = []
+    held = 0
+    for k in keys:
+        if held < n_held:
+            split.update({it.id: "heldout" for it in groups[k]})
+            held += len(groups[k])
+        else:
+            audit.extend(groups[k])
+    n_dev = round(dev_share * len(audit))
+    split.update({it.id: "dev" if i < n_dev else "mine" for i, it in enumerate(audit)})
+    return Task(t.name, t.spec, t.items, t.reference, split, t.extract)
+
+
+def make_task(name: str, seed: int, args: argparse.Namespace) -> Task:
+    """``seed``'s task: the strategies bench's draw for ``--items-seed``, split again when ``seed`` differs."""
+    makers = {"halueval": halueval_task, "cogeval": cogeval_task}
+    args.seed = args.items_seed
+    t = makers[name](args, args.model)
+    return t if seed == args.items_seed else resplit(t, seed, args.dev_share)
+
+
+def project_for(args: argparse.Namespace, name: str, seed: int) -> Path:
+    """The run store and memory of a task and seed (a re-split has its own: its memory differs)."""
+    tail = "" if seed == args.items_seed else f"-items{args.items_seed}"
+    return args.project / f"{name}-s{seed}{tail}"
+
+
 def uncached(project: Path, t: Task) -> int:
     """Items of ``t`` with no stored zero-shot call yet (the zero-shot prompt is the same across studies)."""
     db = project_db_path(project)
@@ -389,20 +426,24 @@ def main() -> int:
     ap.add_argument("--max-chars", type=int, default=400)
     ap.add_argument("--max-chars-cogeval", type=int, default=200)
     ap.add_argument("--loop-seeds", default="0,1", help="seeds whose loop default (ICL calls) is run")
+    ap.add_argument(
+        "--items-seed",
+        type=int,
+        default=0,
+        help="seed of the item draw; another --seeds value splits the same items again (0 new zero-shot calls)",
+    )
     ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "readout")
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--out", type=Path, default=RESULTS / "readout.md")
     args = ap.parse_args()
-    makers = {"halueval": halueval_task, "cogeval": cogeval_task}
     seeds = [int(s) for s in args.seeds.split(",")]
     loop_seeds = {int(s) for s in args.loop_seeds.split(",") if s}
     # cached work first: each (task, seed)'s zero-shot and read-out arms, then the loop default's ICL calls
     plan = []
     for seed in seeds:
         for name in args.tasks.split(","):
-            args.seed = seed
-            t = makers[name](args, args.model)
-            project = args.project / f"{name}-s{seed}"
+            t = make_task(name, seed, args)
+            project = project_for(args, name, seed)
             restore_store(project, name)
             n = uncached(project, t)
             plan.append((name, seed, n))
@@ -417,9 +458,8 @@ def main() -> int:
     total = 0
     order = sorted(plan, key=lambda p: (p[2] > 0, p[1], p[2]))
     for name, seed, _ in order:
-        args.seed = seed
-        t = makers[name](args, args.model)
-        text, calls = run_task(t, args.project / f"{name}-s{seed}", seed, seed in loop_seeds)
+        t = make_task(name, seed, args)
+        text, calls = run_task(t, project_for(args, name, seed), seed, seed in loop_seeds)
         texts[(name, seed)] = text
         total += calls
         write(args, texts, total)
@@ -436,6 +476,10 @@ def write(args: argparse.Namespace, texts: dict[tuple[str, int], str], total: in
         f"`python benchmarks/bench_readout.py --tasks {args.tasks} --seeds {args.seeds} --items {args.items}` "
         f"at commit {commit.strip()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"{total} calls sent in this run. Finished: {', '.join(f'{n} seed {s}' for n, s in texts)}.\n\n"
+        f"Items: the strategies bench's draw of seed {args.items_seed} (its stored zero-shot calls); a seed "
+        f"other than {args.items_seed} splits the same items again into mine / dev / held-out (a second draw "
+        "of the split and of the memory, not of the items). The loop default (its ICL calls) is run for "
+        f"seed(s) {args.loop_seeds} only.\n\n"
         "The `primary:` line is the one pre-registered comparison per task and seed (loop default vs "
         "zero-shot, two-sided paired permutation test on balanced accuracy, alpha 0.05, unadjusted); every "
         "other arm is exploratory (its p Holm-adjusted over the exploratory arms).\n\n"
