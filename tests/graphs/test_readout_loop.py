@@ -5,6 +5,7 @@ comparison named."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,21 @@ def test_the_read_out_is_fitted_on_mined_items_only_and_stored_with_the_memory_v
     md = (Path(run.run_dir) / "report.md").read_text()
     assert "## Read-out (learned from the mined audit items)" in md and "CV balanced accuracy" in md
     assert "Primary comparison (pre-registered, one per run)" in md
+    # `allure memory stats` shows the read-out fitted with the memory's current content, if any run used it
+    stats = run_cli(
+        tmp_path,
+        "memory",
+        "stats",
+        "--memory",
+        str(tmp_path / "memory"),
+        "--project",
+        str(tmp_path / "proj"),
+        "--json",
+    )
+    assert stats.returncode == 0, stats.stdout + stats.stderr
+    shown = json.loads(stats.stdout)["readouts"]
+    versions = store.memory_versions(run.id)
+    current = json.loads(stats.stdout)["stats"]["content_hash"]
+    expected = [it for it, (content, _) in versions.items() if content == current]
+    assert expected and [r["iteration"] for r in shown] == expected
+    assert all("coef" in r and "fit_ids" not in r for r in shown)
