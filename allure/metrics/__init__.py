@@ -72,7 +72,6 @@ from allure.metrics._readout import (
     knn_labels,
     log_odds,
     memory_vote,
-    readout_columns,
 )
 from allure.metrics._robustness import (
     NA_CLASS,
@@ -153,7 +152,6 @@ __all__ = [
     "knn_labels",
     "log_odds",
     "memory_vote",
-    "readout_columns",
     "icl_helped",
     "mcnemar_exact_p",
     "mcnemar_test",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import numpy as np
@@ -250,11 +250,3 @@ def knn_labels(
         top = max(votes.values())
         out.append(next(train_labels[j] for j in order if votes[train_labels[j]] == top))
     return out
-
-
-def readout_columns(
-    columns: Mapping[str, Sequence[float | None]], features: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray]:
-    """The ``(n, f)`` matrix of ``features`` from ``columns``, and which rows are complete."""
-    x = np.array([[np.nan if v is None else v for v in columns[f]] for f in features], dtype=np.float64).T
-    return np.nan_to_num(x), ~np.isnan(x).any(axis=1)
