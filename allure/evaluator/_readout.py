@@ -231,7 +231,10 @@ class PassReadout:
             seed=self.seed,
         )
         if learned is None:
-            self.decision = f"{self.name} not fitted: needs two labels with at least 2 mined items each"
+            self.decision = (
+                f"{self.name} not fitted: it needs a two-label set with a positive label and at least "
+                "2 mined audit items of each label"
+            )
             return {}
         out = learned.apply(items, verdicts)
         if self.mode == "auto":

@@ -49,8 +49,9 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
     refs, splits, dev = ctx.store.reference_labels(run_id), ctx.store.splits(run_id), ctx.dev_ids(run_id)
     fit_ids = frozenset(i for i, s in splits.items() if s == "audit" and i not in dev)
     visible = {i: r for i, r in refs.items() if i in fit_ids or i in dev}
-    # an auditor's corrected label wins over the gold check
-    visible.update({ex.item_id: ex.correct_label for ex in ctx.memory.all() if ex.item_id in fit_ids})
+    # an auditor's corrected label (the run's approved candidates) wins over the gold check
+    approved = ctx.store.candidates(run_id, status="approved")
+    visible.update({ex.item_id: ex.correct_label for ex in approved if ex.item_id in fit_ids})
     loop = ctx.spec.loop
     return PassReadout(
         mode=mode,

@@ -42,6 +42,12 @@ class FakeMemory:
     def retrieve_many(self, items: list[Item], policy: Any) -> dict[str, list[IclExample]]:
         return {it.id: self.retrieve(it, policy) for it in items}
 
+    def embeddings(self) -> tuple[list[IclExample], Any]:
+        """No stored embeddings: the read-out's memory vote is left out (``z`` alone)."""
+        import numpy as np
+
+        return [], np.zeros((0, 384), dtype=np.float32)
+
 
 def test_split_is_stratified_seeded_and_disjoint() -> None:
     items = [Item(id=f"{p}-{i}", task="t", response="r", problem_type=p) for p in "ab" for i in range(10)]
