@@ -7,15 +7,17 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from allure.config._messages import SpecFieldError
+from allure.errors import SpecError
 from allure.urls import redact_url, url_problem
 
-EvaluatorKind = Literal["local", "openai", "replay"]
-"""``local``: the embedded llama.cpp server with a bundled model (default); ``openai``: any
-OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama) by ``base_url``; ``replay``: the
-labels recorded in the dataset (no model)."""
+EvaluatorKind = str
+"""A registered backend kind (:mod:`allure.backends`): built in, ``local``: the embedded llama.cpp
+server with a bundled model (default); ``openai``: any OpenAI-compatible server (OpenAI, vLLM,
+llama.cpp, Ollama) by ``base_url``; ``replay``: the labels recorded in the dataset (no model);
+more from packages that register one (the ``allure.backends`` entry point group)."""
 
 
 PositionDebias = Literal["none", "consistent", "logprob_mean"]
@@ -61,7 +63,7 @@ class EvaluatorSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: EvaluatorKind = "local"
-    """The evaluator kind."""
+    """The evaluator kind: ``local``, ``openai``, ``replay`` or a kind a package registers."""
     model: str = "qwen2.5-coder-1.5b"
     """Model name; for ``local`` a built-in model name or a path to a GGUF file."""
     base_url: str | None = None
@@ -128,6 +130,16 @@ class EvaluatorSpec(BaseModel):
     local: LocalSpec = Field(default_factory=LocalSpec)
     """Embedded server settings."""
 
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        from allure.backends import backend_names, unknown_kind
+
+        if v not in backend_names():
+            message, fix = unknown_kind(v)
+            raise SpecFieldError("evaluator.kind", message, fix)
+        return v
+
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, v: str | None) -> str | None:
@@ -168,12 +180,29 @@ class EvaluatorSpec(BaseModel):
         return v
 
     @property
+    def is_replay(self) -> bool:
+        """Whether the labels are the dataset's recorded ones (no model answers): the one place that
+        asks, so that what a replay skips (calibration, live position figures) is decided once. The
+        backend kind's fact (:attr:`allure.backends.BackendFacts.replay`)."""
+        from allure.backends import backend_class
+
+        return backend_class(self.kind).replay
+
+    @property
+    def returns_logprobs(self) -> bool:
+        """Whether label probabilities can be read: ``logprobs`` asked, and the backend kind's
+        replies carry them (:attr:`allure.backends.BackendFacts.logprobs`)."""
+        from allure.backends import backend_class
+
+        return self.logprobs and backend_class(self.kind).logprobs
+
+    @property
     def applied_calibration(self) -> Calibration:
         """The calibration a pass applies: ``auto`` is ``none`` where it cannot work (a replay, no
         logprobs asked, or ``position_debias`` set: the debiased labels stand); a replay never calibrates."""
-        if self.kind == "replay":
+        if self.is_replay:
             return "none"
-        if self.calibration == "auto" and (not self.logprobs or self.position_debias != "none"):
+        if self.calibration == "auto" and (not self.returns_logprobs or self.position_debias != "none"):
             return "none"
         return self.calibration
 
@@ -204,6 +233,29 @@ class EvaluatorSpec(BaseModel):
                 'set logprobs = true, or position_debias = "consistent"',
             )
         return self
+
+    def overridden(self, where: str, **changes: Any) -> EvaluatorSpec:
+        """This spec with ``changes`` (a study arm's ``calibration`` or ``position_debias``; ``None``
+        keeps the spec's), checked by the same validators as the spec itself.
+
+        Raises:
+            SpecError: The changed spec is invalid (e.g. calibration and position_debias both set);
+                ``where`` names what asked for the change.
+        """
+        update = {k: v for k, v in changes.items() if v is not None}
+        if not update:
+            return self
+        try:
+            return EvaluatorSpec.model_validate({**self.model_dump(), **update})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            cause = (err.get("ctx") or {}).get("error")
+            if isinstance(cause, SpecFieldError):
+                raise SpecError(cause.message, where=f"{where}: {cause.field}", fix=cause.fix) from exc
+            field = ".".join(str(x) for x in err["loc"]) or "evaluator"
+            raise SpecError(
+                f"{err['msg']}", where=f"{where}: evaluator.{field}", fix="give a value the spec accepts"
+            ) from exc
 
     def params(self) -> dict[str, Any]:
         """The parameters that change the model's output (part of the cache key)."""

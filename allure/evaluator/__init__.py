@@ -1,6 +1,7 @@
 """The evaluator: a runner that labels items through one :class:`ChatBackend` protocol.
 
-Backends: any OpenAI-compatible server (:class:`OpenAIBackend`), the embedded llama.cpp server
+Backend kinds (``[evaluator] kind``) are registered (:mod:`allure.backends`,
+:class:`BackendKind`, ``@register_backend``). Backends: any OpenAI-compatible server (:class:`OpenAIBackend`), the embedded llama.cpp server
 (:class:`allure.evaluator.local.EmbeddedBackend`), replay of recorded outputs
 (:class:`ReplayBackend`) and any LangChain chat model (:class:`LangChainBackend`). Names are
 imported on first use, so that ``allure --help`` and ``allure.evaluator.local`` do not pay for
@@ -14,15 +15,20 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure.evaluator._backend import CallSettings, ChatBackend, Reply, Usage, retry_kind
+    from allure._http import ChatCallError, ChatCompletionsClient
+    from allure.backends import register_backend
+    from allure.evaluator._backend import CallSettings, ChatBackend, Reply, RetryKind, Usage, retry_kind
     from allure.evaluator._calibrate import (
         CF_PREFIX,
         NO_PROBS,
         CalibrationOutcome,
         CalibrationTarget,
+        FittedCalibration,
+        apply_fitted,
+        block_name,
         calibrate_pass,
     )
-    from allure.evaluator._http import ChatCallError, ChatCompletionsClient
+    from allure.evaluator._kind import BackendKind, backend_kind
     from allure.evaluator._langchain import LangChainBackend
     from allure.evaluator._open import open_evaluator, warm_http_client
     from allure.evaluator._openai import OpenAIBackend, build_openai_backend
@@ -37,6 +43,18 @@ if TYPE_CHECKING:
         ProgressFn,
     )
     from allure.evaluator._parse import LabelParser, prob_positive
+    from allure.evaluator._pipeline import (
+        RECORDED,
+        DebiasSummary,
+        PassOutcome,
+        PassPlan,
+        PassStats,
+        Readout,
+        ReadoutOutcome,
+        plan_from_spec,
+        reference_shares,
+        run_pass,
+    )
     from allure.evaluator._readout import (
         LearnedReadout,
         PassReadout,
@@ -48,17 +66,29 @@ if TYPE_CHECKING:
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
-    from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_item, swaps_positions
+    from allure.evaluator._swap import (
+        FALLBACK_NOTE,
+        SWAPPED,
+        debias_verdicts,
+        replay_items,
+        swapped_item,
+        swapped_order,
+        swaps_positions,
+    )
     from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
+    "BackendKind": "_kind",
+    "backend_kind": "_kind",
+    "register_backend": "allure.backends",
+    "RetryKind": "_backend",
     "ChatBackend": "_backend",
     "Reply": "_backend",
     "CallSettings": "_backend",
     "Usage": "_backend",
     "retry_kind": "_backend",
-    "ChatCallError": "_http",
-    "ChatCompletionsClient": "_http",
+    "ChatCallError": "allure._http",
+    "ChatCompletionsClient": "allure._http",
     "LangChainBackend": "_langchain",
     "OpenAIBackend": "_openai",
     "build_openai_backend": "_openai",
@@ -83,10 +113,25 @@ _WHERE = {
     "CalibrationOutcome": "_calibrate",
     "CalibrationTarget": "_calibrate",
     "calibrate_pass": "_calibrate",
+    "FittedCalibration": "_calibrate",
+    "apply_fitted": "_calibrate",
+    "block_name": "_calibrate",
+    "RECORDED": "_pipeline",
+    "DebiasSummary": "_pipeline",
+    "PassOutcome": "_pipeline",
+    "PassPlan": "_pipeline",
+    "PassStats": "_pipeline",
+    "Readout": "_pipeline",
+    "ReadoutOutcome": "_pipeline",
+    "plan_from_spec": "_pipeline",
+    "reference_shares": "_pipeline",
+    "run_pass": "_pipeline",
     "FALLBACK_NOTE": "_swap",
     "SWAPPED": "_swap",
     "debias_verdicts": "_swap",
     "swapped_item": "_swap",
+    "swapped_order": "_swap",
+    "replay_items": "_swap",
     "swaps_positions": "_swap",
     "Evaluator": "_runner",
     "LearnedReadout": "_readout",
@@ -98,7 +143,24 @@ _WHERE = {
 }
 
 __all__ = [
+    "BackendKind",
+    "backend_kind",
+    "register_backend",
+    "RetryKind",
     "AnswerKey",
+    "DebiasSummary",
+    "FittedCalibration",
+    "PassOutcome",
+    "PassPlan",
+    "PassStats",
+    "RECORDED",
+    "Readout",
+    "ReadoutOutcome",
+    "apply_fitted",
+    "block_name",
+    "plan_from_spec",
+    "reference_shares",
+    "run_pass",
     "CF_PREFIX",
     "CalibrationOutcome",
     "CalibrationTarget",
@@ -134,6 +196,8 @@ __all__ = [
     "redact",
     "retry_kind",
     "swapped_item",
+    "swapped_order",
+    "replay_items",
     "swaps_positions",
     "LearnedReadout",
     "PassReadout",

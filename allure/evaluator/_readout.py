@@ -208,6 +208,8 @@ class PassReadout:
     min_per_label: int = 10
     learned: LearnedReadout | None = None
     decision: str = ""
+    applied: dict[str, Label | None] = field(default_factory=dict)
+    """Item id -> the label the read-out gave (empty when nothing was fitted or ``auto`` kept the labels)."""
 
     @property
     def name(self) -> str:
@@ -256,4 +258,5 @@ class PassReadout:
         else:
             self.decision = f"{self.name}: {learned.record()['describe']}"
         self.learned = learned
+        self.applied = out
         return out

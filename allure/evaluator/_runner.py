@@ -21,7 +21,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from allure.errors import EvaluatorError
 from allure.evaluator import _prompting
@@ -52,6 +52,13 @@ if TYPE_CHECKING:
     from allure.evaluator._prompting import Job
 
 
+class StartedServer(Protocol):
+    """A server a backend kind starts for its evaluator (the embedded one): whether it started."""
+
+    @property
+    def started(self) -> bool: ...
+
+
 class Evaluator:
     """Labels items with a chat backend, using the run store as log and cache.
 
@@ -61,6 +68,7 @@ class Evaluator:
         backend: What answers the prompts; ``None``: ``connect`` builds it when a call is due.
         connect: Builds the backend (starting its server) on first need.
         token_counter: Counts prompt tokens for ``options.max_prompt_tokens`` (default: an estimate).
+        server: The server its backend kind started for it, if any (:attr:`server_started` reads it).
     """
 
     def __init__(
@@ -71,6 +79,7 @@ class Evaluator:
         backend: ChatBackend | None = None,
         connect: Callable[[], ChatBackend] | None = None,
         token_counter: TokenCounter | None = None,
+        server: StartedServer | None = None,
     ) -> None:
         o = self.options = options
         self.store = store
@@ -103,19 +112,12 @@ class Evaluator:
         self.flush_interval_s = 0.02
         """Answers are stored together at most this long after the first of them arrived (sooner
         when ``concurrency`` answers wait): one transaction per batch, not per call."""
-        self.server: Any = None
-        """The embedded server allure started for this evaluator, if any."""
+        self.server = server
+        """The server allure starts for this evaluator, if its backend kind has one (the embedded one)."""
         self.max_prompt_tokens = o.max_prompt_tokens
         self.token_counter = token_counter if o.max_prompt_tokens is not None else None
         if o.max_prompt_tokens is not None and self.token_counter is None:
             self.token_counter = TokenCounter(None)
-        self.sample: int | None = None
-        """Index of a repeated sample (``None``: a single answer per prompt). It is part of the cache
-        key, and the seed sent is the evaluator's seed plus it, so M samples of one prompt are M
-        stored calls."""
-        self.generation: str | None = None
-        """A generation of fresh calls (``None``: the stored calls). It is part of the cache key, so a
-        re-audit asking a provider again stores its answers beside the old ones, never over them."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def close(self) -> None:
@@ -124,6 +126,12 @@ class Evaluator:
             self.token_counter.save()
         if self._loop is not None and not self._loop.is_closed():
             self._loop.close()
+
+    @property
+    def server_started(self) -> bool:
+        """Whether a model answered or was started: the backend exists, or its server started
+        (if only to count a prompt's tokens)."""
+        return self.connected or (self.server is not None and self.server.started)
 
     @property
     def connected(self) -> bool:
@@ -159,13 +167,9 @@ class Evaluator:
 
     # -- prompts ----------------------------------------------------------------------------------
     def resolved(self, options: PassOptions | None) -> tuple[PromptSet, int | None, str | None]:
-        """The pass's prompt set, sample index and generation (the evaluator's where ``options`` has none)."""
+        """The pass's prompt set (the evaluator's where ``options`` has none), sample index and generation."""
         o = options or PassOptions()
-        return (
-            o.prompts if o.prompts is not None else self.prompts,
-            o.sample if o.sample is not None else self.sample,
-            o.generation if o.generation is not None else self.generation,
-        )
+        return (o.prompts if o.prompts is not None else self.prompts, o.sample, o.generation)
 
     def prompt_hash(
         self, messages: list[BaseMessage], item: Item | None = None, options: PassOptions | None = None

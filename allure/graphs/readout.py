@@ -69,17 +69,18 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
     )
 
 
-def apply_readout(
-    ctx: AuditContext, run_id: str, it: int, items: list[Item], result: EvalResult
+def record_readout(
+    ctx: AuditContext, run_id: str, it: int, items: list[Item], result: EvalResult, step: PassReadout | None
 ) -> dict[str, Any] | None:
-    """Fit and apply the read-out to the pass's verdicts, store the changed labels and what was
-    fitted; ``None`` when ``readout = "none"``."""
-    step = readout_step(ctx, run_id)
+    """After the pass (:func:`allure.evaluator.run_pass` applied ``step`` last): keep the read-out's
+    labels in the pass's verdicts and the run store, and store what was fitted with the pass's memory
+    version (run info ``readout_<it>``); ``None`` when ``readout = "none"``."""
     if step is None:
         return None
-    labels = step.apply(items, result.verdicts)
     changed = {
-        i: lab for i, lab in labels.items() if (v := result.verdicts.get(i)) is not None and v.label != lab
+        i: lab
+        for i, lab in step.applied.items()
+        if (v := result.verdicts.get(i)) is not None and v.label != lab
     }
     for i, lab in changed.items():
         v = result.verdicts[i]

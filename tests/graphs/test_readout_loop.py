@@ -69,4 +69,4 @@ def test_the_read_out_is_fitted_on_mined_items_only_and_stored_with_the_memory_v
     current = json.loads(stats.stdout)["stats"]["content_hash"]
     expected = [it for it, (content, _) in versions.items() if content == current]
     assert expected and [r["iteration"] for r in shown] == expected
-    assert all("coef" in r and "fit_ids" not in r for r in shown)
+    assert shown and all("coef" in r and "fit_ids" not in r for r in shown)
