@@ -211,9 +211,12 @@ class PassReadout:
     applied: dict[str, Label | None] = field(default_factory=dict)
     """Item id -> the label the read-out gave (empty when nothing was fitted or ``auto`` kept the labels)."""
 
-    @property
-    def name(self) -> str:
-        return f"read-out ({self.mode})"
+    name: str = ""
+    """What the pass's outcome calls it (``read-out (auto)``)."""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = f"read-out ({self.mode})"
 
     def apply(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
         """Fit on the mined items' verdicts, label every item; ``{}`` when nothing is fitted or kept."""
