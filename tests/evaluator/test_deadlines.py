@@ -88,8 +88,11 @@ def test_a_call_past_its_deadline_raises_timeout_error() -> None:
             await deadlines.within(asyncio.Event().wait())
         assert not deadlines.running and not deadlines.expired
         assert await deadlines.within(asyncio.sleep(0, "fine")) == "fine"  # the task goes on uncancelled
-        await asyncio.sleep(0.3)  # nothing runs: the watchdog ends by itself
-        assert deadlines._watcher is not None and deadlines._watcher.done()
+        watcher = deadlines._watcher
+        assert watcher is not None
+        # nothing runs: the watchdog ends by itself, within a tick or two (fails loudly otherwise)
+        await asyncio.wait_for(asyncio.shield(watcher), timeout=5 * deadlines.tick)
+        assert watcher.done()
         return time.perf_counter() - t0
 
     took = asyncio.run(main())
