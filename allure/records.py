@@ -137,6 +137,11 @@ def csv_header(path: Path, *, error: type[AllureError] = AllureError) -> list[st
     return header
 
 
+CSV_FIELD_LIMIT = 2**31 - 1
+"""The longest CSV cell read (the stdlib's default, 128 KiB, refuses long responses and articles that
+are legal CSV); set once on import (the limit is the csv module's, process-wide)."""
+csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+
 CSV_DELIMITERS = (",", ";", "\t", "|")
 """Delimiters a CSV file may use; the header line decides (a comma when it holds one)."""
 

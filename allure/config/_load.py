@@ -104,6 +104,7 @@ def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
         ) from exc
     pattern = label_pattern_for(spec, prompts.assistant)
     parser = LabelParser(pattern, spec.vocabulary())
+    _check_synonym_parsing(spec, parser, prompts.assistant, pattern, source=source)
     for label in spec.label_set:
         answer = prompts.assistant.format(label=label)
         got = parser.parse(answer)
@@ -115,6 +116,27 @@ def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
                 fix="remove label_pattern to use the one built from label_set, or change it so that its "
                 f"group captures {label!r} (add synonyms under [label_synonyms] for other forms)",
             )
+
+
+def _check_synonym_parsing(
+    spec: AuditSpec, parser: Any, assistant: str, pattern: str, *, source: str
+) -> None:
+    """Every synonym, written in the prompt set's answer format, reads back as its own label: a
+    synonym holding another's form ("no hallucination" beside "hallucination") is read as the
+    longest form that matches, and a label pattern that cuts it short is refused here."""
+    vocab = spec.vocabulary()
+    for label, forms in vocab.synonyms.items():
+        for form in forms:
+            answer = assistant.format(label=form)
+            got = parser.parse(answer)
+            if got != label:
+                raise SpecError(
+                    f"the label pattern {pattern!r} reads synonym {form!r} of {label!r} in the answer "
+                    f"{answer!r} as {got!r}",
+                    where=f"{source}, field 'label_synonyms.{label}'",
+                    fix="remove label_pattern to use the one built from label_set (the longest form wins), "
+                    "or change it so that its group captures the whole synonym",
+                )
 
 
 def load_spec(path: str | Path) -> AuditSpec:

@@ -109,6 +109,37 @@ BOUNDS = {
 """Pydantic's range errors, as the bound a field must meet."""
 
 
+TYPE_WORDS = {
+    "bool_type": "true or false (a TOML boolean, unquoted)",
+    "finite_number": "a finite number (not nan or inf)",
+}
+"""Pydantic's type errors that a spec error words itself: what the field must be."""
+
+
+def _allowed_range(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """The range a numeric field allows, from its constraints (``1 to 1024``, ``0 or more``); ``""``
+    when the field has none or cannot be found (a value inside a list or a dict)."""
+    holder = _model_at(model, tuple(loc[:-1])) if loc else None
+    field = holder.model_fields.get(str(loc[-1])) if holder is not None else None
+    if field is None:
+        return ""
+    bounds = {
+        a: getattr(m, a)
+        for m in field.metadata
+        for a in ("ge", "gt", "le", "lt")
+        if getattr(m, a, None) is not None
+    }
+    low = next((w.format(bounds[a]) for a, w in (("ge", "{}"), ("gt", "above {}")) if a in bounds), "")
+    high = next((w.format(bounds[a]) for a, w in (("le", "{}"), ("lt", "below {}")) if a in bounds), "")
+    if low and high:
+        return f"{low} to {high}" if "ge" in bounds and "le" in bounds else f"{low} and {high}"
+    if low:
+        return low if "gt" in bounds else f"{low} or more"
+    if high:
+        return high if "lt" in bounds else f"{high} or less"
+    return ""
+
+
 def spec_error(
     exc: ValidationError, model: type[BaseModel], *, source: str, text: str | None = None
 ) -> SpecError:
@@ -129,8 +160,22 @@ def spec_error(
     fix = f"set {_where(loc)} so that {msg[0].lower() + msg[1:]} (see README 'Audit spec')"
     if err["type"] in BOUNDS:
         want = BOUNDS[err["type"]].format(**(err.get("ctx") or {}))
-        msg = f"{err.get('input')!r} is out of range: {_where(loc)} must be {want}"
-        fix = f"set {_where(loc)} to {want} (see README 'Audit spec')"
+        allowed = _allowed_range(model, loc)
+        also = f" (allowed: {allowed})" if allowed and allowed != want else ""
+        msg = f"{err.get('input')!r} is out of range: {_where(loc)} must be {want}{also}"
+        fix = f"set {_where(loc)} to {want}{also} (see README 'Audit spec')"
+    elif err["type"] in TYPE_WORDS:
+        got = err.get("input")
+        shown = json.dumps(got) if jsonable(got) else repr(got)
+        msg = f"{_where(loc)} = {shown} is not {TYPE_WORDS[err['type']]}"
+        fix = (
+            f"set {_where(loc)} to {TYPE_WORDS[err['type']]}"
+            + (f" ({_allowed_range(model, loc)})" if _allowed_range(model, loc) else "")
+            + " (see README 'Audit spec')"
+        )
+    elif err["type"] == "value_error":  # a validator's ValueError: its text says what and how
+        msg = msg.removeprefix("Value error, ")
+        fix = f"correct {_where(loc)} as said (see README 'Audit spec')"
     if isinstance(cause, SpecFieldError):
         loc, msg, fix = tuple(cause.field.split(".")), cause.message, cause.fix
     elif not loc:

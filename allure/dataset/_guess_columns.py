@@ -3,6 +3,7 @@ from the first rows (nested keys as ``a.b``)."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -206,9 +207,32 @@ def column_values(rows: list[dict[str, Any]], column: str) -> list[Any]:
         value: Any = row
         for part in [column] if column in row else column.split("."):
             value = value.get(part) if isinstance(value, dict) else None
-        if value is not None and not (isinstance(value, str) and not value.strip()):
+        if not is_missing(value):
             out.append(value)
     return out
+
+
+def is_missing(value: Any) -> bool:
+    """A cell with no value: null, a blank string, or a float NaN (as the dataset reader reads them)."""
+    return (
+        value is None
+        or (isinstance(value, str) and not value.strip())
+        or (isinstance(value, float) and math.isnan(value))
+    )
+
+
+def missing_count(rows: list[dict[str, Any]], column: str) -> tuple[int, int]:
+    """``(null or blank cells, NaN cells)`` of ``column`` in ``rows``."""
+    nulls = nans = 0
+    for row in rows:
+        value: Any = row
+        for part in [column] if column in row else column.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, float) and math.isnan(value):
+            nans += 1
+        elif is_missing(value):
+            nulls += 1
+    return nulls, nans
 
 
 def match_column(columns: list[str], names: tuple[str, ...], taken: set[str]) -> str | None:
@@ -228,13 +252,13 @@ def match_column(columns: list[str], names: tuple[str, ...], taken: set[str]) ->
 def is_number(v: Any) -> bool:
     if isinstance(v, bool):
         return False
-    if isinstance(v, int | float):
+    if isinstance(v, int):
         return True
     try:
-        float(str(v))
+        number = float(v) if isinstance(v, float) else float(str(v))
     except ValueError:
         return False
-    return True
+    return math.isfinite(number)  # NaN and infinity are no score
 
 
 def as_label(v: Any) -> int | str:
