@@ -143,14 +143,21 @@ class Run:
 
     def report(self) -> dict[str, Any]:
         """``report.json`` of a finished run, as a dict."""
-        import json
+        from allure._text_errors import read_json_file
 
         path = Path(self.record.run_dir) / "report.json"
         if not path.is_file():
             raise SpecError(
                 "the run has no report yet", where=str(path), fix="finish the run (allure resume RUN) first"
             )
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_file(path, error=StoreError, what="run's report.json")
+        if not isinstance(data, dict):
+            raise StoreError(
+                "the run's report.json is not a JSON object",
+                where=str(path),
+                fix="finish or resume the run (allure resume RUN), which writes it again",
+            )
+        return data
 
 
 class Project:

@@ -65,7 +65,7 @@ def reaudit(
     for option, path in (("--junit", junit), ("--json", json_out), ("--markdown", markdown)):
         if path is not None:
             check_writable(path, option)
-    url = resolve_webhook(notify_url) if notify_url else None
+    url = resolve_webhook(notify_url) if notify_url is not None else None  # "" is refused, not ignored
     try:
         with progress_bar("re-auditing") as bar:
             outcome = run_reaudit(

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from allure.doctor._finding import UNFINISHED, Finding, chosen_runs, integrity_finding
+from allure.doctor._finding import UNFINISHED, Finding, chosen_runs, integrity_finding, newer_schema_finding
 from allure.errors import MemoryStoreError, StoreError
 from allure.models import IclExample
 from allure.store import RunRecord, store_url
@@ -141,6 +141,9 @@ def _check_store(store: StoreReader) -> tuple[list[Finding], list[RunRecord]]:
         f"then move recovered.db to {db}"
     )
     out = [integrity_finding("run store", db, status, fix_db)]
+    newer = newer_schema_finding(store, str(db))
+    if newer is not None:  # its tables may mean other things: nothing further is read
+        return [*out, newer], []
     try:
         return out, store.list_runs()
     except (StoreError, sqlite3.DatabaseError, ValidationError, ValueError) as exc:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from allure._text_errors import read_utf8
 from allure.errors import SpecError
 from allure.models import IclExample, Item
 
@@ -157,9 +158,11 @@ def load_prompt_set(name_or_path: str) -> PromptSet:
             raise SpecError(
                 f"prompt file missing: {fname}", where=str(f), fix=f"add {fname} to the prompt folder"
             )
-        texts[fname] = f.read_text(encoding="utf-8").strip()
+        texts[fname] = read_utf8(f, error=SpecError, what="prompt file").strip()
     if (folder / "example_user.txt").is_file():
-        texts["example_user.txt"] = (folder / "example_user.txt").read_text(encoding="utf-8").strip()
+        texts["example_user.txt"] = read_utf8(
+            folder / "example_user.txt", error=SpecError, what="prompt file"
+        ).strip()
     ps = PromptSet(
         folder.name,
         texts["system.txt"],
