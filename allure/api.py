@@ -355,6 +355,42 @@ def _as_frame(data: Any) -> pd.DataFrame | None:
     )
 
 
+def _parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """``frame`` as Parquet.
+
+    Raises:
+        DatasetError: a column mixes values Parquet cannot store in one column (text and lists),
+            naming the column and the first row whose value's type differs from the first row's.
+    """
+    import io
+
+    buf = io.BytesIO()
+    try:
+        frame.to_parquet(buf, index=False)
+    except (ValueError, TypeError, ImportError) as exc:  # pyarrow's ArrowTypeError/ArrowInvalid among them
+        column, row = _mixed_column(frame)
+        raise DatasetError(
+            f"the data cannot be stored as a table ({type(exc).__name__}: {str(exc)[:200]})",
+            where=f"{DATA_ARG}" + (f":{row}, field '{column}'" if column is not None else ""),
+            fix="give every column one kind of value (text, numbers, or lists) in every row",
+        ) from exc
+    return buf.getvalue()
+
+
+def _mixed_column(frame: pd.DataFrame) -> tuple[str | None, int]:
+    """The first column whose values are of more than one type (missing values aside), and the
+    first row (from 1) whose value's type differs from the column's first value's."""
+    for column in frame.columns:
+        kinds: list[type] = []
+        for i, value in enumerate(frame[column].tolist(), start=1):
+            if value is None or (isinstance(value, float) and value != value):
+                continue
+            kinds.append(type(value))
+            if type(value) is not kinds[0]:
+                return str(column), i
+    return None, 0
+
+
 DATA_ARG = "allure.audit(), argument 'data'"
 """Where an error in ``data=`` is: the row (``DATA_ARG:3``, from 1) and the column follow."""
 
@@ -367,7 +403,6 @@ def _frame_dataset(frame: pd.DataFrame, project: Path, spec: AuditSpec) -> dict[
         DatasetError: the frame has no rows, or a row lacks a mapped column or holds a bad value
             (named by row, from 1, and column); nothing is written.
     """
-    import io
     import tempfile
 
     from allure._io import atomic_write_bytes
@@ -379,9 +414,7 @@ def _frame_dataset(frame: pd.DataFrame, project: Path, spec: AuditSpec) -> dict[
             where=DATA_ARG,
             fix="pass a DataFrame or list of dicts with at least one row",
         )
-    buf = io.BytesIO()
-    frame.to_parquet(buf, index=False)
-    blob = buf.getvalue()
+    blob = _parquet_bytes(frame)
     with tempfile.TemporaryDirectory(prefix="allure-data-") as tmp:
         trial = Path(tmp) / "data.parquet"
         trial.write_bytes(blob)

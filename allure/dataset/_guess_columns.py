@@ -213,10 +213,11 @@ def column_values(rows: list[dict[str, Any]], column: str) -> list[Any]:
 
 
 def is_missing(value: Any) -> bool:
-    """A cell with no value: null, a blank string, or a float NaN (as the dataset reader reads them)."""
+    """A cell with no value: null, a blank string, a float NaN or the text ``NaN`` (as the dataset
+    reader reads a label cell)."""
     return (
         value is None
-        or (isinstance(value, str) and not value.strip())
+        or (isinstance(value, str) and value.strip().casefold() in ("", "nan"))
         or (isinstance(value, float) and math.isnan(value))
     )
 
@@ -228,7 +229,9 @@ def missing_count(rows: list[dict[str, Any]], column: str) -> tuple[int, int]:
         value: Any = row
         for part in [column] if column in row else column.split("."):
             value = value.get(part) if isinstance(value, dict) else None
-        if isinstance(value, float) and math.isnan(value):
+        if (isinstance(value, float) and math.isnan(value)) or (
+            isinstance(value, str) and value.strip().casefold() == "nan"
+        ):
             nans += 1
         elif is_missing(value):
             nulls += 1

@@ -41,8 +41,8 @@ def parse_label(
     Raises:
         DatasetError: the value names no label of ``label_set``.
     """
-    if is_empty(value):
-        return None
+    if is_empty(value) or (isinstance(value, str) and value.strip().casefold() == "nan"):
+        return None  # a label cell of "NaN" text is a missing label, as pandas reads a CSV
     vocab = LabelVocabulary(label_set, synonyms)
     if isinstance(value, bool):
         return _bool_label(value, vocab, where=where)
