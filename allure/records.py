@@ -167,9 +167,12 @@ def iter_csv(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[
         error: a row has more cells than the header, or the file is not valid CSV/UTF-8.
     """
     with open_text(path) as fh:
-        first = fh.readline()
-        reader = csv.reader(itertools.chain([first], fh) if first else fh, delimiter=sniff_delimiter(first))
+        reader = None
         try:
+            first = fh.readline()
+            reader = csv.reader(
+                itertools.chain([first], fh) if first else fh, delimiter=sniff_delimiter(first)
+            )
             header = next(reader, None)
             if header is None:
                 return
@@ -195,7 +198,7 @@ def iter_csv(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[
         except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
             raise error(
                 f"cannot parse the CSV ({reason(path, exc)})",
-                where=where_in(path, exc, default=reader.line_num),
+                where=where_in(path, exc, default=reader.line_num if reader is not None else 1),
                 fix="save it as UTF-8 CSV with a header row and quoted multi-line cells",
             ) from exc
 

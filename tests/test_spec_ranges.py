@@ -148,6 +148,21 @@ CASES += [
         "0 or more",
     ),
     ("max_iterations = 2", "max_iterations = 2\n[gate]\nalpha = nan", "gate.alpha", "a finite number"),
+    # a boolean where a number goes was read as 1 or 0
+    ("max_iterations = 2", "max_iterations = true", "loop.max_iterations", "write a number"),
+    ('kind = "replay"', 'kind = "replay"\nconcurrency = false', "evaluator.concurrency", "1 to 1024"),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\n[gate.min]\naccuracy = true",
+        "gate.min.accuracy",
+        "write a number",
+    ),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\nheldout_fraction = true",
+        "loop.heldout_fraction",
+        "below 1.0",
+    ),
 ]
 
 

@@ -59,7 +59,7 @@ def show_cmd(
     """Print a prompt set's files and its hash."""
     from allure.prompts import find_prompt_set, load_prompt_set, prompt_set_hash, prompt_texts
 
-    texts = prompt_texts(load_prompt_set(find_prompt_set(project, name)))
+    texts = prompt_texts(load_prompt_set(find_prompt_set(project, name), where="argument NAME"))
     echo(f"# {name} ({prompt_set_hash(texts)})")
     for fname, text in texts.items():
         echo(f"--- {fname}")
@@ -76,8 +76,8 @@ def diff_cmd(
     """A unified diff of two prompt sets, file by file."""
     from allure.prompts import find_prompt_set, load_prompt_set, prompt_texts
 
-    ta = prompt_texts(load_prompt_set(find_prompt_set(project, a)))
-    tb = prompt_texts(load_prompt_set(find_prompt_set(project, b)))
+    ta = prompt_texts(load_prompt_set(find_prompt_set(project, a), where="argument A"))
+    tb = prompt_texts(load_prompt_set(find_prompt_set(project, b), where="argument B"))
     same = True
     for fname in sorted(set(ta) | set(tb)):
         lines = difflib.unified_diff(
@@ -114,7 +114,7 @@ def rephrase_cmd(
     )
 
     found = find_prompt_set(project, name)
-    base = load_prompt_set(found)
+    base = load_prompt_set(found, where="argument NAME")
     # the prompt set itself must be able to judge before its rephrasings are (its file is named)
     check_prompt_shape(base, Path(found) if Path(found).is_dir() else Path(f"prompt set {name}"))
     labs = _label_option(labels)

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from allure.config._messages import spec_error
+from allure.config._messages import bool_error, bool_for_number, spec_error
 from allure.config._spec import AuditSpec
 from allure.errors import AllureError, SpecError
 from allure.labels import default_label_pattern
+
+if TYPE_CHECKING:
+    pass
 
 
 def parse_spec(
@@ -36,6 +39,12 @@ def parse_spec(
     Raises:
         SpecError: the spec is invalid.
     """
+    bad = bool_for_number(data, AuditSpec)
+    if bad is not None:
+        value: Any = data
+        for key in bad:
+            value = value[key]
+        raise bool_error(bad, value, AuditSpec, source=source, text=text)
     try:
         spec = AuditSpec.model_validate(data, extra="forbid" if strict else "ignore")
     except ValidationError as exc:

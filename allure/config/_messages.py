@@ -129,15 +129,61 @@ def _allowed_range(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
         for a in ("ge", "gt", "le", "lt")
         if getattr(m, a, None) is not None
     }
-    low = next((w.format(bounds[a]) for a, w in (("ge", "{}"), ("gt", "above {}")) if a in bounds), "")
-    high = next((w.format(bounds[a]) for a, w in (("le", "{}"), ("lt", "below {}")) if a in bounds), "")
-    if low and high:
-        return f"{low} to {high}" if "ge" in bounds and "le" in bounds else f"{low} and {high}"
-    if low:
-        return low if "gt" in bounds else f"{low} or more"
-    if high:
-        return high if "lt" in bounds else f"{high} or less"
-    return ""
+    if "ge" in bounds and "le" in bounds:
+        return f"{bounds['ge']} to {bounds['le']}"
+    words = {"ge": "{} or more", "gt": "above {}", "le": "{} or less", "lt": "below {}"}
+    return " and ".join(w.format(bounds[a]) for a, w in words.items() if a in bounds)
+
+
+def _numeric(annotation: Any) -> bool:
+    """Whether a field holds a number and nothing else (``int``, ``float | None``; not a label, which
+    may be a string, and not a boolean)."""
+    args = get_args(annotation) if get_origin(annotation) in (Union, types.UnionType) else (annotation,)
+    kinds = [a for a in args if a is not type(None)]
+    return bool(kinds) and all(a in (int, float) for a in kinds)
+
+
+def bool_for_number(data: Any, model: type[BaseModel], at: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """The key of the first boolean given where ``model`` takes a number (``max_iterations = true``,
+    which pydantic reads as 1), else ``None``; nested tables and number tables (``[gate.min]``) included."""
+    if not isinstance(data, dict):
+        return None
+    for key, value in data.items():
+        field = model.model_fields.get(str(key))
+        if field is None:
+            continue
+        nested = _nested_model(field.annotation)
+        if nested is not None:
+            found = bool_for_number(value, nested, (*at, str(key)))
+            if found is not None:
+                return found
+        elif isinstance(value, bool) and _numeric(field.annotation):
+            return (*at, str(key))
+        elif (
+            isinstance(value, dict)
+            and get_origin(field.annotation) is dict
+            and _numeric(get_args(field.annotation)[1])
+        ):
+            bad = next((k for k, v in value.items() if isinstance(v, bool)), None)
+            if bad is not None:
+                return (*at, str(key), str(bad))
+    return None
+
+
+def bool_error(
+    loc: tuple[str, ...], value: bool, model: type[BaseModel], *, source: str, text: str | None
+) -> SpecError:
+    """The error of a boolean given for a number (see :func:`bool_for_number`)."""
+    field = ".".join(loc)
+    allowed = _allowed_range(model, loc)
+    line = _toml_line(text, loc) if text is not None else None
+    return SpecError(
+        f"{field} = {json.dumps(value)} is a boolean, not a number",
+        where=f"{source}{f':{line}' if line else ''}, field '{field}'",
+        fix=f"write a number for {field}"
+        + (f" ({allowed})" if allowed else "")
+        + " (see README 'Audit spec')",
+    )
 
 
 def spec_error(

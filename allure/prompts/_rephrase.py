@@ -346,13 +346,18 @@ def write_prompt_set(folder: Path, rephrasing: Rephrasing) -> Path:
     return folder
 
 
-def load_checked(folder: str | Path, original: PromptSet, labels: Sequence[object]) -> PromptSet:
+def load_checked(
+    folder: str | Path, original: PromptSet, labels: Sequence[object], *, where: str = "evaluator.prompt"
+) -> PromptSet:
     """Load the prompt set at ``folder`` and check it as a rephrasing of ``original``.
+
+    Args:
+        where: What named the set (an option such as ``--prompts``), for an unknown set's message.
 
     Raises:
         SpecError: The set does not load, or fails :func:`check_rephrasing`.
     """
-    ps = load_prompt_set(str(folder))
+    ps = load_prompt_set(str(folder), where=where)
     check_rephrasing(prompt_texts(original), prompt_texts(ps), labels, where=str(folder))
     return ps
 

@@ -134,8 +134,12 @@ def placeholders(text: str) -> set[str]:
     return names
 
 
-def load_prompt_set(name_or_path: str) -> PromptSet:
+def load_prompt_set(name_or_path: str, *, where: str = "evaluator.prompt") -> PromptSet:
     """A built-in prompt set by name (``allure/prompts/NAME/``) or a folder with the three files.
+
+    Args:
+        name_or_path: The set's name or folder.
+        where: What named it, for an unknown set's message (the spec's field, or a command's option).
 
     Raises:
         SpecError: the set or one of its files is missing, or a template names an unknown placeholder.
@@ -146,7 +150,7 @@ def load_prompt_set(name_or_path: str) -> PromptSet:
         if not builtin.is_dir():
             raise SpecError(
                 f"unknown prompt set {name_or_path!r}",
-                where="evaluator.prompt",
+                where=where,
                 fix=f"use one of {', '.join(PROMPT_SETS)}, or a folder holding system.txt, user.txt and "
                 "assistant.txt",
             )

@@ -104,7 +104,7 @@ def request_study(
     labels = list(spec.label_set)
     if procedure_from is not None:
         folder = find_prompt_set(proj, procedure_from)
-        texts = prompt_texts(load_checked(folder, base, labels))
+        texts = prompt_texts(load_checked(folder, base, labels, where="option --procedure-from"))
         procedure = texts["system.txt"].partition(PROCEDURE_HEADER.strip())[2].strip() or texts["system.txt"]
         written_by = _written_by(folder)
     else:

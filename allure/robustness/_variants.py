@@ -77,7 +77,7 @@ def prompt_variants(
             raise StudyError("no prompt set given", where="option --prompts", fix="pass at least one")
         for q, name in enumerate(prompts, start=2):
             path = find_prompt_set(project, name)
-            ps = load_checked(path, base, labels)
+            ps = load_checked(path, base, labels, where="option --prompts")
             out.append(
                 PromptVariant(
                     q=q, name=ps.name, path=path, hash=prompt_set_hash(prompt_texts(ps)), method="given"

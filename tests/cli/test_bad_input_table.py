@@ -130,6 +130,7 @@ def _issue_36_files(root: Path, good: str) -> None:
         )
         (root / folder / "assistant.txt").write_text("score: {label}")
     (root / "meta-bad.txt").write_bytes(b"Rephrase this \xff\xfe: {text}")
+    (root / "latin1.csv").write_bytes("question,answer,label\nwas ist das?,gr\xfc\xdfe,1\n".encode("latin-1"))
     saved = root / "proj2" / ".allure" / "prompts" / "grader~r2s0"
     saved.mkdir(parents=True)
     for f in ("system.txt", "user.txt", "assistant.txt"):
@@ -220,6 +221,20 @@ TABLE: list[tuple[list[str], list[str]]] = [
     (["reaudit", "good.toml", "--notify", "", *P], ["--notify", "empty"]),
     (["reaudit", "good.toml", "--notify", "env:", *P], ["--notify", "names no environment variable"]),
     (["memory", "stats", "--clusters", "0", *P], ["--clusters", "from 2 to"]),
+    (["init", "latin1.csv", "-o", "x.toml"], ["latin1.csv:2", "not UTF-8"]),
+    (
+        ["study", "sensitivity", "--from-run", "{run}", "--prompts", "nope", *P],
+        ["option --prompts", "'nope'"],
+    ),
+    (
+        ["study", "request", "--from-run", "{run}", "--procedure-from", "nope", *P],
+        ["option --procedure-from"],
+    ),
+    (
+        ["study", "entropy", "--from-run", "{run}", "--conditions", "foo", *P],
+        ["option --conditions", "'foo'"],
+    ),
+    (["prompts", "diff", "grader", "nope", *P], ["argument B", "'nope'"]),
 ]
 
 
