@@ -1,23 +1,79 @@
-"""Small synchronous HTTP requests (health checks, probes, a webhook) on aiohttp, allure's one HTTP library.
+"""allure's one HTTP module, on aiohttp: where a request goes, how long it may take, and what its
+errors show, for every request allure makes.
 
-The evaluator's hot path is asynchronous (:mod:`allure.evaluator._http`); these helpers are for the
-few blocking calls made outside an event loop: a server's ``/health`` while it starts, a
-``/tokenize`` count, a ``/models`` probe, a webhook POST. Each runs one request in an event loop
-of its own (in a helper thread when the calling thread already runs a loop), so a caller never
-needs to know about asyncio. A request that cannot be made (refused, reset, timed out) raises
-:class:`HttpError`; any HTTP status is an answer (:class:`HttpReply`), not an error.
+- :class:`ChatCompletionsClient`: the evaluator's asynchronous hot path, chat-completion bodies to an
+  OpenAI-compatible ``/chat/completions`` over one aiohttp session per event loop (a few tenths of
+  a millisecond of CPU per call, where the OpenAI SDK under ``ChatOpenAI`` cost 3 to 6 ms:
+  ``benchmarks/bench_client_overhead.py``). Failures are :class:`ChatCallError` subclasses that say
+  whether to retry and whether the server may be gone (:class:`ChatConnectionError`).
+- :func:`request` (:func:`get`, :func:`post_json`): one blocking request in an event loop of its own
+  (a server's ``/health``, ``/tokenize``, the re-audit's ``/models`` probe and webhook). One that
+  cannot be made raises :class:`HttpError`; any HTTP status is an answer (:class:`HttpReply`).
+
+Proxies (:func:`proxy_for`): ``HTTPS_PROXY`` / ``HTTP_PROXY`` and ``NO_PROXY``, except that a
+loopback host (the servers allure starts itself) is never proxied. Timeouts: every request has one.
+Redaction (:func:`shown`): errors name a URL without ``user:pass@`` or secret-looking query values.
+aiohttp is imported on first use.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import ipaddress
+import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 import orjson
 
-from allure.errors import AllureError
+from allure._deadlines import Deadlines
+from allure.errors import AllureError, EvaluatorError
+from allure.urls import redact_url
+
+if TYPE_CHECKING:
+    import aiohttp
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_TIMEOUT_S = 10.0
+"""The time limit of a blocking request (health checks pass their own, shorter one)."""
+
+
+def shown(url: str, *, query: bool = True) -> str:
+    """``url`` as errors and stored records show it: no ``user:pass@`` part, no secret-looking query
+    value, and (``query=False``, for a webhook whose token may sit anywhere in it) no query at all."""
+    return redact_url(url if query else url.split("?", 1)[0])
+
+
+def _loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``);
+    ``None`` for a loopback host or when none is named.
+
+    Looked up once per client or request: aiohttp's own ``trust_env`` would look it up (and read
+    ``~/.netrc``) in a thread on every request.
+    """
+    from aiohttp.helpers import get_env_proxy_for_url
+    from yarl import URL
+
+    target = URL(url)
+    if _loopback(target.host):
+        return None
+    try:
+        proxy, _auth = get_env_proxy_for_url(target)
+    except LookupError:
+        return None
+    return str(proxy)
 
 
 class HttpError(AllureError):
@@ -28,16 +84,9 @@ class HttpError(AllureError):
         """The name of the underlying error (``ClientConnectorError``, ``TimeoutError``, ...)."""
         super().__init__(
             f"no answer ({self.kind})",
-            where=_shown(url),
+            where=shown(url, query=False),
             fix="check that the server runs and the URL is right",
         )
-
-
-def _shown(url: str) -> str:
-    """``url`` without its query string (a webhook's token may sit there) or ``user:pass@`` part."""
-    from allure.urls import redact_url
-
-    return redact_url(url.split("?", 1)[0])
 
 
 @dataclass(frozen=True)
@@ -65,9 +114,10 @@ async def _request(
     sent = {"Content-Type": "application/json", **(headers or {})} if data is not None else headers
     timeout = aiohttp.ClientTimeout(total=timeout_s)
     try:
+        proxy = proxy_for(url)
         async with (
             aiohttp.ClientSession(timeout=timeout) as session,
-            session.request(method, url, data=data, headers=sent) as resp,
+            session.request(method, url, data=data, headers=sent, proxy=proxy) as resp,
         ):
             return HttpReply(resp.status, await resp.read())
     except (TimeoutError, aiohttp.ClientError, ValueError, OSError) as exc:
@@ -80,9 +130,10 @@ def request(
     *,
     body: Any = None,
     headers: dict[str, str] | None = None,
-    timeout_s: float = 10.0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> HttpReply:
-    """Send one request and wait for the whole answer; ``body`` (when given) is sent as JSON.
+    """Send one request (through the environment's proxy, :func:`proxy_for`) and wait for the whole
+    answer; ``body`` (when given) is sent as JSON.
 
     Raises:
         HttpError: no answer within ``timeout_s`` (refused, reset, timed out, a malformed URL).
@@ -96,13 +147,246 @@ def request(
         return pool.submit(asyncio.run, coro).result()
 
 
-def get(url: str, *, headers: dict[str, str] | None = None, timeout_s: float = 10.0) -> HttpReply:
+def get(
+    url: str, *, headers: dict[str, str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> HttpReply:
     """``GET url`` (see :func:`request`)."""
     return request("GET", url, headers=headers, timeout_s=timeout_s)
 
 
 def post_json(
-    url: str, body: Any, *, headers: dict[str, str] | None = None, timeout_s: float = 10.0
+    url: str, body: Any, *, headers: dict[str, str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
 ) -> HttpReply:
     """``POST url`` with ``body`` as JSON (see :func:`request`)."""
     return request("POST", url, body=body, headers=headers, timeout_s=timeout_s)
+
+
+class ChatCallError(EvaluatorError):
+    """A chat-completion call failed; :attr:`transient` failures are worth retrying."""
+
+    transient = False
+
+    def __init__(self, message: str, *, where: str | None = None, fix: str | None = None) -> None:
+        super().__init__(message, where=where, fix=fix)
+
+
+class ChatConnectionError(ChatCallError):
+    """The connection was refused, reset or broken: the server may be gone."""
+
+    transient = True
+
+
+class ChatTimeoutError(ChatConnectionError):
+    """No connection, or no byte of the reply, within the timeout (the server is there but slow)."""
+
+
+class ChatStatusError(ChatCallError):
+    """The server answered an HTTP error; 408, 409, 429 and 5xx are transient (as the OpenAI SDK retries them).
+
+    Its message is the SDK's (``Error code: N - body``), so logs read the same.
+    """
+
+    fix_text = "see the server's answer above"
+
+    def __init__(self, status_code: int, body: Any, *, where: str | None = None) -> None:
+        super().__init__(f"Error code: {status_code} - {body}", where=where, fix=self.fix_text)
+        self.status_code = status_code
+        self.body = body
+        self.transient = status_code in (408, 409, 429) or status_code >= 500
+
+
+class BadRequestError(ChatStatusError):
+    """HTTP 400: the server rejected the request (an unknown model option, a prompt too long)."""
+
+    fix_text = "check the [evaluator] options (max_tokens, logprobs, seed) and max_prompt_tokens"
+
+
+class AuthenticationError(ChatStatusError):
+    """HTTP 401: a missing or wrong key."""
+
+    fix_text = "check the key in the variable [evaluator] api_key_env names"
+
+
+class PermissionDeniedError(ChatStatusError):
+    """HTTP 403: the key may not use this model or endpoint."""
+
+    fix_text = "use a key that may call this model, or another [evaluator] model"
+
+
+class NotFoundError(ChatStatusError):
+    """HTTP 404: a wrong ``base_url`` or model name."""
+
+    fix_text = "check [evaluator] base_url (it ends in /v1) and model"
+
+
+class RateLimitError(ChatStatusError):
+    """HTTP 429: too many requests or tokens (retried)."""
+
+    fix_text = "lower [evaluator] concurrency, or raise the account's limits"
+
+
+class InternalServerError(ChatStatusError):
+    """HTTP 5xx: the server failed (retried)."""
+
+    fix_text = "wait for the server to recover (see its log), then run again: stored calls are kept"
+
+
+_BY_STATUS: dict[int, type[ChatStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    429: RateLimitError,
+}
+
+
+class ChatReplyError(ChatCallError):
+    """The server's reply is not a chat completion (not JSON, no choices)."""
+
+    def __init__(self, message: str, *, where: str | None = None) -> None:
+        super().__init__(
+            message, where=where, fix="check that [evaluator] base_url names an OpenAI-compatible server"
+        )
+
+
+def status_error(status: int, content: bytes, *, where: str | None = None) -> ChatStatusError:
+    """The error for an HTTP error ``status`` with its body (parsed when it is JSON), named as the
+    OpenAI SDK names it (``AuthenticationError``, ``RateLimitError``, ...), so logs read the same."""
+    try:
+        body: Any = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        body = content.decode("utf-8", "replace")[:2000]
+    cls = _BY_STATUS.get(status) or (InternalServerError if status >= 500 else ChatStatusError)
+    return cls(status, body, where=where)
+
+
+def _mapped(exc: BaseException, where: str | None = None) -> ChatConnectionError:
+    """The error for an aiohttp (or asyncio) failure: a timeout, else a connection error."""
+    if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError and ConnectionTimeoutError are ones
+        return ChatTimeoutError(
+            f"Request timed out: {type(exc).__name__}: {exc}".rstrip(": "),
+            where=where,
+            fix="raise [evaluator] timeout_s, or lower concurrency for a slow server",
+        )
+    return ChatConnectionError(
+        f"Connection error: {type(exc).__name__}: {exc}",
+        where=where,
+        fix="start the server, or check [evaluator] base_url",
+    )
+
+
+class ChatCompletionsClient:
+    """POSTs chat-completion bodies to ``{base_url}/chat/completions`` and returns the parsed JSON reply.
+
+    It owns its connections: one aiohttp session, opened in the running event loop on the first
+    request and closed by :meth:`aclose` (or on leaving ``async with``); a request in another loop
+    opens a new one (one left in a finished loop is dropped).
+
+    Args:
+        base_url: The server's OpenAI-compatible root (``.../v1``); ``None``: ``OPENAI_BASE_URL`` or OpenAI's.
+        api_key: Sent as ``Authorization: Bearer ...`` (never logged).
+        timeout_s: Seconds to connect, and seconds for the reply (a call that takes longer is
+            cancelled and raises :class:`ChatTimeoutError`, at most ``timeout_s / 4`` seconds late).
+        max_connections: Open connections at most.
+        keepalive_s: How long an idle connection is kept.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        api_key: str,
+        timeout_s: float,
+        max_connections: int = 100,
+        keepalive_s: float = 30.0,
+    ) -> None:
+        import aiohttp
+        from yarl import URL
+
+        root = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.url = f"{root}/chat/completions"
+        self._target = URL(self.url)  # parsed once (aiohttp parses a string on every request)
+        self._failed = (TimeoutError, aiohttp.ClientError)
+        self.where = f"evaluator server {shown(root)}"
+        """Where its errors happened (no ``user:pass@`` or key-shaped query value)."""
+        self.proxy = proxy_for(self.url)
+        """The proxy the environment names for the server (looked up once, not per request)."""
+        self.max_connections = max(1, max_connections)
+        self.keepalive_s = keepalive_s
+        self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+        org = os.environ.get("OPENAI_ORG_ID")
+        if org:
+            self._headers["OpenAI-Organization"] = org
+        self.timeout_s = timeout_s
+        # connecting is timed by aiohttp; the reply by one watchdog per session (``Deadlines``), not by
+        # aiohttp's read timeout, which re-arms a timer on every chunk received (a few us per call)
+        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=None)
+        self._session: aiohttp.ClientSession | None = None
+        self._deadlines = Deadlines(timeout_s)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _session_for(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
+        import aiohttp
+
+        if self._session is None or self._loop is not loop or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=self.max_connections, keepalive_timeout=self.keepalive_s)
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers=self._headers, timeout=self._timeout
+            )
+            self._deadlines.close()
+            self._deadlines = Deadlines(self.timeout_s)  # its watchdog belongs to the loop
+            self._loop = loop
+        return self._session
+
+    async def complete(self, body: bytes) -> dict[str, Any]:
+        """Send one chat-completion ``body`` (JSON bytes); the reply's JSON object.
+
+        Raises:
+            ChatTimeoutError: no connection, or no byte of the reply, within ``timeout_s``.
+            ChatConnectionError: a refused, reset or broken connection.
+            ChatStatusError: the server answered an HTTP error.
+            ChatReplyError: the reply is not a JSON object.
+        """
+        session = self._session
+        if session is None or session.closed or self._loop is not asyncio.get_running_loop():
+            session = self._session_for(asyncio.get_running_loop())
+        deadlines = self._deadlines
+        task = deadlines.enter()
+        try:
+            async with session.post(self._target, data=body, proxy=self.proxy, allow_redirects=False) as resp:
+                content = await resp.read()
+                status = resp.status
+        except self._failed as exc:
+            raise _mapped(exc, self.where) from exc
+        except asyncio.CancelledError:
+            if not deadlines.timed_out(task):
+                raise
+            raise _mapped(TimeoutError(f"no answer within {self.timeout_s:g} s"), self.where) from None
+        finally:
+            deadlines.leave(task)
+        if status >= 400:
+            raise status_error(status, content, where=self.where)
+        try:
+            reply = orjson.loads(content)
+        except orjson.JSONDecodeError as exc:
+            raise ChatReplyError(
+                f"the server's reply is not JSON ({exc}): {content[:300]!r}", where=self.where
+            ) from exc
+        if not isinstance(reply, dict):
+            raise ChatReplyError(
+                f"the server's reply is not a JSON object: {content[:300]!r}", where=self.where
+            )
+        return reply
+
+    async def aclose(self) -> None:
+        """Close the session (it must belong to the running loop); the next request opens a new one."""
+        session, self._session = self._session, None
+        self._deadlines.close()
+        if session is not None and not session.closed:
+            await session.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -77,7 +77,7 @@ def validate_spec(spec: AuditSpec, *, project_dir: Path | None = None) -> Valida
             if lab is None and it.recorded_output is not None:
                 lab = parser.parse(it.recorded_output)
             recorded["unparsed" if lab is None else str(lab)] += 1
-        if spec.evaluator.kind == "replay" and recorded["unparsed"] == len(items):
+        if spec.evaluator.is_replay and recorded["unparsed"] == len(items):
             raise DatasetError(
                 f"no recorded verdict of the {len(items)} items reads as a label of [{label_list(spec.label_set)}]",
                 where=f"{where}, field '{cols.recorded_label or cols.recorded_output}'",

@@ -119,6 +119,27 @@ def test_unreadable_memory_is_rebuilt_from_the_run_stores_approvals(project: tup
     assert res.stdout.count("icl-") == 2
 
 
+def test_a_memory_segment_behind_its_log_is_not_trusted_by_the_rebuild(project: tuple[Path, str]) -> None:
+    """The rebuild reads the memory with the memory's own reader: a metadata segment that has not
+    applied its logged writes is refused there too, and the run store's approvals are used."""
+    from allure.doctor import stored_examples
+    from allure.errors import MemoryStoreError
+
+    root, _ = project
+    memory_with_broken_index(root)
+    mem = root / ".allure" / "memory"
+    assert len(stored_examples(str(mem))) == 1500  # the memory's reader trusts it as written
+    with sqlite3.connect(mem / "chroma.sqlite3") as con:
+        con.execute(
+            "UPDATE max_seq_id SET seq_id = 0 WHERE segment_id IN (SELECT id FROM segments WHERE scope = 'METADATA')"
+        )
+    with pytest.raises(MemoryStoreError, match="cannot be trusted"):
+        stored_examples(str(mem))
+    res = allure("doctor", "--rebuild-memory", cwd=root)
+    assert res.returncode == 0, res.stderr
+    assert "2 example(s) from the run store" in res.stdout
+
+
 def _store_with_lease(root: Path, *, pid: int, heartbeat_at: float) -> str:
     """A bare project whose one run is running under a lease held by ``pid`` on this host."""
     store = RunStore(root / ".allure" / "allure.db")

@@ -39,7 +39,7 @@ def test_a_base_url_with_a_secret_is_refused_without_echoing_it(tmp_path: Path, 
 
 def test_errors_from_the_server_hide_secrets_in_urls() -> None:
     from allure.errors import EvaluatorUnavailableError
-    from allure.reaudit._fingerprint import server_model_info
+    from allure.evaluator._kinds import server_model_info
 
     with pytest.raises(EvaluatorUnavailableError) as info:
         server_model_info("http://bob:hunter22@127.0.0.1:9/v1", "m", "NO_SUCH_KEY_VAR")

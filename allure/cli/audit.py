@@ -21,7 +21,7 @@ def audit(
         None, "--format", help="Dataset format: auto, jsonl, json, csv, parquet, cogeval."
     ),
     evaluator: EvaluatorKind = typer.Option(
-        None, "--evaluator", help="Evaluator kind: local, openai, replay."
+        None, "--evaluator", help="Evaluator kind: local, openai, replay, or one a package registers."
     ),
     model: str = typer.Option(None, "--model", help="Evaluator model (local: built-in name or GGUF path)."),
     base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (openai kind)."),

@@ -47,25 +47,18 @@ def reaudit(
     project: Path = ProjectOpt,
 ) -> None:
     """Score a frozen set with the evaluator, prompts and memory the spec names now, and gate the result."""
-    from allure._io import atomic_write_bytes, check_writable
-    from allure.errors import EvaluatorUnavailableError, ReauditError
+    from allure.errors import EvaluatorUnavailableError
     from allure.reaudit import (
         EXIT_BUSY,
         EXIT_UNAVAILABLE,
         ReauditBusyError,
+        ReauditOutputs,
         headline,
-        junit_xml,
         markdown_summary,
-        notify,
-        resolve_webhook,
         run_reaudit,
     )
 
-    # bad input before anything runs: every output path and the webhook URL
-    for option, path in (("--junit", junit), ("--json", json_out), ("--markdown", markdown)):
-        if path is not None:
-            check_writable(path, option)
-    url = resolve_webhook(notify_url) if notify_url is not None else None  # "" is refused, not ignored
+    outputs = ReauditOutputs(junit=junit, json=json_out, markdown=markdown, notify=notify_url)
     try:
         with progress_bar("re-auditing") as bar:
             outcome = run_reaudit(
@@ -76,39 +69,20 @@ def reaudit(
                 say=say,
                 eval_progress=bar,
                 fresh=fresh,
+                outputs=outputs,
             )
     except ReauditBusyError as exc:
         echo(f"busy: {exc.render()}", fg="yellow", err=True)
         sys.exit(EXIT_BUSY)
-    except EvaluatorUnavailableError as exc:
+    except EvaluatorUnavailableError as exc:  # the library wrote the interrupted JUnit and JSON files
         echo(f"evaluator unavailable: {exc.render()}", fg="red", err=True)
-        from allure.reaudit import interrupted_json, interrupted_junit
-
-        if junit:  # CI shows an interrupted re-audit, not a missing file
-            atomic_write_bytes(junit, interrupted_junit(target, exc.render()))
-        if json_out:
-            atomic_write_bytes(json_out, interrupted_json(target, exc.render()))
         sys.exit(EXIT_UNAVAILABLE)
     record = outcome.record or outcome.previous
     if outcome.record is None:
         say(f"skipped: {outcome.skipped_because}")
     assert record is not None
-    if outcome.record is not None and url:
-        try:
-            notify(url, record)
-            say("notified the webhook")
-        except ReauditError as exc:  # a chat outage must not hide the gate's result
-            echo(f"warning: {exc.render()}", fg="yellow", err=True)
-            record = record.model_copy(update={"notify_error": exc.render()})
-    if junit:
-        atomic_write_bytes(junit, junit_xml(record))
-    if json_out:
-        atomic_write_bytes(json_out, record.model_dump_json(indent=2).encode("utf-8"))
-    summary = markdown_summary(record)
-    if markdown:
-        atomic_write_bytes(markdown, summary.encode("utf-8"))
     if outcome.record is not None:
-        echo(summary)
+        echo(markdown_summary(record))
     echo(headline(record), err=True)
     if outcome.files:
         echo(f"Summary: {outcome.files['summary']}", err=True)

@@ -12,10 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, 
 from allure.config._messages import SpecFieldError
 from allure.urls import redact_url, url_problem
 
-EvaluatorKind = Literal["local", "openai", "replay"]
-"""``local``: the embedded llama.cpp server with a bundled model (default); ``openai``: any
-OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama) by ``base_url``; ``replay``: the
-labels recorded in the dataset (no model)."""
+EvaluatorKind = str
+"""A registered backend kind (:mod:`allure.backends`): built in, ``local``: the embedded llama.cpp
+server with a bundled model (default); ``openai``: any OpenAI-compatible server (OpenAI, vLLM,
+llama.cpp, Ollama) by ``base_url``; ``replay``: the labels recorded in the dataset (no model);
+more from packages that register one (the ``allure.backends`` entry point group)."""
 
 
 PositionDebias = Literal["none", "consistent", "logprob_mean"]
@@ -61,7 +62,7 @@ class EvaluatorSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     kind: EvaluatorKind = "local"
-    """The evaluator kind."""
+    """The evaluator kind: ``local``, ``openai``, ``replay`` or a kind a package registers."""
     model: str = Field(default="qwen2.5-coder-1.5b", min_length=1)
     """Model name; for ``local`` a built-in model name or a path to a GGUF file."""
     base_url: str | None = None
@@ -118,6 +119,16 @@ class EvaluatorSpec(BaseModel):
     local: LocalSpec = Field(default_factory=LocalSpec)
     """Embedded server settings."""
 
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        from allure.backends import backend_names, unknown_kind
+
+        if v not in backend_names():
+            message, fix = unknown_kind(v)
+            raise SpecFieldError("evaluator.kind", message, fix)
+        return v
+
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, v: str | None) -> str | None:
@@ -169,12 +180,29 @@ class EvaluatorSpec(BaseModel):
         return v
 
     @property
+    def is_replay(self) -> bool:
+        """Whether the labels are the dataset's recorded ones (no model answers): the one place that
+        asks, so that what a replay skips (calibration, live position figures) is decided once. The
+        backend kind's fact (:attr:`allure.backends.BackendFacts.replay`)."""
+        from allure.backends import backend_class
+
+        return backend_class(self.kind).replay
+
+    @property
+    def returns_logprobs(self) -> bool:
+        """Whether label probabilities can be read: ``logprobs`` asked, and the backend kind's
+        replies carry them (:attr:`allure.backends.BackendFacts.logprobs`)."""
+        from allure.backends import backend_class
+
+        return self.logprobs and backend_class(self.kind).logprobs
+
+    @property
     def applied_calibration(self) -> Calibration:
         """The calibration a pass applies: ``auto`` is ``none`` where it cannot work (a replay, no
         logprobs asked, or ``position_debias`` set: the debiased labels stand); a replay never calibrates."""
-        if self.kind == "replay":
+        if self.is_replay:
             return "none"
-        if self.calibration == "auto" and (not self.logprobs or self.position_debias != "none"):
+        if self.calibration == "auto" and (not self.returns_logprobs or self.position_debias != "none"):
             return "none"
         return self.calibration
 

@@ -1,4 +1,5 @@
-"""``allure doctor``: check a project's files and say how to repair them; rebuild a memory index.
+"""``allure doctor``: check a project's files and say how to repair them (the repairs themselves,
+such as rebuilding a memory index, are :mod:`allure.doctor._repair`'s).
 
 A project whose store is on PostgreSQL (``ALLURE_STORE_URL`` or ``.allure/store.toml``) is checked
 there instead (:mod:`allure.doctor._pg`): the server reachable, the schema version, row counts, the
@@ -16,44 +17,44 @@ The checks read the project without changing it (SQLite files are opened read-on
 The run store is read through :class:`allure.store.reader.StoreReader`, the store's own read
 methods over a read-only connection.
 
-:func:`rebuild_memory` writes a new Chroma store from the examples the old one holds (read from
-its SQLite file, which survives a lost or corrupt index), or, when that file is unreadable, from
-the approved candidates in the run store; the old folder is kept beside it.
+:func:`rebuild_memory` (:mod:`allure.doctor._repair`) writes a new Chroma store from the examples
+the old one holds, or from the run store's approvals; the old folder is kept beside it.
 """
 
 from __future__ import annotations
 
 import socket
 import sqlite3
-import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from allure.doctor._finding import UNFINISHED, Finding, chosen_runs, integrity_finding, newer_schema_finding
+from allure.doctor._finding import (
+    CHECKPOINTS,
+    RUN_STORE,
+    UNFINISHED,
+    Finding,
+    chosen_runs,
+    integrity_finding,
+    memory_location,
+    newer_schema_finding,
+)
+from allure.doctor._repair import RebuildResult, approved_in_store, rebuild_memory, stored_examples
 from allure.errors import MemoryStoreError, StoreError
-from allure.models import IclExample
 from allure.store import RunRecord, store_url
 from allure.store.reader import StoreReader
 
-RUN_STORE = Path(".allure") / "allure.db"
-CHECKPOINTS = Path(".allure") / "checkpoints.db"
-DEFAULT_MEMORY = ".allure/memory"
-CHROMA_DB_FILE = "chroma.sqlite3"
-
-
-class RebuildResult(BaseModel):
-    """What :func:`rebuild_memory` did."""
-
-    location: str
-    """The memory folder rebuilt."""
-    source: Literal["memory", "run store"]
-    """Where the examples came from: the old memory's SQLite file, or the run store's approvals."""
-    examples: int
-    """Examples written to the new memory."""
-    moved_to: str
-    """Where the old folder was moved (empty when there was none)."""
+__all__ = [
+    "RebuildResult",
+    "approved_in_store",
+    "check_memory",
+    "diagnose",
+    "integrity",
+    "memory_location",
+    "rebuild_memory",
+    "stored_examples",
+]
 
 
 def _readonly(path: Path) -> sqlite3.Connection:
@@ -87,14 +88,6 @@ def _store_integrity(store: StoreReader) -> str:
         return _summary(store.integrity())
     except sqlite3.DatabaseError as exc:
         return str(exc)
-
-
-def memory_location(project: Path, spec: dict[str, Any] | None) -> str:
-    """The memory a run spec names, resolved against the project (a URL is kept)."""
-    loc = str(((spec or {}).get("memory") or {}).get("location") or DEFAULT_MEMORY)
-    if "://" in loc or Path(loc).is_absolute():
-        return loc
-    return str(project / loc)
 
 
 def _collection(spec: dict[str, Any] | None) -> str:
@@ -239,6 +232,8 @@ def check_memory(location: str, collection: str = "icl_examples", *, project: Pa
             return Finding(
                 check="memory", ok=True, where=location, message="not created yet (no approved example)"
             )
+        from allure.memory import CHROMA_DB_FILE
+
         db = path / CHROMA_DB_FILE
         if db.is_file():
             status = integrity(db)
@@ -278,90 +273,3 @@ def _check_leases(store: StoreReader, run_id: str | None) -> list[Finding]:
             )
         )
     return out
-
-
-def stored_examples(location: str, collection: str = "icl_examples") -> list[IclExample]:
-    """The examples a Chroma store's SQLite file holds for ``collection`` (the index is not read).
-
-    Raises:
-        MemoryStoreError: the file is missing or unreadable.
-    """
-    db = Path(location) / CHROMA_DB_FILE
-    if not db.is_file():
-        raise MemoryStoreError("no Chroma database here", where=str(db), fix="name the memory folder")
-    try:
-        conn = _readonly(db)
-        try:
-            rows = conn.execute(
-                "SELECT m.string_value FROM embedding_metadata m JOIN embeddings e ON e.id = m.id "
-                "JOIN segments s ON s.id = e.segment_id JOIN collections c ON c.id = s.collection "
-                "WHERE m.key = 'example_json' AND c.name = ?",
-                (collection,),
-            ).fetchall()
-        finally:
-            conn.close()
-        return [IclExample.model_validate_json(r[0]) for r in rows]
-    except (sqlite3.DatabaseError, ValidationError) as exc:
-        raise MemoryStoreError(
-            f"cannot read the stored examples ({type(exc).__name__}: {str(exc)[:200]})",
-            where=str(db),
-            fix="rebuild from the run store instead (allure falls back to it)",
-        ) from exc
-
-
-def approved_in_store(project: Path, location: str) -> list[IclExample]:
-    """Approved candidates of every run in the project whose memory is ``location`` (newest decision wins)."""
-    from allure.store import RunStore
-
-    store = RunStore(Path(project) / RUN_STORE, create=False)
-    try:
-        found: dict[str, IclExample] = {}
-        for run in store.list_runs():
-            if memory_location(Path(project), run.spec) != location:
-                continue
-            for ex in store.candidates(run.id, status="approved"):
-                found[ex.id] = ex
-    finally:
-        store.close()
-    return list(found.values())
-
-
-def rebuild_memory(project: Path, location: str, collection: str = "icl_examples") -> RebuildResult:
-    """Write a new Chroma store at ``location`` from the examples the old one holds, or (when its
-    SQLite file is unreadable) from the run store's approved candidates; the old folder is moved to
-    ``LOCATION.broken-TIMESTAMP``.
-
-    Raises:
-        MemoryStoreError: ``location`` is a server URL, or no source holds an example.
-    """
-    from allure.memory import EpisodicMemory
-
-    if "://" in location:
-        raise MemoryStoreError(
-            "a memory on a Chroma server is rebuilt on that server",
-            where=location,
-            fix="restore the server's data, or import an export: `allure memory import FILE --memory URL`",
-        )
-    source: Literal["memory", "run store"] = "memory"
-    try:
-        examples = stored_examples(location, collection)
-    except MemoryStoreError:
-        examples = []
-    if not examples:
-        source = "run store"
-        examples = approved_in_store(project, location)
-    if not examples:
-        raise MemoryStoreError(
-            "no stored example to rebuild the memory from (neither its SQLite file nor the run store holds one)",
-            where=location,
-            fix="import an export instead: `allure memory import FILE`",
-        )
-    path = Path(location)
-    moved = ""
-    if path.exists():
-        target = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%dT%H%M%S')}")
-        path.rename(target)
-        moved = str(target)
-    mem = EpisodicMemory.open(location, collection=collection, create=True)
-    mem.add(ex for ex in examples if ex.decision == "approve")
-    return RebuildResult(location=location, source=source, examples=mem.count(), moved_to=moved)

@@ -1,6 +1,10 @@
-"""One finding of ``allure doctor``, and the runs a check covers."""
+"""One finding of ``allure doctor``, the runs a check covers, and where a project keeps its files
+(shared by the checks and the repairs)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -8,6 +12,10 @@ from allure import __version__
 from allure.errors import StoreError
 from allure.store import SCHEMA_VERSION, RunRecord
 from allure.store.reader import StoreReader
+
+RUN_STORE = Path(".allure") / "allure.db"
+CHECKPOINTS = Path(".allure") / "checkpoints.db"
+DEFAULT_MEMORY = ".allure/memory"
 
 UNFINISHED = ("paused", "running", "interrupted", "failed")
 """Run statuses that continue from a checkpoint."""
@@ -75,3 +83,11 @@ def chosen_runs(runs: list[RunRecord], run_id: str | None, where: str) -> list[R
             fix=f"use one of: {', '.join(r.id for r in runs[-5:])}; `allure runs` lists them",
         )
     return chosen
+
+
+def memory_location(project: Path, spec: dict[str, Any] | None) -> str:
+    """The memory a run spec names, resolved against the project (a URL is kept)."""
+    loc = str(((spec or {}).get("memory") or {}).get("location") or DEFAULT_MEMORY)
+    if "://" in loc or Path(loc).is_absolute():
+        return loc
+    return str(project / loc)

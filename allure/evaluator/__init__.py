@@ -1,6 +1,7 @@
 """The evaluator: a runner that labels items through one :class:`ChatBackend` protocol.
 
-Backends: any OpenAI-compatible server (:class:`OpenAIBackend`), the embedded llama.cpp server
+Backend kinds (``[evaluator] kind``) are registered (:mod:`allure.backends`,
+:class:`BackendKind`, ``@register_backend``). Backends: any OpenAI-compatible server (:class:`OpenAIBackend`), the embedded llama.cpp server
 (:class:`allure.evaluator.local.EmbeddedBackend`), replay of recorded outputs
 (:class:`ReplayBackend`) and any LangChain chat model (:class:`LangChainBackend`). Names are
 imported on first use, so that ``allure --help`` and ``allure.evaluator.local`` do not pay for
@@ -14,7 +15,9 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure.evaluator._backend import CallSettings, ChatBackend, Reply, Usage, retry_kind
+    from allure._http import ChatCallError, ChatCompletionsClient
+    from allure.backends import register_backend
+    from allure.evaluator._backend import CallSettings, ChatBackend, Reply, RetryKind, Usage, retry_kind
     from allure.evaluator._calibrate import (
         CF_PREFIX,
         NO_PROBS,
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
         CalibrationTarget,
         calibrate_pass,
     )
-    from allure.evaluator._http import ChatCallError, ChatCompletionsClient
+    from allure.evaluator._kind import BackendKind, backend_kind
     from allure.evaluator._langchain import LangChainBackend
     from allure.evaluator._open import open_evaluator, warm_http_client
     from allure.evaluator._openai import OpenAIBackend, build_openai_backend
@@ -44,13 +47,17 @@ if TYPE_CHECKING:
     from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
+    "BackendKind": "_kind",
+    "backend_kind": "_kind",
+    "register_backend": "allure.backends",
+    "RetryKind": "_backend",
     "ChatBackend": "_backend",
     "Reply": "_backend",
     "CallSettings": "_backend",
     "Usage": "_backend",
     "retry_kind": "_backend",
-    "ChatCallError": "_http",
-    "ChatCompletionsClient": "_http",
+    "ChatCallError": "allure._http",
+    "ChatCompletionsClient": "allure._http",
     "LangChainBackend": "_langchain",
     "OpenAIBackend": "_openai",
     "build_openai_backend": "_openai",
@@ -84,6 +91,10 @@ _WHERE = {
 }
 
 __all__ = [
+    "BackendKind",
+    "backend_kind",
+    "register_backend",
+    "RetryKind",
     "AnswerKey",
     "CF_PREFIX",
     "CalibrationOutcome",

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from allure.evaluator._backend import RetryKind, retry_kind
 from allure.labels import Label
 from allure.models import IclExample, Item, Verdict
 from allure.prompts import PromptSet
@@ -77,6 +78,8 @@ class EvaluatorOptions:
     logprobs: bool | None = None
     seed: int | None = None
     """The seed sent (a repeated sample adds its index); ``None``: the backend's, or ``params["seed"]``."""
+    retry: Callable[[BaseException], RetryKind | None] = retry_kind
+    """The backend kind's retry rule: how a failed call is retried (``None``: recorded, not retried)."""
 
 
 @dataclass(frozen=True)

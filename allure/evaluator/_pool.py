@@ -4,8 +4,8 @@ Every call is written to the run store as soon as it returns: the answers that a
 written in one transaction (group commit), in a thread of the pass's own while the event loop goes
 on with the calls (SQLite and PostgreSQL release the GIL while they write), so a kill loses at most
 the calls in flight and those being written. A backend that answers without waiting (replay) is
-stored every :data:`MAX_BATCH` answers. A failed call is retried as :func:`~allure.evaluator._backend.retry_kind`
-says: a server that may be gone is revived by its backend, then asked again at once; a transient
+stored every :data:`MAX_BATCH` answers. A failed call is retried as the backend kind's rule
+(``EvaluatorOptions.retry``, by default :func:`~allure.evaluator._backend.retry_kind`) says: a server that may be gone is revived by its backend, then asked again at once; a transient
 failure after a pause; anything else is recorded as an error verdict.
 """
 
@@ -19,9 +19,8 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from allure._deadlines import Deadlines
 from allure.errors import AllureError
-from allure.evaluator._backend import retry_kind
-from allure.evaluator._deadlines import Deadlines
 from allure.evaluator._options import report_progress
 from allure.evaluator._provenance import error_verdict, record, stored, verdict
 
@@ -101,7 +100,7 @@ async def call(
             )
         except Exception as exc:  # an unexpected reply must not crash the run: record it, go on
             latency = time.perf_counter() - t0
-            kind = retry_kind(exc)
+            kind = o.retry(exc)
             if kind is None:  # 4xx and other non-transient errors: not retried
                 return error_verdict(ev, job, error_text(exc), latency)
             if attempt >= ev.max_retries:

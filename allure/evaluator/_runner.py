@@ -21,7 +21,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from allure.errors import EvaluatorError
 from allure.evaluator import _prompting
@@ -52,6 +52,13 @@ if TYPE_CHECKING:
     from allure.evaluator._prompting import Job
 
 
+class StartedServer(Protocol):
+    """A server a backend kind starts for its evaluator (the embedded one): whether it started."""
+
+    @property
+    def started(self) -> bool: ...
+
+
 class Evaluator:
     """Labels items with a chat backend, using the run store as log and cache.
 
@@ -61,6 +68,7 @@ class Evaluator:
         backend: What answers the prompts; ``None``: ``connect`` builds it when a call is due.
         connect: Builds the backend (starting its server) on first need.
         token_counter: Counts prompt tokens for ``options.max_prompt_tokens`` (default: an estimate).
+        server: The server its backend kind started for it, if any (:attr:`server_started` reads it).
     """
 
     def __init__(
@@ -71,6 +79,7 @@ class Evaluator:
         backend: ChatBackend | None = None,
         connect: Callable[[], ChatBackend] | None = None,
         token_counter: TokenCounter | None = None,
+        server: StartedServer | None = None,
     ) -> None:
         o = self.options = options
         self.store = store
@@ -103,8 +112,8 @@ class Evaluator:
         self.flush_interval_s = 0.02
         """Answers are stored together at most this long after the first of them arrived (sooner
         when ``concurrency`` answers wait): one transaction per batch, not per call."""
-        self.server: Any = None
-        """The embedded server allure started for this evaluator, if any."""
+        self.server = server
+        """The server allure starts for this evaluator, if its backend kind has one (the embedded one)."""
         self.max_prompt_tokens = o.max_prompt_tokens
         self.token_counter = token_counter if o.max_prompt_tokens is not None else None
         if o.max_prompt_tokens is not None and self.token_counter is None:
@@ -124,6 +133,12 @@ class Evaluator:
             self.token_counter.save()
         if self._loop is not None and not self._loop.is_closed():
             self._loop.close()
+
+    @property
+    def server_started(self) -> bool:
+        """Whether a model answered or was started: the backend exists, or its server started
+        (if only to count a prompt's tokens)."""
+        return self.connected or (self.server is not None and self.server.started)
 
     @property
     def connected(self) -> bool:

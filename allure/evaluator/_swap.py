@@ -57,7 +57,7 @@ def swaps_positions(spec: AuditSpec, pairwise: bool, items: Sequence[Item]) -> b
         and ev.swap_positions
         and len(spec.label_set) >= 2
         and any(x.response_b is not None for x in items)
-        and (ev.kind != "replay" or any(x.recorded_label_swapped is not None for x in items))
+        and (not ev.is_replay or any(x.recorded_label_swapped is not None for x in items))
     )
 
 

@@ -51,7 +51,7 @@ def swapped_pass(
 
     spec = ctx.spec
     first, second = spec.label_set[0], spec.label_set[1]
-    replay = spec.evaluator.kind == "replay"
+    replay = spec.evaluator.is_replay
     swapped = [swapped_item(x, first, second) for x in items]
     ctx.say(
         f"iteration {it}: replaying the verdicts recorded with the two responses swapped ({len(swapped)} items)"

@@ -23,7 +23,7 @@ from langgraph.types import Command
 
 from allure._fault import fault_point
 from allure.config import AuditSpec, parse_spec
-from allure.errors import EvaluatorError, StoreError
+from allure.errors import StoreError
 from allure.graphs.graph import build_graph
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext
@@ -141,14 +141,11 @@ def _checked_snapshot(graph: Any, project: Path, run: Any, where: str = "") -> A
 
 
 def _check_evaluator(spec: AuditSpec) -> None:
-    """An OpenAI evaluator without a local ``base_url`` needs its API key in the environment."""
-    ev = spec.evaluator
-    if ev.kind == "openai" and not ev.base_url and not os.environ.get(ev.api_key_env):
-        raise EvaluatorError(
-            f"environment variable {ev.api_key_env} is not set",
-            where="evaluator.api_key_env",
-            fix=f"export {ev.api_key_env}=... or set [evaluator] base_url for a local server",
-        )
+    """What the backend kind needs in place before a run (an OpenAI evaluator without a local
+    ``base_url``: its API key in the environment)."""
+    from allure.evaluator import backend_kind
+
+    backend_kind(spec.evaluator.kind).check(spec)
 
 
 def _drive(graph: Any, inp: Any, run_id: str, ctx: AuditContext) -> RunOutcome:

@@ -18,7 +18,7 @@ from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from allure.memory._candidates import build_candidates, build_successes, sample_candidates
-    from allure.memory._client import DEFAULT_LOCATION, is_url, resolve_location
+    from allure.memory._client import CHROMA_DB_FILE, DEFAULT_LOCATION, is_url, resolve_location
     from allure.memory._clusters import (
         ClusterMethod,
         ClusterOptions,
@@ -43,10 +43,13 @@ if TYPE_CHECKING:
         stable_order,
     )
     from allure.memory._server import ChromaServer, free_port
+    from allure.memory._sqlite import read_examples_json
     from allure.memory._stats import MemoryStats, memory_stats
     from allure.memory._store import EpisodicMemory
 
 _WHERE = {
+    "CHROMA_DB_FILE": "_client",
+    "read_examples_json": "_sqlite",
     "DEFAULT_LOCATION": "_client",
     "build_candidates": "_candidates",
     "build_successes": "_candidates",
@@ -85,6 +88,8 @@ _WHERE = {
 }
 
 __all__ = [
+    "CHROMA_DB_FILE",
+    "read_examples_json",
     "DEFAULT_COLLECTION",
     "DEFAULT_LOCATION",
     "Balance",

@@ -2,11 +2,13 @@
 
 - :func:`freeze_run`, :func:`freeze_items`, :func:`load_frozen_set`: named, versioned item sets.
 - :func:`run_reaudit`: score a set with the evaluator a spec names now; gate against a baseline.
-- :func:`markdown_summary`, :func:`junit_xml`, :func:`notify`: outputs for PRs, CI and chat.
+- :func:`markdown_summary`, :func:`junit_xml`, :func:`notify`: outputs for PRs, CI and chat;
+  :class:`ReauditOutputs` (``run_reaudit(outputs=...)``) writes them and POSTs the webhook.
 - :func:`probe_size`, :func:`judge_drift`: the provider-drift probe (fresh calls beside stored ones).
 - :func:`history_rows`, :func:`history_csv`, :func:`history_plot`: a set's re-audits over time.
 """
 
+from allure.reaudit._deliver import ReauditOutputs, deliver, deliver_interrupted
 from allure.reaudit._fingerprint import Fingerprint, changes, prompt_diff
 from allure.reaudit._frozen import (
     FrozenItem,
@@ -43,6 +45,9 @@ from allure.reaudit._record import (
 from allure.reaudit._run import ReauditOutcome, load_records, run_reaudit
 
 __all__ = [
+    "ReauditOutputs",
+    "deliver",
+    "deliver_interrupted",
     "EXIT_BAD_INPUT",
     "EXIT_BUSY",
     "EXIT_PASS",

@@ -9,17 +9,13 @@ policy), memory version and size, frozen-set version and the allure version.
 from __future__ import annotations
 
 import difflib
-import os
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from allure import __version__
 from allure.config import AuditSpec
-from allure.errors import EvaluatorUnavailableError
 from allure.models import stable_hash
-from allure.urls import redact_url
 
 COMPARED = (
     "prompt_hash",
@@ -70,102 +66,37 @@ def prompt_texts(prompt: str) -> tuple[str, dict[str, str]]:
     return ps.name, {"system.txt": ps.system, "user.txt": ps.user, "assistant.txt": ps.assistant}
 
 
-def server_model_info(
-    base_url: str, model: str, api_key_env: str, *, timeout_s: float = 5.0
-) -> dict[str, Any]:
-    """The ``GET {base_url}/models`` entry of ``model`` (or the list of served ids when it is absent).
-
-    Raises:
-        EvaluatorUnavailableError: the server cannot be reached, times out or answers 5xx.
-    """
-    from allure._http import HttpError, get
-
-    headers = {}
-    key = os.environ.get(api_key_env)
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    url = base_url.rstrip("/") + "/models"
-    try:
-        resp = get(url, headers=headers, timeout_s=timeout_s)
-    except HttpError as exc:
-        raise EvaluatorUnavailableError(
-            f"the evaluator server does not answer ({exc.kind})",
-            where=f"evaluator.base_url {redact_url(base_url)}",
-            fix="start the server (or check the URL); a re-audit needs it to confirm the model",
-        ) from exc
-    if resp.status_code >= 500:
-        raise EvaluatorUnavailableError(
-            f"the evaluator server answers HTTP {resp.status_code}",
-            where=f"evaluator.base_url {redact_url(base_url)}",
-            fix="wait for the server to recover, then re-run",
-        )
-    if resp.status_code != 200:
-        return {"status": resp.status_code}
-    try:
-        data = resp.json().get("data") or []
-    except (ValueError, AttributeError):
-        return {"status": 200, "unreadable": True}
-    for entry in data:
-        if isinstance(entry, dict) and entry.get("id") == model:
-            return {k: v for k, v in entry.items() if isinstance(v, str | int | float | bool)}
-    return {"served": sorted(str(e.get("id")) for e in data if isinstance(e, dict))}
-
-
-def local_model_info(model: str) -> dict[str, Any]:
-    """The embedded model's identity without starting it: the pinned file of a built-in, or a GGUF's size and time."""
-    from allure.evaluator.local import BUILTIN_MODELS
-
-    if model in BUILTIN_MODELS:
-        b = BUILTIN_MODELS[model]
-        return {"builtin": b.name, "file": b.filename, "sha256": b.sha256, "upstream": b.upstream}
-    p = Path(model)
-    if p.is_file():
-        st = p.stat()
-        return {"file": p.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    return {"file": p.name, "missing": True}
-
-
 def evaluator_params(spec: AuditSpec) -> dict[str, Any]:
-    """The evaluator parameters a re-audit's labels depend on."""
+    """The evaluator parameters a re-audit's labels depend on (with the backend kind's own, ``identity``)."""
+    from allure.evaluator import backend_kind
+
     ev = spec.evaluator
-    out: dict[str, Any] = {
+    return {
         **ev.params(),
         "label_pattern": ev.label_pattern,
         "label_set": list(spec.label_set),
         "retrieval": spec.memory.retrieval.model_dump(mode="json"),
+        **backend_kind(ev.kind).identity(spec),
     }
-    if ev.kind == "openai":
-        out["base_url"] = redact_url(ev.base_url) if ev.base_url else ev.base_url
-    if ev.kind == "local":
-        out["deterministic"] = ev.local.deterministic
-    return out
 
 
 def model_name(spec: AuditSpec) -> str:
-    """The model name requests carry (the embedded server's alias for ``local``)."""
-    ev = spec.evaluator
-    if ev.kind == "replay":
-        return "replay"
-    if ev.kind == "local":
-        from allure.evaluator.local import LocalServerSettings
+    """The model name requests carry (the backend kind's: the embedded server's alias for ``local``)."""
+    from allure.evaluator import backend_kind
 
-        return LocalServerSettings(model=ev.model).alias
-    return ev.model
+    return backend_kind(spec.evaluator.kind).model_name(spec)
 
 
 def model_info(spec: AuditSpec) -> dict[str, Any]:
-    """Model information for the fingerprint (asks an ``openai`` server; never starts the embedded one).
+    """Model information for the fingerprint, from the backend kind (an ``openai`` server is asked;
+    the embedded one is never started; a kind of its own says what it knows, asking nothing by default).
 
     Raises:
-        EvaluatorUnavailableError: an ``openai`` server cannot be reached.
+        EvaluatorUnavailableError: the kind's server cannot be reached.
     """
-    ev = spec.evaluator
-    if ev.kind == "replay":
-        return {"kind": "replay"}
-    if ev.kind == "local":
-        return local_model_info(ev.model)
-    base = ev.base_url or "https://api.openai.com/v1"
-    return server_model_info(base, ev.model, ev.api_key_env)
+    from allure.evaluator import backend_kind
+
+    return backend_kind(spec.evaluator.kind).model_info(spec)
 
 
 def prompt_diff(old: dict[str, str], new: dict[str, str]) -> list[str]:

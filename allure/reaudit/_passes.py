@@ -236,9 +236,7 @@ def score_set(
                 PassOptions(generation=generation or None),
             )
             # started to answer a call, or only to count a prompt's tokens: either way it ran
-            started = spec.evaluator.kind != "replay" and (
-                ev.connected or bool(getattr(ev.server, "started", False))
-            )
+            started = not spec.evaluator.is_replay and ev.server_started
     except EvaluatorUnavailableError:
         raise
     except EvaluatorError as exc:

@@ -21,12 +21,10 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
+from allure.backends import backend_class
 from allure.config import AuditSpec
 from allure.labels import Label
 from allure.models import Item
-
-DEFAULT_PROBE_LIVE = 20
-"""Probe size of a live (``openai``) evaluator when ``[reaudit] probe`` is unset."""
 
 
 class ProbeResult(BaseModel):
@@ -58,10 +56,11 @@ class ProbeResult(BaseModel):
 
 
 def probe_size(spec: AuditSpec) -> int:
-    """``[reaudit] probe``, or its default: 20 for a live ``openai`` evaluator, 0 for replay and embedded."""
+    """``[reaudit] probe``, or the backend kind's default (``probe_default``: 20 for a hosted
+    ``openai`` model, 0 for replay and embedded)."""
     if spec.reaudit is not None and spec.reaudit.probe is not None:
         return spec.reaudit.probe
-    return DEFAULT_PROBE_LIVE if spec.evaluator.kind == "openai" else 0
+    return backend_class(spec.evaluator.kind).probe_default
 
 
 def probe_items(items: Sequence[Item], n: int, *, seed: str) -> list[Item]:

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from allure.config import AuditSpec, parse_spec
-from allure.errors import ReauditError
+from allure.errors import EvaluatorUnavailableError, ReauditError
 from allure.models import IclExample, Item, stable_hash, utcnow
+from allure.reaudit._deliver import ReauditOutputs, deliver, deliver_interrupted
 from allure.reaudit._fingerprint import build_fingerprint, changes, prompt_diff, same
 from allure.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
 from allure.reaudit._gate import evaluate_gate
@@ -47,6 +48,8 @@ class ReauditOutcome:
     """Whether the set was frozen from the spec's dataset now (its first version)."""
     files: dict[str, Path] = field(default_factory=dict)
     """``summary`` (Markdown) and ``json`` written under ``.allure/reaudits/ID/``."""
+    written: dict[str, Path] = field(default_factory=dict)
+    """The files ``run_reaudit(outputs=...)`` wrote, by name (``junit``, ``json``, ``markdown``)."""
 
 
 def load_records(store: RunStore, set_name: str) -> list[ReauditRecord]:
@@ -141,6 +144,7 @@ def run_reaudit(
     say: Callable[[str], None] | None = None,
     eval_progress: Callable[[int, int], None] | None = None,
     fresh: bool = False,
+    outputs: ReauditOutputs | None = None,
 ) -> ReauditOutcome:
     """Re-audit a frozen set (``target``: a spec file with ``[reaudit]``, or a set name).
 
@@ -148,15 +152,44 @@ def run_reaudit(
     ones); otherwise the provider-drift probe (``[reaudit] probe``) re-asks some items fresh and
     runs the whole set fresh when they disagree with the stored verdicts beyond the model's noise.
 
+    ``outputs`` names the files (JUnit, JSON, Markdown) and the webhook the result is delivered to
+    (:mod:`allure.reaudit._deliver`): checked before anything runs, written after the re-audit (for
+    a skipped one, its last record, without a webhook POST); an evaluator that is unavailable still
+    gets ``interrupted`` JUnit and JSON files before the error is raised.
+
     Returns:
         The outcome; its ``exit_code`` is :data:`EXIT_PASS` or :data:`EXIT_REGRESSION`.
 
     Raises:
-        ReauditError, SpecError, StoreError, DatasetError: bad input (nothing written).
+        ReauditError, SpecError, StoreError, DatasetError, OutputError: bad input (nothing written).
         EvaluatorUnavailableError: the evaluator cannot be reached or started, or calls failed.
         ReauditBusyError: ``wait`` is False and another re-audit holds the lock.
     """
     tell = say or (lambda _line: None)
+    checked = outputs.checked() if outputs is not None else None
+    try:
+        outcome = _reaudit(target, project_dir, if_changed, wait, tell, eval_progress, fresh)
+    except EvaluatorUnavailableError as exc:
+        if checked is not None:
+            deliver_interrupted(target, exc.render(), checked)
+        raise
+    shown = outcome.record or outcome.previous
+    if checked is not None and shown is not None:
+        delivered, outcome.written = deliver(shown, checked, fresh=outcome.record is not None, say=tell)
+        if outcome.record is not None:
+            outcome.record = delivered
+    return outcome
+
+
+def _reaudit(
+    target: str,
+    project_dir: str | Path,
+    if_changed: bool,
+    wait: bool,
+    tell: Callable[[str], None],
+    eval_progress: Callable[[int, int], None] | None,
+    fresh: bool,
+) -> ReauditOutcome:
     project = Path(project_dir).resolve()
     db = project_db_path(project)
     store = open_project_store(project, create=False) if db.exists() or store_url(project) else None

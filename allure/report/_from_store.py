@@ -127,7 +127,7 @@ def build_run_report(
     its = [h["iteration"] for h in history]
     zero, active = run.info.get("zero_shot_iteration"), run.info.get("active_iteration")
     replay = None
-    if spec.evaluator.kind == "replay" and its and "all" in metrics.get(its[-1], {}):
+    if spec.evaluator.is_replay and its and "all" in metrics.get(its[-1], {}):
         replay = ReplayAgreement.from_metrics(metrics[its[-1]]["all"])
     return ReportData(
         run_id=run_id,
@@ -137,7 +137,7 @@ def build_run_report(
         stop_reason=stop_reason,
         evaluator=EvaluatorInfo(
             kind=spec.evaluator.kind,
-            model=replay_source(spec) if spec.evaluator.kind == "replay" else spec.evaluator.model,
+            model=replay_source(spec) if spec.evaluator.is_replay else spec.evaluator.model,
             params=spec.evaluator.params(),
         ),
         dataset=DatasetInfo(

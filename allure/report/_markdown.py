@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from allure.backends import is_replay_kind
 from allure.metrics import GroupErrors, SplitMetrics
 from allure.report._format import DASH, md_table, metric_cells, num, signed
 from allure.report._model import CalibrationReport, PositionConsistency, ReplayAgreement, ReportData
@@ -129,7 +130,7 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
         f"- Started: {data.created_at}; finished: {data.finished_at or DASH}",
         (
             f"- Evaluator: {markdown_cell(ev.model)}"
-            if ev.kind == "replay"
+            if is_replay_kind(ev.kind)
             else f"- Evaluator: {markdown_cell(ev.kind)}"
             + (f", model {markdown_code(ev.model)}" if ev.model else "")
         ),

@@ -180,7 +180,7 @@ class ArmRun:
         if calibration == "auto" and (arm.position_debias or ev_spec.position_debias) != "none":
             calibration = "none"  # a debiased arm's labels stand (as in the loop)
         calibrated = None
-        if calibration != "none" and ev_spec.kind != "replay":
+        if calibration != "none" and not ev_spec.is_replay:
             calibrated = self._calibrated(res, calibration)
         vs = [res.verdicts.get(it.id) for it in src.items]
         labels: list[Label | None] = [v.label if v else None for v in vs]

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from allure._http import ChatConnectionError
 from allure.evaluator import ChatBackend, Evaluator, Reply, Usage
-from allure.evaluator._http import ChatConnectionError
 from allure.models import Item
 from allure.store import RunStore
 from tests.evaluator.options import grader_options

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from allure._deadlines import Deadlines
 from allure.evaluator import ChatBackend, Evaluator, Reply, _pool
-from allure.evaluator._deadlines import Deadlines
 from allure.models import Item
 from allure.store import RunStore
 from tests.evaluator.options import grader_options

@@ -13,15 +13,15 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
-from allure.errors import AllureError
-from allure.evaluator import ChatCompletionsClient, Evaluator, OpenAIBackend, build_openai_backend, retry_kind
-from allure.evaluator._http import (
+from allure._http import (
     ChatConnectionError,
     ChatReplyError,
     ChatTimeoutError,
     proxy_for,
     status_error,
 )
+from allure.errors import AllureError
+from allure.evaluator import ChatCompletionsClient, Evaluator, OpenAIBackend, build_openai_backend, retry_kind
 from allure.evaluator._langchain import sdk_error
 from allure.models import Item, Verdict
 from allure.store import RunStore

@@ -15,7 +15,7 @@ def warm(kind):
     for t in threading.enumerate():
         if t.name == "allure-warm-http":
             t.join(60)
-    return [kind, "aiohttp" in sys.modules, "allure.evaluator._http" in sys.modules]
+    return [kind, "aiohttp" in sys.modules, "aiohttp.client" in sys.modules]
 
 print([warm("replay"), warm("local"), warm("openai")])
 """
