@@ -7,7 +7,7 @@ import math
 import re
 from typing import Any
 
-from allure.dataset._values import as_text, is_conversation
+from allure.dataset._values import as_text, is_conversation, is_missing_label
 
 # Column names per field, most specific first; a name matches after lower-casing and dropping
 # everything but letters and digits ("User Query" -> "userquery").
@@ -207,19 +207,9 @@ def column_values(rows: list[dict[str, Any]], column: str) -> list[Any]:
         value: Any = row
         for part in [column] if column in row else column.split("."):
             value = value.get(part) if isinstance(value, dict) else None
-        if not is_missing(value):
+        if not is_missing_label(value):
             out.append(value)
     return out
-
-
-def is_missing(value: Any) -> bool:
-    """A cell with no value: null, a blank string, a float NaN or the text ``NaN`` (as the dataset
-    reader reads a label cell)."""
-    return (
-        value is None
-        or (isinstance(value, str) and value.strip().casefold() in ("", "nan"))
-        or (isinstance(value, float) and math.isnan(value))
-    )
 
 
 def missing_count(rows: list[dict[str, Any]], column: str) -> tuple[int, int]:
@@ -233,7 +223,7 @@ def missing_count(rows: list[dict[str, Any]], column: str) -> tuple[int, int]:
             isinstance(value, str) and value.strip().casefold() == "nan"
         ):
             nans += 1
-        elif is_missing(value):
+        elif is_missing_label(value):
             nulls += 1
     return nulls, nans
 

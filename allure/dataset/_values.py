@@ -25,6 +25,12 @@ def is_empty(value: Any) -> bool:
     )
 
 
+def is_missing_label(value: Any) -> bool:
+    """A label cell with no label: an empty cell (:func:`is_empty`) or the text ``NaN`` (any case),
+    which pandas writes for a missing value and reads back as one."""
+    return is_empty(value) or (isinstance(value, str) and value.strip().casefold() == "nan")
+
+
 def parse_label(
     value: Any,
     *,
@@ -41,8 +47,8 @@ def parse_label(
     Raises:
         DatasetError: the value names no label of ``label_set``.
     """
-    if is_empty(value) or (isinstance(value, str) and value.strip().casefold() == "nan"):
-        return None  # a label cell of "NaN" text is a missing label, as pandas reads a CSV
+    if is_missing_label(value):
+        return None
     vocab = LabelVocabulary(label_set, synonyms)
     if isinstance(value, bool):
         return _bool_label(value, vocab, where=where)
