@@ -16,6 +16,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 USER = "allure"
@@ -45,9 +46,57 @@ def _as_server_user(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *cmd]
 
 
+@dataclass
+class PgServer:
+    """A running throw-away server: its URL (database ``postgres``), and the faults a test makes."""
+
+    url: str
+    data: Path
+    log: Path
+    opts: str
+
+    def _ctl(self, *args: str) -> None:
+        done = subprocess.run(
+            _as_server_user([_binary("pg_ctl"), "-D", str(self.data), "-l", str(self.log), *args]),
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, f"pg_ctl {' '.join(args)} failed: {done.stderr}\n{self.log.read_text()}"
+
+    def stop(self) -> None:
+        """``pg_ctl stop -m fast``: every session is ended; returns once the server is down."""
+        self._ctl("-m", "fast", "-w", "stop")
+
+    def start(self) -> None:
+        """Start the stopped server again; returns once it accepts connections."""
+        self._ctl("-o", self.opts, "-w", "start")
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every session is ended; returns once the server accepts again."""
+        self._ctl("-m", "fast", "-w", "restart")
+
+    def terminate_backends(self, database: str, application: str | None = None) -> int:
+        """``pg_terminate_backend`` of every session on ``database`` (only those whose
+        ``application_name`` is ``application``, when given) but the caller's; returns how many."""
+        import psycopg
+
+        sql = (
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()"
+        )
+        args: list[str] = [database]
+        if application is not None:
+            sql += " AND application_name = %s"
+            args.append(application)
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            row = conn.execute(sql, args).fetchone()
+        return int(row[0]) if row else 0
+
+
 @contextmanager
-def postgres_server() -> Iterator[str]:
-    """Start a server; yields its URL (database ``postgres``); stops it and removes its folder."""
+def postgres_instance(**settings: object) -> Iterator[PgServer]:
+    """Start a server with ``settings`` (``-c name=value``, e.g. ``max_connections=8``) over the
+    defaults; yields it; stops it and removes its folder."""
     initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
     root = Path(tempfile.mkdtemp(prefix="allure-pg-"))
     data, log = root / "data", root / "log"
@@ -59,7 +108,8 @@ def postgres_server() -> Iterator[str]:
         check=True,
         capture_output=True,
     )
-    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+    conf = {"listen_addresses": "127.0.0.1", "fsync": "off", "max_connections": 200, **settings}
+    opts = f"-p {port} -k {root} " + " ".join(f"-c {k}={v}" for k, v in conf.items())
     started = subprocess.run(
         _as_server_user([pg_ctl, "-D", str(data), "-o", opts, "-l", str(log), "-w", "start"]),
         capture_output=True,
@@ -70,12 +120,19 @@ def postgres_server() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"pg_ctl start failed: {started.stderr}\n{detail}")
     try:
-        yield f"postgresql://{USER}@127.0.0.1:{port}/postgres"
+        yield PgServer(f"postgresql://{USER}@127.0.0.1:{port}/postgres", data, log, opts)
     finally:
         subprocess.run(
             _as_server_user([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"]), capture_output=True
         )
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """Start a server; yields its URL (database ``postgres``); stops it and removes its folder."""
+    with postgres_instance() as server:
+        yield server.url
 
 
 def fresh_database(server_url: str) -> str:

@@ -11,6 +11,7 @@ import typer
 
 from allure.cli._common import echo, project_folder
 from allure.cli._serve_review import serve_review, served_session
+from allure.cli._served_app import IDLE_TIMEOUT_S, SessionGuard, block_sigterm
 from allure.errors import ReviewError, RunBusyError
 from allure.models import IclExample
 from allure.store import CLAIM_BATCH, ReviewClaims, RunRecord, RunStore, open_project_store
@@ -101,6 +102,14 @@ def review(
         min=1,
         help="Candidates the app claims at a time (other reviewers get the rest).",
     ),
+    idle_timeout: float = typer.Option(
+        IDLE_TIMEOUT_S,
+        "--idle-timeout",
+        min=1,
+        metavar="SECONDS",
+        help="With --serve: a browser tab with no key press or click for this long releases its "
+        "candidates and closes.",
+    ),
 ) -> None:
     """Review the pending ICL examples of a run paused at review, then resume it.
 
@@ -139,7 +148,7 @@ def review(
             store.close()
             serve_review(ctx, record.id, project, host, port, allow_remote)
             return
-        _open_ui(store, record, project, reviewer, batch)
+        _open_ui(store, record, project, reviewer, batch, idle_timeout)
     finally:
         store.close()
 
@@ -154,8 +163,15 @@ def _check_reviewable(store: RunStore, record: RunRecord) -> None:
 
 
 def _open_ui(
-    store: RunStore, record: RunRecord, project: Path, reviewer: str | None, batch: int = CLAIM_BATCH
+    store: RunStore,
+    record: RunRecord,
+    project: Path,
+    reviewer: str | None,
+    batch: int = CLAIM_BATCH,
+    idle_timeout: float = IDLE_TIMEOUT_S,
 ) -> None:
+    if served_session():
+        block_sigterm()  # before any thread starts (imports start some): only the session's guard takes it
     _check_reviewable(store, record)
     holder = store.lease_holder(record.id)
     if holder is not None and holder.alive():  # an audit, resume or import writes the run
@@ -183,7 +199,13 @@ def _open_ui(
             project_dir=project.resolve(),
             claims=claims,
         )
-        app.run()
+        if not served_session():
+            app.run()
+            return
+        with SessionGuard(app, claims, idle_timeout) as guard:  # a tab gone: its claims freed, the app ended
+            app.run()
+        if guard.why:
+            echo(f"review session ended ({guard.why}); its candidates were released", err=True)
 
 
 def register(app: typer.Typer) -> None:

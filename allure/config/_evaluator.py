@@ -7,9 +7,18 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from allure.config._messages import SpecFieldError
+from allure.errors import SpecError
 from allure.urls import redact_url, url_problem
 
 EvaluatorKind = str
@@ -233,6 +242,29 @@ class EvaluatorSpec(BaseModel):
                 'set logprobs = true, or position_debias = "consistent"',
             )
         return self
+
+    def overridden(self, where: str, **changes: Any) -> EvaluatorSpec:
+        """This spec with ``changes`` (a study arm's ``calibration`` or ``position_debias``; ``None``
+        keeps the spec's), checked by the same validators as the spec itself.
+
+        Raises:
+            SpecError: The changed spec is invalid (e.g. calibration and position_debias both set);
+                ``where`` names what asked for the change.
+        """
+        update = {k: v for k, v in changes.items() if v is not None}
+        if not update:
+            return self
+        try:
+            return EvaluatorSpec.model_validate({**self.model_dump(), **update})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            cause = (err.get("ctx") or {}).get("error")
+            if isinstance(cause, SpecFieldError):
+                raise SpecError(cause.message, where=f"{where}: {cause.field}", fix=cause.fix) from exc
+            field = ".".join(str(x) for x in err["loc"]) or "evaluator"
+            raise SpecError(
+                f"{err['msg']}", where=f"{where}: evaluator.{field}", fix="give a value the spec accepts"
+            ) from exc
 
     def params(self) -> dict[str, Any]:
         """The parameters that change the model's output (part of the cache key)."""

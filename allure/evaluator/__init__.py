@@ -23,6 +23,9 @@ if TYPE_CHECKING:
         NO_PROBS,
         CalibrationOutcome,
         CalibrationTarget,
+        FittedCalibration,
+        apply_fitted,
+        block_name,
         calibrate_pass,
     )
     from allure.evaluator._kind import BackendKind, backend_kind
@@ -40,10 +43,30 @@ if TYPE_CHECKING:
         ProgressFn,
     )
     from allure.evaluator._parse import LabelParser, prob_positive
+    from allure.evaluator._pipeline import (
+        RECORDED,
+        DebiasSummary,
+        PassOutcome,
+        PassPlan,
+        PassStats,
+        Readout,
+        ReadoutOutcome,
+        plan_from_spec,
+        reference_shares,
+        run_pass,
+    )
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
-    from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_item, swaps_positions
+    from allure.evaluator._swap import (
+        FALLBACK_NOTE,
+        SWAPPED,
+        debias_verdicts,
+        replay_items,
+        swapped_item,
+        swapped_order,
+        swaps_positions,
+    )
     from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
@@ -82,10 +105,25 @@ _WHERE = {
     "CalibrationOutcome": "_calibrate",
     "CalibrationTarget": "_calibrate",
     "calibrate_pass": "_calibrate",
+    "FittedCalibration": "_calibrate",
+    "apply_fitted": "_calibrate",
+    "block_name": "_calibrate",
+    "RECORDED": "_pipeline",
+    "DebiasSummary": "_pipeline",
+    "PassOutcome": "_pipeline",
+    "PassPlan": "_pipeline",
+    "PassStats": "_pipeline",
+    "Readout": "_pipeline",
+    "ReadoutOutcome": "_pipeline",
+    "plan_from_spec": "_pipeline",
+    "reference_shares": "_pipeline",
+    "run_pass": "_pipeline",
     "FALLBACK_NOTE": "_swap",
     "SWAPPED": "_swap",
     "debias_verdicts": "_swap",
     "swapped_item": "_swap",
+    "swapped_order": "_swap",
+    "replay_items": "_swap",
     "swaps_positions": "_swap",
     "Evaluator": "_runner",
 }
@@ -96,6 +134,19 @@ __all__ = [
     "register_backend",
     "RetryKind",
     "AnswerKey",
+    "DebiasSummary",
+    "FittedCalibration",
+    "PassOutcome",
+    "PassPlan",
+    "PassStats",
+    "RECORDED",
+    "Readout",
+    "ReadoutOutcome",
+    "apply_fitted",
+    "block_name",
+    "plan_from_spec",
+    "reference_shares",
+    "run_pass",
     "CF_PREFIX",
     "CalibrationOutcome",
     "CalibrationTarget",
@@ -131,6 +182,8 @@ __all__ = [
     "redact",
     "retry_kind",
     "swapped_item",
+    "swapped_order",
+    "replay_items",
     "swaps_positions",
 ]
 

@@ -75,6 +75,10 @@ class CalibrationOutcome:
     """``auto``: the dev split's objective per mode, the refused modes and ``n``."""
     note: str = ""
     """Why a mode could not be applied (e.g. ``offset`` without audit references)."""
+    offset: float | None = None
+    """``offset`` (and ``auto``, which fits it too): the fitted logit offset ``b`` of the positive label."""
+    prior: dict[str, float] | None = None
+    """``prior`` (and ``auto``): the label shares ``pi`` multiplied in (label string -> share)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able form (the report's iteration entry)."""
@@ -89,6 +93,39 @@ class CalibrationOutcome:
     def why(self) -> str:
         """What ``auto`` saw on dev and any note, each after ``"; "`` (empty when there is neither)."""
         return (f"; {self.choice['line']}" if self.choice else "") + (f"; {self.note}" if self.note else "")
+
+    def fitted(self) -> FittedCalibration:
+        """The values this pass applied, to apply again to new data without choosing or fitting
+        (an exported judge: :attr:`allure.evaluator.PassPlan.fixed_calibration`)."""
+        mode = self.chosen if self.chosen is not None and not self.off else "none"
+        return FittedCalibration(
+            mode=mode,  # type: ignore[arg-type]
+            p_cf={k: tuple(v) for k, v in self.p_cf.items()} if mode in ("contextual", "prior") else {},
+            prior=dict(self.prior) if mode == "prior" and self.prior else None,
+            offset=self.offset if mode == "offset" else None,
+        )
+
+
+@dataclass(frozen=True)
+class FittedCalibration:
+    """Calibration values fitted on one pass, applied as they are to another (no content-free call,
+    no choice, no reference label): an exported judge labelling new data that has no dev split."""
+
+    mode: Calibration
+    """``none``, ``contextual``, ``prior`` or ``offset`` (never ``auto``: what it chose)."""
+    p_cf: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    """``contextual`` and ``prior``: block name (:func:`block_name`, as :attr:`CalibrationOutcome.p_cf`
+    keys it) -> ``p_cf`` in label-set order. A verdict whose block has none keeps its label."""
+    prior: Mapping[str, float] | None = None
+    """``prior``: label string -> share."""
+    offset: float | None = None
+    """``offset``: the positive label's logit offset ``b``."""
+
+
+def block_name(icl_ids: Sequence[str]) -> str:
+    """The name of an ICL block in :attr:`CalibrationOutcome.p_cf`: a hash of its example ids,
+    ``zero-shot`` for none."""
+    return stable_hash(list(icl_ids), length=10) if icl_ids else "zero-shot"
 
 
 def _row(probs: Mapping[str, float] | None, labels: Sequence[Label]) -> list[float] | None:
@@ -142,14 +179,9 @@ def calibrate_pass(
         target: ``offset`` and ``auto``: the audit and dev references (without, ``auto`` keeps the parsed labels).
     """
     out = CalibrationOutcome(mode=mode)
-    if not any(v.label_probs for v in result.verdicts.values()):
-        out.off, out.kept = True, len(items)
+    rows = _rows(items, result, labels, out)
+    if rows is None:
         return out
-    rows = {
-        it.id: (v, row)
-        for it in items
-        if (v := result.verdicts.get(it.id)) is not None and (row := _row(v.label_probs, labels)) is not None
-    }
     p_cf = (
         {}
         if mode == "offset"
@@ -158,21 +190,90 @@ def calibrate_pass(
         )
     )
     pi = [float(prior.get(str(lab), 0.0)) for lab in labels] if prior else None
+    if prior and mode in ("prior", "auto"):
+        out.prior = {str(k): float(v) for k, v in prior.items()}
     candidates = {"none": {i: v.label for i, (v, _) in rows.items()}}
     for m in ("contextual", "prior"):
         if mode in (m, "auto") and p_cf and (m == "contextual" or pi):
             candidates[m] = _by_p_cf(rows, p_cf, labels, pi if m == "prior" else None)
+    if mode == "prior" and not pi:
+        out.note = "prior needs the audit split's reference label shares, and no audit item has one"
     if mode in ("offset", "auto"):
-        fitted = _by_offset(rows, labels, target)
-        if fitted is not None:
-            candidates["offset"] = fitted
+        b = _fit_offset(rows, labels, target)
+        if b is not None and target is not None and target.positive is not None:
+            out.offset = b
+            candidates["offset"] = _by_offset(rows, labels, target.positive, b)
         elif mode == "offset":
             out.note = "offset needs two labels, a positive label and audit items with label probabilities"
     out.chosen = mode if mode in candidates else "none"
     if mode == "auto":
         parsed = {it.id: v.label for it in items if (v := result.verdicts.get(it.id)) is not None}
         out.chosen = _choose(candidates, parsed, target, labels, out)
-    chosen = candidates[out.chosen]
+    _relabel(ev, run_id, iteration, items, result, candidates[out.chosen], out)
+    return out
+
+
+def apply_fitted(
+    ev: Evaluator,
+    run_id: str,
+    iteration: int,
+    items: list[Item],
+    result: EvalResult,
+    fitted: FittedCalibration,
+    *,
+    labels: Sequence[Label],
+) -> CalibrationOutcome:
+    """Re-label ``result``'s verdicts of ``items`` with values fitted before (``fitted``), in place,
+    storing the new labels as :func:`calibrate_pass` does: no content-free call, no choice, no
+    reference label read (``offset`` shifts the evaluator's positive label)."""
+    out = CalibrationOutcome(mode=fitted.mode, chosen=fitted.mode, offset=fitted.offset)
+    out.prior = dict(fitted.prior) if fitted.prior else None
+    out.p_cf = {k: [float(x) for x in v] for k, v in fitted.p_cf.items()}
+    rows = _rows(items, result, labels, out)
+    if rows is None:
+        return out
+    chosen: dict[str, Label | None] = {}
+    if fitted.mode in ("contextual", "prior"):
+        by_block = {tuple(v.icl_ids): v.icl_ids for v, _ in rows.values()}
+        p_cf = {
+            b: fitted.p_cf[block_name(ids)] for b, ids in by_block.items() if block_name(ids) in fitted.p_cf
+        }
+        out.blocks = len(p_cf)
+        pi = [float(fitted.prior.get(str(lab), 0.0)) for lab in labels] if fitted.prior else None
+        if fitted.mode == "contextual" or pi:
+            chosen = _by_p_cf(rows, p_cf, labels, pi if fitted.mode == "prior" else None)
+    elif fitted.mode == "offset" and fitted.offset is not None and len(labels) == 2:
+        chosen = _by_offset(rows, labels, ev.positive_label, fitted.offset)
+    _relabel(ev, run_id, iteration, items, result, chosen, out)
+    return out
+
+
+def _rows(
+    items: list[Item], result: EvalResult, labels: Sequence[Label], out: CalibrationOutcome
+) -> dict[str, tuple[Any, list[float]]] | None:
+    """Item id -> (verdict, its label probabilities in label-set order), for the verdicts that
+    carry them; ``None`` (and ``out`` marked off) when no call of the pass returned any."""
+    if not any(v.label_probs for v in result.verdicts.values()):
+        out.off, out.kept = True, len(items)
+        return None
+    return {
+        it.id: (v, row)
+        for it in items
+        if (v := result.verdicts.get(it.id)) is not None and (row := _row(v.label_probs, labels)) is not None
+    }
+
+
+def _relabel(
+    ev: Evaluator,
+    run_id: str,
+    iteration: int,
+    items: list[Item],
+    result: EvalResult,
+    chosen: Mapping[str, Label | None],
+    out: CalibrationOutcome,
+) -> None:
+    """Give the verdicts the ``chosen`` labels (``raw_label`` keeps the parsed one) and store the
+    changed ones beside the parsed labels."""
     out.kept = len(items) - len(chosen)
     changed: dict[str, Label | None] = {}
     for item_id, lab in chosen.items():
@@ -185,7 +286,6 @@ def calibrate_pass(
     out.changed = len(changed)
     if changed:
         ev.store.set_verdict_labels(run_id, iteration, changed)
-    return out
 
 
 def _choose(
@@ -230,24 +330,33 @@ def _by_p_cf(
     return out
 
 
-def _by_offset(
+def _fit_offset(
     rows: dict[str, tuple[Any, list[float]]], labels: Sequence[Label], target: CalibrationTarget | None
-) -> dict[str, Label | None] | None:
+) -> float | None:
     """One logit offset fitted on the audit items so that the positive label's predicted share there
     matches its reference share; ``None`` when it cannot be fitted."""
-    from allure.metrics import apply_offset, fit_offset
+    from allure.metrics import fit_offset
 
     positive = None if target is None else target.positive
     if target is None or positive is None or len(labels) != 2 or positive not in labels:
         return None
     pos = list(labels).index(positive)
-    neg = labels[1 - pos]
-    p = {i: row[pos] / sum(row) for i, (_, row) in rows.items()}
-    fit = [i for i in target.fit if i in p]
+    fit = [i for i in target.fit if i in rows]
     if not fit:
         return None
     share = sum(str(target.fit[i]) == str(target.positive) for i in fit) / len(fit)
-    b = fit_offset([p[i] for i in fit], share)
+    return float(fit_offset([rows[i][1][pos] / sum(rows[i][1]) for i in fit], share))
+
+
+def _by_offset(
+    rows: dict[str, tuple[Any, list[float]]], labels: Sequence[Label], positive: Label, b: float
+) -> dict[str, Label | None]:
+    """The positive label where its probability shifted by the logit offset ``b`` is over 0.5."""
+    from allure.metrics import apply_offset
+
+    pos = list(labels).index(positive)
+    neg = labels[1 - pos]
+    p = {i: row[pos] / sum(row) for i, (_, row) in rows.items()}
     q = apply_offset(list(p.values()), b)
     return {i: (positive if x > 0.5 else neg) for i, x in zip(p, q, strict=True)}
 
@@ -279,7 +388,7 @@ def _content_free_means(
         if (v := result.verdicts.get(it.id)) is not None:
             reps.setdefault(tuple(v.icl_ids), it)
     out.blocks = len(reps)
-    names = {b: stable_hash(list(b), length=10) if b else "zero-shot" for b in reps}
+    names = {b: block_name(b) for b in reps}
     cf_items, owner = [], {}
     for b, rep in reps.items():
         for k, text in enumerate(CONTENT_FREE):

@@ -85,14 +85,18 @@ class EvaluatorOptions:
 @dataclass(frozen=True)
 class PassOptions:
     """What one pass changes from the evaluator's own settings; a value, so passes (a study's arms)
-    never share state through the evaluator. ``None`` fields keep the evaluator's setting."""
+    never share state through the evaluator. ``None`` fields keep the evaluator's setting (for the
+    sample and generation: none)."""
 
     prompts: PromptSet | None = None
     """The prompt set of this pass."""
     sample: int | None = None
-    """Index of a repeated sample (see :attr:`Evaluator.sample`)."""
+    """Index of a repeated sample (``None``: a single answer per prompt). It is part of the cache
+    key, and the seed sent is the evaluator's seed plus it, so M samples of one prompt are M
+    stored calls."""
     generation: str | None = None
-    """A generation of fresh calls (see :attr:`Evaluator.generation`)."""
+    """A generation of fresh calls (``None``: the stored calls). It is part of the cache key, so a
+    re-audit asking a provider again stores its answers beside the old ones, never over them."""
 
 
 @dataclass

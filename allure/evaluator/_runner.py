@@ -118,13 +118,6 @@ class Evaluator:
         self.token_counter = token_counter if o.max_prompt_tokens is not None else None
         if o.max_prompt_tokens is not None and self.token_counter is None:
             self.token_counter = TokenCounter(None)
-        self.sample: int | None = None
-        """Index of a repeated sample (``None``: a single answer per prompt). It is part of the cache
-        key, and the seed sent is the evaluator's seed plus it, so M samples of one prompt are M
-        stored calls."""
-        self.generation: str | None = None
-        """A generation of fresh calls (``None``: the stored calls). It is part of the cache key, so a
-        re-audit asking a provider again stores its answers beside the old ones, never over them."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def close(self) -> None:
@@ -174,13 +167,9 @@ class Evaluator:
 
     # -- prompts ----------------------------------------------------------------------------------
     def resolved(self, options: PassOptions | None) -> tuple[PromptSet, int | None, str | None]:
-        """The pass's prompt set, sample index and generation (the evaluator's where ``options`` has none)."""
+        """The pass's prompt set (the evaluator's where ``options`` has none), sample index and generation."""
         o = options or PassOptions()
-        return (
-            o.prompts if o.prompts is not None else self.prompts,
-            o.sample if o.sample is not None else self.sample,
-            o.generation if o.generation is not None else self.generation,
-        )
+        return (o.prompts if o.prompts is not None else self.prompts, o.sample, o.generation)
 
     def prompt_hash(
         self, messages: list[BaseMessage], item: Item | None = None, options: PassOptions | None = None

@@ -1,8 +1,9 @@
 """Pairwise items in the swapped order, and one verdict per item from both orders.
 
-Shared by the audit loop (``graphs/pairwise.py``), studies and re-audits: each labels a pair in
-both orders through the same evaluator and, with ``[evaluator] position_debias`` set, keeps
-one debiased verdict per item (:func:`debias_verdicts`).
+The swap and debias steps of the pass pipeline (:func:`allure.evaluator.run_pass`), which the audit
+loop, studies and re-audits share: a pair is labelled in both orders through the same evaluator
+and, with ``[evaluator] position_debias`` set, one debiased verdict is kept per item
+(:func:`debias_verdicts`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,18 @@ def swapped_item(item: Item, first: Any = None, second: Any = None) -> Item:
             "recorded_label_swapped": None,
         }
     )
+
+
+def swapped_order(items: Sequence[Item], labels: Sequence[Any]) -> list[Item]:
+    """The items of a pass's swapped order (:func:`swapped_item` of each, in order), as
+    :func:`allure.evaluator.run_pass` asks them."""
+    return [swapped_item(x, labels[0], labels[1]) for x in items]
+
+
+def replay_items(items: Sequence[Item], labels: Sequence[Any]) -> list[Item]:
+    """``items`` and, for a pair with a verdict recorded in the swapped order, its swapped item: what a
+    replayed evaluator opens with, so that it can replay both orders."""
+    return [*items, *(swapped_item(x, labels[0], labels[1]) for x in items if x.recorded_label_swapped)]
 
 
 def swaps_positions(spec: AuditSpec, pairwise: bool, items: Sequence[Item]) -> bool:

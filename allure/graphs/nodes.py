@@ -6,25 +6,30 @@ here is idempotent (items and candidates by id, memory by example id, calls by p
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from allure._fault import fault_point
-from allure.evaluator import swapped_item
+from allure.evaluator import replay_items, run_pass, swapped_order
 from allure.gold_check import GoldCheck
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
-from allure.graphs.pairwise import swapped_pass, swaps
-from allure.graphs.passes import calibrate, fail_if_mostly_errors, metrics_for, policy_for, zero_shot_baseline
+from allure.graphs.pairwise import report_positions
+from allure.graphs.passes import (
+    fail_if_mostly_errors,
+    loop_plan,
+    metrics_for,
+    policy_for,
+    report_calibration,
+    zero_shot_baseline,
+)
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext, LoopState
-from allure.memory import build_candidates, build_successes, sample_candidates
+from allure.memory import RetrievalPolicy, build_candidates, build_successes, sample_candidates
 from allure.models import IclExample, Item, ReviewDecision
 from allure.report import write_run_report
-
-if TYPE_CHECKING:
-    from allure.evaluator import EvalResult
 
 COMMIT_CHUNK = 1000
 """Approved examples embedded and written to memory at a time."""
@@ -42,7 +47,8 @@ def prepare(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
 
 
 def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
-    """Label every item with the evaluator and the memory's examples for it."""
+    """Label every item with the evaluator and the memory's examples for it (one pass:
+    :func:`allure.evaluator.run_pass`)."""
     from allure.evaluator import open_evaluator
 
     ctx = runtime.context
@@ -55,49 +61,35 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     ctx.say(f"iteration {it}: evaluating {len(items)} items with {version.size} examples in memory")
     ctx.store.update_run(run_id, iteration=it, memory_version=version.content_hash)
     ctx.store.record_memory_version(run_id, it, version.content_hash, version.ids)
-    position: dict[str, Any] | None = None
-    debias: dict[str, Any] | None = None
     baseline: list[dict[str, Any]] = []
     update: dict[str, Any] = {}
     if it == 1:
         update["zero_shot_iteration"] = 0 if version.size else 1
-    first, second = ctx.spec.label_set[:2]
+    labels = ctx.spec.label_set
     # a replay needs the swapped order's recorded verdicts among the items it opens with
-    with open_evaluator(
-        ctx.spec,
-        ctx.store,
-        items + [swapped_item(x, first, second) for x in items if x.recorded_label_swapped],
-    ) as ev:
-        swapping = swaps(ctx, ev.prompts.pairwise, items)
+    with open_evaluator(ctx.spec, ctx.store, replay_items(items, labels)) as ev:
         if it == 1 and version.size:
             baseline = zero_shot_baseline(ctx, run_id, items, ev)
             update["active_iteration"] = 0
+        blocks = _blocks(ctx, it, items, policy, version.size)
+        plan = loop_plan(ctx, run_id, it, items, lambda item: blocks[item.id], pairwise=ev.prompts.pairwise)
+        if plan.swap:
+            # the swapped order's examples are retrieved for its own text, when it is asked
+            swapped = swapped_order(items, labels)
+            later: dict[str, list[IclExample]] = {}
 
-        seen: dict[str, list[IclExample]] = {}
+            def swapped_examples(sw: Item) -> list[IclExample]:
+                if not later:
+                    later.update(_blocks(ctx, it, swapped, policy, version.size))
+                return later[sw.id]
 
-        def evaluate(batch: list[Item]) -> EvalResult:
-            blocks = memory.retrieve_many(batch, policy) if version.size else {x.id: [] for x in batch}
-            seen.update(blocks)
-            keys = {x.id: tuple(ex.id for ex in blocks[x.id]) for x in batch}
-            if version.size:
-                ctx.say(f"iteration {it}: {len(set(keys.values()))} distinct ICL block(s) ({policy.kind})")
-            # items sharing a block are sent one after another: the server's prefix cache computes it once
-            ordered = sorted(batch, key=lambda x: keys[x.id])
-            return ev.evaluate(
-                run_id,
-                it,
-                ordered,
-                lambda item: blocks[item.id],
-                progress=ctx.eval_progress,
-                claim_token=ctx.lease_token,
-            )
-
-        result = evaluate(items)
-        if swapping:
-            position, debias = swapped_pass(ctx, run_id, it, items, result, evaluate)
-        calibration = calibrate(ctx, run_id, it, items, result, ev, lambda item: seen[item.id])
+            plan = replace(plan, swapped_examples_for=swapped_examples)
+        outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration {it}: {msg}"))
+        position, debias = report_positions(ctx, run_id, it, items, outcome)
+        calibration = report_calibration(ctx, it, items, outcome)
+    result = outcome.result
     ctx.remember_verdicts(run_id, it, result.verdicts)
-    stats = result.stats.as_dict()
+    stats = outcome.stats.as_dict()
     ctx.say(
         f"iteration {it}: {stats['calls']} calls, {stats['cache_hits']} cache hits, "
         f"{stats['unparsed']} unparsed, {stats['errors']} errors, {stats['wall_s']:.1f} s"
@@ -122,6 +114,18 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
             }
         ],
     }
+
+
+def _blocks(
+    ctx: AuditContext, it: int, batch: list[Item], policy: RetrievalPolicy, size: int
+) -> dict[str, list[IclExample]]:
+    """Each item's examples from the memory (one batched retrieval; none from an empty memory)."""
+    if not size:
+        return {x.id: [] for x in batch}
+    blocks = ctx.memory.retrieve_many(batch, policy)
+    keys = {tuple(ex.id for ex in blocks[x.id]) for x in batch}
+    ctx.say(f"iteration {it}: {len(keys)} distinct ICL block(s) ({policy.kind})")
+    return blocks
 
 
 def _rounded(x: float | None) -> str:

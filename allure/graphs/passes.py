@@ -1,10 +1,10 @@
 """What an evaluation pass of the loop needs beside its node (:func:`allure.graphs.nodes.evaluate`):
-the retrieval policy, contextual calibration, the zero-shot baseline (iteration 0), the stop on
-mostly failed calls, and a pass's metrics per split."""
+the retrieval policy, the pass's plan (:func:`allure.evaluator.plan_from_spec`) and what its
+calibration changed, the zero-shot baseline (iteration 0), the stop on mostly failed calls, and a
+pass's metrics per split."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from allure.graphs.state import AuditContext
@@ -14,63 +14,54 @@ from allure.models import Item, Verdict
 from allure.urls import redact_url
 
 if TYPE_CHECKING:
-    from allure.evaluator import EvalResult
+    from allure.evaluator import ExamplesFor, PassOutcome, PassPlan
 
 
 def audit_prior(ctx: AuditContext, run_id: str) -> dict[str, float] | None:
     """The audit split's reference label shares (by the label's string form; the dev split is audit
     data too); ``None`` when no audit item has a reference label."""
-    return _audit_shares(ctx.store.reference_labels(run_id), ctx.store.splits(run_id))
+    from allure.evaluator import reference_shares
+
+    return reference_shares(ctx.store.reference_labels(run_id), ctx.store.splits(run_id))
 
 
-def _audit_shares(refs: Mapping[str, Any], splits: Mapping[str, str]) -> dict[str, float] | None:
-    known = [str(r) for i, r in refs.items() if r is not None and splits.get(i) == "audit"]
-    return {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
+def loop_plan(
+    ctx: AuditContext, run_id: str, it: int, items: list[Item], examples_for: ExamplesFor, *, pairwise: bool
+) -> PassPlan:
+    """The loop's pass as the spec asks for it (:func:`allure.evaluator.plan_from_spec`): calibration
+    chooses on the dev split and fits on the other audit items; the swapped order runs whenever the
+    spec swaps (the report's position figures)."""
+    from allure.evaluator import plan_from_spec
+
+    return plan_from_spec(
+        ctx.spec,
+        run_id=run_id,
+        iteration=it,
+        items=items,
+        examples_for=examples_for,
+        pairwise=pairwise,
+        references=ctx.store.reference_labels(run_id),
+        splits=ctx.store.splits(run_id),
+        dev=ctx.dev_ids(run_id),
+        positions=True,
+        progress=ctx.eval_progress,
+        claim_token=ctx.lease_token,
+    )
 
 
-def calibrate(
-    ctx: AuditContext,
-    run_id: str,
-    it: int,
-    items: list[Item],
-    result: EvalResult,
-    ev: Any,
-    examples_for: Any,
+def report_calibration(
+    ctx: AuditContext, it: int, items: list[Item], outcome: PassOutcome
 ) -> dict[str, Any] | None:
-    """``[evaluator] calibration``: re-label the pass's verdicts (:func:`allure.evaluator.calibrate_pass`)
-    and say what changed; ``None`` when calibration is off."""
-    from allure.evaluator import NO_PROBS, CalibrationTarget, calibrate_pass
-
-    mode = ctx.spec.evaluator.applied_calibration
-    if mode == "none":
+    """Say what ``[evaluator] calibration`` changed in the pass; its report entry (``None`` when off)."""
+    out = outcome.calibration
+    if out is None:
         return None
-    refs, splits, dev = ctx.store.reference_labels(run_id), ctx.store.splits(run_id), ctx.dev_ids(run_id)
-    target = CalibrationTarget(
-        dev={i: r for i, r in refs.items() if r is not None and i in dev},
-        fit={i: r for i, r in refs.items() if r is not None and splits.get(i) == "audit" and i not in dev},
-        objective=ctx.spec.loop.objective,
-        positive=ctx.spec.positive_label,
-    )
-    out = calibrate_pass(
-        ev,
-        run_id,
-        it,
-        items,
-        result,
-        examples_for,
-        mode=mode,
-        labels=ctx.spec.label_set,
-        prior=_audit_shares(refs, splits) if mode in ("prior", "auto") else None,
-        target=target,
-    )
-    if out.off:
-        ctx.say(f"iteration {it}: {NO_PROBS}")
-        return out.as_dict()
-    ctx.say(
-        f"iteration {it}: calibration ({out.applied}): p_cf from {out.blocks} block(s) "
-        f"({out.cf_calls} content-free calls sent), {out.changed} of {len(items)} labels changed, "
-        f"{out.kept} kept as parsed (no label probabilities){out.why}"
-    )
+    if not out.off:
+        ctx.say(
+            f"iteration {it}: calibration ({out.applied}): p_cf from {out.blocks} block(s) "
+            f"({out.cf_calls} content-free calls sent), {out.changed} of {len(items)} labels changed, "
+            f"{out.kept} kept as parsed (no label probabilities){out.why}"
+        )
     return out.as_dict()
 
 
@@ -89,16 +80,19 @@ def zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: An
     Run once, when the memory already holds examples at the start of a run, so that the guard and
     the held-out claim compare with the judge as it is without them. Returns its history entry.
     """
+    from allure.evaluator import run_pass
+
     ctx.say(f"iteration 0: evaluating {len(items)} items zero-shot (the baseline the memory must beat)")
     ctx.store.record_memory_version(run_id, 0, "", [])
-    result = ev.evaluate(
-        run_id, 0, items, lambda item: [], progress=ctx.eval_progress, claim_token=ctx.lease_token
-    )
-    calibration = calibrate(ctx, run_id, 0, items, result, ev, lambda item: [])
+    # the baseline is the main order only (never swapped), as it always was
+    plan = loop_plan(ctx, run_id, 0, items, lambda item: [], pairwise=False)
+    outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration 0: {msg}"))
+    result = outcome.result
+    calibration = report_calibration(ctx, 0, items, outcome)
     ctx.remember_verdicts(run_id, 0, result.verdicts)
     for split, m in metrics_for(ctx, run_id, 0).items():
         ctx.store.record_metrics(run_id, 0, split, m)
-    stats = result.stats.as_dict()
+    stats = outcome.stats.as_dict()
     ctx.say(f"iteration 0: {stats['calls']} calls, {stats['cache_hits']} cache hits, {stats['wall_s']:.1f} s")
     fail_if_mostly_errors(ctx, run_id, 0, items, result.verdicts)
     return [

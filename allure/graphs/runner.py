@@ -27,7 +27,16 @@ from allure.errors import StoreError
 from allure.graphs.graph import build_graph
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext
-from allure.store import RunLease, RunStore, advisory_key, open_project_store, remember_store_url
+from allure.store import (
+    RunLease,
+    RunStore,
+    advisory_key,
+    as_lost,
+    open_project_store,
+    pg_connect,
+    reconnect_s,
+    remember_store_url,
+)
 
 CHECKPOINTS = Path(".allure") / "checkpoints.db"
 
@@ -69,18 +78,22 @@ def _compiled(project_dir: Path, store: RunStore) -> Iterator[Any]:
 @contextmanager
 def _postgres_saver(store: RunStore) -> Iterator[Any]:
     """LangGraph's ``PostgresSaver`` on the store's database, its tables created or migrated once
-    (under an advisory lock: two processes starting at once do not both create them)."""
+    (under an advisory lock: two processes starting at once do not both create them).
+
+    The saver draws its connections from a small pool that checks a connection before handing it
+    out, so a restarted server or a terminated backend costs a new connection, not the run (a pool
+    that gets none within ``reconnect_s()`` ends the run as interrupted, see :func:`_drive`)."""
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
 
     from allure.urls import redact_urls
 
     assert store.url is not None
+    options: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     try:
-        conn = psycopg.Connection.connect(
-            store.url, autocommit=True, prepare_threshold=0, row_factory=dict_row
-        )
+        conn = pg_connect(store.url, store.where, **options)
     except psycopg.Error as exc:
         raise StoreError(
             f"cannot connect to the PostgreSQL checkpoint store ({redact_urls(str(exc)).strip()})",
@@ -88,14 +101,26 @@ def _postgres_saver(store: RunStore) -> Iterator[Any]:
             fix="check that the server runs and the store URL is right",
         ) from exc
     with conn:
-        saver = PostgresSaver(conn)
         key = advisory_key("checkpoints-setup")
         conn.execute("SELECT pg_advisory_lock(%s)", (key,))
         try:
-            saver.setup()
+            PostgresSaver(conn).setup()
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-        yield saver
+    pool: Any = ConnectionPool(
+        store.url,
+        min_size=1,
+        max_size=2,
+        kwargs=options,
+        check=ConnectionPool.check_connection,
+        timeout=reconnect_s(),
+        name="allure-checkpoints",
+        open=True,
+    )
+    try:
+        yield PostgresSaver(pool)
+    finally:
+        pool.close()
 
 
 def _checkpoint_fix(run_id: str) -> str:
@@ -158,11 +183,18 @@ def _drive(graph: Any, inp: Any, run_id: str, ctx: AuditContext) -> RunOutcome:
         from allure.evaluator import redact
 
         secret = os.environ.get(ctx.spec.evaluator.api_key_env, "")
-        store.update_run(
-            run_id,
-            status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
-            info={"error": redact(f"{type(exc).__name__}: {exc}", [secret])},
-        )
+        lost = as_lost(exc, store.where) if store.url else None  # the PostgreSQL server went away
+        try:
+            store.update_run(
+                run_id,
+                status="interrupted" if isinstance(exc, KeyboardInterrupt) or lost else "failed",
+                info={"error": redact(f"{type(exc).__name__}: {exc}", [secret])},
+            )
+        except StoreError:
+            if lost is None:
+                raise  # (a server still away: the run reads interrupted once its lease is dead)
+        if lost is not None and lost is not exc:
+            raise lost from exc
         raise
     interrupts = result.get("__interrupt__") if isinstance(result, dict) else None
     if interrupts:

@@ -16,7 +16,6 @@ The label is ``argmax q``; ``q`` is renormalised (for AUC). Probabilities are cl
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -128,8 +127,3 @@ def binary_rows(p_positive: Sequence[float], *, positive_first: bool = False) ->
     p = np.asarray(p_positive, dtype=np.float64)
     rows = np.stack([1.0 - p, p], axis=1)
     return rows[:, ::-1] if positive_first else rows
-
-
-def entropy_bits(p: Sequence[float]) -> float:
-    """Shannon entropy of one distribution in bits (a content-free distribution near 0 is a strong prior)."""
-    return float(-sum(x * math.log2(x) for x in p if x > 0))

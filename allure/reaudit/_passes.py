@@ -1,12 +1,13 @@
 """The passes of one re-audit (:func:`score_set`): the main one, the provider-drift probe (fresh calls
 on a few items, and the model's repeat noise) and the post-processing the spec asks for (position
-debiasing, calibration), each adding its cost to the re-audit's :class:`Spent`."""
+debiasing, calibration: :func:`allure.evaluator.run_pass` on the main pass), each adding its cost to
+the re-audit's :class:`Spent`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from allure.config import AuditSpec
 from allure.errors import EvaluatorError, EvaluatorUnavailableError
@@ -89,69 +90,44 @@ def post_process(
     result: Any,
     memory: Any,
     refs: dict[str, Label | None],
-    tell: Any,
+    tell: Callable[[str], None],
     options: Any,
 ) -> dict[str, Label | None] | None:
     """The spec's ``[evaluator] position_debias`` (a pairwise set: the swapped order is asked too)
-    or ``calibration`` applied to the re-audit's verdicts, as the audit loop applies them: item id ->
-    the label the gate reads; ``None`` when neither is set (the parsed labels stand). A re-audit's
-    ``prior`` calibration takes the frozen set's reference label shares. ``auto`` (the default)
-    chooses on a dev split, which a frozen set does not have (choosing on the items the gate reads
-    would be deciding on the items reported on): a re-audit's labels stay as parsed; ``offset`` fits
-    on audit items, which it does not have either: labels kept, and the re-audit says so."""
-    from allure.evaluator import (
-        FALLBACK_NOTE,
-        NO_PROBS,
-        calibrate_pass,
-        debias_verdicts,
-        swapped_item,
-        swaps_positions,
-    )
+    or ``calibration`` applied to the re-audit's main pass ``result`` by the pass pipeline
+    (:func:`allure.evaluator.run_pass`): item id -> the label the gate reads; ``None`` when neither
+    is on (the parsed labels stand). A frozen set has no dev split and no audit items
+    (:func:`allure.evaluator.plan_from_spec` with no ``dev``): ``auto`` (the default), which chooses
+    on a dev split, leaves the labels as parsed (choosing on the items reported on would be deciding
+    on them); ``offset`` has nothing to fit on (labels kept, and said); ``prior`` takes the frozen
+    set's reference label shares."""
+    from allure.evaluator import plan_from_spec, run_pass
 
     policy = spec.memory.retrieval
-    mode = spec.evaluator.position_debias
-    if mode != "none" and swaps_positions(spec, ev.prompts.pairwise, items):
-        first, second = spec.label_set[0], spec.label_set[1]
-        swapped = [swapped_item(it, first, second) for it in items]
-        back = {sw.id: it for sw, it in zip(swapped, items, strict=True)}
-        again = ev.evaluate(
-            rid, iteration, swapped, lambda sw: memory.retrieve(back[sw.id], policy), options=options
-        )
-        spent.add(again)
-        d, used = debias_verdicts(
-            [result.verdicts.get(it.id) for it in items],
-            [again.verdicts.get(sw.id) for sw in swapped],
-            labels=spec.label_set,
-            mode=mode,
-        )
-        if used != mode:
-            tell(FALLBACK_NOTE)
-        tell(f"position-debiased ({used}): {d.status.count('inconsistent')} of {len(items)} items undecided")
-        return {it.id: cast("Label | None", lab) for it, lab in zip(items, d.labels, strict=True)}
-    if spec.evaluator.applied_calibration not in ("none", "auto"):
-        from allure.metrics import label_shares
-
-        prior = label_shares([r for r in refs.values() if r is not None], spec.label_set) or None
-        out = calibrate_pass(
-            ev,
-            rid,
-            iteration,
-            items,
-            result,
-            lambda item: memory.retrieve(item, policy),
-            mode=spec.evaluator.applied_calibration,
-            labels=spec.label_set,
-            prior=prior,
-            options=options,
-        )
-        spent.calls += out.cf_calls
+    plan = plan_from_spec(
+        spec,
+        run_id=rid,
+        iteration=iteration,
+        items=items,
+        examples_for=lambda item: memory.retrieve(item, policy),
+        pairwise=ev.prompts.pairwise,
+        references=refs,
+        options=options,
+    )
+    if plan.position_debias == "none" and plan.calibration == "none":
+        return None
+    out = run_pass(ev, plan, tell, main=result)
+    if out.swapped is not None:
+        spent.add(out.swapped)
+    if out.debias is not None:
         tell(
-            NO_PROBS
-            if out.off
-            else f"calibration ({out.mode}): {out.changed} of {len(items)} labels changed{out.why}"
+            f"position-debiased ({out.debias.used}): {out.debias.inconsistent} of {len(items)} items undecided"
         )
-        return {it.id: result.verdicts[it.id].label for it in items}
-    return None
+    if (cal := out.calibration) is not None:
+        spent.calls += cal.cf_calls
+        if not cal.off:
+            tell(f"calibration ({cal.mode}): {cal.changed} of {len(items)} labels changed{cal.why}")
+    return out.labels
 
 
 @dataclass

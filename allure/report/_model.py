@@ -116,6 +116,10 @@ class CalibrationReport(BaseModel):
     """``auto``: the dev split's objective per mode, the refused modes, ``n`` and one line saying so."""
     note: str = ""
     """Why a mode could not be applied."""
+    offset: float | None = None
+    """``offset`` (and ``auto``, which fits it too): the positive label's fitted logit offset ``b``."""
+    prior: dict[str, float] | None = None
+    """``prior`` (and ``auto``): the reference label shares multiplied in."""
 
 
 class PositionDebiasReport(BaseModel):

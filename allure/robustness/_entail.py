@@ -100,7 +100,7 @@ def ask_evaluator(
     """Label ``items`` with ``spec``'s evaluator as a run of its own (``run_id``, listed with the studies),
     every call stored and cached.
 
-    ``sample``: a sample index (see :attr:`allure.evaluator.Evaluator.sample`). ``free_text``: the
+    ``sample``: a sample index (see :attr:`allure.evaluator.PassOptions.sample`). ``free_text``: the
     answer is read from the raw output, so an answer without a label is not asked again.
     """
     from allure.evaluator import PassOptions, open_evaluator

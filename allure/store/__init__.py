@@ -15,6 +15,7 @@ and claims on in-flight prompts; ``_schema``: versions and migrations).
 from allure.store._backend import advisory_key
 from allure.store._heartbeat import HEARTBEAT_S
 from allure.store._leases import LEASE_STALE_S, LeaseHolder, RunLease, pid_runs
+from allure.store._pg_faults import ConnectionLostError, as_lost, pg_connect, reconnect_s
 from allure.store._review import CLAIM_STALE_S, CandidateStatus, verdict_of
 from allure.store._review_claims import CLAIM_BATCH, DoubleReview, ReviewClaims
 from allure.store._runs import RunRecord, RunStatus
@@ -23,6 +24,10 @@ from allure.store._store import DEFAULT_DB, RunStore, open_project_store, projec
 from allure.store._url import StoreSpec, display_url, remember_store_url, store_url
 
 __all__ = [
+    "reconnect_s",
+    "ConnectionLostError",
+    "as_lost",
+    "pg_connect",
     "pid_runs",
     "DEFAULT_DB",
     "HEARTBEAT_S",

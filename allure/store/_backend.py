@@ -23,11 +23,12 @@ from __future__ import annotations
 import re
 import sqlite3
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
 from allure.labels import Label, decode_label
+from allure.store import _pg_faults
 
 Connection = Any
 """A :class:`sqlite3.Connection` or a :class:`PgConnection` (the methods the store uses are the same)."""
@@ -110,35 +111,88 @@ def insert_rows(conn: Any, head: str, rows: Sequence[Sequence[Any]], *, tail: st
 
 
 class PgConnection:
-    """A psycopg connection with the subset of the :class:`sqlite3.Connection` interface the store uses."""
+    """A psycopg connection with the subset of the :class:`sqlite3.Connection` interface the store uses.
+
+    A lost connection (a restarted server, a terminated backend) is opened again on the next
+    statement; a statement that opened its transaction is run again on the new connection (nothing
+    was lost with it); one inside a transaction raises
+    :class:`~allure.store._pg_faults.ConnectionLostError` (see :mod:`allure.store._pg_faults`).
+    """
 
     def __init__(self, url: str) -> None:
-        import psycopg
+        from allure.store._url import display_url
 
-        self.raw = psycopg.connect(url, autocommit=False, row_factory=_pg_rows)
+        self.url = url
+        self.where = display_url(url)
+        self.raw = _pg_faults.pg_connect(url, self.where, **self._options())
+
+    @staticmethod
+    def _options() -> dict[str, Any]:
+        return {"autocommit": False, "row_factory": _pg_rows}
+
+    def _broken(self) -> bool:
+        return bool(self.raw.closed or self.raw.broken)
+
+    def _idle(self) -> bool:
+        """Whether no transaction is open (the next statement opens one)."""
+        from psycopg import pq
+
+        return bool(self.raw.info.transaction_status == pq.TransactionStatus.IDLE)
+
+    def _reopen(self, cause: BaseException) -> None:
+        import contextlib
+
+        with contextlib.suppress(Exception):
+            self.raw.close()
+        self.raw = _pg_faults.reconnect(self.url, self.where, cause, **self._options())
+
+    def _run(self, statement: Callable[[], Any]) -> Any:
+        """Run ``statement`` (a call on :attr:`raw`), reconnecting as the class docstring says."""
+        if self._broken():
+            self._reopen(RuntimeError("the connection was lost earlier"))
+        opens = self._idle()
+        try:
+            return statement()
+        except Exception as exc:
+            if not (_pg_faults.lost(exc) and self._broken()):
+                raise
+            if not opens:
+                raise _pg_faults.lost_error(exc, self.where, inside=True) from exc
+            self._reopen(exc)
+            return statement()
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
         """Run one statement; returns the cursor (``fetchone``, ``fetchall``, iteration)."""
         if len(args) > PSYCOPG_CACHED_PARAMS:
             import psycopg
 
-            return psycopg.RawCursor(self.raw).execute(to_numbered(sql), tuple(args))
-        return self.raw.execute(to_pg(sql), tuple(args))
+            return self._run(lambda: psycopg.RawCursor(self.raw).execute(to_numbered(sql), tuple(args)))
+        return self._run(lambda: self.raw.execute(to_pg(sql), tuple(args)))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement for each row of arguments."""
         rows = [tuple(r) for r in rows]
-        if rows:
+
+        def many() -> None:
             with self.raw.cursor() as cur:
                 cur.executemany(to_pg(sql), rows)
 
+        if rows:
+            self._run(many)
+
     def commit(self) -> None:
-        """Commit the open transaction."""
-        self.raw.commit()
+        """Commit the open transaction (a connection lost meanwhile: :class:`ConnectionLostError`)."""
+        try:
+            self.raw.commit()
+        except Exception as exc:
+            if _pg_faults.lost(exc) and self._broken():
+                raise _pg_faults.lost_error(exc, self.where, inside=True) from exc
+            raise
 
     def rollback(self) -> None:
-        """Roll the open transaction back."""
-        self.raw.rollback()
+        """Roll the open transaction back (nothing to do on a lost connection: the server dropped it)."""
+        if not self._broken():
+            self.raw.rollback()
 
     def close(self) -> None:
         """Close the connection."""

@@ -170,13 +170,8 @@ class ReviewStore(StoreBase):
                     where="candidate_id",
                     fix="use an id from `allure review RUN --export pending.jsonl`",
                 )
-            if claim_token is not None and row["status"] == "pending" and held_by_other(row, claim_token):
-                raise ReviewError(
-                    f"candidate {decision.candidate_id} is now claimed by reviewer {row['claimed_by']!r} "
-                    "(this session's claim expired)",
-                    where=f"run {run_id}",
-                    fix="reopen `allure review` to get candidates of your own",
-                )
+            if claim_token is not None:
+                self._check_still_mine(c, run_id, row, decision, claim_token)
             current = IclExample.model_validate_json(row["example_json"])
             mine = self._keep_review(c, run_id, decision, current)
             reviews = [
@@ -199,6 +194,30 @@ class ReviewStore(StoreBase):
                 (status, stored.model_dump_json(), run_id, decision.candidate_id),
             )
         return final or apply_decision(current, mine)
+
+    @staticmethod
+    def _check_still_mine(c: Connection, run_id: str, row: Row, decision: ReviewDecision, token: str) -> None:
+        """Refuse a session's decision on a candidate it lost: another live session claims it now, or
+        another reviewer decided it after this session's claim expired (a reviewer may still change
+        their own decision)."""
+        cid, names = decision.candidate_id, (decision.reviewer or "").split("+")
+        if row["status"] == "pending" and held_by_other(row, token):
+            who = f"is now claimed by reviewer {row['claimed_by']!r}"
+        elif (
+            row["status"] != "pending"
+            and not c.execute(  # "ann+bob": the two who settled it
+                f"SELECT 1 FROM reviews WHERE run_id=? AND candidate_id=? AND reviewer IN ({','.join('?' * len(names))})",
+                (run_id, cid, *names),
+            ).fetchone()
+        ):
+            who = "was decided by another reviewer meanwhile"
+        else:
+            return
+        raise ReviewError(
+            f"candidate {cid} {who} (this session's claim expired)",
+            where=f"run {run_id}",
+            fix="reopen `allure review` to get candidates of your own",
+        )
 
     def _keep_review(
         self, c: Connection, run_id: str, decision: ReviewDecision, current: IclExample

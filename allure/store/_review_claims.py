@@ -39,6 +39,12 @@ CLAIM_BATCH = 20
 """How many candidates a reviewer session claims at a time."""
 
 
+_RELEASE = (
+    "UPDATE candidates SET claimed_by=NULL, claim_token=NULL, claim_beat=NULL "
+    "WHERE run_id=? AND claim_token=? RETURNING id"
+)
+
+
 class ClaimHeartbeat(Heartbeat):
     """Renews the heartbeat of every candidate a reviewer session holds."""
 
@@ -168,11 +174,7 @@ class ReviewClaimsStore(StoreBase):
     def release_candidates(self, run_id: str, token: str) -> int:
         """Release every claim of the session ``token`` on the run; returns how many."""
         with self._tx() as c:
-            rows = c.execute(
-                "UPDATE candidates SET claimed_by=NULL, claim_token=NULL, claim_beat=NULL "
-                "WHERE run_id=? AND claim_token=? RETURNING id",
-                (run_id, token),
-            ).fetchall()
+            rows = c.execute(_RELEASE, (run_id, token)).fetchall()
         return len(rows)
 
     def candidate_claims(self, run_id: str) -> dict[str, str]:
@@ -272,6 +274,21 @@ class ReviewClaims:
             self._beat.stop()
             self._beat = None
         self.store.release_candidates(self.run_id, self.token)
+
+    def abandon(self) -> int:
+        """Release every claim on a connection of its own, for a process about to end whose main
+        thread may be stuck (holding the store's lock, or blocked writing to a dead client); stops
+        the heartbeat first. Returns how many claims were released."""
+        if self._beat is not None:
+            self._beat.stop()
+            self._beat = None
+        conn = self.store._connect()
+        try:
+            n = len(conn.execute(_RELEASE, (self.run_id, self.token)).fetchall())
+            conn.commit()
+            return n
+        finally:
+            conn.close()
 
     def __enter__(self) -> ReviewClaims:
         return self

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from allure.studies._protocol import ArmLabels, Study, StudyContext, as_kind
     from allure.studies._record import (
         STUDY_SCHEMA_VERSION,
-        Arm,
         ArmResult,
         ArmSpec,
         StudyKind,
@@ -89,7 +88,6 @@ _WHERE = {
     "StudyContext": "_protocol",
     "as_kind": "_protocol",
     "STUDY_SCHEMA_VERSION": "_record",
-    "Arm": "_record",
     "ArmResult": "_record",
     "ArmSpec": "_record",
     "StudyKind": "_record",
@@ -119,7 +117,6 @@ __all__ = [
     "AblateBy",
     "AblationRecord",
     "AblationStudy",
-    "Arm",
     "ArmLabels",
     "ArmProgress",
     "ArmResult",

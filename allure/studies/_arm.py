@@ -1,5 +1,6 @@
-"""One arm of a study through the evaluator: its examples per item, its pass (with position debiasing
-and calibration when the arm or the spec asks), and what it measured.
+"""One arm of a study through the evaluator: its examples per item, its pass (one
+:func:`allure.evaluator.run_pass`, with position debiasing and calibration when the arm or the spec
+asks), and what it measured.
 
 The arm is a value (:class:`~allure.studies.ArmSpec`): it becomes the pass's
 :class:`~allure.evaluator.PassOptions` (prompt set, sample index) and the examples each item gets;
@@ -11,22 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from allure.dataset import dev_split
-from allure.evaluator import (
-    FALLBACK_NOTE,
-    NO_PROBS,
-    CalibrationTarget,
-    PassOptions,
-    calibrate_pass,
-    debias_verdicts,
-    swapped_item,
-    swaps_positions,
-)
+from allure.evaluator import PassOptions, plan_from_spec, run_pass
 from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
-from allure.metrics import compute_metrics, label_shares
+from allure.metrics import compute_metrics
 from allure.models import IclExample, Item
 from allure.prompts import PromptSet, load_prompt_set
 from allure.studies._options import ArmProgress, Say
@@ -34,8 +26,8 @@ from allure.studies._record import ArmResult, ArmSpec
 from allure.studies._source import StudySource
 
 if TYPE_CHECKING:
-    from allure.config import Calibration, PositionDebias
-    from allure.evaluator import EvalResult, Evaluator
+    from allure.config import AuditSpec
+    from allure.evaluator import Evaluator, PassOutcome, PassPlan
 
 Examples = dict[str, list[IclExample]]
 """Item id -> the ICL examples of its prompt."""
@@ -70,8 +62,17 @@ def lookup(table: Examples) -> Callable[[Item], list[IclExample]]:
     return lambda item: table[item.id]
 
 
-def _block_key(table: Examples, item: Item) -> tuple[str, ...]:
-    return tuple(ex.id for ex in table[item.id])
+def arm_spec(spec: AuditSpec, arm: ArmSpec) -> AuditSpec:
+    """``spec`` with ``arm``'s ``calibration`` and ``position_debias`` (where it sets them), checked by
+    the spec's own validators (:meth:`~allure.config.EvaluatorSpec.overridden`).
+
+    Raises:
+        SpecError: The arm's settings are invalid together with the spec's (names the arm and the field).
+    """
+    ev = spec.evaluator.overridden(
+        f"study arm {arm.name!r}", calibration=arm.calibration, position_debias=arm.position_debias
+    )
+    return spec if ev is spec.evaluator else spec.model_copy(update={"evaluator": ev})
 
 
 @dataclass
@@ -92,103 +93,49 @@ class ArmRun:
         """The arm's pass, as a value handed to every call of the evaluator."""
         return pass_options(self.arm, self.prompts)
 
-    def _debiased(
-        self, res: EvalResult, mode: PositionDebias
-    ) -> tuple[list[Label | None], PositionDebias, int]:
-        """Label the arm's pairs again with the two responses swapped (same examples, stored under
-        the same arm; its costs added to ``res``) and keep one debiased label per item: (labels, mode
-        used, undecided items)."""
-        src, table = self.src, self.table
-        first, second = src.spec.label_set[0], src.spec.label_set[1]
-        swapped = [swapped_item(it, first, second) for it in src.items]
-        back = {sw.id: it.id for sw, it in zip(swapped, src.items, strict=True)}
-        ordered = sorted(swapped, key=lambda sw: tuple(ex.id for ex in table[back[sw.id]]))
-        again = self.ev.evaluate(
-            self.sid, self.index, ordered, lambda sw: table[back[sw.id]], options=self.options
-        )
-        res.stats.add(again.stats)
-        d, used = debias_verdicts(
-            [res.verdicts.get(it.id) for it in src.items],
-            [again.verdicts.get(sw.id) for sw in swapped],
-            labels=src.spec.label_set,
-            mode=mode,
-        )
-        if used != mode and self.say:
-            self.say(f"  {FALLBACK_NOTE}")
-        return [cast("Label | None", x) for x in d.labels], used, d.status.count("inconsistent")
-
-    def _calibrated(self, res: EvalResult, mode: Calibration) -> dict[str, Any] | None:
-        """Calibrate the arm's verdicts in ``res`` (:func:`allure.evaluator.calibrate_pass`); ``prior``
-        takes the label shares of the study's audit-split items, and without any is ``contextual``."""
-        src, say = self.src, self.say
-        known = [r for i, r in src.reference.items() if r is not None and src.splits.get(i) == "audit"]
-        prior = label_shares(known, src.spec.label_set) or None
-        if mode == "prior" and prior is None:
-            mode = "contextual"
-            if say:
-                say(
-                    "  calibration: no audit-split item among the study's items to take label shares from: contextual"
-                )
-        loop = src.spec.loop
-        # the loop's dev split of the study's items: ``auto`` chooses there, ``offset`` fits on the other audit items
-        dev = dev_split(src.items, src.splits, loop.dev_fraction, loop.seed)
-        out = calibrate_pass(
-            self.ev,
-            self.sid,
-            self.index,
-            src.items,
-            res,
-            lookup(self.table),
-            mode=mode,
-            labels=src.spec.label_set,
-            prior=prior,
+    def plan(self, progress: ArmProgress | None) -> PassPlan:
+        """The arm's pass (:func:`allure.evaluator.plan_from_spec` with the arm's settings): the
+        study's items with their reference labels; ``auto`` chooses on the loop's dev split of the
+        study's items, ``offset`` fits on the other audit items, ``prior`` takes the audit items' shares."""
+        src, loop = self.src, self.src.spec.loop
+        return plan_from_spec(
+            arm_spec(src.spec, self.arm),
+            run_id=self.sid,
+            iteration=self.index,
+            items=src.items,
+            examples_for=lookup(self.table),
+            pairwise=self.prompts.pairwise,
+            references=src.reference,
+            splits=src.splits,
+            dev=dev_split(src.items, src.splits, loop.dev_fraction, loop.seed),
             options=self.options,
-            target=CalibrationTarget(
-                dev={i: r for i, r in src.reference.items() if r is not None and i in dev},
-                fit={
-                    i: r
-                    for i, r in src.reference.items()
-                    if r is not None and src.splits.get(i) == "audit" and i not in dev
-                },
-                objective=src.spec.loop.objective,
-                positive=src.spec.positive_label,
-            ),
+            progress=None if progress is None else partial(progress, self.arm.name),
         )
-        if say:
-            say(
-                f"  {NO_PROBS}"
-                if out.off
-                else f"  calibration ({out.applied}): {out.changed} labels changed{out.why}"
-            )
-        return None if out.off else {"mode": out.applied, "changed": out.changed, "cf_calls": out.cf_calls}
+
+    def _said(self, outcome: PassOutcome) -> dict[str, Any] | None:
+        """Say what calibration changed; the arm's calibration entry (``None`` when off)."""
+        out = outcome.calibration
+        if out is None or out.off:
+            return None
+        if self.say:
+            self.say(f"  calibration ({out.applied}): {out.changed} labels changed{out.why}")
+        return {"mode": out.applied, "changed": out.changed, "cf_calls": out.cf_calls}
 
     def run(self, progress: ArmProgress | None) -> tuple[ArmResult, list[Label | None]]:
-        """Evaluate the arm on the study's items: its result (without the comparison) and its labels."""
-        src, arm, table = self.src, self.arm, self.table
-        # items sharing an ICL block are sent one after another: the server's prefix cache computes it once
-        ordered = sorted(src.items, key=partial(_block_key, table))
-        res = self.ev.evaluate(
-            self.sid,
-            self.index,
-            ordered,
-            lookup(table),
-            progress=None if progress is None else partial(progress, arm.name),
-            options=self.options,
+        """Evaluate the arm on the study's items (:func:`allure.evaluator.run_pass`): its result
+        (without the comparison) and its labels (debiased or calibrated where the arm asks)."""
+        src, arm, say = self.src, self.arm, self.say
+        outcome = run_pass(
+            self.ev, self.plan(progress), say=None if say is None else lambda msg: say(f"  {msg}")
         )
-        ev_spec = src.spec.evaluator
-        calibration = arm.calibration or ev_spec.applied_calibration
-        if calibration == "auto" and (arm.position_debias or ev_spec.position_debias) != "none":
-            calibration = "none"  # a debiased arm's labels stand (as in the loop)
-        calibrated = None
-        if calibration != "none" and not ev_spec.is_replay:
-            calibrated = self._calibrated(res, calibration)
+        res = outcome.result
+        calibrated = self._said(outcome)
         vs = [res.verdicts.get(it.id) for it in src.items]
-        labels: list[Label | None] = [v.label if v else None for v in vs]
+        labels: list[Label | None] = [outcome.labels[it.id] for it in src.items]
         probs = [v.prob_positive if v else None for v in vs]
-        mode = arm.position_debias or ev_spec.position_debias
         debiased, undecided = None, 0
-        if mode != "none" and swaps_positions(src.spec, self.prompts.pairwise, src.items):
-            labels, debiased, undecided = self._debiased(res, mode)
+        if outcome.debias is not None:
+            debiased, undecided = outcome.debias.used, outcome.debias.inconsistent
             probs = [None] * len(vs)
         metrics = compute_metrics(
             [src.reference.get(it.id) for it in src.items],
@@ -201,7 +148,7 @@ class ArmRun:
             n_resamples=src.spec.loop.bootstrap_resamples,
             random_state=src.spec.loop.seed,
         )
-        s = res.stats
+        s = outcome.stats
         result = ArmResult(
             arm=arm,
             index=self.index,

@@ -189,9 +189,6 @@ class StudyRecord(BaseModel):
         return pd.DataFrame(rows).set_index("arm")
 
 
-Arm = ArmSpec
-"""The earlier name of :class:`ArmSpec`."""
-
 KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "ablation": ("by", "clusters"),
     "sweep": ("sizes", "repeats", "balance", "sweep"),

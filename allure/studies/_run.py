@@ -21,7 +21,7 @@ from allure.errors import StoreError, StudyError
 from allure.metrics import ArmComparison, compare_arms
 from allure.models import stable_hash, utcnow
 from allure.store import RunStore, open_project_store
-from allure.studies._arm import ArmRun, Examples, examples_for, lookup, prompts_for
+from allure.studies._arm import ArmRun, Examples, arm_spec, examples_for, lookup, prompts_for
 from allure.studies._options import RunOptions, Say
 from allure.studies._protocol import ArmLabels, Study
 from allure.studies._record import ArmResult, ArmSpec, StudyRecord
@@ -50,7 +50,9 @@ def study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec],
     return f"{kind}-{key}"
 
 
-def _check_arms(arms: list[ArmSpec], reference: str) -> None:
+def _check_arms(arms: list[ArmSpec], reference: str, src: StudySource) -> None:
+    for a in arms:  # an arm's calibration or position_debias: the spec's validators, before any call
+        arm_spec(src.spec, a)
     names = [a.name for a in arms]
     if len(set(names)) != len(names) or reference not in names:
         raise StudyError(
@@ -191,11 +193,12 @@ def run_study(
 
     Raises:
         StudyError: A bad ``name``, a repeated arm name or a missing reference arm.
+        SpecError: An arm's ``calibration`` or ``position_debias`` is invalid with the spec's settings.
     """
     name, alpha = options.get("name"), options.get("alpha", 0.05)
     t0 = time.perf_counter()
     arms, reference = study.arms(), study.reference_arm()
-    _check_arms(arms, reference)
+    _check_arms(arms, reference, src)
     version = memory.version()
     if name is not None:
         from allure.names import check_name

@@ -5,12 +5,13 @@ Build it with :func:`create_app`; the CLI (``allure review``) and the tests both
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal, TypeVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Static
@@ -64,6 +65,20 @@ class ReviewApp(App[None]):
         self.project_dir = project_dir or self.store.path.parent.parent
         self._current: str | None = None
         self.sub_title = visible(self.run_id)
+        self.last_input_at: float | None = None
+        """When the reviewer last pressed a key or used the mouse (``time.monotonic``; ``None``: not
+        yet); a served tab idle too long is ended (:mod:`allure.cli._served_app`)."""
+
+    @property
+    def busy(self) -> bool:
+        """Whether the loop is being resumed from this app (a served tab is not idle meanwhile)."""
+        return any(w.group == "resume" and not w.is_finished for w in list(self.workers))
+
+    async def on_event(self, event: events.Event) -> None:
+        """Note the time of every key press and mouse event, then handle the event as usual."""
+        if isinstance(event, events.InputEvent):
+            self.last_input_at = time.monotonic()
+        await super().on_event(event)
 
     def compose(self) -> ComposeResult:
         """Header, progress line, queue beside the detail pane, footer."""

@@ -134,7 +134,7 @@ def test_each_sample_of_a_prompt_is_a_call_of_its_own(tmp_path: Path) -> None:
     items = _items(2)
     first = ev.evaluate("r", 1, items, lambda it: [], options=PassOptions(sample=0))
     second = ev.evaluate("r", 2, items, lambda it: [], options=PassOptions(sample=1))
-    assert ev.sample is None  # a pass's options are values: the evaluator itself is unchanged
+    assert ev.resolved(None)[1:] == (None, None)  # a pass's options are values: the evaluator is unchanged
     assert first.stats.calls == second.stats.calls == 2
     assert {v.label for v in first.verdicts.values()} == {1} and {
         v.label for v in second.verdicts.values()

@@ -1,0 +1,350 @@
+"""One pass of the evaluator, post-processed: evaluate -> swap -> debias -> calibrate -> read-out.
+
+The audit loop (``graphs/``), a study's arms (``studies/_arm.py``), a re-audit (``reaudit/_passes.py``)
+and an exported judge describe their pass as a :class:`PassPlan` and call :func:`run_pass`; none of
+them swaps, debiases or calibrates itself, so the four cannot drift apart.
+
+The one rule for what a pass's labels are (:attr:`PassOutcome.labels`): the parsed label of the
+main order, replaced by each step that is on, in order. Position debiasing (a pairwise pass with
+``position_debias`` set) gives one label per pair from its two orders; calibration re-labels the
+main order's verdicts from their label probabilities (fitted and chosen here, or ``fixed``: values
+fitted before); the read-out, last, maps the verdicts to labels. Debiasing and calibration are never
+both on (the spec's validators refuse it, for a study arm's overrides too). What each caller reads:
+
+- the loop keeps the main order's verdicts (:attr:`PassOutcome.result`, calibrated in place and
+  stored beside the parsed labels) as its metrics' labels; a debiased label is reported beside them
+  (:attr:`PassOutcome.debias`), never stored: "the loop's own metrics stay the raw verdicts'";
+- a study arm and a re-audit score :attr:`PassOutcome.labels`.
+
+:func:`plan_from_spec` turns an audit spec into a plan, so the spec's rules live once: a replay is
+never calibrated (:attr:`~allure.config.EvaluatorSpec.applied_calibration`), ``auto`` is off with
+debiasing or without logprobs, and off where there is no dev split to choose on (a re-audit's
+frozen set); a pass swaps when :func:`swaps_positions` says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from allure.evaluator._calibrate import (
+    NO_PROBS,
+    CalibrationOutcome,
+    CalibrationTarget,
+    FittedCalibration,
+    apply_fitted,
+    calibrate_pass,
+)
+from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
+from allure.evaluator._swap import FALLBACK_NOTE, debias_verdicts, swapped_order, swaps_positions
+from allure.labels import Label
+from allure.models import Item, Verdict
+
+if TYPE_CHECKING:
+    from allure.config import AuditSpec, Calibration, PositionDebias
+    from allure.evaluator._runner import Evaluator
+
+PassStats = EvalStats
+"""What a whole pass cost: every call, the swapped order's and the content-free ones included."""
+
+RECORDED = "recorded swapped verdicts"
+"""Where a replay's position figures come from."""
+
+
+class Readout(Protocol):
+    """A learned read-out (issue 34): the verdicts' labels, replaced last in the pipeline."""
+
+    name: str
+    """What it is called in the pass's outcome."""
+
+    def apply(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
+        """Item id -> the label it reads from the item's verdict (an item left out keeps its label)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ReadoutOutcome:
+    """What the read-out did."""
+
+    name: str
+    changed: int
+    """Items whose label the read-out changed."""
+
+
+@dataclass(frozen=True)
+class DebiasSummary:
+    """What position debiasing did: one label per pair from its two orders."""
+
+    mode: PositionDebias
+    """The mode asked for."""
+    used: PositionDebias
+    """The mode used (``logprob_mean`` without label probabilities: ``consistent``)."""
+    labels: dict[str, Label | None]
+    """Item id -> the debiased label (``None``: undecided)."""
+    inconsistent: int
+    unparsed: int
+    prob_fallback: int
+
+
+@dataclass(frozen=True)
+class PassPlan:
+    """One pass: what to label with what, and which post-processing steps run (see the module)."""
+
+    run_id: str
+    """The run (study id, re-audit id, ...) the pass's calls are linked to."""
+    iteration: int
+    items: list[Item]
+    examples_for: ExamplesFor
+    """Item -> its ICL examples; items need not be sorted (the runner orders by block)."""
+    labels: tuple[Label, ...]
+    """The label set (the order of label probability rows)."""
+    options: PassOptions | None = None
+    swap: bool = False
+    """A pairwise pass that also runs the swapped order (position figures, debiasing)."""
+    position_debias: PositionDebias = "none"
+    calibration: Calibration = "none"
+    """The mode applied (the spec's rules already applied: :func:`plan_from_spec`)."""
+    target: CalibrationTarget | None = None
+    """Dev references to choose on and audit references to fit on (never held-out ones)."""
+    prior: Mapping[str, float] | None = None
+    """``prior`` and ``auto``: label string -> reference share."""
+    fixed_calibration: FittedCalibration | None = None
+    """Values fitted before, applied as they are (no content-free call, no choice); wins over ``calibration``."""
+    readout: Readout | None = None
+    progress: Callable[[int, int], None] | None = None
+    claim_token: str | None = None
+    replay: bool = False
+    """The verdicts are recorded ones: the swapped order is replayed, not asked."""
+    swapped_examples_for: ExamplesFor | None = None
+    """The swapped item -> its examples; ``None``: its original's (the loop retrieves for the swapped text)."""
+
+
+@dataclass
+class PassOutcome:
+    """What one pass gave and what each step changed."""
+
+    result: EvalResult
+    """The main order's verdicts (calibrated in place); its stats: the main order's and content-free calls."""
+    swapped: EvalResult | None
+    """The swapped order's verdicts (``swap``)."""
+    raw_labels: dict[str, Label | None]
+    """Item id -> the parsed label of the main order (before any step)."""
+    labels: dict[str, Label | None]
+    """Item id -> the final label (see the module's rule)."""
+    position: dict[str, Any] | None = None
+    """Position consistency figures (``swap``): ``n``, ``consistent``, ``consistency``,
+    ``first_position_rate``, ``position_bias``, ``source``, ``by_problem_type``."""
+    debias: DebiasSummary | None = None
+    calibration: CalibrationOutcome | None = None
+    """Includes the fitted values (``p_cf`` per block, ``prior``, ``offset``): :meth:`CalibrationOutcome.fitted`."""
+    readout: ReadoutOutcome | None = None
+    stats: PassStats = field(default_factory=PassStats)
+    """Every call of the pass, the swapped order's and the content-free ones included."""
+
+
+def _labels_of(items: list[Item], result: EvalResult) -> dict[str, Label | None]:
+    return {x.id: v.label if (v := result.verdicts.get(x.id)) else None for x in items}
+
+
+def run_pass(
+    ev: Evaluator,
+    plan: PassPlan,
+    say: Callable[[str], None] | None = None,
+    *,
+    main: EvalResult | None = None,
+) -> PassOutcome:
+    """Run ``plan``'s pass through ``ev``: evaluate -> swap -> debias -> calibrate -> read-out.
+
+    Args:
+        ev: The evaluator (every call goes through it: stored, cached, linked to ``plan.run_id``).
+        plan: The pass.
+        say: Where the pass's notes go (the swapped order starting, a fallback, no probabilities).
+        main: The main order's verdicts when the caller labelled them already (a re-audit reads
+            them for its drift probe first): the pass then post-processes these.
+    """
+    tell = say or (lambda _msg: None)
+    result = main
+    if result is None:
+        result = ev.evaluate(
+            plan.run_id,
+            plan.iteration,
+            plan.items,
+            plan.examples_for,
+            progress=plan.progress,
+            claim_token=plan.claim_token or "",
+            options=plan.options,
+        )
+    out = PassOutcome(result=result, swapped=None, raw_labels=_labels_of(plan.items, result), labels={})
+    if plan.swap:
+        _swap(ev, plan, out, tell)
+    if plan.fixed_calibration is not None or plan.calibration != "none":
+        out.calibration = _calibrate(ev, plan, result)
+        if out.calibration.off:
+            tell(NO_PROBS)
+    out.labels = dict(out.debias.labels) if out.debias is not None else _labels_of(plan.items, result)
+    if plan.readout is not None:
+        read = plan.readout.apply(plan.items, result.verdicts)
+        changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
+        out.labels.update(changed)
+        out.readout = ReadoutOutcome(plan.readout.name, len(changed))
+    out.stats = replace(result.stats)
+    if out.swapped is not None:
+        out.stats.add(out.swapped.stats)
+    return out
+
+
+def _swap(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None]) -> None:
+    """The swapped order: its verdicts, the position figures and (``position_debias``) one label per pair."""
+    from allure.metrics import position_by_group, position_consistency
+
+    items, labels = plan.items, plan.labels
+    first, second = labels[0], labels[1]
+    swapped = swapped_order(items, labels)
+    original = {sw.id: x for sw, x in zip(swapped, items, strict=True)}
+    examples = plan.swapped_examples_for or (lambda sw: plan.examples_for(original[sw.id]))
+    tell(
+        f"replaying the verdicts recorded with the two responses swapped ({len(swapped)} items)"
+        if plan.replay
+        else f"evaluating {len(swapped)} items with the two responses swapped"
+    )
+    again = ev.evaluate(
+        plan.run_id,
+        plan.iteration,
+        swapped,
+        examples,
+        progress=plan.progress,
+        claim_token=plan.claim_token or "",
+        options=plan.options,
+    )
+    out.swapped = again
+    orig = [out.raw_labels[x.id] for x in items]
+    swap = [v.label if (v := again.verdicts.get(x.id)) else None for x in swapped]
+    position = position_consistency(orig, swap, first=first, second=second)
+    position["source"] = RECORDED if plan.replay else "live"
+    groups = [x.problem_type for x in items]
+    position["by_problem_type"] = (
+        position_by_group(orig, swap, groups, first=first, second=second) if len(set(groups)) > 1 else None
+    )
+    out.position = position
+    if plan.position_debias == "none":
+        return
+    d, used = debias_verdicts(
+        [out.result.verdicts.get(x.id) for x in items],
+        [again.verdicts.get(sw.id) for sw in swapped],
+        labels=labels,
+        mode=plan.position_debias,
+    )
+    if used != plan.position_debias:
+        tell(FALLBACK_NOTE)
+    out.debias = DebiasSummary(
+        mode=plan.position_debias,
+        used=used,
+        labels={x.id: cast("Label | None", lab) for x, lab in zip(items, d.labels, strict=True)},
+        inconsistent=d.status.count("inconsistent"),
+        unparsed=d.status.count("unparsed"),
+        prob_fallback=d.prob_fallback,
+    )
+
+
+def _calibrate(ev: Evaluator, plan: PassPlan, result: EvalResult) -> CalibrationOutcome:
+    if plan.fixed_calibration is not None:
+        return apply_fitted(
+            ev, plan.run_id, plan.iteration, plan.items, result, plan.fixed_calibration, labels=plan.labels
+        )
+    return calibrate_pass(
+        ev,
+        plan.run_id,
+        plan.iteration,
+        plan.items,
+        result,
+        plan.examples_for,
+        mode=plan.calibration,
+        labels=plan.labels,
+        prior=plan.prior,
+        options=plan.options,
+        target=plan.target,
+    )
+
+
+def reference_shares(
+    references: Mapping[str, Any], splits: Mapping[str, str] | None = None
+) -> dict[str, float] | None:
+    """The reference label shares (label string -> share) of the audit split's items (every item's
+    when there are no splits: a re-audit's frozen set); ``None`` when no such item has a reference."""
+    known = [
+        str(r)
+        for i, r in references.items()
+        if r is not None and (splits is None or splits.get(i) == "audit")
+    ]
+    return {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
+
+
+def plan_from_spec(
+    spec: AuditSpec,
+    *,
+    run_id: str,
+    iteration: int,
+    items: list[Item],
+    examples_for: ExamplesFor,
+    pairwise: bool,
+    references: Mapping[str, Label | None] | None = None,
+    splits: Mapping[str, str] | None = None,
+    dev: Collection[str] | None = None,
+    positions: bool = False,
+    **more: Any,
+) -> PassPlan:
+    """The pass ``spec`` asks for (its ``[evaluator]`` post-processing; a study arm passes the spec
+    with its overrides, :meth:`~allure.config.EvaluatorSpec.overridden`).
+
+    Args:
+        spec: The audit spec.
+        run_id: The run the calls are linked to.
+        iteration: The pass.
+        items: The items.
+        examples_for: Each item's examples.
+        pairwise: Whether the pass's prompt set is pairwise.
+        references: Item id -> reference label (``prior`` takes its shares; with ``dev``, the target).
+        splits: Item id -> split: the shares and the fit come from the audit split (``None``: every item).
+        dev: The dev split's ids (``auto`` chooses on them, ``offset`` fits on the other audit items);
+            ``None``: there is no dev split, so ``auto`` is off and ``offset`` has nothing to fit on.
+        positions: Run the swapped order whenever the spec swaps (the loop reports position
+            consistency), not only to debias.
+        more: Any other :class:`PassPlan` field (``options``, ``progress``, ``claim_token``, ...).
+    """
+    ev = spec.evaluator
+    swaps = swaps_positions(spec, pairwise, items)
+    debias: PositionDebias = ev.position_debias if swaps else "none"
+    calibration = ev.applied_calibration
+    if calibration == "auto" and dev is None:
+        calibration = "none"
+    target = None
+    if references is not None and dev is not None:
+        known = {i: r for i, r in references.items() if r is not None}
+        target = CalibrationTarget(
+            dev={i: r for i, r in known.items() if i in dev},
+            fit={
+                i: r
+                for i, r in known.items()
+                if (splits is None or splits.get(i) == "audit") and i not in dev
+            },
+            objective=spec.loop.objective,
+            positive=spec.positive_label,
+        )
+    prior = None
+    if references is not None and calibration in ("prior", "auto"):
+        prior = reference_shares(references, splits)
+    return PassPlan(
+        run_id=run_id,
+        iteration=iteration,
+        items=items,
+        examples_for=examples_for,
+        labels=tuple(spec.label_set),
+        swap=swaps and (positions or debias != "none"),
+        position_debias=debias,
+        calibration=calibration,
+        target=target,
+        prior=prior,
+        replay=ev.is_replay,
+        **more,
+    )

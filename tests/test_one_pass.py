@@ -1,0 +1,134 @@
+"""The loop, a study arm and a re-audit run one pass pipeline (:func:`allure.evaluator.run_pass`):
+the same items with the same settings get the same labels from each (scripted server whose label
+probabilities lean to ``1``, contextual calibration on, so the labels are the pipeline's, not the
+parsed ones)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from allure.store import RunStore, project_db_path
+from tests.conftest import start_scripted_server, write_spec
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_loop_a_study_arm_and_a_reaudit_label_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from allure.config import load_spec
+    from allure.graphs import start_run
+    from allure.graphs.prepare import prepare_audit
+    from allure.memory import EpisodicMemory
+    from allure.reaudit import run_reaudit
+    from allure.studies import ArmSpec, ArmsStudy, StudySource, run_study
+
+    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
+    srv = start_scripted_server(tmp_path, "--lean", "0.25")
+    project = tmp_path / "proj"
+    try:
+        path = write_spec(tmp_path, srv.base_url, calibration="contextual", max_iterations=1)
+        # the same spec is the re-audit's: its frozen set is every item the audit labelled
+        path.write_text(
+            path.read_text()
+            + '\n[reaudit]\nset = "same"\nsplit = "all"\nprobe = 0\n\n[gate]\n[gate.min]\naccuracy = 0.0\n'
+        )
+        spec = load_spec(path)
+        # the re-audit first: the loop commits its approved examples to the memory the re-audit reads
+        reaudit = run_reaudit(str(path), project)
+        run = start_run(spec.model_copy(update={"auto_approve": True}), project)
+        assert run.status == "done"
+        prepared = prepare_audit(spec, tmp_path)
+        src = StudySource(
+            spec=spec,
+            items=prepared.items,
+            reference=prepared.references,
+            splits=prepared.splits,
+            source={"spec": "audit.toml"},
+            memory_location=str(tmp_path / "memory"),
+        )
+        memory = EpisodicMemory.open(str(tmp_path / "memory"))
+        study = run_study(project, src, memory, ArmsStudy([ArmSpec(name="zero-shot", example_ids=[])]))
+    finally:
+        srv.stop()
+    store = RunStore(project_db_path(project), create=False)
+    try:
+        loop = {i: v.label for i, v in store.verdicts(run.run_id, 1).items() if not i.startswith("#")}
+        arm = {i: v.label for i, v in store.verdicts(study.id, 1).items() if not i.startswith("#")}
+        parsed = {
+            i: v.label if v.raw_label is None else v.raw_label
+            for i, v in store.verdicts(run.run_id, 1).items()
+            if not i.startswith("#")
+        }
+    finally:
+        store.close()
+    assert set(loop) == {it.id for it in prepared.items} and len(loop) > 0
+    assert set(parsed.values()) == {1}  # the lean: every parsed label is 1 ...
+    assert set(loop.values()) == {0, 1}  # ... and calibration gave the judge's grades back
+    assert arm == loop
+    assert reaudit.record.labels == loop
+    assert study.arms[0].calibration is not None and study.arms[0].calibration["changed"] > 0
+
+
+def test_a_debiased_pairwise_pass_is_the_same_in_the_loop_a_study_arm_and_a_reaudit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``position_debias = "consistent"`` on a pairwise judge that leans to the first response: the
+    study arm and the re-audit score the same debiased labels, and the loop reports the same
+    decided accuracy beside its raw verdicts."""
+    from allure.config import load_spec
+    from allure.graphs import start_run
+    from allure.graphs.prepare import prepare_audit
+    from allure.memory import EpisodicMemory
+    from allure.metrics import decided_accuracy
+    from allure.reaudit import run_reaudit
+    from allure.studies import ArmLabels, ArmSpec, ArmsStudy, StudyRecord, StudySource, run_study
+    from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, last_report, write_pairwise_csv
+
+    class Kept(ArmsStudy):
+        labels: ArmLabels = {}
+
+        def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
+            Kept.labels = labels
+            return record
+
+    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
+    monkeypatch.chdir(tmp_path)  # the spec's memory location is relative
+    write_pairwise_csv(tmp_path / "pairs.csv")
+    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    project = tmp_path / "proj"
+    try:
+        path = tmp_path / "audit.toml"
+        spec_text = PAIRWISE_LIVE.format(url=srv.base_url).replace(
+            'prompt = "pairwise"\n', 'prompt = "pairwise"\nposition_debias = "consistent"\n'
+        )
+        path.write_text(
+            spec_text
+            + '\n[reaudit]\nset = "pairs"\nsplit = "all"\nprobe = 0\n\n[gate]\n[gate.min]\naccuracy = 0.0\n'
+        )
+        spec = load_spec(path)
+        reaudit = run_reaudit(str(path), project)
+        run = start_run(spec.model_copy(update={"auto_approve": True}), project)
+        assert run.status == "done"
+        prepared = prepare_audit(spec, tmp_path)
+        src = StudySource(
+            spec=spec,
+            items=prepared.items,
+            reference=prepared.references,
+            splits=prepared.splits,
+            source={"spec": "audit.toml"},
+            memory_location=str(tmp_path / "memory"),
+        )
+        memory = EpisodicMemory.open(str(tmp_path / "memory"))
+        study = run_study(project, src, memory, Kept([ArmSpec(name="zero-shot", example_ids=[])]))
+    finally:
+        srv.stop()
+    arm = dict(zip([it.id for it in prepared.items], Kept.labels["zero-shot"], strict=True))
+    assert study.arms[0].position_debias == "consistent" and 0 < study.arms[0].undecided < len(arm)
+    assert reaudit.record.labels == arm
+    debias = last_report(tmp_path)["iterations"][-1]["debias"]
+    refs = [prepared.references[it.id] for it in prepared.items]
+    assert debias["debiased"] == decided_accuracy(refs, [arm[it.id] for it in prepared.items]).model_dump()
+    assert debias["inconsistent"] == study.arms[0].undecided
