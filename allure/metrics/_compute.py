@@ -35,7 +35,7 @@ from allure.metrics._common import (
 from allure.metrics._confusion import confusion, resampled_confusions
 from allure.metrics._groups import errors_by_group
 from allure.metrics._icl_effect import label_shares, majority_baseline
-from allure.metrics._model import ClassMetrics, ConfusionMatrix, MetricIntervals, SplitMetrics
+from allure.metrics._model import ClassMetrics, ConfusionMatrix, GroupErrors, MetricIntervals, SplitMetrics
 from allure.metrics._objective import objective_rows
 
 
@@ -95,49 +95,24 @@ def compute_metrics(
         generators=generators,
     )
     check_bootstrap(n_resamples, confidence)
-    labs = check_labels(labels)
-    pos = None if pos_label is None else position(pos_label, labs)
-    t_all = encode(y_true, labs, field="y_true")
-    p_all = encode(y_pred, labs, field="y_pred")
+    labs, pos, t_all, p_all = _codes(y_true, y_pred, labels, pos_label)
     scored = t_all >= 0
     parsed_idx = np.flatnonzero(scored & (p_all >= 0))
     t, p = t_all[parsed_idx], p_all[parsed_idx]
     n_labels = len(labs)
     cm = confusion(t, p, n_labels)
     one = cm[None]
-
-    auc_value: float | None = None
-    source: AucSource | None = None
-    scores: FloatArray | None = None
-    if pos is not None:
-        probs = None if prob_positive is None else [prob_positive[int(i)] for i in parsed_idx]
-        scores, kind = _auc_scores(p, pos, probs)
-        auc_value = optional(auc((t == pos).astype(np.int64), scores, np.arange(len(t))[None, :])[0])
-        source = None if auc_value is None else kind
-
+    probs = None if prob_positive is None else [prob_positive[int(i)] for i in parsed_idx]
+    auc_value, source, scores = _auc_point(t, p, pos, probs)
     ci = MetricIntervals()
     if len(t):
         idx = bootstrap_indices(len(t), n_resamples=n_resamples, random_state=random_state)
-        cms = resampled_confusions(t, p, n_labels, idx)
-        ci = MetricIntervals(
-            accuracy=percentile_interval(fx.accuracy(cms), confidence=confidence),
-            f1=percentile_interval(_f1(cms, pos), confidence=confidence),
-            kappa=percentile_interval(fx.kappa(cms), confidence=confidence),
-            balanced_accuracy=percentile_interval(fx.macro(fx.recall(cms)), confidence=confidence),
-            auc=None
-            if pos is None or scores is None
-            else percentile_interval(auc((t == pos).astype(np.int64), scores, idx), confidence=confidence),
-        )
-
+        ci = _intervals(t, p, n_labels, pos, scores, idx, confidence)
     precision, recall, f1 = fx.precision(one)[0], fx.recall(one)[0], fx.f1(one)[0]
     n_scored = int(scored.sum())
     scored_idx = np.flatnonzero(scored)
     t_scored, p_scored = t_all[scored_idx], p_all[scored_idx]
-    one_all = confusion(t_scored, np.where(p_scored < 0, n_labels, p_scored), n_labels + 1)[None]
-    all_value = {
-        o: optional(objective_rows(o, one_all, n_labels)[0])
-        for o in ("balanced_accuracy", "kappa", "macro_f1")
-    }
+    all_value = _unparsed_wrong(t_scored, p_scored, n_labels)
     majority = majority_baseline([labs[int(c)] for c in t_scored], labs)
     n_correct = int(np.trace(cm))
     return SplitMetrics(
@@ -166,22 +141,91 @@ def compute_metrics(
         auc=auc_value,
         auc_source=source,
         confusion=ConfusionMatrix(labels=labs, matrix=cm.tolist()),
-        per_class=[
-            ClassMetrics(
-                label=lab,
-                support=int(cm[c].sum()),
-                predicted=int(cm[:, c].sum()),
-                precision=optional(precision[c]),
-                recall=optional(recall[c]),
-                f1=optional(f1[c]),
-            )
-            for c, lab in enumerate(labs)
-        ],
+        per_class=_per_class(cm, labs, precision, recall, f1),
         ci=ci,
         confidence=confidence,
         n_resamples=n_resamples,
-        errors_by_problem_type=None
-        if problem_types is None
-        else errors_by_group(y_true, y_pred, problem_types),
-        errors_by_generator=None if generators is None else errors_by_group(y_true, y_pred, generators),
+        errors_by_problem_type=_errors(y_true, y_pred, problem_types),
+        errors_by_generator=_errors(y_true, y_pred, generators),
     )
+
+
+def _codes(
+    y_true: Sequence[Label | None],
+    y_pred: Sequence[Label | None],
+    labels: Sequence[Label],
+    pos_label: Label | None,
+) -> tuple[list[Label], int | None, IntArray, IntArray]:
+    """The checked label set, the positive class's position, and the labels as codes (-1: none)."""
+    labs = check_labels(labels)
+    pos = None if pos_label is None else position(pos_label, labs)
+    return labs, pos, encode(y_true, labs, field="y_true"), encode(y_pred, labs, field="y_pred")
+
+
+def _errors(
+    y_true: Sequence[Label | None], y_pred: Sequence[Label | None], groups: Sequence[str] | None
+) -> list[GroupErrors] | None:
+    """Errors per group (problem type or generator); ``None`` without groups."""
+    return None if groups is None else errors_by_group(y_true, y_pred, groups)
+
+
+def _auc_point(
+    t: IntArray, p: IntArray, pos: int | None, probs: Sequence[float | None] | None
+) -> tuple[float | None, AucSource | None, FloatArray | None]:
+    """The AUC of the parsed items, where it comes from, and the scores it ranks (``None`` without a
+    positive class)."""
+    if pos is None:
+        return None, None, None
+    scores, kind = _auc_scores(p, pos, probs)
+    value = optional(auc((t == pos).astype(np.int64), scores, np.arange(len(t))[None, :])[0])
+    return value, None if value is None else kind, scores
+
+
+def _intervals(
+    t: IntArray,
+    p: IntArray,
+    n_labels: int,
+    pos: int | None,
+    scores: FloatArray | None,
+    idx: IntArray,
+    confidence: float,
+) -> MetricIntervals:
+    """The percentile intervals of accuracy, F1, kappa, balanced accuracy and AUC over the bootstrap
+    resamples ``idx`` of the parsed items (the same resamples for every metric)."""
+    cms = resampled_confusions(t, p, n_labels, idx)
+    return MetricIntervals(
+        accuracy=percentile_interval(fx.accuracy(cms), confidence=confidence),
+        f1=percentile_interval(_f1(cms, pos), confidence=confidence),
+        kappa=percentile_interval(fx.kappa(cms), confidence=confidence),
+        balanced_accuracy=percentile_interval(fx.macro(fx.recall(cms)), confidence=confidence),
+        auc=None
+        if pos is None or scores is None
+        else percentile_interval(auc((t == pos).astype(np.int64), scores, idx), confidence=confidence),
+    )
+
+
+def _unparsed_wrong(t_scored: IntArray, p_scored: IntArray, n_labels: int) -> dict[str, float | None]:
+    """Balanced accuracy, kappa and macro F1 over every scored item, an unparsed verdict counted as
+    wrong (an extra ``unparsed`` column, as :func:`~allure.metrics.objective_value` does)."""
+    one_all = confusion(t_scored, np.where(p_scored < 0, n_labels, p_scored), n_labels + 1)[None]
+    return {
+        o: optional(objective_rows(o, one_all, n_labels)[0])
+        for o in ("balanced_accuracy", "kappa", "macro_f1")
+    }
+
+
+def _per_class(
+    cm: IntArray, labs: list[Label], precision: FloatArray, recall: FloatArray, f1: FloatArray
+) -> list[ClassMetrics]:
+    """Support, predictions, precision, recall and F1 of each label."""
+    return [
+        ClassMetrics(
+            label=lab,
+            support=int(cm[c].sum()),
+            predicted=int(cm[:, c].sum()),
+            precision=optional(precision[c]),
+            recall=optional(recall[c]),
+            f1=optional(f1[c]),
+        )
+        for c, lab in enumerate(labs)
+    ]

@@ -249,15 +249,27 @@ def icl_effect(
         )
 
     fell = [(OBJECTIVE_NAMES[o], *both(o)) for o in _watched(obj)]
-    scored = [i for i, y in enumerate(y_true) if y is not None]
     return IclEffect(
         objective=comparison,
         accuracy=diffs["accuracy"],
         f1=diffs["f1"],
         mcnemar=mcnemar_test(y_true, first, last),
         warning=_shift_warning(both("accuracy"), fell),
-        reference_shares=label_shares([y_true[i] for i in scored], labs),
-        predicted_shares_first=label_shares([first[i] for i in scored], labs),
-        predicted_shares_last=label_shares([last[i] for i in scored], labs),
+        **_shares(y_true, first, last, labs),
         majority=majority_baseline(y_true, labs),
     )
+
+
+def _shares(
+    y_true: Sequence[Label | None],
+    first: Sequence[Label | None],
+    last: Sequence[Label | None],
+    labs: list[Label],
+) -> dict[str, dict[str, float]]:
+    """The label shares over the items with a reference: the reference's, and each pass's."""
+    scored = [i for i, y in enumerate(y_true) if y is not None]
+    return {
+        "reference_shares": label_shares([y_true[i] for i in scored], labs),
+        "predicted_shares_first": label_shares([first[i] for i in scored], labs),
+        "predicted_shares_last": label_shares([last[i] for i in scored], labs),
+    }

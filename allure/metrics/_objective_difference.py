@@ -37,7 +37,7 @@ from allure.metrics._common import (
     optional,
 )
 from allure.metrics._confusion import resampled_confusions
-from allure.metrics._model import OBJECTIVE_NAMES, Helped, Objective
+from allure.metrics._model import OBJECTIVE_NAMES, Helped, Interval, Objective
 from allure.metrics._objective import (
     TOLERANCE,
     check_objective,
@@ -215,6 +215,55 @@ def _statement(c: ObjectiveComparison, name_a: str, name_b: str) -> str:
     return f"{name_b} vs {name_a} on {what}: not significant at n = {n} (alpha = {c.alpha:g}; {detail})."
 
 
+def _check_settings(n_resamples: int, confidence: float, alpha: float, n_permutations: int) -> None:
+    """Refuse bootstrap, ``alpha`` or ``n_permutations`` settings that cannot be used."""
+    check_bootstrap(n_resamples, confidence)
+    _check_alpha(alpha)
+    if n_permutations < 1:
+        raise MetricsError(
+            f"n_permutations={n_permutations} must be at least 1",
+            where="argument 'n_permutations'",
+            fix="pass n_permutations=10000 (the default)",
+        )
+
+
+def _interval_and_test(
+    obj: Objective,
+    t: IntArray,
+    a: IntArray,
+    b: IntArray,
+    n_labels: int,
+    delta: float | None,
+    n_resamples: int,
+    confidence: float,
+    n_permutations: int,
+    random_state: int | None,
+) -> tuple[Interval | None, float | None, int, PermutationMethod, int]:
+    """The stratified bootstrap interval of the difference and the permutation test's p-value, with
+    the discordant items, the method and the patterns; without a defined difference, only what the
+    test would have used."""
+    boot_seed, perm_seed = np.random.SeedSequence(random_state).spawn(2)
+    if obj in ("balanced_accuracy", "accuracy"):
+        m = int(np.count_nonzero((a == t) != (b == t)))
+    else:
+        m = int(np.count_nonzero(a != b))
+    if delta is None:
+        if m <= EXACT_MAX:
+            return None, None, m, "exact", 1 << m
+        return None, None, m, "monte-carlo", n_permutations
+    idx = stratified_indices(t, n_resamples=n_resamples, random_state=int(boot_seed.generate_state(1)[0]))
+    diffs = objective_rows(obj, resampled_confusions(t, b, n_labels + 1, idx), n_labels) - objective_rows(
+        obj, resampled_confusions(t, a, n_labels + 1, idx), n_labels
+    )
+    ci = percentile_interval(diffs, confidence=confidence)
+    rng = np.random.default_rng(perm_seed)
+    if obj in ("balanced_accuracy", "accuracy"):
+        p_value, m, method, total = _sign_flip(t, a, b, obj, delta, n_permutations, rng)
+    else:
+        p_value, m, method, total = _swap_test(t, a, b, obj, n_labels, delta, n_permutations, rng)
+    return ci, p_value, m, method, total
+
+
 def objective_difference(
     y_true: Sequence[Label | None],
     pred_a: Sequence[Label | None],
@@ -254,43 +303,15 @@ def objective_difference(
             the bootstrap, ``alpha`` or ``n_permutations`` settings are invalid.
     """
     obj = check_objective(objective)
-    check_bootstrap(n_resamples, confidence)
-    _check_alpha(alpha)
-    if n_permutations < 1:
-        raise MetricsError(
-            f"n_permutations={n_permutations} must be at least 1",
-            where="argument 'n_permutations'",
-            fix="pass n_permutations=10000 (the default)",
-        )
+    _check_settings(n_resamples, confidence, alpha, n_permutations)
     labs, t, a, b = paired_codes(y_true, pred_a, pred_b, labels)
     n_labels = len(labs)
-    boot_seed, perm_seed = np.random.SeedSequence(random_state).spawn(2)
     va = optional(objective_rows(obj, one_confusion(t, a, n_labels), n_labels)[0])
     vb = optional(objective_rows(obj, one_confusion(t, b, n_labels), n_labels)[0])
     delta = None if va is None or vb is None else vb - va
-    ci = None
-    p_value: float | None = None
-    method: PermutationMethod = "exact"
-    total = 1
-    if obj in ("balanced_accuracy", "accuracy"):
-        m = int(np.count_nonzero((a == t) != (b == t)))
-    else:
-        m = int(np.count_nonzero(a != b))
-    if delta is not None:
-        idx = stratified_indices(t, n_resamples=n_resamples, random_state=int(boot_seed.generate_state(1)[0]))
-        diffs = objective_rows(obj, resampled_confusions(t, b, n_labels + 1, idx), n_labels) - objective_rows(
-            obj, resampled_confusions(t, a, n_labels + 1, idx), n_labels
-        )
-        ci = percentile_interval(diffs, confidence=confidence)
-        rng = np.random.default_rng(perm_seed)
-        if obj in ("balanced_accuracy", "accuracy"):
-            p_value, m, method, total = _sign_flip(t, a, b, obj, delta, n_permutations, rng)
-        else:
-            p_value, m, method, total = _swap_test(t, a, b, obj, n_labels, delta, n_permutations, rng)
-    elif m <= EXACT_MAX:
-        total = 1 << m
-    else:
-        method, total = "monte-carlo", n_permutations
+    ci, p_value, m, method, total = _interval_and_test(
+        obj, t, a, b, n_labels, delta, n_resamples, confidence, n_permutations, random_state
+    )
     significant = p_value is not None and p_value < alpha
     out = ObjectiveComparison(
         objective=obj,

@@ -157,11 +157,45 @@ def evaluate_gate(
     Returns:
         A :class:`GateResult`.
     """
-    from allure.gold_check import GoldCheck
-    from allure.memory.failure_modes import classify_failure
-    from allure.metrics import mcnemar_test
+    checks = _minimums(gate, metrics, len(items))
+    paired = [
+        it
+        for it in items
+        if baseline_labels is not None and it.id in baseline_labels and references.get(it.id) is not None
+    ]
+    flips: list[Flip] = []
+    to_right = 0
+    if baseline_labels is None:
+        checks += [
+            _metric_check(
+                "max_drop",
+                name,
+                passed=True,
+                threshold=allowed,
+                message="no baseline yet: this re-audit becomes the baseline if it passes",
+            )
+            for name, allowed in gate.max_drop.items()
+        ]
+    else:
+        refs = [references[it.id] for it in paired]
+        now = [labels.get(it.id) for it in paired]
+        before = [baseline_labels.get(it.id) for it in paired]
+        checks += _drops(gate, refs, before, now, label_set)
+        flips, to_right = _flips(paired, refs, before, now, gold_check)
+    checks.extend(_by_type(gate, items, references, labels, baseline_labels, paired))
+    return GateResult(
+        status="pass" if all(c.passed for c in checks) else "regression",
+        baseline_id=baseline_id,
+        alpha=gate.alpha,
+        checks=checks,
+        flips_to_wrong=flips,
+        flips_to_right=to_right,
+    )
 
-    checks: list[GateCheck] = []
+
+def _minimums(gate: GateSpec, metrics: SplitMetrics, n: int) -> list[GateCheck]:
+    """Each ``[gate.min]`` metric against its minimum on the whole set."""
+    checks = []
     for name, minimum in gate.min.items():
         v = metric_value(metrics, name)
         ok = v is not None and v >= minimum
@@ -172,90 +206,92 @@ def evaluate_gate(
                 passed=ok,
                 value=v,
                 threshold=minimum,
-                n=len(items),
+                n=n,
                 message=f"{name} {_fmt(v)} {'>=' if ok else '<'} minimum {minimum:.3f}"
                 if v is not None
                 else f"{name} is undefined on this set (minimum {minimum:.3f})",
             )
         )
+    return checks
+
+
+def _drops(
+    gate: GateSpec,
+    refs: list[Label | None],
+    before: list[Label | None],
+    now: list[Label | None],
+    label_set: list[Label],
+) -> list[GateCheck]:
+    """Each ``[gate.max_drop]`` metric against the baseline on the paired items: a drop beyond the
+    allowed one fails only when McNemar's test finds the change significant."""
+    from allure.metrics import mcnemar_test
+
+    test = mcnemar_test(refs, before, now)
+    m_now, m_before = _metrics(refs, now, label_set), _metrics(refs, before, label_set)
+    checks = []
+    for name, allowed in gate.max_drop.items():
+        v, bv = metric_value(m_now, name), metric_value(m_before, name)
+        drop = None if v is None or bv is None else bv - v
+        significant = test.p_value < gate.alpha
+        ok = drop is None or drop <= allowed or not significant
+        why = (
+            f"{name} {_fmt(bv)} -> {_fmt(v)} on {test.n} paired items (drop {_fmt(drop)}, allowed {allowed:.3f}); "
+            f"McNemar b={test.b} c={test.c} p={test.p_value:.4g}"
+        )
+        if drop is not None and drop > allowed and not significant:
+            why += f" (not significant at n = {test.n}, alpha {gate.alpha})"
+        checks.append(
+            _metric_check(
+                "max_drop",
+                name,
+                passed=ok,
+                value=v,
+                baseline_value=bv,
+                threshold=allowed,
+                message=why,
+                **test.model_dump(),  # n, b, c and p_value, as the check reports them
+            )
+        )
+    return checks
+
+
+def _flips(
+    paired: list[Item],
+    refs: list[Label | None],
+    before: list[Label | None],
+    now: list[Label | None],
+    gold_check: GoldCheckConfig | None,
+) -> tuple[list[Flip], int]:
+    """The items right in the baseline and wrong now (with their failure mode), and how many went
+    the other way."""
+    from allure.gold_check import GoldCheck
+    from allure.memory.failure_modes import classify_failure
+
     flips: list[Flip] = []
     to_right = 0
-    paired = [
-        it
-        for it in items
-        if baseline_labels is not None and it.id in baseline_labels and references.get(it.id) is not None
-    ]
-    if baseline_labels is None:
-        for name, allowed in gate.max_drop.items():
-            checks.append(
-                _metric_check(
-                    "max_drop",
-                    name,
-                    passed=True,
-                    threshold=allowed,
-                    message="no baseline yet: this re-audit becomes the baseline if it passes",
+    check = GoldCheck(gold_check)
+    for it, ref, b_lab, lab in zip(paired, refs, before, now, strict=True):
+        if ref is not None and _right(b_lab, ref) and not _right(lab, ref):
+            fa = classify_failure(
+                response=it.response,
+                task=it.task,
+                gold_answers=it.gold_answers,
+                extracted=check.extract(it.response),
+            )
+            flips.append(
+                Flip(
+                    item_id=it.id,
+                    problem_type=it.problem_type,
+                    reference_label=ref,
+                    baseline_label=b_lab,
+                    label=lab,
+                    failure_mode=fa.mode,
+                    failure_reason=fa.reason,
                 )
             )
-    else:
-        refs = [references[it.id] for it in paired]
-        now = [labels.get(it.id) for it in paired]
-        before = [baseline_labels.get(it.id) for it in paired]
-        test = mcnemar_test(refs, before, now)
-        m_now, m_before = _metrics(refs, now, label_set), _metrics(refs, before, label_set)
-        for name, allowed in gate.max_drop.items():
-            v, bv = metric_value(m_now, name), metric_value(m_before, name)
-            drop = None if v is None or bv is None else bv - v
-            significant = test.p_value < gate.alpha
-            ok = drop is None or drop <= allowed or not significant
-            why = (
-                f"{name} {_fmt(bv)} -> {_fmt(v)} on {test.n} paired items (drop {_fmt(drop)}, allowed {allowed:.3f}); "
-                f"McNemar b={test.b} c={test.c} p={test.p_value:.4g}"
-            )
-            if drop is not None and drop > allowed and not significant:
-                why += f" (not significant at n = {test.n}, alpha {gate.alpha})"
-            checks.append(
-                _metric_check(
-                    "max_drop",
-                    name,
-                    passed=ok,
-                    value=v,
-                    baseline_value=bv,
-                    threshold=allowed,
-                    message=why,
-                    **test.model_dump(),  # n, b, c and p_value, as the check reports them
-                )
-            )
-        check = GoldCheck(gold_check)
-        for it, ref, b_lab, lab in zip(paired, refs, before, now, strict=True):
-            if ref is not None and _right(b_lab, ref) and not _right(lab, ref):
-                fa = classify_failure(
-                    response=it.response,
-                    task=it.task,
-                    gold_answers=it.gold_answers,
-                    extracted=check.extract(it.response),
-                )
-                flips.append(
-                    Flip(
-                        item_id=it.id,
-                        problem_type=it.problem_type,
-                        reference_label=ref,
-                        baseline_label=b_lab,
-                        label=lab,
-                        failure_mode=fa.mode,
-                        failure_reason=fa.reason,
-                    )
-                )
-            elif _right(lab, ref) and not _right(b_lab, ref):
-                to_right += 1
-    checks.extend(_by_type(gate, items, references, labels, baseline_labels, paired))
-    return GateResult(
-        status="pass" if all(c.passed for c in checks) else "regression",
-        baseline_id=baseline_id,
-        alpha=gate.alpha,
-        checks=checks,
-        flips_to_wrong=flips,
-        flips_to_right=to_right,
-    )
+        elif _right(lab, ref) and not _right(b_lab, ref):
+            to_right += 1
+    return flips, to_right
 
 
 def _by_type(

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from allure.config import AuditSpec, parse_spec
 from allure.errors import EvaluatorUnavailableError, ReauditError
@@ -21,15 +21,19 @@ from allure.models import IclExample, Item, stable_hash, utcnow
 from allure.reaudit._deliver import ReauditOutputs, deliver, deliver_interrupted
 from allure.reaudit._fingerprint import build_fingerprint, changes, prompt_diff, same
 from allure.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
-from allure.reaudit._gate import evaluate_gate
+from allure.reaudit._gate import GateResult, evaluate_gate
 from allure.reaudit._lock import reaudit_lock
-from allure.reaudit._passes import score_set
+from allure.reaudit._passes import Scored, score_set
 from allure.reaudit._record import (
     REAUDITS_DIR,
     ReauditRecord,
     ReauditStats,
 )
 from allure.store import RunStore, open_project_store, project_db_path, store_url
+
+if TYPE_CHECKING:
+    from allure.labels import Label
+    from allure.metrics import SplitMetrics
 
 
 @dataclass
@@ -238,18 +242,9 @@ def _locked(
     eval_progress: Callable[[int, int], None] | None,
     fresh: bool = False,
 ) -> ReauditOutcome:
-    frozen = False
-    if frozen_now is not None and set_name not in store.frozen_set_names():
-        assert spec.reaudit is not None
-        fs, frozen = freeze_items(
-            store,
-            set_name,
-            frozen_now,
-            source=f"spec {source}",
-            split=spec.reaudit.split,
-            spec=spec.model_dump(mode="json"),
-        )
-        tell(f"froze set {set_name!r} v{fs.version}: {fs.n_items} items from {source}")
+    """The re-audit under its lock: freeze the set if new, skip when nothing changed, score the set,
+    gate it against the baseline, store the record and write its files."""
+    frozen = _freeze_new(store, spec, set_name, source, frozen_now, tell)
     fs = load_frozen_set(store, set_name)
     history = load_records(store, set_name)
     previous = history[-1] if history else None
@@ -277,34 +272,7 @@ def _locked(
     scored = score_set(
         store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress
     )
-    result, post, probe, spent = scored.result, scored.labels, scored.probe, scored.spent
-    generation, fresh_reason, started = scored.generation, scored.fresh_reason, scored.started
-    st = result.stats
-    from allure.metrics import compute_metrics
-
-    labels = post if post is not None else {it.id: result.verdicts[it.id].label for it in items}
-    metrics = compute_metrics(
-        [refs[it.id] for it in items],
-        [labels[it.id] for it in items],
-        prob_positive=[None if post else result.verdicts[it.id].prob_positive for it in items],
-        problem_types=[it.problem_type for it in items],
-        generators=[it.generator for it in items],
-        labels=tuple(spec.label_set),
-        pos_label=spec.positive_label,
-        n_resamples=spec.loop.bootstrap_resamples,
-        random_state=spec.loop.seed,
-    )
-    gate = evaluate_gate(
-        spec.gate,
-        items=items,
-        references=refs,
-        labels=labels,
-        metrics=metrics,
-        label_set=list(spec.label_set),
-        baseline_id=baseline.id if baseline else "",
-        baseline_labels=baseline.labels if baseline else None,
-        gold_check=spec.gold_check,
-    )
+    labels, metrics, gate = _measure(spec, items, refs, scored, baseline)
     record = ReauditRecord(
         id=rid,
         created_at=utcnow(),
@@ -318,16 +286,16 @@ def _locked(
         labels=labels,
         gate=gate,
         stats=ReauditStats(
-            items=st.items,
-            calls=spent.calls,
-            cache_hits=st.cache_hits,
-            unparsed=st.unparsed,
-            evaluator_started=started,
-            wall_s=round(spent.wall_s, 3),
+            items=scored.result.stats.items,
+            calls=scored.spent.calls,
+            cache_hits=scored.result.stats.cache_hits,
+            unparsed=scored.result.stats.unparsed,
+            evaluator_started=scored.started,
+            wall_s=round(scored.spent.wall_s, 3),
         ),
-        generation=generation,
-        fresh_reason=fresh_reason,
-        probe=probe,
+        generation=scored.generation,
+        fresh_reason=scored.fresh_reason,
+        probe=scored.probe,
         set_change=fs.change if not any(r.set_version == fs.version for r in (history or [])) else "",
     )
     store.add_reaudit(
@@ -341,6 +309,80 @@ def _locked(
     files = write_record_files(record, project)
     return ReauditOutcome(
         record=record, exit_code=record.exit_code, previous=previous, frozen=frozen, files=files
+    )
+
+
+def _freeze_new(
+    store: RunStore,
+    spec: AuditSpec,
+    set_name: str,
+    source: str,
+    frozen_now: list[Any] | None,
+    tell: Callable[[str], None],
+) -> bool:
+    """Freeze ``frozen_now`` as the set ``set_name`` when the store has no such set yet; whether it did."""
+    if frozen_now is None or set_name in store.frozen_set_names():
+        return False
+    assert spec.reaudit is not None
+    fs, frozen = freeze_items(
+        store,
+        set_name,
+        frozen_now,
+        source=f"spec {source}",
+        split=spec.reaudit.split,
+        spec=spec.model_dump(mode="json"),
+    )
+    tell(f"froze set {set_name!r} v{fs.version}: {fs.n_items} items from {source}")
+    return frozen
+
+
+def _measure(
+    spec: AuditSpec,
+    items: list[Item],
+    refs: dict[str, Label | None],
+    scored: Scored,
+    baseline: ReauditRecord | None,
+) -> tuple[dict[str, Label | None], SplitMetrics, GateResult]:
+    """The labels the gate reads (post-processed, else parsed), their metrics over the set, and the gate
+    against the baseline."""
+    result, post = scored.result, scored.labels
+    labels = post if post is not None else {it.id: result.verdicts[it.id].label for it in items}
+    metrics = _set_metrics(spec, items, refs, labels, None if post else result.verdicts)
+    gate = evaluate_gate(
+        spec.gate,
+        items=items,
+        references=refs,
+        labels=labels,
+        metrics=metrics,
+        label_set=list(spec.label_set),
+        baseline_id=baseline.id if baseline else "",
+        baseline_labels=baseline.labels if baseline else None,
+        gold_check=spec.gold_check,
+    )
+    return labels, metrics, gate
+
+
+def _set_metrics(
+    spec: AuditSpec,
+    items: list[Item],
+    refs: dict[str, Label | None],
+    labels: dict[str, Label | None],
+    verdicts: dict[str, Any] | None,
+) -> SplitMetrics:
+    """The metrics of ``labels`` over the whole set; the AUC ranks the verdicts' label probabilities
+    (``verdicts``), or the hard labels when they were post-processed (``None``)."""
+    from allure.metrics import compute_metrics
+
+    return compute_metrics(
+        [refs[it.id] for it in items],
+        [labels[it.id] for it in items],
+        prob_positive=[None if verdicts is None else verdicts[it.id].prob_positive for it in items],
+        problem_types=[it.problem_type for it in items],
+        generators=[it.generator for it in items],
+        labels=tuple(spec.label_set),
+        pos_label=spec.positive_label,
+        n_resamples=spec.loop.bootstrap_resamples,
+        random_state=spec.loop.seed,
     )
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from allure.backends import is_replay_kind
 from allure.metrics import GroupErrors, SplitMetrics
 from allure.report._format import DASH, md_table, metric_cells, num, signed
-from allure.report._model import CalibrationReport, PositionConsistency, ReplayAgreement, ReportData
+from allure.report._model import (
+    CalibrationReport,
+    IterationReport,
+    PositionConsistency,
+    ReplayAgreement,
+    ReportData,
+)
 from allure.report._summary import headline, helped_sentence, nothing_held_out
 from allure.safe_text import markdown_cell, markdown_code
 
@@ -98,7 +104,7 @@ def _shares(data: ReportData) -> list[str]:
 
 
 def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
-    """Render the report as markdown.
+    """Render the report as markdown: a page of sections, each left out when the run has nothing for it.
 
     Args:
         data: The report.
@@ -107,7 +113,25 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     Returns:
         The markdown text.
     """
-    ev, ds = data.evaluator, data.dataset
+    out = [
+        *_summary(data),
+        *_shares(data),
+        *_facts(data, plot_name),
+        *_split_tables(data),
+        *_positions(data),
+        *_debiased(data),
+        *_calibration(data),
+        *_last_iteration(data),
+        *_cost(data),
+    ]
+    if data.replay_agreement:
+        out += _replay(data.replay_agreement)
+    out += [f"![accuracy, F1, kappa and AUC per iteration]({plot_name})", ""]
+    return "\n".join(out)
+
+
+def _summary(data: ReportData) -> list[str]:
+    """The title, the headline, and whether the ICL examples helped (accuracy, then F1)."""
     out = [f"# allure report: run {markdown_cell(data.run_id)}", ""]
     top = headline(data)
     if top:
@@ -124,8 +148,13 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     f1_line = helped_sentence(data, "f1")
     if f1_line:
         out += [markdown_cell(f1_line), ""]
-    out += _shares(data)
-    out += [
+    return out
+
+
+def _facts(data: ReportData, plot_name: str) -> list[str]:
+    """The run's facts as a list (status, times, evaluator, dataset, references, files) and what the values mean."""
+    ev, ds = data.evaluator, data.dataset
+    out = [
         f"- Status: {data.status}" + (f" ({markdown_cell(data.stop_reason)})" if data.stop_reason else ""),
         f"- Started: {data.created_at}; finished: {data.finished_at or DASH}",
         (
@@ -140,152 +169,158 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     ]
     if data.candidates_file:
         out.append(f"- Disagreements (candidate ICL examples): {markdown_code(data.candidates_file)}")
-    out += [
+    return [
+        *out,
         "",
         "Values: metric [95% bootstrap CI] over parsed items; unparsed verdicts counted apart; "
         "AUC (hard): ranked the hard labels, no logprobs.",
         "",
     ]
+
+
+def _split_tables(data: ReportData) -> list[str]:
+    """Per split (held-out, then audit) the metrics of every iteration."""
+    out: list[str] = []
     for split in ("heldout", "audit"):
         if split == "heldout" and nothing_held_out(data):
             continue
         if any(split in it.splits for it in data.iterations):
             out += [f"## {SPLIT_TITLES[split]}", "", *_iteration_table(data, split), ""]
+    return out
+
+
+def _positions(data: ReportData) -> list[str]:
+    """Position consistency of a pairwise run per iteration, and per problem type for the last."""
     positions = [(it.iteration, it.position) for it in data.iterations if it.position is not None]
-    if positions:
-        out += ["## Position consistency (pairwise, responses swapped)", ""]
-        header = [
-            "iter",
-            "items",
-            "consistent",
-            "consistency",
-            "first position chosen",
-            "position bias",
-            "from",
-        ]
-        out += md_table(header, [[str(i), *_position_cells(p), p.source] for i, p in positions])
-        out.append("")
-        last_i, last_p = positions[-1]
-        if last_p.by_problem_type:
-            out += [f"Per problem type (iteration {last_i}):", ""]
-            out += md_table(
-                [
-                    "problem type",
-                    "items",
-                    "consistent",
-                    "consistency",
-                    "first position chosen",
-                    "position bias",
-                ],
-                [[g, *_position_cells(p)] for g, p in last_p.by_problem_type.items()],
-            )
-            out.append("")
-    debiased = [(it.iteration, it.debias) for it in data.iterations if it.debias is not None]
-    if debiased:
-        out += ["## Position-debiased verdicts (pairwise, both orders)", ""]
-        rows = []
-        for i, d in debiased:
-            rule = d.used if d.used == d.mode else f"{d.used} (asked: {d.mode}; no logprobs)"
-            for name, acc in (("raw (original order)", d.raw), (f"debiased: {rule}", d.debiased)):
-                rows.append(
-                    [str(i), name, str(acc.n), str(acc.decided), num(acc.accuracy_decided)]
-                    + [num(acc.undecided_share), num(acc.accuracy_all)]
-                )
-        out += md_table(
-            [
-                "iter",
-                "verdicts",
-                "items",
-                "decided",
-                "accuracy (decided)",
-                "undecided",
-                "accuracy (undecided wrong)",
-            ],
-            rows,
-        )
-        out += [
-            "",
-            "Undecided: the two orders disagree (inconsistent) or one has no label; never coerced to a label. "
-            + "; ".join(
-                f"iteration {i}: {d.inconsistent} inconsistent, {d.unparsed} without a label in an order"
-                + (
-                    f", {d.prob_fallback} decided by the consistent rule (no label probabilities)"
-                    if d.prob_fallback
-                    else ""
-                )
-                for i, d in debiased
-            ),
-            "",
-        ]
-    calibrated = [(it.iteration, it.calibration) for it in data.iterations if it.calibration is not None]
-    if calibrated:
-        out += ["## Contextual calibration", ""]
-        out += md_table(
-            ["iter", "mode", "blocks", "content-free calls", "labels changed", "kept as parsed", "p_cf"],
-            [
-                [str(i), _cal_mode(c), str(c.blocks), str(c.cf_calls)]
-                + [str(c.changed), str(c.kept), "; ".join(f"{k}: {v}" for k, v in sorted(c.p_cf.items())[:3])]
-                for i, c in calibrated
-            ],
-        )
-        out += [""]
-        out += [f"- iteration {i}: {markdown_cell(c.choice['line'])}" for i, c in calibrated if c.choice]
-        out += [f"- iteration {i}: {markdown_cell(c.note)}" for i, c in calibrated if c.note]
-        out += [
-            "",
-            "Every metric in this report is of the calibrated labels; the parsed ones stay in the run store.",
-            "",
-        ]
-    if data.iterations:
-        last = data.iterations[-1]
-        for split in ("heldout", "audit"):
-            m = last.splits.get(split)
-            if m is None or m.n == 0:
-                continue
-            out += [
-                f"## Last iteration ({last.iteration}), {SPLIT_NAMES[split]} split: confusion matrix",
-                "",
-                *_confusion(m),
-                "",
-            ]
-            out += _group_table("Errors per problem type", m.errors_by_problem_type)
-            out += _group_table("Errors per generator", m.errors_by_generator)
-    out += ["## Cost", ""]
-    cost_rows = [
-        [
-            str(it.iteration),
-            str(it.memory_size),
-            str(it.calls),
-            str(it.cache_hits),
-            str(it.prompt_tokens),
-            str(it.completion_tokens),
-            str(it.cached_tokens),
-            f"{it.wall_s:.1f}",
-            f"{it.unparsed}/{it.errors}/{it.retries}",
-            f"{it.candidates.proposed}/{it.candidates.approved}/{it.candidates.rejected}",
-        ]
-        for it in data.iterations
+    if not positions:
+        return []
+    out = ["## Position consistency (pairwise, responses swapped)", ""]
+    header = [
+        "iter",
+        "items",
+        "consistent",
+        "consistency",
+        "first position chosen",
+        "position bias",
+        "from",
     ]
-    its = data.iterations
-    cost_rows.append(
+    out += md_table(header, [[str(i), *_position_cells(p), p.source] for i, p in positions])
+    out.append("")
+    last_i, last_p = positions[-1]
+    if last_p.by_problem_type:
+        out += [f"Per problem type (iteration {last_i}):", ""]
+        out += md_table(
+            [
+                "problem type",
+                "items",
+                "consistent",
+                "consistency",
+                "first position chosen",
+                "position bias",
+            ],
+            [[g, *_position_cells(p)] for g, p in last_p.by_problem_type.items()],
+        )
+        out.append("")
+    return out
+
+
+def _debiased(data: ReportData) -> list[str]:
+    """The raw and the position-debiased verdicts' accuracy per iteration, and what stayed undecided."""
+    debiased = [(it.iteration, it.debias) for it in data.iterations if it.debias is not None]
+    if not debiased:
+        return []
+    out = ["## Position-debiased verdicts (pairwise, both orders)", ""]
+    rows = []
+    for i, d in debiased:
+        rule = d.used if d.used == d.mode else f"{d.used} (asked: {d.mode}; no logprobs)"
+        for name, acc in (("raw (original order)", d.raw), (f"debiased: {rule}", d.debiased)):
+            rows.append(
+                [str(i), name, str(acc.n), str(acc.decided), num(acc.accuracy_decided)]
+                + [num(acc.undecided_share), num(acc.accuracy_all)]
+            )
+    out += md_table(
         [
-            "total",
-            str(its[-1].memory_size) if its else "0",
-            str(sum(i.calls for i in its)),
-            str(sum(i.cache_hits for i in its)),
-            str(sum(i.prompt_tokens for i in its)),
-            str(sum(i.completion_tokens for i in its)),
-            str(sum(i.cached_tokens for i in its)),
-            f"{sum(i.wall_s for i in its):.1f}",
-            "/".join(str(sum(getattr(i, k) for i in its)) for k in ("unparsed", "errors", "retries")),
-            "/".join(
-                str(sum(getattr(i.candidates, k) for i in its)) for k in ("proposed", "approved", "rejected")
-            ),
-        ]
+            "iter",
+            "verdicts",
+            "items",
+            "decided",
+            "accuracy (decided)",
+            "undecided",
+            "accuracy (undecided wrong)",
+        ],
+        rows,
     )
+    return [
+        *out,
+        "",
+        "Undecided: the two orders disagree (inconsistent) or one has no label; never coerced to a label. "
+        + "; ".join(
+            f"iteration {i}: {d.inconsistent} inconsistent, {d.unparsed} without a label in an order"
+            + (
+                f", {d.prob_fallback} decided by the consistent rule (no label probabilities)"
+                if d.prob_fallback
+                else ""
+            )
+            for i, d in debiased
+        ),
+        "",
+    ]
+
+
+def _calibration(data: ReportData) -> list[str]:
+    """The contextual calibration of each iteration: mode, blocks, calls, labels changed, p_cf."""
+    calibrated = [(it.iteration, it.calibration) for it in data.iterations if it.calibration is not None]
+    if not calibrated:
+        return []
+    out = ["## Contextual calibration", ""]
+    out += md_table(
+        ["iter", "mode", "blocks", "content-free calls", "labels changed", "kept as parsed", "p_cf"],
+        [
+            [str(i), _cal_mode(c), str(c.blocks), str(c.cf_calls)]
+            + [str(c.changed), str(c.kept), "; ".join(f"{k}: {v}" for k, v in sorted(c.p_cf.items())[:3])]
+            for i, c in calibrated
+        ],
+    )
+    out += [""]
+    out += [f"- iteration {i}: {markdown_cell(c.choice['line'])}" for i, c in calibrated if c.choice]
+    out += [f"- iteration {i}: {markdown_cell(c.note)}" for i, c in calibrated if c.note]
+    return [
+        *out,
+        "",
+        "Every metric in this report is of the calibrated labels; the parsed ones stay in the run store.",
+        "",
+    ]
+
+
+def _last_iteration(data: ReportData) -> list[str]:
+    """The last iteration's confusion matrix and errors per group, per split."""
+    if not data.iterations:
+        return []
+    out: list[str] = []
+    last = data.iterations[-1]
+    for split in ("heldout", "audit"):
+        m = last.splits.get(split)
+        if m is None or m.n == 0:
+            continue
+        out += [
+            f"## Last iteration ({last.iteration}), {SPLIT_NAMES[split]} split: confusion matrix",
+            "",
+            *_confusion(m),
+            "",
+        ]
+        out += _group_table("Errors per problem type", m.errors_by_problem_type)
+        out += _group_table("Errors per generator", m.errors_by_generator)
+    return out
+
+
+def _cost(data: ReportData) -> list[str]:
+    """What each iteration cost (calls, tokens, time, failures, candidates), with the totals."""
+    its = data.iterations
+    cost_rows = [_cost_cells(str(it.iteration), [it], it.memory_size) for it in its]
+    cost_rows.append(_cost_cells("total", its, its[-1].memory_size if its else 0))
     header = ["iter", "memory", "calls", "cache hits", "prompt tok", "completion tok", "cached tok", "wall s"]
     header += ["unparsed/failed/retried", "candidates proposed/approved/rejected"]
-    out += [*md_table(header, cost_rows), ""]
+    out = ["## Cost", "", *md_table(header, cost_rows), ""]
     failed = sum(i.errors for i in its)
     if failed:
         out += [
@@ -293,10 +328,25 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
             "they count as unlabelled here and are sent again by the next run.",
             "",
         ]
-    if data.replay_agreement:
-        out += _replay(data.replay_agreement)
-    out += [f"![accuracy, F1, kappa and AUC per iteration]({plot_name})", ""]
-    return "\n".join(out)
+    return out
+
+
+def _cost_cells(name: str, its: list[IterationReport], memory_size: int) -> list[str]:
+    """One row of the cost table: the sums over ``its`` (one iteration, or all for the total)."""
+    return [
+        name,
+        str(memory_size),
+        str(sum(i.calls for i in its)),
+        str(sum(i.cache_hits for i in its)),
+        str(sum(i.prompt_tokens for i in its)),
+        str(sum(i.completion_tokens for i in its)),
+        str(sum(i.cached_tokens for i in its)),
+        f"{sum(i.wall_s for i in its):.1f}",
+        "/".join(str(sum(getattr(i, k) for i in its)) for k in ("unparsed", "errors", "retries")),
+        "/".join(
+            str(sum(getattr(i.candidates, k) for i in its)) for k in ("proposed", "approved", "rejected")
+        ),
+    ]
 
 
 def _position_cells(p: PositionConsistency) -> list[str]:

@@ -1,14 +1,25 @@
 """What the robustness studies share as :class:`~allure.studies.Study` kinds: the first arm is the
-reference, the definition is the arms alone, and ``study.md`` carries the kind's own sections."""
+reference, the definition is the arms alone, and ``study.md`` carries the kind's own sections.
+
+Each kind's :meth:`RobustStudy.prepare` builds it from an opened source and the keyword arguments of
+its function (``sensitivity_study``...); ``allure study run KIND --param key=value`` reads those
+arguments from its ``params`` (keys checked, values typed), so both roads build the same study."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Self
 
-from allure.errors import StudyError
-from allure.studies import ArmLabels, ArmSpec, StudyContext, StudyRecord, study_markdown, write_study
+from allure.studies import (
+    ArmLabels,
+    ArmSpec,
+    ParamType,
+    StudyContext,
+    StudyRecord,
+    study_markdown,
+    write_study,
+)
 
 
 @dataclass
@@ -18,16 +29,15 @@ class RobustStudy:
 
     kind: ClassVar[str]
     result: ClassVar[type[StudyRecord]]
+    params: ClassVar[dict[str, ParamType]]
+    """The keyword arguments of :meth:`prepare`, as ``--param`` keys with their types."""
     arm_list: list[ArmSpec]
 
     @classmethod
-    def build(cls, context: StudyContext) -> RobustStudy:
-        """Not from ``allure study run``: each robustness kind has its own command and options."""
-        raise StudyError(
-            f"the {cls.kind} study has its own command",
-            where=f"allure study run {cls.kind}",
-            fix=f"run `allure study {cls.kind} --help` for its options",
-        )
+    def build(cls, context: StudyContext) -> Self:
+        """From ``allure study run KIND --param key=value``: each kind reads its ``params`` and
+        calls its own ``prepare`` with them (as its function does with its keyword arguments)."""
+        raise NotImplementedError
 
     def arms(self) -> list[ArmSpec]:
         return self.arm_list

@@ -20,13 +20,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Unpack
-
-import numpy as np
+from typing import ClassVar, Unpack
 
 from allure.errors import StudyError
 from allure.labels import Label
-from allure.metrics import siegel_tukey, text_consistency
 from allure.prompts import (
     PROMPTS_DIR,
     Rephrasing,
@@ -36,12 +33,24 @@ from allure.prompts import (
     write_prompt_set,
 )
 from allure.robustness._base import RobustStudy
+from allure.robustness._consistency_report import consistency_report, score_number
 from allure.robustness._entail import Entail, evaluator_entailment, nli_entailment
-from allure.robustness._reports import ConsistencyPair, ConsistencyReport, PromptVariant
+from allure.robustness._reports import ConsistencyReport, PromptVariant
 from allure.robustness._sampling import check_sampling, raw_outputs, sample_at
 from allure.robustness._variants import prompt_variants
 from allure.safe_text import markdown_cell as md
-from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, as_kind, open_source, run_study
+from allure.studies import (
+    ArmSpec,
+    ParamType,
+    StudyContext,
+    StudyOptions,
+    StudyRecord,
+    StudySource,
+    as_kind,
+    open_source,
+    read_params,
+    run_study,
+)
 from allure.studies.figures import fmt
 
 SCORE_PATTERN = r"(?i)confidence\s*[:=]\s*(-?\d+(?:\.\d+)?)"
@@ -80,7 +89,7 @@ def parse_scale(text: str, pattern: str, instruction: str) -> tuple[float, float
     for v in (low, high):
         answer = f"confidence: {v:g}"
         got = rx.search(answer) if rx.groups else None
-        if got is None or _number(got.group(1)) != v:
+        if got is None or score_number(got.group(1)) != v:
             raise StudyError(
                 f"score pattern {pattern!r} cannot read the score {v:g} of scale {text} back from {answer!r}",
                 where="options --score-pattern / --scale",
@@ -93,13 +102,6 @@ def parse_scale(text: str, pattern: str, instruction: str) -> tuple[float, float
             fix="include {low} and {high} in it",
         )
     return low, high
-
-
-def _number(text: str | None) -> float | None:
-    try:
-        return float(text) if text is not None else None
-    except ValueError:
-        return None
 
 
 def score_prompts(
@@ -157,17 +159,6 @@ def consistency_pairs(
     return [(a, 1, b, 1) for a, b in sorted(seen)]
 
 
-def _side(values: list[float | None]) -> list[float]:
-    return [v for v in values if v is not None]
-
-
-def _test(a: list[float], b: list[float], alpha: float) -> tuple[Any, bool]:
-    if len(a) < 2 or len(b) < 2:
-        return None, False
-    res = siegel_tukey(a, b)
-    return res, res.p_value < alpha
-
-
 class ConsistencyRecord(StudyRecord):
     """``study.json`` of a score consistency study: the shared record and its :class:`ConsistencyReport`."""
 
@@ -182,6 +173,18 @@ class ConsistencyStudy(RobustStudy):
 
     kind: ClassVar[str] = "consistency"
     result: ClassVar[type[StudyRecord]] = ConsistencyRecord
+    params: ClassVar[dict[str, ParamType]] = {
+        "samples": "int",
+        "temperature": "float",
+        "scale": "text",
+        "score_pattern": "text",
+        "score_instruction": "text",
+        "pair_column": "text",
+        "rephrasings": "int",
+        "prompts": "names",
+        "nli": "text",
+        "seed": "int",
+    }
     project: Path
     src: StudySource
     head: ConsistencyReport
@@ -190,6 +193,74 @@ class ConsistencyStudy(RobustStudy):
     """(item index a, variant q_a, item index b, variant q_b) of each pair of prompts."""
     entail: Entail | None
     """The NLI entailment, or ``None``: the evaluator judges entailment (a run of its own)."""
+
+    @classmethod
+    def build(cls, context: StudyContext) -> ConsistencyStudy:
+        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
+        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
+
+    @classmethod
+    def prepare(
+        cls,
+        context: StudyContext,
+        *,
+        samples: int = 5,
+        temperature: float = 0.7,
+        scale: str = "1-10",
+        score_pattern: str | None = None,
+        score_instruction: str = SCORE_INSTRUCTION,
+        pair_column: str | None = None,
+        rephrasings: int | None = None,
+        prompts: Sequence[str] | None = None,
+        nli: str | Path | None = None,
+        seed: int = 0,
+    ) -> ConsistencyStudy:
+        """The checked settings, the scored prompt variants (written) and the arms, as
+        :func:`consistency_study` takes them."""
+        check_sampling(samples, temperature, flag="--samples")
+        score_pattern = score_pattern or SCORE_PATTERN
+        bounds = parse_scale(scale, score_pattern, score_instruction)
+        entail_nli = nli_entailment(nli) if nli is not None else None
+        if pair_column is None and rephrasings is None and prompts is None:
+            rephrasings = 2
+        proj, src = context.project, context.source
+        sample_at(src, temperature)
+        variants, pending = prompt_variants(
+            proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
+        )
+        pairs = consistency_pairs(src, pair_column, len(variants))
+        scored = score_prompts(
+            proj, variants, {str(f): r.texts for f, r in pending}, bounds, score_instruction
+        )
+        for folder, r in pending:
+            write_prompt_set(folder, r)
+        arms: list[ArmSpec] = []
+        for v, folder, r in scored:
+            write_prompt_set(folder, r)
+            arms += [
+                ArmSpec(
+                    name=f"rho{v.q} #{k}",
+                    policy=src.spec.memory.retrieval,
+                    prompt=str(folder),
+                    prompt_hash=v.hash,
+                    rephrasing=v.q,
+                    with_memory=True,
+                    sample=k,
+                )
+                for k in range(samples)
+            ]
+        head = ConsistencyReport(
+            samples=samples,
+            temperature=temperature,
+            scale=bounds,
+            score_pattern=score_pattern,
+            pairs_from="rephrasings" if pair_column is None else f"column {pair_column}",
+            prompts=[v for v, _, _ in scored],
+            entailment=f"nli {nli}" if nli is not None else "evaluator",
+            alpha=context.alpha,
+        )
+
+        return cls(arms, proj, src, head, pairs, entail_nli)
 
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
         entail = self.entail or evaluator_entailment(self.project, self.src, record.id)
@@ -202,87 +273,6 @@ class ConsistencyStudy(RobustStudy):
     def sections(self, result: StudyRecord) -> list[str]:
         assert isinstance(result, ConsistencyRecord)
         return consistency_markdown(result.consistency)
-
-
-def consistency_report(
-    study: StudyRecord,
-    outputs: dict[str, list[str]],
-    src: StudySource,
-    head: ConsistencyReport,
-    pairs: list[tuple[int, int, int, int]],
-    entail: Entail,
-) -> ConsistencyReport:
-    """The report of a finished consistency study from each arm's raw outputs."""
-    rx = re.compile(head.score_pattern)
-    low, high = head.scale
-    by_q: dict[int, list[str]] = {}
-    for r in study.arms:
-        by_q.setdefault(r.arm.rephrasing or 1, []).append(r.arm.name)
-    out_of_scale = 0
-
-    def answers(i: int, q: int) -> list[str]:
-        return [outputs[name][i] for name in by_q[q]]
-
-    def score(text: str) -> float | None:
-        nonlocal out_of_scale
-        m = rx.search(text)
-        v = _number(m.group(1)) if m else None
-        if v is not None and not low <= v <= high:
-            out_of_scale += 1
-            return None
-        return v
-
-    sides = sorted({(i, q) for a, qa, b, qb in pairs for i, q in ((a, qa), (b, qb))})
-    k = len(by_q[1])
-    jobs = [
-        (answers(i, q)[x], answers(i, q)[y]) for i, q in sides for x in range(k) for y in range(k) if x != y
-    ]
-    probs = iter(entail(jobs))
-    tc: dict[tuple[int, int], list[float]] = {}
-    for side in sides:
-        m = np.zeros((k, k))
-        for x in range(k):
-            for y in range(k):
-                if x != y:
-                    m[x, y] = next(probs)
-        tc[side] = [float(v) for v in text_consistency(m)]
-    names = {v.q: v.name for v in head.prompts}
-    out = []
-    for a, qa, b, qb in pairs:
-        sa, sb = [score(t) for t in answers(a, qa)], [score(t) for t in answers(b, qb)]
-        st, sflag = _test(_side(sa), _side(sb), head.alpha)
-        tt, tflag = _test(tc[(a, qa)], tc[(b, qb)], head.alpha)
-        same = a == b
-        out.append(
-            ConsistencyPair(
-                a=f"{src.items[a].id}@{names[qa]}" if same else src.items[a].id,
-                b=f"{src.items[b].id}@{names[qb]}" if same else src.items[b].id,
-                scores_a=sa,
-                scores_b=sb,
-                score_test=st,
-                score_flagged=sflag,
-                tc_a=tc[(a, qa)],
-                tc_b=tc[(b, qb)],
-                tc_test=tt,
-                tc_flagged=tflag,
-                task_a=src.items[a].task[:100],
-                task_b=src.items[b].task[:100],
-            )
-        )
-    report = head.model_copy(update={"pairs": out, "out_of_scale": out_of_scale})
-    flagged = [p for p in out if p.score_flagged]
-    tflagged = [p for p in out if p.tc_flagged]
-    report.findings = [
-        f"{len(flagged)} of {len(out)} pair(s) differ in the spread of their self-scores "
-        f"(Siegel-Tukey, alpha = {head.alpha:g}, K = {head.samples})"
-        + (f": {', '.join(f'{p.a} ~ {p.b}' for p in flagged[:10])}" if flagged else ""),
-        f"{len(tflagged)} of {len(out)} pair(s) differ in the spread of their text consistency TC "
-        f"({head.entailment})"
-        + (f": {', '.join(f'{p.a} ~ {p.b}' for p in tflagged[:10])}" if tflagged else ""),
-    ]
-    if out_of_scale:
-        report.findings.append(f"{out_of_scale} self-score(s) outside the scale {low:g}-{high:g} left out")
-    return report
 
 
 def consistency_study(
@@ -320,49 +310,21 @@ def consistency_study(
     Raises:
         StudyError: ``K < 2``, ``T <= 0``, a scale the pattern cannot read, no pair, an unusable NLI folder.
     """
-    check_sampling(samples, temperature, flag="--samples")
-    score_pattern = score_pattern or SCORE_PATTERN
-    bounds = parse_scale(scale, score_pattern, score_instruction)
-    entail_nli = nli_entailment(nli) if nli is not None else None
-    if pair_column is None and rephrasings is None and prompts is None:
-        rephrasings = 2
     proj = Path(project).resolve()
     src, mem, run = open_source(proj, options)
-    sample_at(src, temperature)
-    variants, pending = prompt_variants(
-        proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
-    )
-    pairs = consistency_pairs(src, pair_column, len(variants))
-    scored = score_prompts(proj, variants, {str(f): r.texts for f, r in pending}, bounds, score_instruction)
-    for folder, r in pending:
-        write_prompt_set(folder, r)
-    arms: list[ArmSpec] = []
-    for v, folder, r in scored:
-        write_prompt_set(folder, r)
-        arms += [
-            ArmSpec(
-                name=f"rho{v.q} #{k}",
-                policy=src.spec.memory.retrieval,
-                prompt=str(folder),
-                prompt_hash=v.hash,
-                rephrasing=v.q,
-                with_memory=True,
-                sample=k,
-            )
-            for k in range(samples)
-        ]
-    head = ConsistencyReport(
+    study = ConsistencyStudy.prepare(
+        StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05)),
         samples=samples,
         temperature=temperature,
-        scale=bounds,
+        scale=scale,
         score_pattern=score_pattern,
-        pairs_from="rephrasings" if pair_column is None else f"column {pair_column}",
-        prompts=[v for v, _, _ in scored],
-        entailment=f"nli {nli}" if nli is not None else "evaluator",
-        alpha=run.get("alpha", 0.05),
+        score_instruction=score_instruction,
+        pair_column=pair_column,
+        rephrasings=rephrasings,
+        prompts=prompts,
+        nli=nli,
+        seed=seed,
     )
-
-    study = ConsistencyStudy(arms, proj, src, head, pairs, entail_nli)
     result = run_study(proj, src, mem, study, **run)
     assert isinstance(result, ConsistencyRecord)
     return result

@@ -22,52 +22,41 @@ same items (``against``: another evaluator or prompt set).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal, Unpack
-
-import numpy as np
+from typing import ClassVar, Literal, Unpack, cast
 
 from allure.errors import StudyError
 from allure.labels import Label
-from allure.metrics import cluster_entropy, paired_t_test, robustness, robustness_band, stability
 from allure.models import stable_hash
 from allure.prompts import write_prompt_set
 from allure.robustness._base import RobustStudy
+from allure.robustness._entropy_report import EntropyRecord, entropy_report
 from allure.robustness._reports import (
-    EntropyComparison,
-    EntropyCondition,
-    EntropyItem,
     EntropyReport,
     PromptVariant,
 )
-from allure.robustness._sampling import check_sampling, cluster_samples, raw_outputs, sample_at
-from allure.robustness._variants import CONDITIONS, TOP, prompt_variants, sensitivity_arms
+from allure.robustness._sampling import check_sampling, raw_outputs, sample_at
+from allure.robustness._variants import CONDITIONS, prompt_variants, sensitivity_arms
 from allure.safe_text import markdown_cell as md
 from allure.studies import (
     ArmSpec,
+    ParamType,
+    StudyContext,
     StudyOptions,
     StudyRecord,
     StudySource,
     as_kind,
     load_study,
     open_source,
+    read_params,
     run_study,
 )
 from allure.studies.figures import figure, fmt, png
 
 Clusterer = Literal["hdbscan", "kmeans"]
 """How the M samples of one prompt are clustered."""
-
-
-class EntropyRecord(StudyRecord):
-    """``study.json`` of a semantic entropy study: the shared record and its :class:`EntropyReport`."""
-
-    kind: str = "entropy"
-    entropy: EntropyReport
-    """Per item and condition H, R, S and band; the paired comparisons."""
 
 
 def entropy_arms(
@@ -83,137 +72,6 @@ def entropy_arms(
                 base.model_copy(update={"name": f"{base.name} #{m}", "sample": m}) for m in range(samples)
             ]
     return arms
-
-
-def _compare(name_a: str, name_b: str, a: list[float], b: list[float]) -> EntropyComparison | None:
-    if len(a) < 2:
-        return None
-    return EntropyComparison(
-        a=name_a,
-        b=name_b,
-        n=len(a),
-        mean_a=float(np.mean(a)),
-        mean_b=float(np.mean(b)),
-        test=paired_t_test(a, b),
-    )
-
-
-def entropy_report(
-    study: StudyRecord,
-    outputs: dict[str, list[str]],
-    src: StudySource,
-    head: EntropyReport,
-    *,
-    against: Sequence[EntropyRecord] = (),
-    alpha: float = 0.05,
-) -> EntropyReport:
-    """The report of a finished entropy study from each arm's raw outputs (items in ``src.items`` order).
-
-    ``head`` holds the settings (samples, temperature, clusterer, prompt variants); the figures are added.
-    """
-    variants, clusterer = head.prompts, head.clusterer
-    from allure.memory import embed
-
-    texts = sorted({t for col in outputs.values() for t in col})
-    vec = dict(zip(texts, embed(texts), strict=True))
-    arms = [r.arm for r in study.arms]
-    items: list[EntropyItem] = []
-    conds: list[EntropyCondition] = []
-    r_by: dict[str, list[float]] = {}
-    rv_by: dict[tuple[str, int], list[float]] = {}
-    for cond in CONDITIONS:
-        mine = [a for a in arms if a.with_memory == (cond == "memory")]
-        if not mine:
-            continue
-        methods: Counter[str] = Counter()
-        for i, it in enumerate(src.items):
-            ent: dict[str, float] = {}
-            clusters: dict[str, list[int]] = {}
-            for v in variants:
-                col = [outputs[a.name][i] for a in mine if a.rephrasing == v.q]
-                labels, used = cluster_samples(np.stack([vec[t] for t in col]), clusterer, src.spec.loop.seed)
-                methods[used] += 1
-                clusters[v.name] = labels
-                ent[v.name] = cluster_entropy(labels)
-                rv_by.setdefault((cond, v.q), []).append(1.0 / (1.0 + ent[v.name]))
-            r = robustness(list(ent.values()))
-            r_by.setdefault(cond, []).append(r)
-            items.append(
-                EntropyItem(
-                    item_id=it.id,
-                    condition=cond,
-                    entropy=ent,
-                    clusters=clusters,
-                    robustness=r,
-                    stability=stability(list(ent.values())),
-                    band=robustness_band(r),
-                )
-            )
-        here = [x for x in items if x.condition == cond]
-        mean_r = float(np.mean([x.robustness for x in here]))
-        conds.append(
-            EntropyCondition(
-                condition=cond,
-                mean_entropy={v.name: float(np.mean([x.entropy[v.name] for x in here])) for v in variants},
-                robustness=mean_r,
-                stability=float(np.mean([x.stability for x in here])),
-                band=robustness_band(mean_r),
-                bands=dict(Counter(x.band for x in here)),
-                clusterers=dict(methods),
-            )
-        )
-    pairs: list[tuple[str, str, list[float], list[float]]] = []
-    if len(r_by) == 2:
-        pairs.append(("zero-shot", "memory", r_by["zero-shot"], r_by["memory"]))
-    for cond in r_by:
-        pairs += [
-            (f"{cond} {variants[0].name}", f"{cond} {v.name}", rv_by[(cond, 1)], rv_by[(cond, v.q)])
-            for v in variants[1:]
-        ]
-    ids = [it.id for it in src.items]
-    for other in against:
-        theirs = {(x.condition, x.item_id): x.robustness for x in other.entropy.items}
-        for cond, mine_r in r_by.items():
-            if all((cond, i) in theirs for i in ids):
-                pairs.append(
-                    (f"{other.id} {cond}", f"{study.id} {cond}", [theirs[(cond, i)] for i in ids], mine_r)
-                )
-    comparisons = [c for c in (_compare(*p) for p in pairs) if c is not None]
-    m = len(comparisons)
-    comparisons = [
-        c.model_copy(update={"test": paired_t_test(*_pair(pairs, c), n_comparisons=m)}) for c in comparisons
-    ]
-    report = head.model_copy(update={"conditions": conds, "items": items, "comparisons": comparisons})
-    report.least_robust = sorted(items, key=lambda x: (x.robustness, x.item_id, x.condition))[:TOP]
-    report.findings = _findings(report, alpha)
-    return report
-
-
-def _pair(
-    pairs: list[tuple[str, str, list[float], list[float]]], c: EntropyComparison
-) -> tuple[list[float], list[float]]:
-    return next((a, b) for na, nb, a, b in pairs if (na, nb) == (c.a, c.b))
-
-
-def _findings(r: EntropyReport, alpha: float) -> list[str]:
-    out = [
-        f"{c.condition}: R = {c.robustness:.3f} ({c.band}), S = {c.stability:.3f}, mean H "
-        + ", ".join(f"{k}: {v:.3f} bits" for k, v in c.mean_entropy.items())
-        + f" (M = {r.samples}, T = {r.temperature:g})"
-        for c in r.conditions
-    ]
-    for c in r.comparisons:
-        t = c.test
-        p = t.p_bonferroni
-        verdict = (
-            "no spread in the differences"
-            if p is None
-            else f"p = {p:.4f} (Bonferroni over {len(r.comparisons)}): "
-            + ("a significant difference" if p < alpha else "no significant difference")
-        )
-        d = "" if t.cohens_d is None else f", d_z = {t.cohens_d:+.2f}"
-        out.append(f"R {c.b} vs {c.a}: {c.mean_b:.3f} vs {c.mean_a:.3f} (n = {c.n}{d}), {verdict}")
-    return out
 
 
 def entropy_study(
@@ -249,24 +107,28 @@ def entropy_study(
         StudyError: ``M < 2``, ``T <= 0``, an unknown condition or clusterer, a study in ``against``
             that is not an entropy study over the same items; as the sensitivity study otherwise.
     """
-    check_sampling(samples, temperature)
-    bad = [c for c in conditions if c not in CONDITIONS] or ([] if conditions else ["(none)"])
-    if bad:
-        raise StudyError(
-            f"unknown condition(s) {', '.join(map(repr, bad))}",
-            where="option --conditions",
-            fix="pass --conditions memory,zero-shot (or one of them)",
-        )
-    if clusterer not in ("hdbscan", "kmeans"):
-        raise StudyError(
-            f"unknown clusterer {clusterer!r}",
-            where="option --clusterer",
-            fix="pass --clusterer hdbscan or kmeans",
-        )
     proj = Path(project).resolve()
     src, mem, run = open_source(proj, options)
-    sample_at(src, temperature)
-    earlier = [load_study(proj, sid) for sid in against]
+    context = StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05))
+    study = EntropyStudy.prepare(
+        context,
+        samples=samples,
+        temperature=temperature,
+        rephrasings=rephrasings,
+        prompts=prompts,
+        conditions=conditions,
+        clusterer=clusterer,
+        against=against,
+        seed=seed,
+    )
+    result = run_study(proj, src, mem, study, **run)
+    assert isinstance(result, EntropyRecord)
+    return result
+
+
+def _earlier(project: Path, src: StudySource, against: Sequence[str]) -> list[EntropyRecord]:
+    """The entropy studies ``against`` names, each checked to be over the same items."""
+    earlier = [load_study(project, sid) for sid in against]
     ids_hash = stable_hash([it.id for it in src.items])
     for other in earlier:
         if not isinstance(other, EntropyRecord) or other.item_ids_hash != ids_hash:
@@ -275,22 +137,7 @@ def entropy_study(
                 where="option --against",
                 fix="name an entropy study run with the same --from-run/--spec and --split",
             )
-    variants, pending = prompt_variants(
-        proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
-    )
-    for folder, r in pending:
-        write_prompt_set(folder, r)
-    arms = entropy_arms(variants, src, samples, conditions)
-    head = EntropyReport(
-        samples=samples, temperature=temperature, clusterer=clusterer, prompts=variants, conditions=[]
-    )
-
-    study = EntropyStudy(
-        arms, proj, src, head, [e for e in earlier if isinstance(e, EntropyRecord)], run.get("alpha", 0.05)
-    )
-    result = run_study(proj, src, mem, study, **run)
-    assert isinstance(result, EntropyRecord)
-    return result
+    return [e for e in earlier if isinstance(e, EntropyRecord)]
 
 
 @dataclass
@@ -299,6 +146,16 @@ class EntropyStudy(RobustStudy):
 
     kind: ClassVar[str] = "entropy"
     result: ClassVar[type[StudyRecord]] = EntropyRecord
+    params: ClassVar[dict[str, ParamType]] = {
+        "samples": "int",
+        "temperature": "float",
+        "rephrasings": "int",
+        "prompts": "names",
+        "conditions": "names",
+        "clusterer": "text",
+        "against": "names",
+        "seed": "int",
+    }
     project: Path
     src: StudySource
     head: EntropyReport
@@ -306,6 +163,58 @@ class EntropyStudy(RobustStudy):
     against: list[EntropyRecord]
     """Earlier entropy studies over the same items to compare per-item R with."""
     alpha: float
+
+    @classmethod
+    def build(cls, context: StudyContext) -> EntropyStudy:
+        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
+        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
+
+    @classmethod
+    def prepare(
+        cls,
+        context: StudyContext,
+        *,
+        samples: int = 5,
+        temperature: float = 0.7,
+        rephrasings: int | None = None,
+        prompts: Sequence[str] | None = None,
+        conditions: Sequence[str] = CONDITIONS,
+        clusterer: str = "hdbscan",
+        against: Sequence[str] = (),
+        seed: int = 0,
+    ) -> EntropyStudy:
+        """The checked settings, the prompt variants (written) and the arms, as :func:`entropy_study` takes them."""
+        check_sampling(samples, temperature)
+        bad = [c for c in conditions if c not in CONDITIONS] or ([] if conditions else ["(none)"])
+        if bad:
+            raise StudyError(
+                f"unknown condition(s) {', '.join(map(repr, bad))}",
+                where="option --conditions",
+                fix="pass --conditions memory,zero-shot (or one of them)",
+            )
+        if clusterer not in ("hdbscan", "kmeans"):
+            raise StudyError(
+                f"unknown clusterer {clusterer!r}",
+                where="option --clusterer",
+                fix="pass --clusterer hdbscan or kmeans",
+            )
+        proj, src = context.project, context.source
+        sample_at(src, temperature)
+        earlier = _earlier(proj, src, against)
+        variants, pending = prompt_variants(
+            proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
+        )
+        for folder, r in pending:
+            write_prompt_set(folder, r)
+        arms = entropy_arms(variants, src, samples, conditions)
+        head = EntropyReport(
+            samples=samples,
+            temperature=temperature,
+            clusterer=cast(Clusterer, clusterer),
+            prompts=variants,
+            conditions=[],
+        )
+        return cls(arms, proj, src, head, earlier, context.alpha)
 
     def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
         outputs = raw_outputs(self.project, record, self.src)

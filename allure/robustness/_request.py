@@ -37,7 +37,18 @@ from allure.robustness._base import RobustStudy
 from allure.robustness._entail import ask_evaluator, free_text_spec, prompt_folder
 from allure.robustness._reports import RequestReport
 from allure.robustness._reproducibility import agreement
-from allure.studies import ArmSpec, StudyOptions, StudyRecord, StudySource, as_kind, open_source, run_study
+from allure.studies import (
+    ArmSpec,
+    ParamType,
+    StudyContext,
+    StudyOptions,
+    StudyRecord,
+    StudySource,
+    as_kind,
+    open_source,
+    read_params,
+    run_study,
+)
 from allure.studies.figures import fmt
 
 REQUEST_PROMPT = {
@@ -98,6 +109,18 @@ def request_study(
     """
     proj = Path(project).resolve()
     src, mem, run = open_source(proj, options)
+    context = StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05))
+    study = RequestStudy.prepare(context, procedure_from=procedure_from, zero_shot=zero_shot)
+    result = run_study(proj, src, mem, study, **run)
+    assert isinstance(result, RequestRecord)
+    return result
+
+
+def _procedure(
+    proj: Path, src: StudySource, procedure_from: str | None
+) -> tuple[str, dict[str, str], str, str]:
+    """The procedure, its prompt set's texts, the model that wrote it and the prompt set's folder:
+    read from the prompt set ``procedure_from``, or asked of the evaluator and written as a prompt set."""
     spec = src.spec
     base = load_prompt_set(spec.evaluator.prompt)
     original = prompt_texts(base)
@@ -128,23 +151,7 @@ def request_study(
         folder = str(proj / PROMPTS_DIR / name)
         if not (Path(folder) / "user.txt").is_file():
             write_prompt_set(Path(folder), Rephrasing(name, texts, base.name, f"request:{written_by}"))
-    fixed: list[str] | None = [] if zero_shot else None
-    policy = None if zero_shot else spec.memory.retrieval
-    arms = [
-        ArmSpec(name="original", policy=policy, example_ids=fixed),
-        ArmSpec(
-            name="procedure",
-            policy=policy,
-            example_ids=fixed,
-            prompt=folder,
-            prompt_hash=prompt_set_hash(texts),
-        ),
-    ]
-
-    study = RequestStudy(arms, src, procedure, written_by, folder)
-    result = run_study(proj, src, mem, study, **run)
-    assert isinstance(result, RequestRecord)
-    return result
+    return procedure, texts, written_by, folder
 
 
 class RequestRecord(StudyRecord):
@@ -161,6 +168,7 @@ class RequestStudy(RobustStudy):
 
     kind: ClassVar[str] = "request"
     result: ClassVar[type[StudyRecord]] = RequestRecord
+    params: ClassVar[dict[str, ParamType]] = {"procedure_from": "text", "zero_shot": "flag"}
     src: StudySource
     procedure: str
     """The grading procedure the evaluator wrote (or the one given)."""
@@ -168,6 +176,34 @@ class RequestStudy(RobustStudy):
     """The model that wrote it."""
     folder: str
     """The prompt set that runs the procedure."""
+
+    @classmethod
+    def build(cls, context: StudyContext) -> RequestStudy:
+        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
+        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
+
+    @classmethod
+    def prepare(
+        cls, context: StudyContext, *, procedure_from: str | None = None, zero_shot: bool = False
+    ) -> RequestStudy:
+        """The procedure (asked of the evaluator, or read from ``procedure_from``) as a prompt set, and
+        the arms ``original`` and ``procedure``, as :func:`request_study` takes them."""
+        src = context.source
+        procedure, texts, written_by, folder = _procedure(context.project, src, procedure_from)
+        fixed: list[str] | None = [] if zero_shot else None
+        policy = None if zero_shot else src.spec.memory.retrieval
+        arms = [
+            ArmSpec(name="original", policy=policy, example_ids=fixed),
+            ArmSpec(
+                name="procedure",
+                policy=policy,
+                example_ids=fixed,
+                prompt=folder,
+                prompt_hash=prompt_set_hash(texts),
+            ),
+        ]
+
+        return cls(arms, src, procedure, written_by, folder)
 
     def summarise(self, record: StudyRecord, labels_by_arm: dict[str, list[Label | None]]) -> StudyRecord:
         src, written_by = self.src, self.written_by

@@ -8,8 +8,9 @@
 - :func:`run_study` with a :class:`Study` (:class:`ArmsStudy` for arms of your own) and a
   :class:`StudySource` (or :func:`resolve_source`, :func:`open_source`).
 - :class:`Study`, :func:`register_study`, :func:`study_kind`, :func:`study_kinds`,
-  :func:`load_study_file`: the catalogue of study kinds; a new kind is one class in one file
-  (``docs/ARCHITECTURE.md``), run with ``allure study run KIND --load FILE.py``.
+  :func:`load_study_file`, :func:`build_study`: the catalogue of study kinds; a new kind is one
+  class in one file (``docs/ARCHITECTURE.md``), run with ``allure study run KIND --load FILE.py``;
+  :func:`read_params` reads its ``--param`` values (keys checked, values typed).
 
 The robustness studies (sensitivity, entropy, consistency, ReQuest) are in :mod:`allure.robustness`.
 A study only evaluates and compares (McNemar exact + Holm, paired bootstrap); it never mines,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from allure.studies._arm import pass_options
     from allure.studies._arms import ArmsStudy
     from allure.studies._catalog import (
+        build_study,
         list_studies,
         load_study,
         load_study_file,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
         study_states,
     )
     from allure.studies._options import ArmProgress, RunOptions, Say, StudyOptions, open_source
+    from allure.studies._params import ParamType, read_params
     from allure.studies._protocol import ArmLabels, Study, StudyContext, as_kind
     from allure.studies._record import (
         STUDY_SCHEMA_VERSION,
@@ -69,6 +72,7 @@ _WHERE = {
     "ablation_arms": "_ablation",
     "pass_options": "_arm",
     "ArmsStudy": "_arms",
+    "build_study": "_catalog",
     "list_studies": "_catalog",
     "load_study": "_catalog",
     "load_study_file": "_catalog",
@@ -83,6 +87,8 @@ _WHERE = {
     "Say": "_options",
     "StudyOptions": "_options",
     "open_source": "_options",
+    "ParamType": "_params",
+    "read_params": "_params",
     "ArmLabels": "_protocol",
     "Study": "_protocol",
     "StudyContext": "_protocol",
@@ -124,6 +130,7 @@ __all__ = [
     "ArmsStudy",
     "ClusterInfo",
     "ItemSplit",
+    "ParamType",
     "RunOptions",
     "STUDIES",
     "STUDY_SCHEMA_VERSION",
@@ -141,6 +148,7 @@ __all__ = [
     "ablation",
     "ablation_arms",
     "as_kind",
+    "build_study",
     "candidate_blocks",
     "comparison_png",
     "list_studies",
@@ -150,6 +158,7 @@ __all__ = [
     "open_memory",
     "open_source",
     "parse_sizes",
+    "read_params",
     "pass_options",
     "read_study",
     "record_type",

@@ -21,6 +21,7 @@ from allure.memory import EpisodicMemory, RetrievalPolicy, cluster_memory
 from allure.models import FAILURE_MODES, IclExample
 from allure.safe_text import markdown_cell as md
 from allure.studies._options import StudyOptions, open_source
+from allure.studies._params import ParamType, read_params
 from allure.studies._protocol import ArmLabels, StudyContext, as_kind
 from allure.studies._record import ArmSpec, StudyRecord
 from allure.studies._run import run_study
@@ -125,6 +126,7 @@ class AblationStudy:
 
     kind: ClassVar[str] = "ablation"
     result: ClassVar[type[StudyRecord]] = AblationRecord
+    params: ClassVar[dict[str, ParamType]] = {"by": "text", "clusters": "names"}
     arm_list: list[ArmSpec]
     by: AblateBy
     clusters: list[ClusterInfo]
@@ -132,13 +134,13 @@ class AblationStudy:
     @classmethod
     def build(cls, context: StudyContext) -> AblationStudy:
         """From ``--param by=cluster`` and ``--param clusters=a,b`` (both optional)."""
-        text = context.params.get("by", "failure_mode")
+        own = read_params(cls.kind, context.params, cls.params)
+        text = own.get("by", "failure_mode")
         if text not in ("failure_mode", "cluster"):
             raise StudyError(
                 f"by {text!r} is not known", where="--param by", fix="use failure_mode or cluster"
             )
-        names = context.params.get("clusters")
-        only = [c.strip() for c in names.split(",") if c.strip()] if names else None
+        only = own.get("clusters") or None
         base = context.source.spec.memory.retrieval
         by = cast(AblateBy, text)
         arms, infos = ablation_arms(context.memory, base, by=by, only=only)

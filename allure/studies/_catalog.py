@@ -14,7 +14,8 @@ from typing import TypeVar
 
 from allure.errors import StudyError
 from allure.store import pid_runs
-from allure.studies._protocol import Study
+from allure.studies._params import check_param_keys
+from allure.studies._protocol import Study, StudyContext
 from allure.studies._record import StudyRecord, migrate_study
 from allure.studies._run import STUDIES
 
@@ -102,6 +103,19 @@ def study_kind(kind: str) -> type[Study]:
         where="study kind",
         fix=f"use one of: {', '.join(study_kinds())}, or register yours (allure.studies.register_study)",
     )
+
+
+def build_study(cls: type[Study], context: StudyContext) -> Study:
+    """The study of kind ``cls`` from ``context`` (``allure study run``): its ``--param`` keys checked
+    first when the kind declares them (``params``), an unknown one refused with the closest valid one.
+
+    Raises:
+        StudyError: An unknown key, or the kind's own refusal of a value.
+    """
+    known = getattr(cls, "params", None)
+    if known is not None:
+        check_param_keys(cls.kind, context.params, known)
+    return cls.build(context)
 
 
 def record_type(kind: str) -> type[StudyRecord]:

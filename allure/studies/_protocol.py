@@ -36,12 +36,18 @@ class StudyContext:
     memory: EpisodicMemory
     """The memory the arms draw examples from."""
     params: Mapping[str, str] = field(default_factory=dict)
-    """The kind's own settings as text (``allure study run KIND --param key=value``)."""
+    """The kind's own settings as text (``allure study run KIND --param key=value``); a kind that
+    declares ``params: ClassVar[dict[str, ParamType]]`` has the keys checked before ``build``."""
+    alpha: float = 0.05
+    """The family-wise significance level the study runs with (``--alpha``)."""
 
 
 class Study(Protocol):
     """One study kind. Register it with :func:`~allure.studies.register_study` to run it from
-    ``allure study run KIND`` and to read its records back as its own ``result`` type."""
+    ``allure study run KIND`` and to read its records back as its own ``result`` type.
+
+    A kind may also declare ``params: ClassVar[dict[str, ParamType]]`` (``--param`` key -> how its
+    value is read): ``allure study run`` then refuses any other key, naming the closest valid one."""
 
     kind: ClassVar[str]
     """The catalogue key, stored as the record's ``kind``."""

@@ -34,8 +34,9 @@ class ArmSpec(BaseModel):
     :class:`allure.evaluator.PassOptions` per pass; nothing is set on a shared evaluator.
 
     ``removed``, ``size``/``repeat`` and ``rephrasing``/``with_memory`` say what the arm is in its
-    study's terms (the memory filter, the ICL size and seed of the draw, the prompt variant); they
-    are part of the arm's value as before, so a study's id, and the resume it keys, are unchanged."""
+    study's terms (the memory filter, the ICL size and seed of the draw, the prompt variant). A
+    study's id hashes the fields that are set (``None`` ones left out), so a new optional field
+    here leaves every study id, and the resume it keys, as it was."""
 
     name: str
     """Unique name within the study (``full``, ``-keywords``, ``zero-shot``, ``x=8 #1``)."""

@@ -35,19 +35,57 @@ STUDIES = Path(".allure") / "studies"
 """Where studies are written, under the project folder."""
 
 
+NOT_IN_ID = frozenset(
+    {"api_key_env", "concurrency", "timeout_s", "max_retries", "retry_backoff_s", "max_error_share"}
+)
+"""Evaluator settings that change how calls are sent, never what they return: not part of a study id."""
+
+
 def study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec], extra: object) -> str:
-    """The id of a study: the same items, memory, arms and evaluator give the same id."""
+    """The id of a study: the same items, memory, arms and evaluator give the same id.
+
+    Only what changes the results enters it: an arm's or the evaluator's ``None`` fields are left
+    out (a new optional field leaves every id as it was), and so are the evaluator's transport
+    settings (:data:`NOT_IN_ID`: concurrency, timeouts, retries, the key's variable).
+    """
+    evaluator = src.spec.evaluator.model_dump(mode="json", exclude_none=True, exclude=set(NOT_IN_ID))
+    return _hashed(
+        kind, src, memory_hash, [a.model_dump(mode="json", exclude_none=True) for a in arms], evaluator, extra
+    )
+
+
+def legacy_study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec], extra: object) -> str:
+    """The id an older allure gave the same study (every field of the arms and the evaluator, ``None``
+    ones included): a study started under it is resumed under it (:func:`resumed_id`)."""
+    arm_dumps = [a.model_dump(mode="json") for a in arms]
+    return _hashed(kind, src, memory_hash, arm_dumps, src.spec.evaluator.model_dump(mode="json"), extra)
+
+
+def _hashed(
+    kind: str, src: StudySource, memory_hash: str, arms: list[Any], evaluator: Any, extra: object
+) -> str:
     key = stable_hash(
-        kind,
-        src.source,
-        [it.id for it in src.items],
-        memory_hash,
-        [a.model_dump(mode="json") for a in arms],
-        src.spec.evaluator.model_dump(mode="json"),
-        extra,
-        length=8,
+        kind, src.source, [it.id for it in src.items], memory_hash, arms, evaluator, extra, length=8
     )
     return f"{kind}-{key}"
+
+
+def resumed_id(project: Path, store: RunStore, sid: str, legacy: str) -> str:
+    """``sid``, unless the same study was started under its older id ``legacy`` (a run in the store or
+    a folder under ``.allure/studies/``) and never under ``sid``: then ``legacy``, so that it resumes."""
+    if sid == legacy or _known(project, store, sid) or not _known(project, store, legacy):
+        return sid
+    return legacy
+
+
+def _known(project: Path, store: RunStore, sid: str) -> bool:
+    if (project / STUDIES / sid).is_dir():
+        return True
+    try:
+        store.get_run(sid)
+    except StoreError:
+        return False
+    return True
 
 
 def _check_arms(arms: list[ArmSpec], reference: str, src: StudySource) -> None:
@@ -91,7 +129,6 @@ def _announce(ev: Evaluator, sid: str, src: StudySource, runs: list[ArmRun], say
 
 
 def _evaluate_arms(
-    project: Path,
     sid: str,
     src: StudySource,
     chosen: dict[str, Examples],
@@ -175,6 +212,12 @@ def _record(
     )
 
 
+def _derived_id(project: Path, store: RunStore, study: Study, src: StudySource, memory_hash: str) -> str:
+    """The study's id from its definition (its older id when it was started under that)."""
+    args = (study.kind, src, memory_hash, study.arms(), study.definition())
+    return resumed_id(project, store, study_id(*args), legacy_study_id(*args))
+
+
 def run_study(
     project: Path, src: StudySource, memory: EpisodicMemory, study: Study, **options: Unpack[RunOptions]
 ) -> StudyRecord:
@@ -204,14 +247,14 @@ def run_study(
         from allure.names import check_name
 
         check_name(name, what="study name", where="--name", error=StudyError)
-    sid = name or study_id(study.kind, src, version.content_hash, arms, study.definition())
-    out_dir = project / STUDIES / sid
     store = open_project_store(project)
+    sid = name or _derived_id(project, store, study, src, version.content_hash)
+    out_dir = project / STUDIES / sid
     info = {"kind": "study", "study_kind": study.kind}
     try:
         created = _open_run(store, sid, src, out_dir, study.kind)
         chosen = {a.name: examples_for(a, memory, src.items) for a in arms}
-        results, labels, facts = _evaluate_arms(project, sid, src, chosen, arms, store, options)
+        results, labels, facts = _evaluate_arms(sid, src, chosen, arms, store, options)
         comparisons = _compare(src, labels, reference, alpha)
         wall_s = time.perf_counter() - t0
         record = _record(study, sid, created, src, version, results, comparisons, facts, alpha, wall_s)

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Unpack
+from typing import ClassVar, Unpack, cast
 
 from pydantic import BaseModel
 
@@ -20,6 +20,7 @@ from allure.errors import StudyError
 from allure.memory import Balance, EpisodicMemory, RetrievalPolicy, select_examples
 from allure.models import Item
 from allure.studies._options import StudyOptions, open_source
+from allure.studies._params import ParamType, read_params
 from allure.studies._protocol import ArmLabels, StudyContext, as_kind
 from allure.studies._record import ArmResult, ArmSpec, StudyRecord
 from allure.studies._run import run_study
@@ -161,12 +162,24 @@ def sweep_arms(
     return arms
 
 
+def check_balance(text: str | None) -> Balance | None:
+    """``None`` or ``label``, the draws' balance.
+
+    Raises:
+        StudyError: Any other value.
+    """
+    if text not in (None, "label"):
+        raise StudyError(f"balance {text!r} is not known", where="--param balance", fix="use balance=label")
+    return cast(Balance | None, text)
+
+
 @dataclass
 class SweepStudy:
     """The sweep as a :class:`~allure.studies.Study`: arms from :func:`sweep_arms`."""
 
     kind: ClassVar[str] = "sweep"
     result: ClassVar[type[StudyRecord]] = SweepRecord
+    params: ClassVar[dict[str, ParamType]] = {"sizes": "text", "repeats": "int", "balance": "text"}
     arm_list: list[ArmSpec]
     sizes: list[int]
     repeats: int
@@ -174,14 +187,11 @@ class SweepStudy:
 
     @classmethod
     def build(cls, context: StudyContext) -> SweepStudy:
-        """From ``--param sizes=0,2,4`` and ``--param repeats=3`` (both optional)."""
-        sizes = parse_sizes(context.params.get("sizes", "0,2,4,8"))
-        text = context.params.get("repeats", "3")
-        if not text.isdigit():
-            raise StudyError(
-                f"repeats {text!r} is not a number", where="--param repeats", fix="e.g. repeats=3"
-            )
-        return cls(sweep_arms(context.memory, sizes, int(text)), sizes, int(text))
+        """From ``--param sizes=0,2,4``, ``--param repeats=3`` and ``--param balance=label`` (all optional)."""
+        own = read_params(cls.kind, context.params, cls.params)
+        sizes = parse_sizes(own.get("sizes", "0,2,4,8"))
+        repeats, balance = own.get("repeats", 3), check_balance(own.get("balance"))
+        return cls(sweep_arms(context.memory, sizes, repeats, balance), sizes, repeats, balance)
 
     def arms(self) -> list[ArmSpec]:
         return self.arm_list

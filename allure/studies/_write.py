@@ -102,8 +102,17 @@ def study_markdown(
     """``study.md``: the setup (with the kind's ``setup`` lines), the findings, the arms table, the
     kind's ``middle`` sections, the errors per problem type and generator, its ``tail`` sections,
     and the plots (the kind's ``plots``, then the errors grid)."""
+    lines = _setup(study) + list(setup)
+    lines += ["", "## Findings", ""] + [f"- {md(f)}" for f in study.findings]
+    lines += _arms_table(study) + _arm_notes(study) + list(middle) + _errors_tables(study) + list(tail)
+    lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in [*plots, "errors_by_problem_type.png"]]
+    return "\n".join(lines) + "\n"
+
+
+def _setup(study: StudyRecord) -> list[str]:
+    """The title and the shared setup lines: items, evaluator, memory, tests, budget, last run."""
     src = md(", ".join(f"{k} {v}" for k, v in study.source.items()))
-    lines = [
+    return [
         f"# Study {md(study.id)} ({study.kind})",
         "",
         f"- items: {study.n_items} ({src})",
@@ -115,13 +124,18 @@ def study_markdown(
         + (f" tokens per prompt, counted by {study.token_counter}" if study.max_prompt_tokens else ""),
         f"- last run: {study.calls} calls, {study.wall_s:.1f}s",
     ]
-    lines += list(setup)
-    lines += ["", "## Findings", ""] + [f"- {md(f)}" for f in study.findings] + ["", "## Arms", ""]
-    lines.append(
+
+
+def _arms_table(study: StudyRecord) -> list[str]:
+    """The arms: metrics with intervals, and the paired comparison with the reference arm."""
+    lines = [
+        "",
+        "## Arms",
+        "",
         "| arm | examples/prompt | dropped | accuracy [95% CI] | F1 | kappa | AUC | unparsed | "
-        "d accuracy [paired 95% CI] | b | c | p (McNemar) | p (Holm) |"
-    )
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        "d accuracy [paired 95% CI] | b | c | p (McNemar) | p (Holm) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in study.arms:
         m, c = r.metrics, r.comparison
         ci = m.ci.accuracy
@@ -137,6 +151,12 @@ def study_markdown(
             f"{c.mcnemar.b if c else '-'} | {c.mcnemar.c if c else '-'} | "
             f"{fmt(c.mcnemar.p_value, 4) if c else '-'} | {fmt(c.p_holm, 4) if c else '-'} |"
         )
+    return lines
+
+
+def _arm_notes(study: StudyRecord) -> list[str]:
+    """Which arms were position-debiased (with their undecided items) and which calibrated."""
+    lines: list[str] = []
     debiased = [r for r in study.arms if r.position_debias]
     if debiased:
         lines += [
@@ -157,9 +177,13 @@ def study_markdown(
             for r in calibrated
             if (cal := r.calibration or {})
         ]
-    lines += list(middle)
+    return lines
+
+
+def _errors_tables(study: StudyRecord) -> list[str]:
+    """Each arm's errors per problem type (with the total) and per generator."""
     ptypes, table = errors_table(study)
-    lines += [
+    lines = [
         "",
         "## Errors per problem type",
         "",
@@ -179,9 +203,7 @@ def study_markdown(
     lines.append("|---|" + "---|" * len(gnames))
     for name, row in gens.items():
         lines.append(f"| {md(name)} | " + " | ".join(str(row.get(g, 0)) for g in gnames) + " |")
-    lines += list(tail)
-    lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in [*plots, "errors_by_problem_type.png"]]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def write_study(study: StudyRecord, out_dir: Path, markdown: str, plots: dict[str, bytes]) -> dict[str, Path]:

@@ -44,7 +44,10 @@ def assert_tables_well_formed(md: str) -> None:
 
 def test_each_kind_of_output() -> None:
     text = "a\x1b\x07<&>`b`|c\ud800"
-    assert ET.fromstring(f"<x a='{xml_text(text).replace('&', '&amp;').replace('<', '&lt;')}'/>") is not None
+    escaped = xml_text(text).replace("&", "&amp;").replace("<", "&lt;")
+    assert ET.fromstring(f"<x a='{escaped}'/>").get("a") == xml_text(
+        text
+    )  # well-formed, read back as written
     assert for_output(text, "xml") == xml_text(text)
     row = f"| {markdown_cell(text)} | {markdown_code(text)} |"
     assert cells(row) == 2, row

@@ -15,28 +15,13 @@ from pathlib import Path
 import pytest
 
 from allure.errors import StudyError
-from allure.memory import EpisodicMemory
 from allure.robustness import consistency_study, nli_entailment
 from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
-from tests.conftest import start_scripted_server, write_spec
-from tests.memory.memory_examples import make_example
+from tests.conftest import start_scripted_server
+from tests.robustness.specs import paired_spec
 
 VARY_ON = r"path to room 4\d\?"
-
-
-def _spec(tmp: Path, base_url: str) -> Path:
-    spec = write_spec(tmp, base_url)
-    data = tmp / "items.jsonl"
-    rows = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
-    for r in rows:
-        kind, j = r["uid"].split("-")
-        r["pair"] = f"{'2stepPath' if kind == '1stepPath' else '1stepPath'}-{j}"
-    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    EpisodicMemory.open(str(tmp / "memory")).add(
-        [make_example(n, mode="keywords", response=f"Room 1, Room {n}", correct_label=0) for n in range(3)]
-    )
-    return spec
 
 
 def _tiny_nli(folder: Path) -> Path:
@@ -69,7 +54,7 @@ def _tiny_nli(folder: Path) -> Path:
 def test_consistency_flags_the_pairs_whose_self_scores_spread_differently(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--vary-on", VARY_ON)
     try:
-        spec = _spec(tmp_path, srv.base_url)
+        spec = paired_spec(tmp_path, srv.base_url)
         proj = tmp_path / "proj"
         lines: list[str] = []
         study = consistency_study(proj, spec=spec, samples=6, pair_column="pair", say=lines.append)
@@ -116,7 +101,7 @@ def test_consistency_flags_the_pairs_whose_self_scores_spread_differently(tmp_pa
 def test_pairs_from_the_rephrasings(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path)
     try:
-        spec = _spec(tmp_path, srv.base_url)
+        spec = paired_spec(tmp_path, srv.base_url)
         study = consistency_study(tmp_path / "proj", spec=spec, samples=3, rephrasings=2)
         r = study.consistency
         assert r is not None and r.pairs_from == "rephrasings" and len(r.pairs) == 12
@@ -139,7 +124,7 @@ def test_pairs_from_the_rephrasings(tmp_path: Path) -> None:
 def test_bad_consistency_input_exits_2_and_writes_nothing(
     tmp_path: Path, args: list[str], needle: str
 ) -> None:
-    spec = _spec(tmp_path, "http://127.0.0.1:9/v1")
+    spec = paired_spec(tmp_path, "http://127.0.0.1:9/v1")
     res = _cli(tmp_path, "study", "consistency", "--spec", str(spec), *args)
     assert res.returncode == 2 and needle in res.stderr and "fix:" in res.stderr, res.stderr
     assert "Traceback" not in res.stderr

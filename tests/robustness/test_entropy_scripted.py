@@ -14,28 +14,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allure.memory import EpisodicMemory
 from allure.robustness import cluster_samples, entropy_study
 from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
-from tests.conftest import start_scripted_server, write_spec
-from tests.memory.memory_examples import make_example
+from tests.conftest import start_scripted_server
+from tests.robustness.specs import robust_spec
 
 VARY_ON = r"path to room 4\d\?"
-
-
-def _spec(tmp: Path, base_url: str) -> Path:
-    spec = write_spec(tmp, base_url)
-    EpisodicMemory.open(str(tmp / "memory")).add(
-        [make_example(n, mode="keywords", response=f"Room 1, Room {n}", correct_label=0) for n in range(3)]
-    )
-    return spec
 
 
 def test_entropy_finds_the_items_whose_samples_disagree(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--vary-on", VARY_ON)
     try:
-        spec = _spec(tmp_path, srv.base_url)
+        spec = robust_spec(tmp_path, srv.base_url)
         proj = tmp_path / "proj"
         lines: list[str] = []
         study = entropy_study(proj, spec=spec, samples=4, temperature=0.8, say=lines.append)
@@ -97,7 +88,7 @@ def test_entropy_finds_the_items_whose_samples_disagree(tmp_path: Path) -> None:
     ],
 )
 def test_bad_entropy_options_exit_2_and_write_nothing(tmp_path: Path, args: list[str], needle: str) -> None:
-    spec = _spec(tmp_path, "http://127.0.0.1:9/v1")
+    spec = robust_spec(tmp_path, "http://127.0.0.1:9/v1")
     res = _cli(tmp_path, "study", "entropy", "--spec", str(spec), *args)
     assert res.returncode == 2 and needle in res.stderr and "fix:" in res.stderr, res.stderr
     assert "Traceback" not in res.stderr

@@ -9,21 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from allure.memory import EpisodicMemory
 from allure.robustness import sensitivity_study
 from tests.cli_run import run_cli
-from tests.conftest import start_scripted_server, write_spec
-from tests.memory.memory_examples import make_example
+from tests.conftest import start_scripted_server
+from tests.robustness.specs import robust_spec
 
 META = "Rewrite this prompt text in other words. Keep every {placeholder} and quoted answer as is.\n<<<\n{text}\n>>>\n"
-
-
-def _spec(tmp: Path, base_url: str) -> Path:
-    spec = write_spec(tmp, base_url)
-    EpisodicMemory.open(str(tmp / "memory")).add(
-        [make_example(n, mode="keywords", response=f"Room 1, Room {n}", correct_label=0) for n in range(3)]
-    )
-    return spec
 
 
 def test_llm_rephrasings_are_checked_and_used(tmp_path: Path) -> None:
@@ -31,7 +22,7 @@ def test_llm_rephrasings_are_checked_and_used(tmp_path: Path) -> None:
         tmp_path, "--worse-when", "Work out whether", "--worse-on", r"path to room 4\d\?"
     )
     try:
-        spec = _spec(tmp_path, srv.base_url)
+        spec = robust_spec(tmp_path, srv.base_url)
         meta = tmp_path / "meta.txt"
         meta.write_text(META)
         proj = tmp_path / "proj"
@@ -53,7 +44,7 @@ def test_llm_rephrasings_are_checked_and_used(tmp_path: Path) -> None:
 
 
 def test_a_meta_prompt_without_its_placeholder_is_refused(tmp_path: Path) -> None:
-    spec = _spec(tmp_path, "http://127.0.0.1:9/v1")
+    spec = robust_spec(tmp_path, "http://127.0.0.1:9/v1")
     meta = tmp_path / "meta.txt"
     meta.write_text("Rewrite the prompt.\n")
     res = run_cli(

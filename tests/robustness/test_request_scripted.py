@@ -11,21 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from allure.memory import EpisodicMemory
 from allure.prompts import load_prompt_set
 from allure.robustness import request_study
 from allure.studies import load_study
 from tests.cli_run import run_cli
-from tests.conftest import start_scripted_server, write_spec
-from tests.memory.memory_examples import make_example
-
-
-def _spec(tmp: Path, base_url: str) -> Path:
-    spec = write_spec(tmp, base_url)
-    EpisodicMemory.open(str(tmp / "memory")).add(
-        [make_example(n, mode="keywords", response=f"Room 1, Room {n}", correct_label=0) for n in range(3)]
-    )
-    return spec
+from tests.conftest import start_scripted_server
+from tests.robustness.specs import robust_spec
 
 
 def test_request_runs_the_procedure_the_evaluator_wrote(tmp_path: Path) -> None:
@@ -33,7 +24,7 @@ def test_request_runs_the_procedure_the_evaluator_wrote(tmp_path: Path) -> None:
         tmp_path, "--worse-when", "Read the response.", "--worse-on", r"path to room 4\d\?"
     )
     try:
-        spec = _spec(tmp_path, srv.base_url)
+        spec = robust_spec(tmp_path, srv.base_url)
         proj = tmp_path / "proj"
         study = request_study(proj, spec=spec)
         r = study.request
@@ -75,7 +66,7 @@ def test_request_runs_the_procedure_the_evaluator_wrote(tmp_path: Path) -> None:
 
 
 def test_a_procedure_prompt_that_lost_a_placeholder_is_refused(tmp_path: Path) -> None:
-    spec = _spec(tmp_path, "http://127.0.0.1:9/v1")
+    spec = robust_spec(tmp_path, "http://127.0.0.1:9/v1")
     mine = tmp_path / "mine"
     mine.mkdir()
     base = load_prompt_set("grader")

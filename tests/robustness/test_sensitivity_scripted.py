@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from allure.memory import EpisodicMemory
 from allure.prompts import SYNONYMS, load_prompt_set, rule_rephrasings
 from allure.robustness import reproducibility, sensitivity_study
 from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
-from tests.conftest import start_scripted_server, write_spec
-from tests.memory.memory_examples import make_example
+from tests.conftest import start_scripted_server
+from tests.robustness.specs import robust_spec
 
 WORSE_ON = r"path to room 4\d\?"
 
@@ -34,19 +33,11 @@ def _marker() -> tuple[str, int]:
     raise AssertionError("no phrase marks a single rephrasing")
 
 
-def _spec(tmp: Path, base_url: str) -> Path:
-    spec = write_spec(tmp, base_url)
-    EpisodicMemory.open(str(tmp / "memory")).add(
-        [make_example(n, mode="keywords", response=f"Room 1, Room {n}", correct_label=0) for n in range(3)]
-    )
-    return spec
-
-
 def test_sensitivity_finds_the_rephrasing_and_the_items_it_flips(tmp_path: Path) -> None:
     marker, q = _marker()
     srv = start_scripted_server(tmp_path, "--worse-when", marker, "--worse-on", WORSE_ON)
     try:
-        spec = _spec(tmp_path, srv.base_url)
+        spec = robust_spec(tmp_path, srv.base_url)
         proj = tmp_path / "proj"
         lines: list[str] = []
         study = sensitivity_study(proj, spec=spec, rephrasings=4, seed=0, say=lines.append)
@@ -105,7 +96,7 @@ def test_sensitivity_finds_the_rephrasing_and_the_items_it_flips(tmp_path: Path)
 
 
 def test_a_rephrasing_that_lost_a_placeholder_is_refused_before_anything_is_written(tmp_path: Path) -> None:
-    spec = _spec(tmp_path, "http://127.0.0.1:9/v1")
+    spec = robust_spec(tmp_path, "http://127.0.0.1:9/v1")
     mine = tmp_path / "mine"
     mine.mkdir()
     base = load_prompt_set("grader")
@@ -122,7 +113,7 @@ def test_a_rephrasing_that_lost_a_placeholder_is_refused_before_anything_is_writ
 
 @pytest.mark.parametrize(("args", "needle"), [(["--rephrasings", "1"], "Q counts the original")])
 def test_q_below_two_is_refused(tmp_path: Path, args: list[str], needle: str) -> None:
-    spec = _spec(tmp_path, "http://127.0.0.1:9/v1")
+    spec = robust_spec(tmp_path, "http://127.0.0.1:9/v1")
     res = _cli(tmp_path, "study", "sensitivity", "--spec", str(spec), *args)
     assert res.returncode == 2 and needle in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "proj" / ".allure").exists()

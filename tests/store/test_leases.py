@@ -13,6 +13,7 @@ import pytest
 
 from allure.errors import RunBusyError
 from allure.store import LEASE_STALE_S, RunStore
+from tests.conftest import wait_for
 from tests.store.conftest import Backend
 
 
@@ -78,15 +79,44 @@ def test_a_stale_heartbeat_is_dead_even_if_the_pid_lives(
         assert lease.owned
 
 
-def test_wait_takes_the_lease_when_its_owner_ends(backend: Backend) -> None:
+def test_wait_takes_the_lease_when_its_owner_ends(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The waiter keeps finding the lease busy while its owner lives (seen through its attempts,
+    not the clock), and takes it once the owner ends (when the test closes the owner's stdin)."""
+    import allure.store._leases as leases
+
     store = backend.open("a.db")
     rid = store.create_run({"x": 1})
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     _foreign_lease(store, rid, proc.pid)
-    t0 = time.monotonic()
-    with store.acquire_lease(rid, "resume", wait=True, poll_s=0.1) as lease:
-        assert lease.owned and time.monotonic() - t0 >= 1.0
-    proc.wait(10)
+    states: list[str] = []
+
+    def counted(*args: object) -> tuple[object, str]:
+        holder, state = try_acquire(*args)
+        states.append(state)
+        return holder, state
+
+    try_acquire = leases.try_acquire
+    monkeypatch.setattr(leases, "try_acquire", counted)
+    owned: list[bool] = []
+
+    def waiter() -> None:
+        with store.acquire_lease(rid, "resume", wait=True, poll_s=0.02) as lease:
+            owned.append(lease.owned)
+
+    thread = threading.Thread(target=waiter, daemon=True)
+    thread.start()
+    try:
+        wait_for(
+            lambda: len(states) >= 3, "the waiter to find the lease busy three times", timeout=30, poll=0.01
+        )
+        assert not owned and set(states) == {"busy"}  # the owner lives: no lease
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()  # the owner ends
+        proc.wait(10)
+    thread.join(30)
+    assert not thread.is_alive(), "the waiter did not take the lease after its owner ended"
+    assert owned == [True] and states[-1] != "busy"
 
 
 def test_a_process_shares_its_own_lease(backend: Backend) -> None:

@@ -106,8 +106,14 @@ def test_no_source(tmp_path: Path) -> None:
         ("sweep", ["--param", "sizes=0,-1"], "--sizes"),
         ("ablation", ["--param", "by=colour"], "by 'colour' is not known"),
         ("ablation", ["--param", "clusters=shouting"], "'shouting'"),
-        ("sensitivity", [], "has its own command"),
-        ("arms", [], "defined in Python"),
+        ("sweep", ["--param", "size=0,2"], "did you mean `sizes`"),
+        ("sweep", ["--param", "balance=colour"], "balance 'colour' is not known"),
+        ("sensitivity", ["--param", "rephrasing=3"], "did you mean `rephrasings`"),
+        ("entropy", ["--param", "samples=1"], "at least 2 samples per prompt"),
+        ("consistency", ["--param", "temperature=hot"], "temperature 'hot' is not a number"),
+        ("request", ["--param", "zero_shot=maybe"], "zero_shot 'maybe' is not yes or no"),
+        ("arms", [], "needs its arms"),
+        ("arms", ["--param", "file=nosuch.json"], "cannot read the arms"),
     ],
 )
 def test_study_run_checks_a_kinds_params_before_anything_is_written(

@@ -6,7 +6,6 @@ import asyncio
 import html
 import re
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,21 +79,18 @@ def screen_text(app: App[object]) -> str:
 
 
 async def settle(pilot: Pilot[Any], timeout: float = 60.0) -> None:
-    """Wait for the similar-example lookups and the workers, then for the screen to settle."""
+    """Wait for the similar-example lookups and the workers, then for the screen to settle; fail
+    loudly when they are not done within ``timeout`` s."""
     app = pilot.app
-    waited = 0.0
-    while getattr(app, "similar_pending", 0) and waited < timeout:
-        await asyncio.sleep(0.02)
-        waited += 0.02
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    """Poll ``check`` until it holds (a real terminal or browser catching up); fail after ``timeout`` s."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    while getattr(app, "similar_pending", 0):
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"{app.similar_pending} similar-example lookup(s) still pending after {timeout:g} s"
+            )
+        await asyncio.sleep(0.02)
+    try:
+        await asyncio.wait_for(app.workers.wait_for_complete(), max(deadline - time.monotonic(), 1.0))
+    except TimeoutError:
+        raise AssertionError(f"the app's workers were still running after {timeout:g} s") from None
+    await pilot.pause()

@@ -21,8 +21,9 @@ from PIL import Image
 
 from allure.store import RunStore, project_db_path
 from tests.cli_run import allure
+from tests.conftest import wait_for
 from tests.graphs.test_run_guards import write_replay_spec
-from tests.tui.review_helpers import make_run, wait_for
+from tests.tui.review_helpers import make_run
 from tests.tui.serve_helpers import free_port, serving, stop
 
 if TYPE_CHECKING:

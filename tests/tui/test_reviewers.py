@@ -13,7 +13,8 @@ import pytest
 from allure.store import ReviewClaims, RunStore, project_db_path
 from allure.tui import create_app
 from tests.cli_run import allure
-from tests.tui.review_helpers import make_run, screen_text, settle, wait_for
+from tests.conftest import wait_for
+from tests.tui.review_helpers import make_run, screen_text, settle
 from tests.tui.test_tmux import Tmux, _command
 
 RUN = "run-review"

@@ -23,7 +23,8 @@ import pytest
 from allure.cli._serve_review import WEB_DRIVER
 from allure.store import RunStore, project_db_path
 from tests.cli_run import cli_argv, cli_env
-from tests.tui.review_helpers import make_run, wait_for
+from tests.conftest import wait_for
+from tests.tui.review_helpers import make_run
 from tests.tui.serve_helpers import Serving, free_port, serving
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from allure.store import RunStore, project_db_path
-from tests.tui.review_helpers import make_run, wait_for
+from tests.conftest import wait_for
+from tests.tui.review_helpers import make_run
 
 pytestmark = [
     pytest.mark.integration,
