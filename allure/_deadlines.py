@@ -79,7 +79,24 @@ class Deadlines:
                     task.cancel()
 
     def close(self) -> None:
-        """Stop the watchdog (the calls still entered keep running, without a limit)."""
+        """Stop the watchdog (the calls still entered keep running, without a limit).
+
+        In its running loop the cancel takes effect at the loop's next step: use :meth:`aclose` where
+        the loop may stop right after. A watchdog whose loop was closed under it can never run again:
+        it is dropped without asyncio's "Task was destroyed but it is pending" report."""
         watcher, self._watcher = self._watcher, None
-        if watcher is not None and not watcher.done() and not watcher.get_loop().is_closed():
-            watcher.cancel()  # (a watchdog left in a closed loop is gone with it)
+        if watcher is None or watcher.done():
+            return
+        if watcher.get_loop().is_closed():
+            watcher._log_destroy_pending = False  # type: ignore[attr-defined]  # as asyncio does itself
+        else:
+            watcher.cancel()
+
+    async def aclose(self) -> None:
+        """Stop the watchdog and wait until it has ended, so that none is left pending when the loop
+        stops or closes (:meth:`close`'s cancel is only delivered at the loop's next step). A
+        watchdog of another loop is only cancelled (:meth:`close`)."""
+        watcher = self._watcher
+        self.close()
+        if watcher is not None and not watcher.done() and watcher.get_loop() is asyncio.get_running_loop():
+            await asyncio.wait((watcher,))  # its CancelledError stays in it; a cancel of ours goes on

@@ -381,7 +381,7 @@ class ChatCompletionsClient:
     async def aclose(self) -> None:
         """Close the session (it must belong to the running loop); the next request opens a new one."""
         session, self._session = self._session, None
-        self._deadlines.close()
+        await self._deadlines.aclose()
         if session is not None and not session.closed:
             await session.close()
 

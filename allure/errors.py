@@ -97,3 +97,9 @@ class RunBusyError(StoreError):
 
 class StudyError(AllureError):
     """A study was given bad input (unknown study, empty memory, bad sizes, unknown cluster)."""
+
+
+class ApiArgumentError(AllureError, TypeError):
+    """A Python API call was given an argument of the wrong type (``allure.audit(5)``).
+
+    Also a :class:`TypeError`, which is what Python code expects of a wrong argument type."""

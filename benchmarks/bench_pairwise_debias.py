@@ -10,13 +10,17 @@ correct answers); the right one is the better response. Which of the two is show
 per pair (seeded), so the reference is ``A`` for about half the pairs. Pairs are drawn evenly
 across problem types, at most one per task text.
 
-Calls. One pass in each order, every call with ``logprobs=true`` (the label tokens' top
-logprobs), stored in the project's run store as it returns: a re-run sends none again, and a
-killed run resumes where it stopped. The three arms are computed from the SAME two calls per pair:
+Calls. One pass through the evaluator's pipeline (:func:`allure.evaluator.run_pass` with ``swap``:
+the pair in each order), every call with ``logprobs=true`` (the label tokens' top logprobs), stored
+in the project's run store as it returns: a re-run sends none again, and a killed run resumes where
+it stopped. The three arms are computed from the SAME two calls per pair:
 
 - ``raw``: the original order's verdict;
 - ``consistent``: the label when both orders agree, else undecided (``inconsistent``);
 - ``logprob_mean``: each label's probability averaged over both orders (mapped back), argmax.
+
+The debiased arms are the pipeline's own debias step (``position_debias`` set), run once per mode
+on the first pass's verdicts: both orders' calls are stored by then, so these send none.
 
 Printed (and written to ``benchmarks/results/pairwise_debias.md``): position consistency and the
 first-position share, then per arm the items decided, accuracy over decided items, the undecided
@@ -35,21 +39,16 @@ import random
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
-from allure.config import AuditSpec
+from allure.config import AuditSpec, PositionDebias
 from allure.dataset import DatasetSpec, load_items
 from allure.errors import StoreError
-from allure.evaluator import open_evaluator, swapped_item
+from allure.evaluator import Evaluator, PassOutcome, PassPlan, open_evaluator, run_pass, swapped_order
 from allure.gold_check import GoldCheck
 from allure.labels import Label
-from allure.metrics import (
-    debias_pairwise,
-    decided_accuracy,
-    mcnemar_test,
-    position_by_group,
-    position_consistency,
-)
+from allure.metrics import decided_accuracy, mcnemar_test
 from allure.models import Item
 from allure.store import RunStore, project_db_path
 
@@ -104,6 +103,24 @@ def build_pairs(data: Path, n: int, max_chars: int, seed: int) -> list[Item]:
     return out
 
 
+DEBIAS_MODES: tuple[PositionDebias, ...] = ("consistent", "logprob_mean")
+
+
+def judge(
+    ev: Evaluator, run_id: str, items: list[Item]
+) -> tuple[PassOutcome, dict[PositionDebias, PassOutcome]]:
+    """The pass in both orders (no debiasing: its labels are the raw arm), then the pipeline's debias
+    step per mode on that pass's verdicts (its calls stored: none sent again)."""
+    plan = PassPlan(
+        run_id=run_id, iteration=1, items=items, examples_for=lambda _: [], labels=tuple(LABELS), swap=True
+    )
+    paired = run_pass(ev, plan)
+    debiased = {
+        mode: run_pass(ev, replace(plan, position_debias=mode), main=paired.result) for mode in DEBIAS_MODES
+    }
+    return paired, debiased
+
+
 def fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
@@ -133,7 +150,6 @@ def main() -> int:
 
     t0 = time.perf_counter()
     items = build_pairs(args.data, args.items, args.max_chars, args.seed)
-    swapped = [swapped_item(x) for x in items]
     types = sorted({x.problem_type for x in items})
     share_a = sum(x.gold_label == "A" for x in items) / max(len(items), 1)
     print(
@@ -160,6 +176,7 @@ def main() -> int:
     (project / ".allure").mkdir(parents=True, exist_ok=True)
     store = RunStore(project_db_path(project))
     run_id = f"pairwise-debias-{args.items}-{args.seed}"
+    swapped = swapped_order(items, LABELS)  # the prompts the pass asks in the swapped order (the plan)
     try:
         try:
             store.get_run(run_id)
@@ -176,42 +193,36 @@ def main() -> int:
                 f"({'stored calls took' if lat else 'assuming'} {per_call:.1f} s per call)",
                 flush=True,
             )
-            result = ev.evaluate(run_id, 1, items, lambda _: [])
+            paired, debiased = judge(ev, run_id, items)
+            result, again = paired.result, paired.swapped
+            assert again is not None and paired.position is not None  # a swapped pass
             print(
                 f"original order: {result.stats.calls} calls sent, {result.stats.cache_hits} stored",
                 flush=True,
             )
-            again = ev.evaluate(run_id, 1, swapped, lambda _: [])
             print(
                 f"swapped order: {again.stats.calls} calls sent, {again.stats.cache_hits} stored", flush=True
             )
-            sent = result.stats.calls + again.stats.calls
+            sent = paired.stats.calls + sum(d.swapped.stats.calls for d in debiased.values() if d.swapped)
             model = ev.model_name
     finally:
         store.close()
     a = [result.verdicts.get(x.id) for x in items]
     b = [again.verdicts.get(x.id) for x in swapped]
-    orig = [v.label if v else None for v in a]
-    swap = [v.label if v else None for v in b]
+    orig = [paired.raw_labels[x.id] for x in items]
     y: list[Label | None] = [x.gold_label for x in items]
-    pos = position_consistency(orig, swap, first="A", second="B")
-    by_type = position_by_group(orig, swap, [x.problem_type for x in items], first="A", second="B")
+    pos = paired.position
+    by_type = pos["by_problem_type"] or {t: pos for t in types}  # one problem type: its figures are all's
     probs = sum(1 for v in [*a, *b] if v is not None and v.label_probs)
     arms: dict[str, list[Label | None]] = {"raw": orig}
     notes = []
-    for mode in ("consistent", "logprob_mean"):
-        d = debias_pairwise(
-            orig,
-            swap,
-            first="A",
-            second="B",
-            mode=mode,  # type: ignore[arg-type]
-            original_probs=[v.label_probs if v else None for v in a],
-            swapped_probs=[v.label_probs if v else None for v in b],
-            labels=LABELS,
-        )
-        arms[mode] = d.labels  # type: ignore[assignment]
-        if mode == "logprob_mean" and d.prob_fallback:
+    for mode, out in debiased.items():
+        d = out.debias
+        assert d is not None  # position_debias set on a swapped pass
+        arms[mode] = [d.labels[x.id] for x in items]
+        if mode == "logprob_mean" and d.used != mode:
+            notes.append("logprob_mean: every pair decided by the consistent rule (no label probabilities)")
+        elif mode == "logprob_mean" and d.prob_fallback:
             notes.append(
                 f"logprob_mean: {d.prob_fallback} pairs decided by the consistent rule (no label probabilities)"
             )

@@ -204,6 +204,12 @@ def stats_cmd(
             fix="approve candidates (`allure review`) or `allure memory import FILE` first; "
             "check --memory / --collection if it should hold some",
         )
+    if clusters is not None and not 2 <= clusters <= max(stats.size - 1, 2):
+        raise MemoryStoreError(
+            f"--clusters {clusters}: cannot make {clusters} clusters of {stats.size} examples",
+            where="option --clusters",
+            fix=f"use a number from 2 to {max(stats.size - 1, 2)}, or leave --clusters out to choose k by silhouette",
+        )
     params: ClusterOptions = {"method": cast("ClusterMethod", method), "n_clusters": clusters}
     report = cached_clusters(mem, content=stats.content_hash, **params)
     if report is None and (compute_clusters or clusters is not None or stats.size <= AUTO_CLUSTER_MAX):

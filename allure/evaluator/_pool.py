@@ -210,11 +210,13 @@ async def send_all(
             writing.result()
         await calls
     finally:
-        deadlines.close()
+        await deadlines.aclose()  # no watchdog left pending when the loop stops
         if not calls.done():  # the pass was cancelled (``wait`` leaves its tasks running)
             calls.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await calls
+        elif not calls.cancelled():  # its workers were cancelled one by one (an interrupted pass's
+            calls.exception()  # loop, drained on close): its CancelledError is taken, not reported
         counter["stop"] = True
         arrived.set()
         try:

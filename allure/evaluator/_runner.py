@@ -51,6 +51,9 @@ if TYPE_CHECKING:
     from allure.evaluator._backend import ChatBackend
     from allure.evaluator._prompting import Job
 
+_MAX_END_ROUNDS = 8
+"""Rounds of cancelling the tasks an interrupted pass left pending, at most (see :meth:`Evaluator.close`)."""
+
 
 class StartedServer(Protocol):
     """A server a backend kind starts for its evaluator (the embedded one): whether it started."""
@@ -119,13 +122,41 @@ class Evaluator:
         if o.max_prompt_tokens is not None and self.token_counter is None:
             self.token_counter = TokenCounter(None)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._interrupt: BaseException | None = None
+        """The interrupt that stopped a pass in the loop, if one did (see :meth:`close`)."""
 
     def close(self) -> None:
-        """Save new token counts and close the evaluator's event loop (its passes run on one loop)."""
+        """Save new token counts and close the evaluator's event loop (its passes run on one loop).
+
+        A pass interrupted in the loop (``KeyboardInterrupt`` leaves ``run_until_complete`` at once)
+        left its tasks pending there: they are cancelled and run to their end first, as
+        :func:`asyncio.run` does, so that the pass's ``finally`` stores what was answered and closes
+        its connections and watchdogs (no "Task was destroyed but it is pending" at exit)."""
         if self.token_counter is not None:
             self.token_counter.save()
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.close()
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                self._end_tasks(loop)
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+
+    def _end_tasks(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Cancel the tasks pending in ``loop`` and run them to their end. The interrupt that stopped
+        the pass is raised again by a task that awaits the one it ended (``KeyboardInterrupt`` is
+        kept in the task it was raised in): that one is passed over, a new one is not."""
+        for _ in range(_MAX_END_ROUNDS):
+            pending = asyncio.all_tasks(loop)
+            if not pending:
+                return
+            for task in pending:
+                task.cancel()
+            try:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            except (KeyboardInterrupt, SystemExit) as exc:
+                if exc is not self._interrupt:
+                    raise
 
     @property
     def server_started(self) -> bool:
@@ -163,7 +194,11 @@ class Evaluator:
                 self._loop = asyncio.new_event_loop()
             else:
                 self._loop = uvloop.new_event_loop()
-        return self._loop.run_until_complete(coro)
+        try:
+            return self._loop.run_until_complete(coro)
+        except (KeyboardInterrupt, SystemExit) as exc:  # the pass's tasks are left pending: see close()
+            self._interrupt = exc
+            raise
 
     # -- prompts ----------------------------------------------------------------------------------
     def resolved(self, options: PassOptions | None) -> tuple[PromptSet, int | None, str | None]:

@@ -5,7 +5,12 @@ cancel from outside stays a cancel."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
+import subprocess
+import sys
 import time
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +21,7 @@ from allure._deadlines import Deadlines
 from allure.evaluator import ChatBackend, Evaluator, Reply, _pool
 from allure.models import Item
 from allure.store import RunStore
+from tests.conftest import start_scripted_server
 from tests.evaluator.options import grader_options
 
 
@@ -99,13 +105,88 @@ def test_a_call_past_its_deadline_raises_timeout_error() -> None:
     assert 0.2 <= took < 1.0
 
 
-def test_a_watchdog_left_in_a_closed_loop_does_not_break_the_next_one() -> None:
+def test_a_watchdog_left_in_a_closed_loop_does_not_break_the_next_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """A client used in one loop, closed without ``aclose``, then in another: the old watchdog is
-    gone with its loop; closing it must not touch the closed loop."""
+    gone with its loop; closing it must not touch the closed loop, nor report it as destroyed pending."""
     deadlines = Deadlines(60)
     first = asyncio.new_event_loop()
     first.run_until_complete(deadlines.within(asyncio.sleep(0)))
-    assert deadlines._watcher is not None and not deadlines._watcher.done()  # still sleeping its tick
+    watcher = deadlines._watcher
+    assert watcher is not None and not watcher.done()  # still sleeping its tick
+    gone = weakref.ref(watcher)
+    del watcher
     first.close()
-    deadlines.close()  # no RuntimeError("Event loop is closed")
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        deadlines.close()  # no RuntimeError("Event loop is closed")
+        gc.collect()
+    assert gone() is None  # dropped, and not as "Task was destroyed but it is pending"
+    assert not caplog.records, [r.getMessage() for r in caplog.records]
     assert asyncio.run(deadlines.within(asyncio.sleep(0, "again"))) == "again"
+
+
+_INTERRUPTED = """
+import signal, sys
+from allure.evaluator import Evaluator
+from allure.evaluator._openai import OpenAIBackend
+from allure.models import Item
+from allure.store import RunStore
+from tests.evaluator.options import grader_options
+
+url, db = sys.argv[1:]
+store = RunStore(db)
+backend = OpenAIBackend(model_name="m", base_url=url, api_key="k")
+ev = Evaluator(grader_options(concurrency=2, timeout_s=30), store=store, backend=backend)
+items = [Item(id=f"i{k}", task=f"t{k}", response=f"r{k}", gold_answers=["g"]) for k in range(8)]
+
+pressed = []
+
+def interrupt(done, total):  # Ctrl-C once, when the first answers are stored, other calls in flight
+    if done and not pressed:
+        pressed.append(done)
+        signal.raise_signal(signal.SIGINT)
+
+run_id = store.create_run({})
+try:
+    ev.evaluate(run_id, 1, items, lambda item: [], progress=interrupt)
+except KeyboardInterrupt:
+    print("interrupted")
+ev.close()
+store.close()
+"""
+
+
+def test_an_interrupted_pass_leaves_no_task_pending_at_exit(tmp_path: Path) -> None:
+    """Ctrl-C in a pass leaves ``run_until_complete`` at once; closing the evaluator then ends the
+    pass's tasks (its watchdogs, workers and HTTP session) instead of dropping them pending."""
+    srv = start_scripted_server(tmp_path, "--delay", "0.2")
+    try:
+        out = subprocess.run(
+            [sys.executable, "-X", "dev", "-c", _INTERRUPTED, srv.base_url, str(tmp_path / "s.db")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        srv.stop()
+    assert out.returncode == 0 and out.stdout.strip() == "interrupted", out.stderr[-2000:]
+    assert 0 < len(srv.requests()) < 8  # it was stopped mid-pass
+    for leak in ("Task was destroyed", "Unclosed client session", "exception was never retrieved"):
+        assert leak not in out.stderr, out.stderr[-2000:]
+
+
+def test_aclose_ends_the_watchdog_before_the_loop_can_stop() -> None:
+    """``close`` only asks the watchdog to stop; ``aclose`` waits until it has (a pass's loop may stop
+    right after it)."""
+
+    async def main() -> None:
+        deadlines = Deadlines(60)
+        await deadlines.within(asyncio.sleep(0))
+        watcher = deadlines._watcher
+        assert watcher is not None and not watcher.done()
+        await deadlines.aclose()
+        assert watcher.done() and deadlines._watcher is None
+        await deadlines.aclose()  # again: nothing to do
+
+    asyncio.run(main())
