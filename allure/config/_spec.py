@@ -93,12 +93,15 @@ class LoopSpec(BaseModel):
     """Share of the audit items carved out as the dev split (stratified by problem type, seeded):
     never mined for examples; the guard and the stop rule read it. 0: no dev split, the guard is off."""
     guard: StrictBool = True
-    """Adopt a new memory version only when it is not worse than the active one on the dev split."""
+    """Adopt a new memory version only when it is *better* than the active one on the dev split
+    (one-sided paired permutation test at ``guard_alpha``): zero-shot stays active on no evidence."""
     guard_margin: float = Field(default=0.0, ge=0.0, le=1.0)
-    """Largest drop of the objective on dev the guard tolerates (0: any drop keeps the old version)."""
+    """The least rise of the objective on dev the guard adopts (0: any significant rise)."""
     guard_alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
-    """A drop within the margin is still refused when the paired permutation test says it is
-    significant at this level."""
+    """Significance level of the guard's one-sided test that the new version is better."""
+    guard_min_per_label: int = Field(default=10, ge=1, le=10_000)
+    """The guard adopts nothing when the dev split holds fewer reference labels than this of some
+    label (e.g. 3 "yes" items): such a split cannot detect a difference of the size that matters."""
     max_candidates: int | None = Field(default=None, ge=1)
     """Propose at most this many candidates per iteration (seeded sample, stratified by problem type;
     1 or more; unset: every one)."""
