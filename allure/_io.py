@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from allure.errors import OutputError
+from allure.errors import OutputError, StoreError
 
 
 def atomic_write_bytes(path: Path, payload: bytes) -> None:
@@ -103,6 +103,38 @@ def check_writable(path: Path, option: str) -> Path:
             fix="name a file in a folder you can write to",
         ) from exc
     return path
+
+
+def check_project(value: Path, where: str) -> Path:
+    """Check a project folder before anything is written: it must be a folder (or not exist yet),
+    its ``.allure`` must not be a file, and a missing ``.allure`` must be one this process can make
+    (not under ``/proc`` or a read-only folder). Nothing is created.
+
+    Args:
+        value: The project folder.
+        where: What named it, for the message (``option '--project'``).
+
+    Raises:
+        StoreError: ``value`` (or its ``.allure``) is a file, or ``.allure`` cannot be made there.
+    """
+    value = Path(value)
+    for path in (value, value / ".allure"):
+        if path.exists() and not path.is_dir():
+            raise StoreError(
+                "the project folder is a file" if path == value else ".allure in the project is a file",
+                where=f"{path}, {where}",
+                fix="pass a folder (a new one is created), e.g. my-audit/",
+            )
+    if not (value / ".allure").exists():
+        try:
+            check_writable(value / ".allure" / "allure.db", where)
+        except OutputError as exc:
+            raise StoreError(
+                f"the project folder cannot be made or written ({exc.message})",
+                where=f"{value}, {where}",
+                fix="pass a folder you can write to (a new one is created), e.g. my-audit/",
+            ) from exc
+    return value
 
 
 def atomic_write_lines(path: Path, lines: Iterable[str]) -> None:

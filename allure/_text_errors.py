@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
+from typing import Any
+
+from allure.errors import AllureError
 
 GZIP_MAGIC = b"\x1f\x8b"
 """The first two bytes of a gzip file."""
@@ -41,3 +45,48 @@ def where_in(path: Path, exc: Exception, default: int | None = None) -> str:
     bad = bad_utf8(path) if isinstance(exc, UnicodeDecodeError) else None
     line = bad[0] if bad is not None else default
     return f"{path}:{line}" if line else str(path)
+
+
+def read_utf8(path: Path, *, error: type[AllureError], what: str) -> str:
+    """The text of ``path``, a file allure reads whole (a prompt template, a meta-prompt, a report).
+
+    Args:
+        path: The file.
+        error: The error class to raise (:class:`~allure.errors.SpecError` for a prompt set, ...).
+        what: What the file is, for the message (``"prompt file"``).
+
+    Raises:
+        error: the file is missing or unreadable, or not UTF-8 (naming the line and column of the
+            first bad byte).
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"the {what} is not UTF-8 text ({reason(path, exc)})",
+            where=where_in(path, exc),
+            fix="save it as UTF-8 text",
+        ) from exc
+    except OSError as exc:
+        raise error(
+            f"cannot read the {what} ({exc.strerror or exc})",
+            where=str(path),
+            fix=f"check that {path.name} is a readable file",
+        ) from exc
+
+
+def read_json_file(path: Path, *, error: type[AllureError], what: str) -> Any:
+    """The JSON value in ``path`` (see :func:`read_utf8`).
+
+    Raises:
+        error: as :func:`read_utf8`, or the text is not JSON (naming the line and column).
+    """
+    text = read_utf8(path, error=error, what=what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(
+            f"the {what} is not JSON ({exc.msg})",
+            where=f"{path}:{exc.lineno}:{exc.colno}",
+            fix=f"correct the JSON, or delete {path.name} (allure writes it again where it can)",
+        ) from exc

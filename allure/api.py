@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from allure.config import AuditSpec, load_spec, parse_spec
-from allure.errors import SpecError
+from allure.errors import ApiArgumentError, DatasetError, SpecError, StoreError
 from allure.models import IclExample, Item, Verdict
 from allure.store import RunRecord, RunStore, open_project_store, project_db_path, store_url
 
@@ -143,14 +143,21 @@ class Run:
 
     def report(self) -> dict[str, Any]:
         """``report.json`` of a finished run, as a dict."""
-        import json
+        from allure._text_errors import read_json_file
 
         path = Path(self.record.run_dir) / "report.json"
         if not path.is_file():
             raise SpecError(
                 "the run has no report yet", where=str(path), fix="finish the run (allure resume RUN) first"
             )
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_file(path, error=StoreError, what="run's report.json")
+        if not isinstance(data, dict):
+            raise StoreError(
+                "the run's report.json is not a JSON object",
+                where=str(path),
+                fix="finish or resume the run (allure resume RUN), which writes it again",
+            )
+        return data
 
 
 class Project:
@@ -167,26 +174,37 @@ class Project:
         return _StoreHandle(self.path)
 
     def runs(self) -> list[Run]:
-        """Every run, oldest first."""
+        """Every run, oldest first (studies, which the store keeps beside the runs, are left out)."""
         if not store_url(self.path) and not project_db_path(self.path).exists():
             return []
         with self.store() as store:
-            return [Run(self, r) for r in store.list_runs()]
+            return [Run(self, r) for r in store.list_runs() if not _is_study(r)]
 
     def runs_table(self) -> Table[RunRecord]:
         """Every run as a table (``to_pandas()``)."""
         return Table([r.record for r in self.runs()])
 
     def run(self, run_id: str | None = None) -> Run:
-        """The run ``run_id`` (default: the newest)."""
+        """The run ``run_id`` (default: the newest).
+
+        Raises:
+            StoreError: no such run, or ``run_id`` names a study (read those with ``allure study show``).
+        """
         with self.store() as store:
             if run_id is None:
-                latest = store.latest_run()
+                latest = next((r for r in reversed(store.list_runs()) if not _is_study(r)), None)
                 if latest is None:
                     store.get_run("(none)")  # raises, naming the fix
                     raise AssertionError  # unreachable
                 return Run(self, latest)
-            return Run(self, store.get_run(run_id))
+            record = store.get_run(run_id)
+            if _is_study(record):
+                raise StoreError(
+                    f"{run_id!r} is a study, not a run",
+                    where=f"{store.where}, argument 'run_id'",
+                    fix=f"read it with `allure study show {run_id}`; open_project(...).runs() lists the runs",
+                )
+            return Run(self, record)
 
     def memory(self, location: str = ".allure/memory", collection: str = "icl_examples") -> Table[IclExample]:
         """The approved ICL examples in the episodic memory."""
@@ -210,9 +228,36 @@ class _StoreHandle:
             self.store.close()
 
 
+def _is_study(record: RunRecord) -> bool:
+    """A study's row in the runs table (``allure study``), not an audit run."""
+    return record.info.get("kind") == "study"
+
+
 def open_project(path: str | Path = ".") -> Project:
-    """The project in folder ``path``."""
-    return Project(path)
+    """The project in folder ``path``.
+
+    Raises:
+        ApiArgumentError: ``path`` is not a path, or names a file.
+    """
+    folder = _path_arg(path, "allure.open_project()", "path")
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(
+            "the project folder is a file",
+            where=f"{folder}, allure.open_project(), argument 'path'",
+            fix="pass the folder holding .allure/",
+        )
+    return Project(folder)
+
+
+def _path_arg(value: object, call: str, name: str) -> Path:
+    """``value`` as a path, for an argument that must be one (a ``str`` or a ``Path``)."""
+    if not isinstance(value, str | Path):
+        raise ApiArgumentError(
+            f"{call} takes {name} as a folder path (str or Path), not {type(value).__name__}",
+            where=f"{call}, argument '{name}'",
+            fix=f'pass e.g. {name}="." or {name}=Path("my-audit")',
+        )
+    return Path(value)
 
 
 def audit(
@@ -226,32 +271,33 @@ def audit(
 
     The data is written once as Parquet under ``.allure/data/`` (named by its content hash) and
     the run reads it from there, so the run can be resumed and reproduced like any other. The spec
-    is checked first: a spec error writes nothing.
+    and the data are checked first (every row read as the run will read it): an error writes nothing.
 
     Returns:
         The :class:`~allure.graphs.RunOutcome` (``paused`` for review, or ``done`` with the report).
 
     Raises:
-        TypeError: ``data`` is neither a DataFrame nor a list of dicts.
+        ApiArgumentError: ``spec``, ``data`` or ``project`` is of a type allure does not take (also a
+            :class:`TypeError`).
         SpecError: the spec is invalid, or it names ``[dataset] path`` and ``data`` is given too.
+        DatasetError: ``data`` is empty, or a row lacks a mapped column or holds a bad value.
+        StoreError: ``project`` is a file, or a folder that cannot be made.
     """
+    from allure._io import check_project
     from allure.graphs import start_run
 
-    proj = Path(project).resolve()
-    frame = _as_frame(data)
-    if isinstance(spec, str | Path):
-        spec_obj = load_spec(spec)
-        raw: dict[str, Any] = spec_obj.model_dump(mode="json")
-        base: Path | None = Path(spec).parent
-        given_path = True  # a spec file always names its dataset
-    elif isinstance(spec, AuditSpec):
-        raw, base = spec.model_dump(mode="json"), Path(spec.base_dir) if spec.base_dir else None
-        given_path = True
-    else:
-        raw, base = dict(spec), None
-        given_path = (
-            bool((raw.get("dataset") or {}).get("path")) if isinstance(raw.get("dataset"), Mapping) else False
+    if not isinstance(spec, AuditSpec | Mapping | str | Path):
+        raise ApiArgumentError(
+            f"allure.audit() takes the spec as a TOML file path, a dict or an AuditSpec, not {type(spec).__name__}",
+            where="allure.audit(), argument 'spec'",
+            fix='pass e.g. allure.audit("audit.toml") or allure.audit({"dataset": {...}}, data=frame)',
         )
+    proj = check_project(
+        _path_arg(project, "allure.audit()", "project"), "allure.audit(), argument 'project'"
+    )
+    proj = proj.resolve()
+    frame = _as_frame(data)
+    raw, base, given_path = _raw_spec(spec)
     if frame is not None:
         if given_path:
             raise SpecError(
@@ -261,21 +307,33 @@ def audit(
             )
         dataset = dict(raw.get("dataset") or {})
         # the spec is checked before the data is written: a spec error writes nothing
-        parse_spec(
+        checked = parse_spec(
             {**raw, "dataset": {**dataset, "path": "data.parquet"}},
             source="allure.audit() spec",
             base_dir=proj,
         )
-        raw["dataset"] = {**dataset, **_frame_dataset(frame, proj)}
+        raw["dataset"] = {**dataset, **_frame_dataset(frame, proj, checked)}
     final = parse_spec(raw, source="allure.audit() spec", base_dir=base or proj)
     return start_run(final, proj)
+
+
+def _raw_spec(spec: AuditSpec | Mapping[str, Any] | str | Path) -> tuple[dict[str, Any], Path | None, bool]:
+    """The spec as a dict, the folder its relative paths resolve against, and whether it names
+    its dataset's path."""
+    if isinstance(spec, str | Path):
+        return load_spec(spec).model_dump(mode="json"), Path(spec).parent, True  # a file names its dataset
+    if isinstance(spec, AuditSpec):
+        return spec.model_dump(mode="json"), Path(spec.base_dir) if spec.base_dir else None, True
+    raw = dict(spec)
+    dataset = raw.get("dataset")
+    return raw, None, bool(dataset.get("path")) if isinstance(dataset, Mapping) else False
 
 
 def _as_frame(data: Any) -> pd.DataFrame | None:
     """``data`` as a DataFrame: a DataFrame as is, a list (or tuple) of dicts one row each.
 
     Raises:
-        TypeError: anything else, naming the accepted types.
+        ApiArgumentError: anything else, naming the accepted types (also a :class:`TypeError`).
     """
     if data is None:
         return None
@@ -290,23 +348,84 @@ def _as_frame(data: Any) -> pd.DataFrame | None:
         if not isinstance(data, list | tuple)
         else f"{type(data).__name__} of " + (", ".join(sorted({type(r).__name__ for r in data})) or "nothing")
     )
-    raise TypeError(
-        f"allure.audit(data=...) takes a pandas DataFrame or a non-empty list of dicts (one per row), not {got}"
+    raise ApiArgumentError(
+        f"allure.audit(data=...) takes a pandas DataFrame or a non-empty list of dicts (one per row), not {got}",
+        where="allure.audit(), argument 'data'",
+        fix="pass data=pandas.DataFrame(...) or data=[{...}, {...}], or name the file under [dataset] path",
     )
 
 
-def _frame_dataset(frame: pd.DataFrame, project: Path) -> dict[str, Any]:
+def _parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """``frame`` as Parquet.
+
+    Raises:
+        DatasetError: a column mixes values Parquet cannot store in one column (text and lists),
+            naming the column and the first row whose value's type differs from the first row's.
+    """
     import io
 
     buf = io.BytesIO()
-    frame.to_parquet(buf, index=False)
-    blob = buf.getvalue()
-    folder = project / ".allure" / "data"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"frame-{hashlib.sha256(blob).hexdigest()[:16]}.parquet"
-    if not path.exists():
-        from allure._io import atomic_write_bytes
+    try:
+        frame.to_parquet(buf, index=False)
+    except (ValueError, TypeError, ImportError) as exc:  # pyarrow's ArrowTypeError/ArrowInvalid among them
+        column, row = _mixed_column(frame)
+        raise DatasetError(
+            f"the data cannot be stored as a table ({type(exc).__name__}: {str(exc)[:200]})",
+            where=f"{DATA_ARG}" + (f":{row}, field '{column}'" if column is not None else ""),
+            fix="give every column one kind of value (text, numbers, or lists) in every row",
+        ) from exc
+    return buf.getvalue()
 
+
+def _mixed_column(frame: pd.DataFrame) -> tuple[str | None, int]:
+    """The first column whose values are of more than one type (missing values aside), and the
+    first row (from 1) whose value's type differs from the column's first value's."""
+    for column in frame.columns:
+        kinds: list[type] = []
+        for i, value in enumerate(frame[column].tolist(), start=1):
+            if value is None or (isinstance(value, float) and value != value):
+                continue
+            kinds.append(type(value))
+            if type(value) is not kinds[0]:
+                return str(column), i
+    return None, 0
+
+
+DATA_ARG = "allure.audit(), argument 'data'"
+"""Where an error in ``data=`` is: the row (``DATA_ARG:3``, from 1) and the column follow."""
+
+
+def _frame_dataset(frame: pd.DataFrame, project: Path, spec: AuditSpec) -> dict[str, Any]:
+    """Write ``frame`` as Parquet under ``.allure/data/`` once it has been read as the run will
+    read it (``spec``'s mapping and label set); its ``[dataset]`` path and format.
+
+    Raises:
+        DatasetError: the frame has no rows, or a row lacks a mapped column or holds a bad value
+            (named by row, from 1, and column); nothing is written.
+    """
+    import tempfile
+
+    from allure._io import atomic_write_bytes
+    from allure.dataset import load_items
+
+    if frame.empty:
+        raise DatasetError(
+            f"the data has no rows (columns: {', '.join(map(str, frame.columns)) or 'none'})",
+            where=DATA_ARG,
+            fix="pass a DataFrame or list of dicts with at least one row",
+        )
+    blob = _parquet_bytes(frame)
+    with tempfile.TemporaryDirectory(prefix="allure-data-") as tmp:
+        trial = Path(tmp) / "data.parquet"
+        trial.write_bytes(blob)
+        table = spec.dataset.model_copy(update={"path": str(trial), "format": "parquet"})
+        try:
+            load_items(table, label_set=spec.label_set, synonyms=spec.label_synonyms)
+        except DatasetError as exc:
+            where = (exc.where or "").replace(str(trial), DATA_ARG)
+            raise DatasetError(exc.message, where=where, fix=exc.fix) from exc
+    path = project / ".allure" / "data" / f"frame-{hashlib.sha256(blob).hexdigest()[:16]}.parquet"
+    if not path.exists():
         atomic_write_bytes(path, blob)
     return {"path": str(path), "format": "parquet"}
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from allure.errors import GoldCheckError
 from allure.labels import Label
@@ -67,7 +67,7 @@ DEFAULT_STRIP_WORDS: tuple[str, ...] = (
 class GoldCheckConfig(BaseModel):
     """How the gold check extracts, normalises and matches answers (defaults tuned for CogEval)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     answer_pattern: str = r"(?i)\banswer(?:\s+is)?\s*:\s*([^\n]*?\S)\s*(?:\.(?:\s|$)|\n|$)"
     """Regex with exactly one group capturing the final answer; the LAST match in the
@@ -79,11 +79,11 @@ class GoldCheckConfig(BaseModel):
     ``whole`` (the default) accepts terse responses such as ``1, 3`` and, with ``exact``
     matching, still rejects any longer text; on CogEval it agrees with GPT-4 slightly more
     often than ``incorrect`` (0.9349 vs 0.9344 of 59,337 scored rows)."""
-    whole_max_chars: int = 400
+    whole_max_chars: int = Field(default=400, ge=0)
     """The ``whole`` fallback only considers responses of at most this many characters;
     a longer response without a match is incorrect (no terse final answer is that long,
     and skipping it keeps the check fast)."""
-    lowercase: bool = True
+    lowercase: StrictBool = True
     """Compare case-insensitively."""
     strip_chars: str = "*`\"'[](){}.!?:_"
     """Characters removed before matching (markdown emphasis, quotes, brackets, final stops)."""
@@ -98,6 +98,13 @@ class GoldCheckConfig(BaseModel):
     """The reference label of a correct response (default: the spec's positive label)."""
     negative_label: Label = 0
     """The reference label of an incorrect response (default: the other label of a two-label set)."""
+
+    @field_validator("positive_label", "negative_label", mode="before")
+    @classmethod
+    def _not_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError('true/false are not labels; name a label of label_set, e.g. 1 or "yes"')
+        return value
 
 
 _FIX_REGEX = "write a valid Python regular expression (escape literal ( ) [ ] . * + ? with a backslash)"

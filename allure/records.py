@@ -137,6 +137,11 @@ def csv_header(path: Path, *, error: type[AllureError] = AllureError) -> list[st
     return header
 
 
+CSV_FIELD_LIMIT = 2**31 - 1
+"""The longest CSV cell read (the stdlib's default, 128 KiB, refuses long responses and articles that
+are legal CSV); set once on import (the limit is the csv module's, process-wide)."""
+csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+
 CSV_DELIMITERS = (",", ";", "\t", "|")
 """Delimiters a CSV file may use; the header line decides (a comma when it holds one)."""
 
@@ -162,9 +167,12 @@ def iter_csv(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[
         error: a row has more cells than the header, or the file is not valid CSV/UTF-8.
     """
     with open_text(path) as fh:
-        first = fh.readline()
-        reader = csv.reader(itertools.chain([first], fh) if first else fh, delimiter=sniff_delimiter(first))
+        reader = None
         try:
+            first = fh.readline()
+            reader = csv.reader(
+                itertools.chain([first], fh) if first else fh, delimiter=sniff_delimiter(first)
+            )
             header = next(reader, None)
             if header is None:
                 return
@@ -190,7 +198,7 @@ def iter_csv(path: Path, *, error: type[AllureError] = AllureError) -> Iterator[
         except (csv.Error, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
             raise error(
                 f"cannot parse the CSV ({reason(path, exc)})",
-                where=where_in(path, exc, default=reader.line_num),
+                where=where_in(path, exc, default=reader.line_num if reader is not None else 1),
                 fix="save it as UTF-8 CSV with a header row and quoted multi-line cells",
             ) from exc
 

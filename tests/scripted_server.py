@@ -21,7 +21,9 @@ The grader reads its fields through the rule-based rephrasings of ``grader`` (he
 extra blank lines, "Reference answer:", "Is this response"). ``--reject-auth`` answers every request
 HTTP 401 with an error body that echoes the request's ``Authorization`` header (as some servers do).
 ``--examples-hurt``: with any ICL example in the prompt, the grader answers ``score: 1`` to every item
-(the examples shift its label prior, as they did the embedded judge's). ``--vary-on REGEX``: a sampled request (temperature above 0) with an odd ``seed`` whose user turn
+(the examples shift its label prior, as they did the embedded judge's). ``--examples-right REGEX``: with
+any ICL example in the prompt, items whose user turn matches REGEX get the right grade and every other
+item the wrong one (a memory that helps on a few chosen items and hurts everywhere else). ``--vary-on REGEX``: a sampled request (temperature above 0) with an odd ``seed`` whose user turn
 matches REGEX gets the opposite grade and a longer answer: repeated samples of those items disagree.
 ``--invert-if-file PATH``: while PATH exists every grade is the opposite (a provider that silently
 changed the model behind the same name).
@@ -71,6 +73,14 @@ def _response(user: str) -> str:
     return (resp.group(1) if resp else "").strip().lower()
 
 
+def correct(user: str) -> int:
+    """1 when the response in the user turn holds the correct answer (the strict grade), else 0."""
+    gold = re.search(r"(?:Correct|Reference) answer:\n(.*?)\n\n+Response:", user, re.S | re.I)
+    gold_s = (gold.group(1) if gold else "").replace("Answer:", "").strip().lower()
+    resp_s = _response(user)
+    return int(bool(gold_s) and gold_s.replace(" ", "") in resp_s.replace(" ", ""))
+
+
 def grade(
     messages: list[dict],
     worse_when: str = "",
@@ -79,10 +89,8 @@ def grade(
     strict_min_examples: int = 1,
 ) -> int:
     user = messages[-1]["content"]
-    gold = re.search(r"(?:Correct|Reference) answer:\n(.*?)\n\n+Response:", user, re.S | re.I)
-    gold_s = (gold.group(1) if gold else "").replace("Answer:", "").strip().lower()
     resp_s = _response(user)
-    has_answer = bool(gold_s) and gold_s.replace(" ", "") in resp_s.replace(" ", "")
+    has_answer = bool(correct(user))
     n_examples = sum(m["role"] == "assistant" for m in messages)
     system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
     if worse_when and worse_when in system and re.search(worse_on, user):
@@ -273,6 +281,16 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             ):
                 graded = 1  # the examples shift the judge's label prior: it passes every response
                 reply = "score: 1"
+            if (
+                a.examples_right
+                and graded is not None
+                and any(m["role"] == "assistant" for m in body["messages"])
+            ):
+                # the examples help on the items REGEX names and turn every other grade wrong
+                right = correct(body["messages"][-1]["content"])
+                hit = re.search(a.examples_right, body["messages"][-1]["content"])
+                graded = right if hit else 1 - right
+                reply = f"score: {graded}"
             if a.invert_if_file and graded is not None and Path(a.invert_if_file).exists():
                 graded = 1 - graded  # the provider changed the model behind the same name
                 reply = f"score: {graded}"
@@ -363,6 +381,7 @@ def main() -> None:
     ap.add_argument("--keep-alive", action="store_true")
     ap.add_argument("--vary-on", default="")
     ap.add_argument("--examples-hurt", action="store_true")
+    ap.add_argument("--examples-right", default="")
     ap.add_argument("--pairwise-logprobs", action="store_true")
     ap.add_argument("--no-logprobs", action="store_true")
     ap.add_argument("--lean", type=float, default=0.0)

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from allure import __version__ as allure_version
 from allure.doctor import diagnose
-from allure.store import RunStore
+from allure.store import SCHEMA_VERSION, RunStore
 from tests.cli.test_bad_input import corrupt_pages, memory_with_broken_index
 from tests.cli_run import allure
 from tests.conftest import approve_by_import, copy_project, write_replay_spec
@@ -185,3 +186,22 @@ def test_doctor_leaves_an_older_store_unmigrated(tmp_path: Path) -> None:
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 3  # read, not migrated
     conn.close()
+
+
+@pytest.mark.parametrize("version", [SCHEMA_VERSION + 1, 99])
+def test_a_store_newer_than_this_allure_is_a_finding(project: tuple[Path, str], version: int) -> None:
+    # issue 36 group 7: such a store was reported healthy ("0 problems")
+    root, _ = project
+    db = root / ".allure" / "allure.db"
+    conn = sqlite3.connect(db)
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+    conn.close()
+    before = db.read_bytes()
+    res = allure("doctor", cwd=root)
+    assert res.returncode == 1, res.stdout + res.stderr
+    line = next(x for x in res.stdout.splitlines() if x.startswith("FAIL  run store"))
+    assert f"schema version {version} is newer than this allure ({allure_version})" in line, line
+    assert f"up to {SCHEMA_VERSION}" in line and "not checked" in line
+    assert f"reads schema version {version}" in res.stdout  # the fix names the allure that reads it
+    assert "Traceback" not in res.stderr and db.read_bytes() == before  # read, never migrated

@@ -151,3 +151,38 @@ def test_a_parser_remembers_short_outputs_and_reads_them_the_same() -> None:
         assert len(parser._seen) <= 3
     assert all(len(t) <= parser.SHORT for t in parser._seen)  # a long output is never kept
     assert parser._seen  # and the short ones are
+
+
+def test_halueval_synonyms_no_hallucination_parses_to_no_and_prob_positive_reads_yes_no_tokens() -> None:
+    """Issue 34 item 1: ``no = ["faithful", "no hallucination"]`` holds ``yes``'s ``hallucination``.
+    The alternation is longest first, so "no hallucination" is ``no`` wherever it is written, and
+    ``hallucination`` alone is ``yes``; the label probability reads the ``yes``/``no`` tokens only."""
+    from allure.evaluator._parse import label_probs, prob_positive
+
+    vocab = LabelVocabulary(
+        ["yes", "no"], {"yes": ["hallucinated", "hallucination"], "no": ["faithful", "no hallucination"]}
+    )
+    parser = LabelParser(default_label_pattern("label: {label}", vocab), vocab)
+    assert parser.parse("label: no hallucination") == "no"
+    assert parser.parse("no hallucination") == "no"
+    assert parser.parse("label: hallucination") == "yes"
+    assert parser.parse("label: No Hallucination.") == "no"
+    lp = {
+        "content": [
+            {"token": "label", "logprob": -0.01, "top_logprobs": []},
+            {"token": ":", "logprob": -0.01, "top_logprobs": []},
+            {
+                "token": " no",
+                "logprob": -0.5,
+                "top_logprobs": [
+                    {"token": " no", "logprob": -0.5},
+                    {"token": " hall", "logprob": -1.0},  # the start of a synonym: not counted
+                    {"token": " yes", "logprob": -2.0},
+                ],
+            },
+        ]
+    }
+    p = prob_positive(lp, "no", "yes", "no")
+    assert p is not None and abs(p - 1 / (1 + 2.718281828459045**1.5)) < 1e-9
+    probs = label_probs(lp, "no", ["yes", "no"])
+    assert probs is not None and abs(probs["yes"] - p) < 1e-9

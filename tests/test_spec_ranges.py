@@ -2,7 +2,11 @@
 
 Groups 1 and 2 of issue 27: a bad ``label_set`` once crashed the code that finds the TOML line
 (``ValueError: not enough values to unpack``) and exited 1, which a scheduled re-audit reads as
-a regression; ``concurrency = 0`` and ``base_url = "file:///..."`` were accepted.
+a regression; ``concurrency = 0`` and ``base_url = "file:///..."`` were accepted. Group 2 of issue
+36: a string for a boolean, a blank label, ``positive_label = true``, one synonym under two labels,
+a negative or NaN temperature, ``max_candidates = 0``, ``[evaluator.local]`` sizes of 0, an
+``ftp://`` memory were accepted. Every case here also runs through ``allure validate`` in
+``tests/cli/test_bad_input_table.py``.
 """
 
 from __future__ import annotations
@@ -46,6 +50,119 @@ CASES = [
     ('kind = "replay"', 'kind = "replay"\nbase_url = "http://[::1"', "evaluator.base_url", "http://"),
     ('kind = "replay"', 'kind = "replay"\nbase_url = "localhost:8000"', "evaluator.base_url", "http://"),
     ('kind = "replay"', 'kind = "replay"\nbase_url = "http://"', "evaluator.base_url", "http://"),
+]
+
+# issue 36 group 2: values that cannot work, each refused at load with the field and the allowed range
+CASES += [
+    ("label_set = [0, 1]", 'label_set = [0, 1]\nauto_approve = "yes"', "auto_approve", "true or false"),
+    ("label_set = [0, 1]", 'label_set = ["", "x"]', "label_set", "give every label a name"),
+    (
+        "label_set = [0, 1]",
+        "label_set = [0, 1]\npositive_label = true",
+        "positive_label",
+        "one of the labels",
+    ),
+    (
+        "label_set = [0, 1]",
+        'label_set = ["yes", "no"]\n[label_synonyms]\nyes = ["hallucination"]\nno = ["Hallucination"]',
+        "label_synonyms.no",
+        "under one label only",
+    ),
+    (
+        "label_set = [0, 1]",
+        'label_set = ["yes", "no"]\n[label_synonyms]\nyes = ["No"]',
+        "label_synonyms.yes",
+        "under one label only",
+    ),
+    (
+        "label_set = [0, 1]",
+        'label_set = ["yes", "no"]\n[label_synonyms]\nyes = [" "]',
+        "label_synonyms.yes",
+        "remove it",
+    ),
+    ('kind = "replay"', 'kind = "replay"\ntemperature = -0.5', "evaluator.temperature", "0.0 to 2.0"),
+    ('kind = "replay"', 'kind = "replay"\ntemperature = nan', "evaluator.temperature", "a finite number"),
+    ('kind = "replay"', 'kind = "replay"\ntemperature = 7', "evaluator.temperature", "0.0 to 2.0"),
+    ('kind = "replay"', 'kind = "replay"\ntimeout_s = inf', "evaluator.timeout_s", "a finite number"),
+    ('kind = "replay"', 'kind = "replay"\nlogprobs = 1', "evaluator.logprobs", "true or false"),
+    ('kind = "replay"', 'kind = "replay"\napi_key_env = "MY KEY"', "evaluator.api_key_env", "OPENAI_API_KEY"),
+    ('kind = "replay"', 'kind = "replay"\nprompt = ""', "evaluator.prompt", "1 character"),
+    ("max_iterations = 2", "max_iterations = 2\nmax_candidates = 0", "loop.max_candidates", "1 or more"),
+    ("max_iterations = 2", 'max_iterations = 2\nguard = "no"', "loop.guard", "true or false"),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\nstop_when_no_gain = 0",
+        "loop.stop_when_no_gain",
+        "true or false",
+    ),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\n[evaluator.local]\nctx_size = 0",
+        "evaluator.local.ctx_size",
+        "256 to 1048576",
+    ),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\n[evaluator.local]\nthreads = 0",
+        "evaluator.local.threads",
+        "1 to 4096",
+    ),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\n[evaluator.local]\nparallel = 0",
+        "evaluator.local.parallel",
+        "1 to 256",
+    ),
+    (
+        "max_iterations = 2",
+        'max_iterations = 2\n[evaluator.local]\ncache_prompt = "off"',
+        "evaluator.local.cache_prompt",
+        "true or false",
+    ),
+    ('location = "mem"', 'location = "ftp://host/mem"', "memory.location", "http://"),
+    ('location = "mem"', 'location = "mem"\ncollection = "a"', "memory.collection", "3 to 63"),
+    ("k = 3", "k = 3\nmin_similarity = 2", "memory.retrieval.min_similarity", "-1.0 to 1.0"),
+    (
+        'path = "items.jsonl"',
+        'path = "items.jsonl"\n[dataset.gold_score]\ncolumn = "s"\nthreshold = nan',
+        "dataset.gold_score.threshold",
+        "a finite number",
+    ),
+    (
+        'path = "items.jsonl"',
+        'path = "items.jsonl"\n[dataset.gold_score]\ncolumn = "s"\nthreshold = 1\nlabels = [false, true]',
+        "dataset.gold_score.labels",
+        "correct",
+    ),
+    ('path = "items.jsonl"', 'path = ""', "dataset.path", "1 character"),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\n[gold_check]\npositive_label = true",
+        "gold_check.positive_label",
+        "correct",
+    ),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\n[gold_check]\nwhole_max_chars = -1",
+        "gold_check.whole_max_chars",
+        "0 or more",
+    ),
+    ("max_iterations = 2", "max_iterations = 2\n[gate]\nalpha = nan", "gate.alpha", "a finite number"),
+    # a boolean where a number goes was read as 1 or 0
+    ("max_iterations = 2", "max_iterations = true", "loop.max_iterations", "write a number"),
+    ('kind = "replay"', 'kind = "replay"\nconcurrency = false', "evaluator.concurrency", "1 to 1024"),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\n[gate.min]\naccuracy = true",
+        "gate.min.accuracy",
+        "write a number",
+    ),
+    (
+        "max_iterations = 2",
+        "max_iterations = 2\nheldout_fraction = true",
+        "loop.heldout_fraction",
+        "below 1.0",
+    ),
 ]
 
 
@@ -92,3 +209,47 @@ def test_validate_exits_2_without_traceback(tmp_path: Path, bad: str) -> None:
     assert "Traceback" not in res.stderr
     field = "label_set" if "1, 1" in bad else "evaluator.concurrency"
     assert f"field '{field}'" in res.stderr and "fix:" in res.stderr, res.stderr
+
+
+SYNONYMS = '[label_synonyms]\nyes = ["hallucination"]\nno = ["no hallucination"]\n'
+
+
+def test_a_synonym_holding_another_reads_as_the_longest_form(tmp_path: Path) -> None:
+    # "no hallucination" holds "hallucination" (a synonym of yes): the longest form that matches wins
+    from allure.config import label_pattern_for
+    from allure.labels import LabelParser
+    from allure.prompts import load_prompt_set
+
+    path = tmp_path / "audit.toml"
+    path.write_text(
+        SPEC.replace("label_set = [0, 1]", 'label_set = ["yes", "no"]\n' + SYNONYMS, 1).replace(
+            "label_pattern = 'score: ([01])'\n", ""
+        )
+    )
+    spec = load_spec(path)
+    parser = LabelParser(label_pattern_for(spec, load_prompt_set("grader").assistant), spec.vocabulary())
+    assert [
+        parser.parse(t) for t in ("score: no hallucination", "score: hallucination", "no hallucination")
+    ] == [
+        "no",
+        "yes",
+        "no",
+    ]
+
+
+def test_a_label_pattern_that_cuts_a_synonym_short_is_refused(tmp_path: Path) -> None:
+    text = SPEC.replace("label_set = [0, 1]", 'label_set = ["yes", "no"]\n' + SYNONYMS, 1)
+    path = tmp_path / "audit.toml"
+    path.write_text(text.replace("label_pattern = 'score: ([01])'", r"label_pattern = '(\w+)\s*$'"))
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    err = info.value
+    assert err.exit_code == 2 and "field 'label_synonyms.no'" in (err.where or ""), err.render()
+    assert "'no hallucination'" in err.message and "as 'yes'" in err.message, err.render()
+
+
+def test_the_shipped_examples_still_validate() -> None:
+    examples = sorted((Path(__file__).parents[1] / "examples").glob("*.toml"))
+    assert len(examples) >= 5
+    for path in examples:
+        assert load_spec(path).label_set, path  # strict booleans and ranges refuse none of them

@@ -21,7 +21,6 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from allure.errors import StoreError
 from allure.safe_text import one_line, safe_json, visible
 
 if TYPE_CHECKING:
@@ -31,19 +30,14 @@ console = Console(stderr=True, highlight=False)
 
 
 def project_folder(value: Path) -> Path:
-    """Check ``--project``: it must be a folder (or not exist yet); a file there is an error.
+    """Check ``--project``: a folder (or one that can be made there); a file is an error.
 
     Raises:
-        StoreError: ``value`` (or its ``.allure``) is a file.
+        StoreError: ``value`` (or its ``.allure``) is a file, or cannot be made (see :func:`check_project`).
     """
-    for path in (value, value / ".allure"):
-        if path.exists() and not path.is_dir():
-            raise StoreError(
-                "the project folder is a file" if path == value else ".allure in the project is a file",
-                where=f"{path}, option '--project'",
-                fix="pass a folder with --project (a new one is created), e.g. --project my-audit/",
-            )
-    return value
+    from allure._io import check_project
+
+    return check_project(value, "option '--project'")
 
 
 ProjectOpt = typer.Option(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
@@ -140,6 +140,27 @@ AUTO_CLUSTER_MAX = 2000
 """``memory stats`` clusters a memory of up to this many examples when no cached clusters exist."""
 
 
+def _readouts_of(project: Path, content_hash: str) -> list[dict[str, Any]]:
+    """The read-outs (``[evaluator] readout``) fitted in ``project``'s runs with this memory content."""
+    from allure.store import RunStore, project_db_path
+
+    db = project_db_path(project)
+    if not db.exists():
+        return []
+    store = RunStore(db)
+    try:
+        out = []
+        for run in store.list_runs():
+            for it, (content, _ids) in store.memory_versions(run.id).items():
+                rec = run.info.get(f"readout_{it}")
+                if content == content_hash and rec:
+                    kept = {k: v for k, v in rec.items() if k != "fit_ids"}
+                    out.append({"run_id": run.id, "iteration": it, **kept})
+        return out
+    finally:
+        store.close()
+
+
 @memory_app.command("stats")
 @_memory_command
 def stats_cmd(
@@ -183,16 +204,24 @@ def stats_cmd(
             fix="approve candidates (`allure review`) or `allure memory import FILE` first; "
             "check --memory / --collection if it should hold some",
         )
+    if clusters is not None and not 2 <= clusters <= max(stats.size - 1, 2):
+        raise MemoryStoreError(
+            f"--clusters {clusters}: cannot make {clusters} clusters of {stats.size} examples",
+            where="option --clusters",
+            fix=f"use a number from 2 to {max(stats.size - 1, 2)}, or leave --clusters out to choose k by silhouette",
+        )
     params: ClusterOptions = {"method": cast("ClusterMethod", method), "n_clusters": clusters}
     report = cached_clusters(mem, content=stats.content_hash, **params)
     if report is None and (compute_clusters or clusters is not None or stats.size <= AUTO_CLUSTER_MAX):
         report = cluster_memory(mem, **params)
     how = "`allure memory stats --compute-clusters` clusters them once (cached for this content)"
+    readouts = _readouts_of(at.project, stats.content_hash)
     if as_json:
         echo_json(
             json.dumps(
                 {
                     "stats": stats.model_dump(mode="json"),
+                    "readouts": readouts,
                     "clusters": report.model_dump(mode="json") if report else None,
                     **({} if report else {"clusters_not_computed": f"{stats.size} examples: {how}"}),
                 }
@@ -200,6 +229,11 @@ def stats_cmd(
         )
         return
     echo(f"memory {mem.location}  size {stats.size}  content hash {stats.content_hash}")
+    for r in readouts:
+        echo(
+            f"read-out fitted with this memory version (run {r['run_id']}, iteration {r['iteration']}): "
+            f"{r.get('describe', 'nothing fitted')}; {r.get('decision', '')}"
+        )
     echo("by failure mode:")
     for mode, n in stats.by_mode.items():
         echo(f"  {mode:<20} {n}")

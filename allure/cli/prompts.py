@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 from pathlib import Path
 
 import typer
@@ -21,6 +20,8 @@ prompts_app = typer.Typer(
 @prompts_app.command("list")
 def list_cmd(project: Path = ProjectOpt) -> None:
     """List the built-in prompt sets and those saved in the project, with their hashes."""
+    from allure._text_errors import read_json_file
+    from allure.errors import SpecError
     from allure.prompts import (
         PROMPT_SETS,
         load_prompt_set,
@@ -33,7 +34,17 @@ def list_cmd(project: Path = ProjectOpt) -> None:
         echo(f"{name:<28} {prompt_set_hash(prompt_texts(load_prompt_set(name)))}  built-in")
     for folder in project_prompt_sets(project):
         meta_file = folder / "rephrasing.json"
-        meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
+        meta = (
+            read_json_file(meta_file, error=SpecError, what="prompt set's rephrasing.json")
+            if meta_file.is_file()
+            else {}
+        )
+        if not isinstance(meta, dict):
+            raise SpecError(
+                f"the prompt set's rephrasing.json holds a JSON {type(meta).__name__}, not an object",
+                where=str(meta_file),
+                fix="delete it (the prompt set is then listed as saved) or restore the object allure wrote",
+            )
         origin = f"{meta.get('method', '?')} rephrasing of {meta.get('source', '?')}" if meta else "saved"
         h = prompt_set_hash(prompt_texts(load_prompt_set(str(folder))))
         edited = " (edited)" if meta.get("hash") not in (None, h) else ""
@@ -48,7 +59,7 @@ def show_cmd(
     """Print a prompt set's files and its hash."""
     from allure.prompts import find_prompt_set, load_prompt_set, prompt_set_hash, prompt_texts
 
-    texts = prompt_texts(load_prompt_set(find_prompt_set(project, name)))
+    texts = prompt_texts(load_prompt_set(find_prompt_set(project, name), where="argument NAME"))
     echo(f"# {name} ({prompt_set_hash(texts)})")
     for fname, text in texts.items():
         echo(f"--- {fname}")
@@ -65,8 +76,8 @@ def diff_cmd(
     """A unified diff of two prompt sets, file by file."""
     from allure.prompts import find_prompt_set, load_prompt_set, prompt_texts
 
-    ta = prompt_texts(load_prompt_set(find_prompt_set(project, a)))
-    tb = prompt_texts(load_prompt_set(find_prompt_set(project, b)))
+    ta = prompt_texts(load_prompt_set(find_prompt_set(project, a), where="argument A"))
+    tb = prompt_texts(load_prompt_set(find_prompt_set(project, b), where="argument B"))
     same = True
     for fname in sorted(set(ta) | set(tb)):
         lines = difflib.unified_diff(
@@ -94,6 +105,7 @@ def rephrase_cmd(
     """Write rule-based rephrasings of a prompt set to PROJECT/.allure/prompts/ (see `allure prompts list`)."""
     from allure.prompts import (
         PROMPTS_DIR,
+        check_prompt_shape,
         find_prompt_set,
         load_prompt_set,
         prompt_set_hash,
@@ -101,11 +113,38 @@ def rephrase_cmd(
         write_prompt_set,
     )
 
-    base = load_prompt_set(find_prompt_set(project, name))
-    labs = [int(x) if x.strip().lstrip("-").isdigit() else x.strip() for x in labels.split(",") if x.strip()]
+    found = find_prompt_set(project, name)
+    base = load_prompt_set(found, where="argument NAME")
+    # the prompt set itself must be able to judge before its rephrasings are (its file is named)
+    check_prompt_shape(base, Path(found) if Path(found).is_dir() else Path(f"prompt set {name}"))
+    labs = _label_option(labels)
     for r in rule_rephrasings(base, count, seed=seed, labels=labs):
         folder = write_prompt_set(project / PROMPTS_DIR / r.name, r)
         echo(f"{r.name:<28} {prompt_set_hash(r.texts)}  {', '.join(r.rules)}  -> {folder}")
+
+
+def _label_option(text: str) -> list[int | str]:
+    """``--labels``: two or more distinct labels, comma-separated (integers where they are).
+
+    Raises:
+        SpecError: fewer than two labels, or one listed twice.
+    """
+    from allure.errors import SpecError
+
+    labels: list[int | str] = [
+        int(x) if x.strip().lstrip("-").isdigit() else x.strip() for x in text.split(",") if x.strip()
+    ]
+    fix = "list every label of the set once, comma-separated, e.g. --labels 0,1 or --labels yes,no"
+    if len(labels) < 2:
+        raise SpecError(
+            f"--labels {text!r} names {len(labels)} label(s); a label set has at least two",
+            where="option --labels",
+            fix=fix,
+        )
+    twice = sorted({str(x) for x in labels if [str(y) for y in labels].count(str(x)) > 1})
+    if twice:
+        raise SpecError(f"--labels lists {', '.join(twice)} twice", where="option --labels", fix=fix)
+    return labels
 
 
 def register(app: typer.Typer) -> None:

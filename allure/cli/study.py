@@ -218,10 +218,20 @@ def show_cmd(
     study_id: str = typer.Argument(..., help="Study id (`allure study list`)."), project: Path = ProjectOpt
 ) -> None:
     """Print a study's report (study.md)."""
+    from allure._text_errors import read_utf8
+    from allure.errors import StudyError
     from allure.studies import STUDIES, load_study
 
     load_study(project, study_id)
-    for line in (project / STUDIES / study_id / "study.md").read_text(encoding="utf-8").splitlines():
+    report = project / STUDIES / study_id / "study.md"
+    if not report.is_file():
+        raise StudyError(
+            "the study's report study.md is missing (deleted or moved)",
+            where=str(report),
+            fix=f"restore it, or read the study's figures in {report.with_name('study.json')}; running the same "
+            "study command again rewrites it (its calls come from the store)",
+        )
+    for line in read_utf8(report, error=StudyError, what="study report").splitlines():
         echo(line)
 
 

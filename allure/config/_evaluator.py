@@ -7,7 +7,15 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from allure.config._messages import SpecFieldError
 from allure.errors import SpecError
@@ -43,34 +51,34 @@ one with the best objective on the dev split, refusing one that gives every dev 
 class LocalSpec(BaseModel):
     """Settings of the embedded llama.cpp server (``kind = "local"``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    ctx_size: int = 8192
-    """Context size in tokens."""
-    threads: int | None = None
-    """CPU threads (default: all cores)."""
-    parallel: int = 1
-    """Parallel server slots."""
-    cache_prompt: bool = True
+    ctx_size: int = Field(default=8192, ge=256, le=1_048_576)
+    """Context size in tokens (256 to 1,048,576)."""
+    threads: int | None = Field(default=None, ge=1, le=4096)
+    """CPU threads (default: all cores; 1 to 4096)."""
+    parallel: int = Field(default=1, ge=1, le=256)
+    """Parallel server slots (1 to 256)."""
+    cache_prompt: StrictBool = True
     """Re-use the server's prompt cache for shared prefixes (the ICL block)."""
-    deterministic: bool = False
+    deterministic: StrictBool = False
     """Prompt caching off, fixed seed, temperature 0: bit-for-bit repeatable labels."""
 
 
 class EvaluatorSpec(BaseModel):
     """Which evaluator labels the items and how it is called."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     kind: EvaluatorKind = "local"
     """The evaluator kind: ``local``, ``openai``, ``replay`` or a kind a package registers."""
-    model: str = "qwen2.5-coder-1.5b"
+    model: str = Field(default="qwen2.5-coder-1.5b", min_length=1)
     """Model name; for ``local`` a built-in model name or a path to a GGUF file."""
     base_url: str | None = None
     """OpenAI-compatible endpoint (``openai`` kind), e.g. ``http://127.0.0.1:8000/v1``."""
     api_key_env: str = "OPENAI_API_KEY"
     """Name of the environment variable that holds the API key (the key itself is never stored)."""
-    prompt: str = "grader"
+    prompt: str = Field(default="grader", min_length=1)
     """Prompt set: ``grader``, ``pairwise``, ``rubric``, ``reference_free`` (``allure/prompts/``) or a
     folder holding ``system.txt``, ``user.txt`` and ``assistant.txt``."""
     label_pattern: str | None = None
@@ -79,7 +87,7 @@ class EvaluatorSpec(BaseModel):
     rubric: str = ""
     """What the labels mean: the rubric of the ``rubric`` prompt set (a ``rubric`` column, when mapped,
     wins per item), and the closing paragraph of the ``pairwise`` and ``reference_free`` system turns."""
-    swap_positions: bool = True
+    swap_positions: StrictBool = True
     """Pairwise prompt sets: also label every item with the two responses swapped, and report
     position consistency and position bias."""
     position_debias: PositionDebias = "none"
@@ -94,13 +102,23 @@ class EvaluatorSpec(BaseModel):
     loop's default from evidence (``benchmarks/results/icl_strategies.md``): it changes labels only
     when a correction is strictly better on the dev split, and is off where it cannot work (replay,
     ``logprobs = false``, ``position_debias`` set; see :attr:`applied_calibration`)."""
-    temperature: float = 0.0
-    """Sampling temperature."""
+    readout: Literal["none", "logistic", "knn", "auto"] = "auto"
+    """A read-out learned from the mined audit items, applied as the pass's last step (issue 34,
+    METHODS.md section 13): ``logistic`` (class-weighted L2 logistic regression on the judge's label
+    log-odds and the memory's kNN vote, regularisation by stratified cross-validation on the mined
+    items), ``knn`` (kNN prompting on the log-odds), ``auto`` (the logistic read-out, adopted only
+    when the guard finds it better on dev than the parsed labels: one-sided paired permutation test,
+    at least ``guard_min_per_label`` dev items of each label), ``none`` (the parsed labels). The
+    default ``auto`` is from evidence decided on dev (``benchmarks/results/readout.md``: adopted on
+    HaluEval's dev split, kept the parsed labels on CogEval's). Two-label sets only; not part of the
+    cache key (no call changes)."""
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    """Sampling temperature (0 to 2, the OpenAI API's range)."""
     max_tokens: int = Field(default=12, ge=1)
     """Completion token limit."""
     seed: int | None = 0
     """Sampling seed sent to the server."""
-    logprobs: bool = True
+    logprobs: StrictBool = True
     """Ask for token logprobs (label probabilities for AUC)."""
     concurrency: int = Field(default=4, ge=1, le=1024)
     """Calls in flight at once (1 to 1024)."""
@@ -153,6 +171,17 @@ class EvaluatorSpec(BaseModel):
                 + "; it is stored with every run and a query would end up before /chat/completions",
                 "give the server's address only (e.g. https://api.example/v1) and put the key in the "
                 "environment variable that api_key_env names (it is sent as a bearer token, never stored)",
+            )
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+            raise SpecFieldError(
+                "evaluator.api_key_env",
+                f"api_key_env = {v!r} is not an environment variable name",
+                'name the variable that holds the key (letters, digits and _), e.g. api_key_env = "OPENAI_API_KEY"',
             )
         return v
 

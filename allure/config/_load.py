@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from allure.config._messages import spec_error
+from allure.config._messages import bool_error, bool_for_number, spec_error
 from allure.config._spec import AuditSpec
 from allure.errors import AllureError, SpecError
 from allure.labels import default_label_pattern
+
+if TYPE_CHECKING:
+    pass
 
 
 def parse_spec(
@@ -36,6 +39,12 @@ def parse_spec(
     Raises:
         SpecError: the spec is invalid.
     """
+    bad = bool_for_number(data, AuditSpec)
+    if bad is not None:
+        value: Any = data
+        for key in bad:
+            value = value[key]
+        raise bool_error(bad, value, AuditSpec, source=source, text=text)
     try:
         spec = AuditSpec.model_validate(data, extra="forbid" if strict else "ignore")
     except ValidationError as exc:
@@ -104,6 +113,7 @@ def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
         ) from exc
     pattern = label_pattern_for(spec, prompts.assistant)
     parser = LabelParser(pattern, spec.vocabulary())
+    _check_synonym_parsing(spec, parser, prompts.assistant, pattern, source=source)
     for label in spec.label_set:
         answer = prompts.assistant.format(label=label)
         got = parser.parse(answer)
@@ -115,6 +125,27 @@ def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
                 fix="remove label_pattern to use the one built from label_set, or change it so that its "
                 f"group captures {label!r} (add synonyms under [label_synonyms] for other forms)",
             )
+
+
+def _check_synonym_parsing(
+    spec: AuditSpec, parser: Any, assistant: str, pattern: str, *, source: str
+) -> None:
+    """Every synonym, written in the prompt set's answer format, reads back as its own label: a
+    synonym holding another's form ("no hallucination" beside "hallucination") is read as the
+    longest form that matches, and a label pattern that cuts it short is refused here."""
+    vocab = spec.vocabulary()
+    for label, forms in vocab.synonyms.items():
+        for form in forms:
+            answer = assistant.format(label=form)
+            got = parser.parse(answer)
+            if got != label:
+                raise SpecError(
+                    f"the label pattern {pattern!r} reads synonym {form!r} of {label!r} in the answer "
+                    f"{answer!r} as {got!r}",
+                    where=f"{source}, field 'label_synonyms.{label}'",
+                    fix="remove label_pattern to use the one built from label_set (the longest form wins), "
+                    "or change it so that its group captures the whole synonym",
+                )
 
 
 def load_spec(path: str | Path) -> AuditSpec:

@@ -109,6 +109,83 @@ BOUNDS = {
 """Pydantic's range errors, as the bound a field must meet."""
 
 
+TYPE_WORDS = {
+    "bool_type": "true or false (a TOML boolean, unquoted)",
+    "finite_number": "a finite number (not nan or inf)",
+}
+"""Pydantic's type errors that a spec error words itself: what the field must be."""
+
+
+def _allowed_range(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """The range a numeric field allows, from its constraints (``1 to 1024``, ``0 or more``); ``""``
+    when the field has none or cannot be found (a value inside a list or a dict)."""
+    holder = _model_at(model, tuple(loc[:-1])) if loc else None
+    field = holder.model_fields.get(str(loc[-1])) if holder is not None else None
+    if field is None:
+        return ""
+    bounds = {
+        a: getattr(m, a)
+        for m in field.metadata
+        for a in ("ge", "gt", "le", "lt")
+        if getattr(m, a, None) is not None
+    }
+    if "ge" in bounds and "le" in bounds:
+        return f"{bounds['ge']} to {bounds['le']}"
+    words = {"ge": "{} or more", "gt": "above {}", "le": "{} or less", "lt": "below {}"}
+    return " and ".join(w.format(bounds[a]) for a, w in words.items() if a in bounds)
+
+
+def _numeric(annotation: Any) -> bool:
+    """Whether a field holds a number and nothing else (``int``, ``float | None``; not a label, which
+    may be a string, and not a boolean)."""
+    args = get_args(annotation) if get_origin(annotation) in (Union, types.UnionType) else (annotation,)
+    kinds = [a for a in args if a is not type(None)]
+    return bool(kinds) and all(a in (int, float) for a in kinds)
+
+
+def bool_for_number(data: Any, model: type[BaseModel], at: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """The key of the first boolean given where ``model`` takes a number (``max_iterations = true``,
+    which pydantic reads as 1), else ``None``; nested tables and number tables (``[gate.min]``) included."""
+    if not isinstance(data, dict):
+        return None
+    for key, value in data.items():
+        field = model.model_fields.get(str(key))
+        if field is None:
+            continue
+        nested = _nested_model(field.annotation)
+        if nested is not None:
+            found = bool_for_number(value, nested, (*at, str(key)))
+            if found is not None:
+                return found
+        elif isinstance(value, bool) and _numeric(field.annotation):
+            return (*at, str(key))
+        elif (
+            isinstance(value, dict)
+            and get_origin(field.annotation) is dict
+            and _numeric(get_args(field.annotation)[1])
+        ):
+            bad = next((k for k, v in value.items() if isinstance(v, bool)), None)
+            if bad is not None:
+                return (*at, str(key), str(bad))
+    return None
+
+
+def bool_error(
+    loc: tuple[str, ...], value: bool, model: type[BaseModel], *, source: str, text: str | None
+) -> SpecError:
+    """The error of a boolean given for a number (see :func:`bool_for_number`)."""
+    field = ".".join(loc)
+    allowed = _allowed_range(model, loc)
+    line = _toml_line(text, loc) if text is not None else None
+    return SpecError(
+        f"{field} = {json.dumps(value)} is a boolean, not a number",
+        where=f"{source}{f':{line}' if line else ''}, field '{field}'",
+        fix=f"write a number for {field}"
+        + (f" ({allowed})" if allowed else "")
+        + " (see README 'Audit spec')",
+    )
+
+
 def spec_error(
     exc: ValidationError, model: type[BaseModel], *, source: str, text: str | None = None
 ) -> SpecError:
@@ -129,8 +206,22 @@ def spec_error(
     fix = f"set {_where(loc)} so that {msg[0].lower() + msg[1:]} (see README 'Audit spec')"
     if err["type"] in BOUNDS:
         want = BOUNDS[err["type"]].format(**(err.get("ctx") or {}))
-        msg = f"{err.get('input')!r} is out of range: {_where(loc)} must be {want}"
-        fix = f"set {_where(loc)} to {want} (see README 'Audit spec')"
+        allowed = _allowed_range(model, loc)
+        also = f" (allowed: {allowed})" if allowed and allowed != want else ""
+        msg = f"{err.get('input')!r} is out of range: {_where(loc)} must be {want}{also}"
+        fix = f"set {_where(loc)} to {want}{also} (see README 'Audit spec')"
+    elif err["type"] in TYPE_WORDS:
+        got = err.get("input")
+        shown = json.dumps(got) if jsonable(got) else repr(got)
+        msg = f"{_where(loc)} = {shown} is not {TYPE_WORDS[err['type']]}"
+        fix = (
+            f"set {_where(loc)} to {TYPE_WORDS[err['type']]}"
+            + (f" ({_allowed_range(model, loc)})" if _allowed_range(model, loc) else "")
+            + " (see README 'Audit spec')"
+        )
+    elif err["type"] == "value_error":  # a validator's ValueError: its text says what and how
+        msg = msg.removeprefix("Value error, ")
+        fix = f"correct {_where(loc)} as said (see README 'Audit spec')"
     if isinstance(cause, SpecFieldError):
         loc, msg, fix = tuple(cause.field.split(".")), cause.message, cause.fix
     elif not loc:

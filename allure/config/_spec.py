@@ -9,9 +9,10 @@ into one that names the line and the closest valid key.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from allure.config._evaluator import EvaluatorSpec
 from allure.config._messages import SpecFieldError, jsonable
@@ -21,6 +22,7 @@ from allure.labels import Label, LabelVocabulary, guess_positive, label_list
 from allure.memory import RetrievalPolicy
 from allure.names import NAME_PATTERN
 from allure.store import StoreSpec
+from allure.urls import redact_url, url_problem
 
 Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]
 """The objective of the loop's decisions and claims (see :class:`LoopSpec`)."""
@@ -29,20 +31,45 @@ Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]
 class MemorySpec(BaseModel):
     """Where the episodic memory lives and which examples go into a prompt."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    location: str = ".allure/memory"
+    location: str = Field(default=".allure/memory", min_length=1)
     """A folder (embedded Chroma, relative to the project) or ``http://host:port`` (a Chroma server)."""
     collection: str = "icl_examples"
-    """Chroma collection name."""
+    """Chroma collection name (3 to 63 letters, digits, ``.``, ``_`` or ``-``, starting and ending
+    with a letter or digit: Chroma's rule)."""
     retrieval: RetrievalPolicy = Field(default_factory=lambda: RetrievalPolicy(kind="same_problem_type"))
     """Which examples an item's prompt carries."""
+
+    @field_validator("location")
+    @classmethod
+    def _location(cls, v: str) -> str:
+        if "://" in v and (problem := url_problem(v)):
+            raise SpecFieldError(
+                "memory.location",
+                f"{problem}: {redact_url(v)!r}",
+                'give a folder (e.g. location = ".allure/memory") or a Chroma server\'s http:// or https:// '
+                'address (e.g. location = "http://127.0.0.1:8000")',
+            )
+        return v
+
+    @field_validator("collection")
+    @classmethod
+    def _collection(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]", v):
+            raise SpecFieldError(
+                "memory.collection",
+                f"collection = {v!r} is not a Chroma collection name",
+                "use 3 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit, "
+                'e.g. collection = "icl_examples"',
+            )
+        return v
 
 
 class LoopSpec(BaseModel):
     """The ALLURE loop's control."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     max_iterations: int = Field(default=3, ge=1)
     """Evaluation passes at most (the first is zero-shot if the memory is empty)."""
@@ -53,7 +80,7 @@ class LoopSpec(BaseModel):
     """Bootstrap resamples for the 95% intervals."""
     seed: int = 0
     """Seed of the split and of any sampling."""
-    stop_when_no_gain: bool = True
+    stop_when_no_gain: StrictBool = True
     """Stop when the objective on the dev split did not rise over the active memory version's."""
     successes: int = Field(default=0, ge=0, le=10_000)
     """Also propose up to this many of the judge's *correct* audit verdicts per pass as examples
@@ -65,15 +92,19 @@ class LoopSpec(BaseModel):
     dev_fraction: float = Field(default=0.3, ge=0.0, lt=1.0)
     """Share of the audit items carved out as the dev split (stratified by problem type, seeded):
     never mined for examples; the guard and the stop rule read it. 0: no dev split, the guard is off."""
-    guard: bool = True
-    """Adopt a new memory version only when it is not worse than the active one on the dev split."""
+    guard: StrictBool = True
+    """Adopt a new memory version only when it is *better* than the active one on the dev split
+    (one-sided paired permutation test at ``guard_alpha``): zero-shot stays active on no evidence."""
     guard_margin: float = Field(default=0.0, ge=0.0, le=1.0)
-    """Largest drop of the objective on dev the guard tolerates (0: any drop keeps the old version)."""
+    """The least rise of the objective on dev the guard adopts (0: any significant rise)."""
     guard_alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
-    """A drop within the margin is still refused when the paired permutation test says it is
-    significant at this level."""
-    max_candidates: int | None = None
-    """Propose at most this many candidates per iteration (seeded sample, stratified by problem type)."""
+    """Significance level of the guard's one-sided test that the new version is better."""
+    guard_min_per_label: int = Field(default=10, ge=1, le=10_000)
+    """The guard adopts nothing when the dev split holds fewer reference labels than this of some
+    label (e.g. 3 "yes" items): such a split cannot detect a difference of the size that matters."""
+    max_candidates: int | None = Field(default=None, ge=1)
+    """Propose at most this many candidates per iteration (seeded sample, stratified by problem type;
+    1 or more; unset: every one)."""
 
 
 GATE_METRICS = ("accuracy", "accuracy_all", "precision", "recall", "f1", "f1_macro", "kappa", "auc")
@@ -98,7 +129,7 @@ class GateSpec(BaseModel):
     by more than ``max_drop`` and McNemar's exact test on the paired items gives p < ``alpha``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     min: dict[str, float] = Field(default_factory=dict)
     """Absolute minimum per metric (``[gate.min]``, e.g. ``accuracy = 0.7``), each in [0, 1]."""
@@ -139,10 +170,42 @@ class ReauditSpec(BaseModel):
     and the embedded model. 0 turns the probe off."""
 
 
+def check_synonyms(labels: list[Label], synonyms: dict[str, list[str]]) -> None:
+    """Refuse synonyms that cannot be read back as their label: a blank one (it would name a label
+    for an empty output), or one form under two labels or equal to another label (which label it
+    means would depend on the order). A synonym that holds another label's form ("no hallucination"
+    beside "hallucination") is fine: the label pattern tries the longest form first, so the longest
+    form that matches wins (see :func:`allure.labels.default_label_pattern`).
+
+    Raises:
+        SpecFieldError: naming ``label_synonyms.LABEL`` and the fix.
+    """
+    owner: dict[str, str] = {" ".join(str(x).casefold().split()): str(x) for x in labels}
+    for key, forms in synonyms.items():
+        for form in forms:
+            folded = " ".join(form.casefold().split())
+            if not folded:
+                raise SpecFieldError(
+                    f"label_synonyms.{key}",
+                    f"label_synonyms.{key} holds a blank synonym {json.dumps(form)}",
+                    "remove it; an empty evaluator output or data cell is no label",
+                )
+            other = owner.setdefault(folded, key)
+            if other != key:
+                what = (
+                    "is the label" if folded == " ".join(other.casefold().split()) else "is also a synonym of"
+                )
+                raise SpecFieldError(
+                    f"label_synonyms.{key}",
+                    f"synonym {json.dumps(form)} of {key!r} {what} {other!r}: it cannot name both",
+                    f"keep {json.dumps(form)} under one label only",
+                )
+
+
 class AuditSpec(BaseModel):
     """A whole audit, as written in ``audit.toml``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = "audit"
     """A name for reports."""
@@ -154,7 +217,9 @@ class AuditSpec(BaseModel):
     integer set; for two string labels a label meaning yes/correct/pass; otherwise none (multi-class)."""
     label_synonyms: dict[str, list[str]] = Field(default_factory=dict)
     """Other forms of a label, keyed by the label (``A = ["Output (a)", "Response A"]``): the evaluator's
-    output and the dataset's label cells are read through them."""
+    output and the dataset's label cells are read through them. A form may hold another label's form
+    (``no = ["no hallucination"]`` beside ``yes = ["hallucination"]``): the longest form that matches
+    wins, so "no hallucination" is ``no``. One form under two labels, or a blank one, is refused."""
     dataset: DatasetSpec
     """The items."""
     gold_check: GoldCheckConfig = Field(default_factory=GoldCheckConfig)
@@ -171,7 +236,7 @@ class AuditSpec(BaseModel):
     """The re-audit's regression gate (``[gate]``)."""
     store: StoreSpec = Field(default_factory=StoreSpec)
     """Where the run store lives (``[store] url``; default: the project's SQLite file)."""
-    auto_approve: bool = False
+    auto_approve: StrictBool = False
     """Accept every candidate as the reference labels say (no human review)."""
     base_dir: str = ""
     """Folder the spec was read from (relative paths resolve against it); set by the loader."""
@@ -188,6 +253,23 @@ class AuditSpec(BaseModel):
                         'write labels as integers (label_set = [0, 1]) or strings (label_set = ["no", "yes"]); '
                         "true/false are not labels",
                     )
+                if isinstance(x, str) and not x.strip():
+                    raise SpecFieldError(
+                        "label_set",
+                        f"label_set holds the blank label {json.dumps(x)}: no evaluator output or data cell can name it",
+                        'give every label a name, e.g. label_set = ["no", "yes"]; an empty cell is "no label", not a label',
+                    )
+        return v
+
+    @field_validator("positive_label", mode="before")
+    @classmethod
+    def _positive_not_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise SpecFieldError(
+                "positive_label",
+                f"positive_label = {json.dumps(v)} is a boolean, not a label",
+                'name one of the labels of label_set, e.g. positive_label = 1 or positive_label = "yes"',
+            )
         return v
 
     @model_validator(mode="after")
@@ -230,6 +312,7 @@ class AuditSpec(BaseModel):
                 f"key each synonym list by one of the labels ({label_list(labels)}), "
                 f'e.g. [label_synonyms] {labels[0]} = ["..."]',
             )
+        check_synonyms(labels, self.label_synonyms)
         vocab = self.vocabulary()
         if self.positive_label is not None:
             found = vocab.resolve(self.positive_label)

@@ -145,8 +145,10 @@ def _guess_shape(g: Guess) -> None:
     )
     if g.gold_score is not None:
         g.rubric = f"1: the response is correct and consistent with the task; 0: it is not (dataset column '{source}')."
-    else:
+    elif source:
         g.rubric = f"Label the response as the dataset column '{source}' does: {_label_text(g.label_set)}."
+    else:
+        g.rubric = f"Label the response: {_label_text(g.label_set)}."
     if g.positive_label is None and len(g.label_set) == 2:
         g.positive_label = guess_positive(list(g.label_set))
 

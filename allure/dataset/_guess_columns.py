@@ -3,10 +3,11 @@ from the first rows (nested keys as ``a.b``)."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
-from allure.dataset._values import as_text, is_conversation
+from allure.dataset._values import as_text, is_conversation, is_missing_label
 
 # Column names per field, most specific first; a name matches after lower-casing and dropping
 # everything but letters and digits ("User Query" -> "userquery").
@@ -206,9 +207,25 @@ def column_values(rows: list[dict[str, Any]], column: str) -> list[Any]:
         value: Any = row
         for part in [column] if column in row else column.split("."):
             value = value.get(part) if isinstance(value, dict) else None
-        if value is not None and not (isinstance(value, str) and not value.strip()):
+        if not is_missing_label(value):
             out.append(value)
     return out
+
+
+def missing_count(rows: list[dict[str, Any]], column: str) -> tuple[int, int]:
+    """``(null or blank cells, NaN cells)`` of ``column`` in ``rows``."""
+    nulls = nans = 0
+    for row in rows:
+        value: Any = row
+        for part in [column] if column in row else column.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if (isinstance(value, float) and math.isnan(value)) or (
+            isinstance(value, str) and value.strip().casefold() == "nan"
+        ):
+            nans += 1
+        elif is_missing_label(value):
+            nulls += 1
+    return nulls, nans
 
 
 def match_column(columns: list[str], names: tuple[str, ...], taken: set[str]) -> str | None:
@@ -228,13 +245,13 @@ def match_column(columns: list[str], names: tuple[str, ...], taken: set[str]) ->
 def is_number(v: Any) -> bool:
     if isinstance(v, bool):
         return False
-    if isinstance(v, int | float):
+    if isinstance(v, int):
         return True
     try:
-        float(str(v))
+        number = float(v) if isinstance(v, float) else float(str(v))
     except ValueError:
         return False
-    return True
+    return math.isfinite(number)  # NaN and infinity are no score
 
 
 def as_label(v: Any) -> int | str:

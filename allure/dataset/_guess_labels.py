@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from allure.dataset._guess_columns import as_label, column_values, is_number
+from allure.dataset._guess_columns import as_label, column_values, is_number, missing_count
 from allure.dataset._guess_result import Guess
 
 _PAIR_FIRST = re.compile(r"(^|[^a-z0-9])(a|1|first|model_?a|response_?a|output_?a)$", re.I)
@@ -42,10 +42,14 @@ def not_labels(rows: list[dict[str, Any]], column: str) -> str:
     """Why the values of ``column`` are not read as labels (``""``: they are)."""
     values = column_values(rows, column)
     if not values:
-        return "it is empty"
+        nulls, nans = missing_count(rows, column)
+        what = " and ".join(
+            x for x in (f"{nulls} null or blank" if nulls else "", f"{nans} NaN" if nans else "") if x
+        )
+        return f"it holds no value in the first {len(rows)} rows ({what or 'absent'})"
     if all(is_number(v) or (isinstance(v, list) and all(is_number(x) for x in v)) for v in values):
         return ""
-    distinct = {str(v) for v in values if not isinstance(v, list | dict)}
+    distinct = {str(_key(v)) for v in values if not isinstance(v, list | dict)}
     if not distinct:
         return "it holds lists or objects, not labels"
     if len(distinct) > MAX_LABELS:
@@ -90,6 +94,34 @@ def drop_foreign_recorded(g: Guess, rows: list[dict[str, Any]]) -> None:
         g.notes["recorded_label"] = f"column '{rec}' does not hold the labels of '{gold}': not used"
 
 
+def _key(value: Any) -> int | str:
+    """What makes two label cells one label: the number, or the text ignoring case and spaces (as the
+    dataset reader reads them: ``"Yes"`` is ``yes``)."""
+    lab = as_label(value)
+    return lab if isinstance(lab, int) else " ".join(lab.casefold().split())
+
+
+def _spellings(values: list[Any]) -> dict[int | str, int | str]:
+    """Each label's key -> its first spelling in the column (the label written in ``label_set``)."""
+    out: dict[int | str, int | str] = {}
+    for v in values:
+        if not isinstance(v, list | dict):
+            out.setdefault(_key(v), as_label(v))
+    return out
+
+
+def _bool_synonyms(g: Guess, values: list[Any]) -> None:
+    """JSON ``true``/``false`` label cells: the dataset reader never reads them as 1/0 by itself, so
+    the guess names them under ``[label_synonyms]`` (with a note to check)."""
+    bools = sorted({v for v in values if isinstance(v, bool)})
+    if not bools:
+        return
+    for b in bools:
+        g.label_synonyms.setdefault(str(as_label(b)), []).append(json.dumps(b))
+    said = ", ".join(f"{json.dumps(b)} as {as_label(b)}" for b in bools)
+    g.notes["label_synonyms"] = f"the column holds true/false: read {said} (a synonym each): check"
+
+
 def guess_labels(g: Guess, rows: list[dict[str, Any]]) -> None:
     gold = g.columns.get("gold_label")
     source = gold or g.columns.get("recorded_label")
@@ -103,7 +135,8 @@ def guess_labels(g: Guess, rows: list[dict[str, Any]]) -> None:
         return
     values = column_values(rows, source)
     lists = [v for v in values if isinstance(v, list)]
-    distinct = list(dict.fromkeys(as_label(v) for v in values if not isinstance(v, list | dict)))
+    spelling = _spellings(values)
+    distinct = list(dict.fromkeys(spelling[_key(v)] for v in values if not isinstance(v, list | dict)))
     numeric = [v for v in values if is_number(v)]
     fractional = any(not float(str(v)).is_integer() for v in numeric)
     if gold and lists and all(is_number(x) for v in lists for x in v):
@@ -142,11 +175,21 @@ def guess_labels(g: Guess, rows: list[dict[str, Any]]) -> None:
             g.notes["label_set"] = "mixed numbers and words were read as strings: check"
     counts = Counter(str(as_label(v)) for v in values if not isinstance(v, list | dict))
     seen = ", ".join(f"{k} ({n})" for k, n in counts.most_common(8))
+    nulls, nans = missing_count(rows, source)
+    if nulls or nans:
+        seen += (
+            "; no label in "
+            + " and ".join(
+                x for x in (f"{nulls} (null or blank)" if nulls else "", f"{nans} (NaN)" if nans else "") if x
+            )
+            + " rows: those items have no reference label"
+        )
     g.notes.setdefault("label_set", f"values of '{source}' in the first {g.n_rows} rows: {seen}")
+    _bool_synonyms(g, values)
     forms: dict[Any, set[str]] = {}
     for v in values:
         if not isinstance(v, list | dict):
-            forms.setdefault(as_label(v), set()).add(json.dumps(v, ensure_ascii=False))
+            forms.setdefault(spelling[_key(v)], set()).add(json.dumps(v, ensure_ascii=False))
     merged = {lab: sorted(f) for lab, f in forms.items() if len(f) > 1}
     if merged:
         said = "; ".join(f"{', '.join(f)} read as {json.dumps(lab)}" for lab, f in merged.items())

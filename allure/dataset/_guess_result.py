@@ -25,6 +25,8 @@ class Guess:
     """The prompt set."""
     label_set: list[Any] = field(default_factory=lambda: [0, 1])
     """The labels."""
+    label_synonyms: dict[str, list[str]] = field(default_factory=dict)
+    """Other forms of the labels (``[label_synonyms]``), e.g. ``true`` for ``1``."""
     positive_label: Any = None
     """The positive label (``None``: not guessed)."""
     gold_score: dict[str, Any] | None = None

@@ -10,7 +10,7 @@ from typing import Any
 from allure.dataset._cogeval import is_cogeval_row, item_from_cogeval_row
 from allure.dataset._sample import stratified_sample
 from allure.dataset._spec import ColumnMap, DatasetSpec, GoldScore
-from allure.dataset._values import as_text, is_empty, parse_gold, parse_label, small_metadata
+from allure.dataset._values import as_text, is_empty, parse_gold, parse_label, response_text, small_metadata
 from allure.errors import DatasetError
 from allure.labels import Label
 from allure.models import Item
@@ -271,8 +271,8 @@ def _item_from_row(
     return Item(
         id=item_id,
         task=as_text(get(cols.task)) if cols.task else "",
-        response=as_text(get(cols.response)),
-        response_b=as_text(get(cols.response_b)) if cols.response_b else None,
+        response=response_text(get(cols.response), where=at("response")),
+        response_b=response_text(get(cols.response_b), where=at("response_b")) if cols.response_b else None,
         rubric=as_text(get(cols.rubric)) if cols.rubric else "",
         gold_answers=(
             parse_gold(get(cols.gold_answers), where=at("gold_answers"), separator=spec.gold_separator)

@@ -47,6 +47,9 @@ def render_spec(g: Guess, *, spec_dir: Path) -> str:
         lines.append(
             "# positive_label = ...    # no positive class guessed (pairwise or multi-class): F1 is the macro F1"
         )
+    if g.label_synonyms:
+        lines += ["", f"[label_synonyms]    # CHECK: {n.get('label_synonyms', 'other forms of the labels')}"]
+        lines += [f"{_toml(k)} = {_toml(v)}" for k, v in g.label_synonyms.items()]
     lines += ["", "[dataset]", f"path = {_toml(data_path)}"]
     live = "recorded_label" not in g.columns and "recorded_output" not in g.columns
     if live and g.n_rows > 200:

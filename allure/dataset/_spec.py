@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -114,7 +114,7 @@ class GoldScore(BaseModel):
     A list of numbers in a cell (several annotators) is averaged first.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     column: str
     """The numeric column (a number, or a list of numbers that is averaged)."""
@@ -124,6 +124,15 @@ class GoldScore(BaseModel):
     """Increasing cut points; ``len(bins) + 1`` labels."""
     labels: list[int | str] = Field(default_factory=lambda: list[int | str]([0, 1]))
     """The label of each bin, lowest scores first."""
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _no_bool_labels(cls, value: Any) -> Any:
+        if isinstance(value, list) and any(isinstance(x, bool) for x in value):
+            raise ValueError(
+                "labels holds true/false, which are not labels; name labels of label_set, e.g. [0, 1]"
+            )
+        return value
 
     @model_validator(mode="after")
     def _cuts(self) -> GoldScore:
@@ -159,9 +168,9 @@ SwappedLabelsIn = Literal["original", "swapped"]
 class DatasetSpec(BaseModel):
     """Where a dataset is and how to turn its rows into items (the ``[dataset]`` table)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    path: str
+    path: str = Field(min_length=1)
     """The dataset file; a relative path resolves against the spec file's folder."""
     format: DatasetFormat = "auto"
     """How to read the file (see :data:`DatasetFormat`)."""

@@ -6,6 +6,8 @@ reported at its place, with the fix.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,8 +16,19 @@ from allure.labels import Label, LabelVocabulary, label_list
 
 
 def is_empty(value: Any) -> bool:
-    """True for a missing cell: JSON ``null``, or a string that is blank."""
-    return value is None or (isinstance(value, str) and not value.strip())
+    """True for a missing cell: JSON ``null``, a string that is blank, or a float NaN (what pandas
+    and Parquet write for a missing value, and Python's JSON reader for ``NaN``)."""
+    return (
+        value is None
+        or (isinstance(value, str) and not value.strip())
+        or (isinstance(value, float) and math.isnan(value))
+    )
+
+
+def is_missing_label(value: Any) -> bool:
+    """A label cell with no label: an empty cell (:func:`is_empty`) or the text ``NaN`` (any case),
+    which pandas writes for a missing value and reads back as one."""
+    return is_empty(value) or (isinstance(value, str) and value.strip().casefold() == "nan")
 
 
 def parse_label(
@@ -34,9 +47,11 @@ def parse_label(
     Raises:
         DatasetError: the value names no label of ``label_set``.
     """
-    if is_empty(value):
+    if is_missing_label(value):
         return None
     vocab = LabelVocabulary(label_set, synonyms)
+    if isinstance(value, bool):
+        return _bool_label(value, vocab, where=where)
     label = vocab.resolve(value)
     if label is not None:
         return label
@@ -53,6 +68,23 @@ def parse_label(
         where=where,
         fix=f"correct the value, add it to label_set, or name it under [label_synonyms] as a form of one of "
         f"{{{allowed}}}",
+    )
+
+
+def _bool_label(value: bool, vocab: LabelVocabulary, *, where: str) -> Label:
+    """A JSON ``true``/``false`` cell: the label spelled ``true``/``false`` (a label or a synonym),
+    never 1/0 by Python's ``bool`` being an ``int`` (``true`` would be score 1 of a 1-5 scale)."""
+    text = json.dumps(value)
+    label = vocab.resolve(text)
+    if label is not None:
+        return label
+    allowed = label_list(vocab.labels)
+    example = vocab.labels[-1] if value else vocab.labels[0]
+    raise DatasetError(
+        f"label {text} is a boolean, which names no label of {{{allowed}}}",
+        where=where,
+        fix=f"write the label itself (e.g. {label_list([example])}), or say what {text} means under "
+        f'[label_synonyms], e.g. {label_list([example])} = ["{text}"]',
     )
 
 
@@ -84,6 +116,29 @@ def parse_gold(value: Any, *, where: str, separator: str) -> list[str]:
         where=where,
         fix=f'write e.g. ["Answer: 1, 3"] or "Answer: 1, 3{separator}Answer: 1,3"',
     )
+
+
+def response_text(value: Any, *, where: str) -> str:
+    """A response cell as text: a string, a number, or a conversation (see :func:`as_text`).
+
+    Raises:
+        DatasetError: the cell is missing (null, NaN, an empty CSV cell) or holds a list or an object
+            that is not a conversation: there is nothing to judge.
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        raise DatasetError(
+            "the response is missing (null, NaN or an empty cell)",
+            where=where,
+            fix='give every row a response to judge (an empty string "" is an empty response), or drop the row',
+        )
+    if isinstance(value, list | dict) and not is_conversation(value):
+        raise DatasetError(
+            f"the response is a JSON {'list' if isinstance(value, list) else 'object'}, not text",
+            where=where,
+            fix='write the response as a string, or as a conversation: [{"role": "...", "content": "..."}, ...]; '
+            "map a key inside an object as column.key",
+        )
+    return as_text(value)
 
 
 def as_text(value: Any) -> str:

@@ -38,6 +38,7 @@ from allure.doctor._finding import (
     chosen_runs,
     integrity_finding,
     memory_location,
+    newer_schema_finding,
 )
 from allure.doctor._repair import RebuildResult, approved_in_store, rebuild_memory, stored_examples
 from allure.errors import MemoryStoreError, StoreError
@@ -133,6 +134,9 @@ def _check_store(store: StoreReader) -> tuple[list[Finding], list[RunRecord]]:
         f"then move recovered.db to {db}"
     )
     out = [integrity_finding("run store", db, status, fix_db)]
+    newer = newer_schema_finding(store, str(db))
+    if newer is not None:  # its tables may mean other things: nothing further is read
+        return [*out, newer], []
     try:
         return out, store.list_runs()
     except (StoreError, sqlite3.DatabaseError, ValidationError, ValueError) as exc:

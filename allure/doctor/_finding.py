@@ -8,8 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from allure import __version__
 from allure.errors import StoreError
-from allure.store import RunRecord
+from allure.store import SCHEMA_VERSION, RunRecord
+from allure.store.reader import StoreReader
 
 RUN_STORE = Path(".allure") / "allure.db"
 CHECKPOINTS = Path(".allure") / "checkpoints.db"
@@ -40,6 +42,28 @@ def integrity_finding(check: str, where: object, status: str, fix: str) -> Findi
     ok = status == "ok"
     return Finding(
         check=check, ok=ok, where=str(where), message=f"integrity: {status}", fix="" if ok else fix
+    )
+
+
+def newer_schema_finding(store: StoreReader, where: str) -> Finding | None:
+    """A failed finding when the store's schema version is above the one this allure reads (it was
+    written by a newer allure); ``None`` otherwise, or when the version cannot be read (the
+    integrity check says why)."""
+    try:
+        version = store.version()
+    except Exception:  # noqa: BLE001 - a damaged store is reported by its integrity check
+        return None
+    if version <= SCHEMA_VERSION:
+        return None
+    return Finding(
+        check="run store",
+        ok=False,
+        where=where,
+        message=f"schema version {version} is newer than this allure ({__version__}) reads (up to "
+        f"{SCHEMA_VERSION}): the store was written by a newer allure, one whose store schema is "
+        f"version {version} or later; runs, checkpoints and leases were not checked",
+        fix=f"open this project with the allure that wrote it, or upgrade (pip install -U allure) to a "
+        f"release that reads schema version {version}",
     )
 
 

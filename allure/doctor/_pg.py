@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from allure.doctor._finding import UNFINISHED, Finding
+from allure.doctor._finding import UNFINISHED, Finding, newer_schema_finding
 from allure.errors import StoreError
 from allure.store import SCHEMA_VERSION, RunRecord, display_url
 from allure.store.reader import StoreReader
@@ -58,14 +58,11 @@ def check_pg_store(url: str) -> tuple[list[Finding], StoreReader | None, list[Ru
             "run `allure store migrate --to URL` or `allure audit` with this URL, or check the database name"
         )
         return [Finding(check="run store", ok=False, where=where, message=msg, fix=fix)], None, []
-    if version > SCHEMA_VERSION:
+    newer = newer_schema_finding(store, where)
+    if newer is not None:
         store.close()
-        msg = f"{reachable}, newer than this allure reads ({SCHEMA_VERSION})"
-        return (
-            [Finding(check="run store", ok=False, where=where, message=msg, fix="upgrade allure")],
-            None,
-            [],
-        )
+        newer.message = f"{reachable}: {newer.message}"
+        return [newer], None, []
     older = f" (older: the next write upgrades it to {SCHEMA_VERSION})" if version < SCHEMA_VERSION else ""
     out = [Finding(check="run store", ok=True, where=where, message=reachable + older)]
     counts = store.table_counts(COUNTED)

@@ -55,6 +55,14 @@ if TYPE_CHECKING:
         reference_shares,
         run_pass,
     )
+    from allure.evaluator._readout import (
+        LearnedReadout,
+        PassReadout,
+        ReadoutLeak,
+        ReadoutMode,
+        VoteSource,
+        fit_learned_readout,
+    )
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
@@ -126,6 +134,12 @@ _WHERE = {
     "replay_items": "_swap",
     "swaps_positions": "_swap",
     "Evaluator": "_runner",
+    "LearnedReadout": "_readout",
+    "PassReadout": "_readout",
+    "ReadoutLeak": "_readout",
+    "ReadoutMode": "_readout",
+    "VoteSource": "_readout",
+    "fit_learned_readout": "_readout",
 }
 
 __all__ = [
@@ -185,6 +199,12 @@ __all__ = [
     "swapped_order",
     "replay_items",
     "swaps_positions",
+    "LearnedReadout",
+    "PassReadout",
+    "ReadoutLeak",
+    "ReadoutMode",
+    "VoteSource",
+    "fit_learned_readout",
 ]
 
 

@@ -1,17 +1,22 @@
-"""The guard: a new memory version is adopted only when it is not worse on the dev split.
+"""The guard: a new memory version is adopted only when it is *better* on the dev split.
 
 Zero-shot is candidate 0 (as DSPy's random search and MIPROv2 keep the unoptimised program
 unless it is beaten). After each pass with a new memory version, the loop compares it with the
 *active* version on the dev split (audit items never mined for examples), by the loop's
 objective (balanced accuracy by default: the label prior cannot game it), paired on the same
-items:
+items (METHODS.md section 13, issue 34):
 
 - ``delta`` = objective(new) - objective(active);
-- the new version is **refused** when ``delta < -guard_margin``, or when ``delta < 0`` and the
-  paired permutation test gives ``p < guard_alpha``; otherwise it is adopted.
+- the new version is **adopted** only when ``delta > guard_margin`` and the one-sided paired
+  permutation test of "new is better" gives ``p < guard_alpha``; otherwise the active version
+  stays. Decide on evidence, not on its absence: "not significantly worse" adopted noise (a dev
+  split of 30 items holding 3 "yes" cannot tell +0.02 from -0.15);
+- when the dev split holds fewer than ``guard_min_per_label`` reference labels of some label, it
+  cannot detect a difference of the size that matters, and the guard says so and keeps the
+  active version.
 
-With ``guard_margin = 0`` (the default) any drop on dev keeps the old version: the loop never
-adopts examples that did worse on the items it decides on. The held-out split is never read here.
+The decision data is the dev split (not cross-fitted folds of the whole audit split): the
+reason line names its size and the smallest class. The held-out split is never read here.
 """
 
 from __future__ import annotations
@@ -63,9 +68,8 @@ def guard_decision(
         active_name: How the active version is named in the reason (``iteration 1 (zero-shot)``).
         new_name: How the new version is named.
     """
-    from allure.metrics import objective_difference
+    from allure.metrics import significantly_better
 
-    name = OBJECTIVE_NAMES[loop.objective]
     if not loop.guard:
         return GuardDecision(True, f"{new_name} adopted: the guard is off ([loop] guard = false)")
     keep = sorted(i for i in dev_ids if references.get(i) is not None)
@@ -75,34 +79,36 @@ def guard_decision(
             f"{new_name} adopted unchecked: no dev item has a reference label "
             f"(set [loop] dev_fraction above 0 to let the guard compare versions)",
         )
-    cmp = objective_difference(
+    d = significantly_better(
         [references[i] for i in keep],
         [v.label if (v := active.get(i)) else None for i in keep],
         [v.label if (v := new.get(i)) else None for i in keep],
-        objective=loop.objective,
         labels=labels,
+        objective=loop.objective,
         alpha=loop.guard_alpha,
-        random_state=loop.seed,
+        margin=loop.guard_margin,
+        min_per_label=loop.guard_min_per_label,
+        seed=loop.seed,
     )
-    if cmp.delta is None or cmp.value_a is None or cmp.value_b is None:
+    if d.thin:
         return GuardDecision(
             False,
-            f"{new_name} not adopted: {name} on the dev split is undefined "
-            f"(n = {cmp.n}); keeping {active_name}",
-            cmp,
+            f"{new_name} not adopted: dev holds {d.thin}: the guard cannot detect a difference of the size "
+            f"that matters and keeps {active_name} (fewer than [loop] guard_min_per_label = "
+            f"{loop.guard_min_per_label} of a label; a larger audit split or dev_fraction gives it power)",
         )
-    p = 1.0 if cmp.p_value is None else cmp.p_value
-    figures = (
-        f"{name} on the dev split {cmp.value_a:.3f} -> {cmp.value_b:.3f} "
-        f"({cmp.delta:+.3f}, permutation p = {p:.3g}, n = {cmp.n})"
+    cmp = d.comparison
+    if cmp is None or cmp.delta is None:
+        return GuardDecision(
+            False, f"{new_name} not adopted: {d.figures} on the dev split; keeping {active_name}", cmp
+        )
+    name = OBJECTIVE_NAMES[loop.objective]
+    figures = f"{name} on the dev split{d.figures[len(name) :]}"
+    if d.better:
+        return GuardDecision(True, f"{new_name} adopted: {figures}, significantly better", cmp)
+    why = (
+        f"not a rise beyond the margin {loop.guard_margin:g}"
+        if cmp.delta <= loop.guard_margin
+        else f"a rise not significant at alpha {loop.guard_alpha:g}"
     )
-    too_far = cmp.delta < -loop.guard_margin
-    significant = cmp.delta < 0 and p < loop.guard_alpha
-    if too_far or significant:
-        why = (
-            f"a drop beyond the margin {loop.guard_margin:g}"
-            if too_far
-            else f"a significant drop at alpha {loop.guard_alpha:g}"
-        )
-        return GuardDecision(False, f"{new_name} not adopted: {figures}, {why}; keeping {active_name}", cmp)
-    return GuardDecision(True, f"{new_name} adopted: {figures}", cmp)
+    return GuardDecision(False, f"{new_name} not adopted: {figures}, {why}; keeping {active_name}", cmp)

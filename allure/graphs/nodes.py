@@ -26,6 +26,7 @@ from allure.graphs.passes import (
     zero_shot_baseline,
 )
 from allure.graphs.prepare import prepare_audit
+from allure.graphs.readout import readout_step, record_readout
 from allure.graphs.state import AuditContext, LoopState
 from allure.memory import RetrievalPolicy, build_candidates, build_successes, sample_candidates
 from allure.models import IclExample, Item, ReviewDecision
@@ -84,10 +85,13 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
                 return later[sw.id]
 
             plan = replace(plan, swapped_examples_for=swapped_examples)
+        step = readout_step(ctx, run_id)
+        plan = replace(plan, readout=step)
         outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration {it}: {msg}"))
         position, debias = report_positions(ctx, run_id, it, items, outcome)
         calibration = report_calibration(ctx, it, items, outcome)
     result = outcome.result
+    readout = record_readout(ctx, run_id, it, items, result, step)
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = outcome.stats.as_dict()
     ctx.say(
@@ -111,6 +115,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
                 "position": position,
                 "debias": debias,
                 "calibration": calibration,
+                "readout": readout,
             }
         ],
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from allure.errors import MemoryStoreError
 from allure.labels import Label
@@ -63,7 +63,7 @@ class RetrievalPolicy(BaseModel):
     prior: dict[str, float] | None = None
     """``label_prior``: label (as written, ``str``) -> share; ``None``: the loop fills in the audit
     split's reference shares (a study, its audit run's)."""
-    min_similarity: float = 0.0
+    min_similarity: float = Field(default=0.0, ge=-1.0, le=1.0, allow_inf_nan=False)
     """``nearest``: an item whose best cosine similarity to its group's block is below this gets no example."""
     group_by: Literal["problem_type", "none"] = "problem_type"
     """``nearest``: the groups that share one block (``none``: one block for every item)."""

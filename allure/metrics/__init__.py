@@ -14,6 +14,7 @@ Undefined values are ``None``, never NaN.
 """
 
 from allure.metrics._auc import AucSource
+from allure.metrics._better import BetterDecision, significantly_better, too_few
 from allure.metrics._bootstrap import bootstrap_indices, percentile_interval
 from allure.metrics._calibration import (
     CONTENT_FREE,
@@ -64,6 +65,14 @@ from allure.metrics._objective import objective_value
 from allure.metrics._objective_difference import ObjectiveComparison, PermutationMethod, objective_difference
 from allure.metrics._paired import icl_helped, paired_difference
 from allure.metrics._position import position_by_group, position_consistency
+from allure.metrics._readout import (
+    C_GRID,
+    FittedReadout,
+    fit_readout,
+    knn_labels,
+    log_odds,
+    memory_vote,
+)
 from allure.metrics._robustness import (
     NA_CLASS,
     ROBUSTNESS_BANDS,
@@ -134,6 +143,15 @@ __all__ = [
     "compute_metrics",
     "errors_by_group",
     "holm_adjust",
+    "BetterDecision",
+    "significantly_better",
+    "too_few",
+    "C_GRID",
+    "FittedReadout",
+    "fit_readout",
+    "knn_labels",
+    "log_odds",
+    "memory_vote",
     "icl_helped",
     "mcnemar_exact_p",
     "mcnemar_test",

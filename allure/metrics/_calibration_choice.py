@@ -6,7 +6,10 @@ more, is refused: answering one label everywhere scores exactly chance on balanc
 judge that is worse than chance would otherwise "gain" by giving up (HaluEval: the prior-corrected
 zero-shot judge answered "no" to every item, BA 0.433 -> 0.500). Among the others, the mode with the
 highest objective wins; ``none`` is kept unless another mode is strictly better (ties go to the
-earlier mode of :data:`AUTO_ORDER`: the simpler correction). The held-out split is never read here.
+earlier mode of :data:`AUTO_ORDER`: the simpler correction), and then only when it is *better* by
+the guard's rule (:func:`allure.metrics.significantly_better`: one-sided paired permutation test at
+``alpha``, at least ``min_per_label`` dev items of each label; issue 34: 30 dev items holding 3
+"yes" chose contextual on noise). The held-out split is never read here.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class CalibrationChoice:
     """Modes refused because their dev labels collapsed to one label."""
     n: int = 0
     """Dev items with a reference label."""
+    evidence: str = ""
+    """Why the best mode was not applied (``none`` kept): not significantly better, or too few of a label."""
 
     def describe(self) -> str:
         """One line: ``chose prior on dev (n = 120): none 0.433, contextual 0.47, ...; refused offset (one label)``."""
@@ -40,6 +45,8 @@ class CalibrationChoice:
         out = f"chose {self.mode} on dev (n = {self.n}): {figures}"
         if self.refused:
             out += f"; refused {', '.join(self.refused)} (every dev item given one label)"
+        if self.evidence:
+            out += f"; {self.evidence}"
         return out
 
 
@@ -57,6 +64,8 @@ def choose_calibration(
     *,
     objective: Objective = "balanced_accuracy",
     labels: Sequence[Label] | None = None,
+    alpha: float | None = 0.05,
+    min_per_label: int = 10,
 ) -> CalibrationChoice:
     """Choose among ``candidates`` (mode -> dev labels, in the order of ``references``) by ``objective``.
 
@@ -65,6 +74,9 @@ def choose_calibration(
         references: The dev items' reference labels (``None``: unknown, not scored).
         objective: The loop's objective.
         labels: The label set.
+        alpha: Level of the one-sided test the best mode must pass against ``none`` (``None``: no
+            test, the highest objective alone decides, as before issue 34).
+        min_per_label: Fewest dev items of each label for any mode but ``none`` to be chosen.
     """
     n = sum(r is not None for r in references)
     scores: dict[str, float | None] = {}
@@ -78,4 +90,23 @@ def choose_calibration(
     eligible = [m for m, s in scores.items() if s is not None and m not in refused]
     # the highest objective wins; a tie goes to the earlier (simpler) mode, so ``none`` is kept unless beaten
     best = max(eligible, key=lambda m: (scores[m], -order.index(m))) if eligible else "none"
-    return CalibrationChoice(mode=best, scores=scores, refused=tuple(refused), n=n)
+    evidence = ""
+    if alpha is not None and best != "none" and "none" in candidates:
+        from allure.metrics._better import significantly_better
+
+        labs = (
+            list(labels) if labels is not None else sorted({r for r in references if r is not None}, key=str)
+        )
+        d = significantly_better(
+            references,
+            candidates["none"],
+            candidates[best],
+            labels=labs,
+            objective=objective,
+            alpha=alpha,
+            min_per_label=min_per_label,
+        )
+        if not d.better:
+            evidence = f"kept none: {best} not shown better on dev ({d.figures})"
+            best = "none"
+    return CalibrationChoice(mode=best, scores=scores, refused=tuple(refused), n=n, evidence=evidence)

@@ -50,6 +50,10 @@ from allure.metrics._objective import (
 PermutationMethod = Literal["exact", "monte-carlo"]
 """How the permutation p-value was found: all ``2^m`` swap patterns, or random ones."""
 
+Alternative = Literal["two-sided", "greater"]
+"""The alternative of the permutation test: ``delta != 0``, or ``delta > 0`` (B better than A: the
+guard's question, "is the new version *better*?")."""
+
 EXACT_MAX = 20
 """Largest number of exchangeable items whose ``2^m`` swap patterns are all enumerated."""
 
@@ -79,7 +83,10 @@ class ObjectiveComparison(BaseModel):
     confidence: float = 0.95
     """Coverage of the interval."""
     p_value: float | None
-    """Two-sided paired permutation p-value of ``delta``; ``None`` when ``delta`` is undefined."""
+    """Paired permutation p-value of ``delta`` (two-sided, or one-sided as ``alternative`` says);
+    ``None`` when ``delta`` is undefined."""
+    alternative: Alternative = "two-sided"
+    """``two-sided`` (H1: delta != 0) or ``greater`` (H1: delta > 0, B better than A)."""
     n_discordant: int
     """Exchangeable items: whose correctness differs (balanced accuracy, accuracy) or whose labels
     differ (kappa, macro F1) between A and B."""
@@ -132,8 +139,11 @@ def _p_value(hits: int, method: PermutationMethod, total: int) -> float:
     return hits / total if method == "exact" else (1 + hits) / (1 + total)
 
 
-def _hits(stats: FloatArray, observed: float) -> int:
-    """Patterns whose ``|delta|`` reaches the observed one; an undefined one counts (conservative)."""
+def _hits(stats: FloatArray, observed: float, alternative: Alternative = "two-sided") -> int:
+    """Patterns whose ``|delta|`` (one-sided: ``delta``) reaches the observed one; an undefined one
+    counts (conservative)."""
+    if alternative == "greater":
+        return int(np.sum(np.isnan(stats) | (stats >= observed - TOLERANCE)))
     return int(np.sum(np.isnan(stats) | (np.abs(stats) >= abs(observed) - TOLERANCE)))
 
 
@@ -145,6 +155,7 @@ def _sign_flip(
     observed: float,
     n_perm: int,
     rng: np.random.Generator,
+    alternative: Alternative = "two-sided",
 ) -> tuple[float, int, PermutationMethod, int]:
     """Sign-flip test of balanced accuracy or accuracy: ``p``, ``m``, method, patterns."""
     n = len(t)
@@ -156,7 +167,7 @@ def _sign_flip(
     d = w * ((b == t).astype(np.float64) - (a == t).astype(np.float64))
     d = d[d != 0]
     method, total, patterns = _swap_patterns(len(d), n_perm, rng)
-    hits = sum(_hits(d.sum() - 2.0 * (s @ d), observed) for s in patterns)
+    hits = sum(_hits(d.sum() - 2.0 * (s @ d), observed, alternative) for s in patterns)
     return _p_value(hits, method, total), len(d), method, total
 
 
@@ -169,6 +180,7 @@ def _swap_test(
     observed: float,
     n_perm: int,
     rng: np.random.Generator,
+    alternative: Alternative = "two-sided",
 ) -> tuple[float, int, PermutationMethod, int]:
     """Swap test of kappa or macro F1: ``p``, ``m``, method, patterns."""
     size = n_labels + 1
@@ -185,7 +197,7 @@ def _swap_test(
         stats = objective_rows(objective, cm_b[None] - shift, n_labels) - objective_rows(
             objective, cm_a[None] + shift, n_labels
         )
-        hits += _hits(stats, observed)
+        hits += _hits(stats, observed, alternative)
     return _p_value(hits, method, total), len(diff), method, total
 
 
@@ -238,6 +250,7 @@ def _interval_and_test(
     confidence: float,
     n_permutations: int,
     random_state: int | None,
+    alternative: Alternative = "two-sided",
 ) -> tuple[Interval | None, float | None, int, PermutationMethod, int]:
     """The stratified bootstrap interval of the difference and the permutation test's p-value, with
     the discordant items, the method and the patterns; without a defined difference, only what the
@@ -258,9 +271,11 @@ def _interval_and_test(
     ci = percentile_interval(diffs, confidence=confidence)
     rng = np.random.default_rng(perm_seed)
     if obj in ("balanced_accuracy", "accuracy"):
-        p_value, m, method, total = _sign_flip(t, a, b, obj, delta, n_permutations, rng)
+        p_value, m, method, total = _sign_flip(t, a, b, obj, delta, n_permutations, rng, alternative)
     else:
-        p_value, m, method, total = _swap_test(t, a, b, obj, n_labels, delta, n_permutations, rng)
+        p_value, m, method, total = _swap_test(
+            t, a, b, obj, n_labels, delta, n_permutations, rng, alternative
+        )
     return ci, p_value, m, method, total
 
 
@@ -278,6 +293,7 @@ def objective_difference(
     random_state: int | None = 0,
     name_a: str = "A",
     name_b: str = "B",
+    alternative: Alternative = "two-sided",
 ) -> ObjectiveComparison:
     """Difference ``objective(pred_b) - objective(pred_a)``: stratified paired bootstrap and permutation test.
 
@@ -294,6 +310,9 @@ def objective_difference(
         random_state: Seed of the bootstrap and of the random patterns.
         name_a: A's name in the statement.
         name_b: B's name in the statement.
+        alternative: ``two-sided`` (the default), or ``greater``: the one-sided test of "B is better
+            than A" (``p`` = share of swap patterns whose ``delta`` reaches the observed one), as the
+            guard asks before it adopts anything.
 
     Returns:
         An :class:`ObjectiveComparison`.
@@ -310,7 +329,7 @@ def objective_difference(
     vb = optional(objective_rows(obj, one_confusion(t, b, n_labels), n_labels)[0])
     delta = None if va is None or vb is None else vb - va
     ci, p_value, m, method, total = _interval_and_test(
-        obj, t, a, b, n_labels, delta, n_resamples, confidence, n_permutations, random_state
+        obj, t, a, b, n_labels, delta, n_resamples, confidence, n_permutations, random_state, alternative
     )
     significant = p_value is not None and p_value < alpha
     out = ObjectiveComparison(
@@ -322,6 +341,7 @@ def objective_difference(
         method=method,
         n_permutations=total,
         alpha=alpha,
+        alternative=alternative,
         statement="",
     )
     return out.model_copy(update={"statement": _statement(out, name_a, name_b)})

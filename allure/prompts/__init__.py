@@ -1,6 +1,7 @@
 """Prompt templates as files, loaded into LangChain ``ChatPromptTemplate`` objects; their rephrasings."""
 
 from allure.prompts._rephrase import (
+    MAX_REPHRASINGS,
     META_PLACEHOLDER,
     PROMPTS_DIR,
     RULES,
@@ -22,6 +23,7 @@ from allure.prompts._rephrase import (
 from allure.prompts._templates import PROMPT_SETS, PromptSet, check_prompt_shape, load_prompt_set
 
 __all__ = [
+    "MAX_REPHRASINGS",
     "META_PLACEHOLDER",
     "PROMPTS_DIR",
     "PROMPT_SETS",

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from allure._io import atomic_write_bytes
+from allure._text_errors import read_utf8
 from allure.errors import SpecError
 from allure.models import stable_hash
 from allure.prompts._templates import PromptSet, load_prompt_set, placeholders
@@ -221,9 +222,18 @@ MAX_REPHRASINGS = 50
 
 
 def rule_rephrasings(
-    prompts: PromptSet, count: int, *, seed: int = 0, labels: Sequence[object] = (0, 1)
+    prompts: PromptSet,
+    count: int,
+    *,
+    seed: int = 0,
+    labels: Sequence[object] = (0, 1),
+    option: str = "--count",
 ) -> list[Rephrasing]:
     """``count`` rule-based rephrasings of ``prompts`` (``rho_2 .. rho_{count+1}``), each checked.
+
+    Args:
+        option: The option the user gave the count with, for the messages (a study's
+            ``--rephrasings`` counts the original too, and checks its range itself).
 
     Raises:
         SpecError: ``count < 1``, or the rules cannot make ``count`` distinct rephrasings of this set.
@@ -231,8 +241,8 @@ def rule_rephrasings(
     if not 1 <= count <= MAX_REPHRASINGS:
         raise SpecError(
             f"{count} rephrasings asked for, outside 1 to {MAX_REPHRASINGS}",
-            where="option --count",
-            fix=f"ask for 1 to {MAX_REPHRASINGS} rephrasings, e.g. --count 3",
+            where=f"option {option}",
+            fix=f"ask for 1 to {MAX_REPHRASINGS} rephrasings, e.g. {option} 3",
         )
     original = prompt_texts(prompts)
     seen = {prompt_set_hash(original)}
@@ -252,7 +262,7 @@ def rule_rephrasings(
         else:
             raise SpecError(
                 f"the rules cannot make {count} distinct rephrasings of prompt set {prompts.name!r}",
-                where="option --rephrasings",
+                where=f"option {option}",
                 fix="ask for fewer rephrasings, or write rephrasings of your own and pass them with --prompts",
             )
         seen.add(h)
@@ -278,7 +288,7 @@ def load_meta_prompt(path: str | Path) -> str:
         raise SpecError(
             f"no meta-prompt file {file}", where="option --meta-prompt", fix="pass a text file holding {text}"
         )
-    text = file.read_text(encoding="utf-8")
+    text = read_utf8(file, error=SpecError, what="meta-prompt")
     if text.count(META_PLACEHOLDER) != 1:
         raise SpecError(
             f"the meta-prompt holds {META_PLACEHOLDER} {text.count(META_PLACEHOLDER)} times",
@@ -336,13 +346,18 @@ def write_prompt_set(folder: Path, rephrasing: Rephrasing) -> Path:
     return folder
 
 
-def load_checked(folder: str | Path, original: PromptSet, labels: Sequence[object]) -> PromptSet:
+def load_checked(
+    folder: str | Path, original: PromptSet, labels: Sequence[object], *, where: str = "evaluator.prompt"
+) -> PromptSet:
     """Load the prompt set at ``folder`` and check it as a rephrasing of ``original``.
+
+    Args:
+        where: What named the set (an option such as ``--prompts``), for an unknown set's message.
 
     Raises:
         SpecError: The set does not load, or fails :func:`check_rephrasing`.
     """
-    ps = load_prompt_set(str(folder))
+    ps = load_prompt_set(str(folder), where=where)
     check_rephrasing(prompt_texts(original), prompt_texts(ps), labels, where=str(folder))
     return ps
 

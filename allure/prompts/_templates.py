@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from allure._text_errors import read_utf8
 from allure.errors import SpecError
 from allure.models import IclExample, Item
 
@@ -133,8 +134,12 @@ def placeholders(text: str) -> set[str]:
     return names
 
 
-def load_prompt_set(name_or_path: str) -> PromptSet:
+def load_prompt_set(name_or_path: str, *, where: str = "evaluator.prompt") -> PromptSet:
     """A built-in prompt set by name (``allure/prompts/NAME/``) or a folder with the three files.
+
+    Args:
+        name_or_path: The set's name or folder.
+        where: What named it, for an unknown set's message (the spec's field, or a command's option).
 
     Raises:
         SpecError: the set or one of its files is missing, or a template names an unknown placeholder.
@@ -145,7 +150,7 @@ def load_prompt_set(name_or_path: str) -> PromptSet:
         if not builtin.is_dir():
             raise SpecError(
                 f"unknown prompt set {name_or_path!r}",
-                where="evaluator.prompt",
+                where=where,
                 fix=f"use one of {', '.join(PROMPT_SETS)}, or a folder holding system.txt, user.txt and "
                 "assistant.txt",
             )
@@ -157,9 +162,11 @@ def load_prompt_set(name_or_path: str) -> PromptSet:
             raise SpecError(
                 f"prompt file missing: {fname}", where=str(f), fix=f"add {fname} to the prompt folder"
             )
-        texts[fname] = f.read_text(encoding="utf-8").strip()
+        texts[fname] = read_utf8(f, error=SpecError, what="prompt file").strip()
     if (folder / "example_user.txt").is_file():
-        texts["example_user.txt"] = (folder / "example_user.txt").read_text(encoding="utf-8").strip()
+        texts["example_user.txt"] = read_utf8(
+            folder / "example_user.txt", error=SpecError, what="prompt file"
+        ).strip()
     ps = PromptSet(
         folder.name,
         texts["system.txt"],

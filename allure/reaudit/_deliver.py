@@ -52,7 +52,9 @@ class ReauditOutputs:
         for option, path in (("--junit", self.junit), ("--json", self.json), ("--markdown", self.markdown)):
             if path is not None:
                 check_writable(path, option)
-        return replace(self, notify=resolve_webhook(self.notify) if self.notify else None)
+        return replace(
+            self, notify=resolve_webhook(self.notify) if self.notify is not None else None
+        )  # "" refused
 
 
 def deliver(

@@ -213,9 +213,21 @@ def resolve_webhook(spec: str) -> str:
     Raises:
         ReauditError: the variable is not set, or the URL is not http(s) (the URL is not echoed).
     """
-    url = spec
-    if spec.startswith("env:"):
-        name = spec[4:]
+    url = spec.strip()
+    if not url:
+        raise ReauditError(
+            "the webhook URL is empty",
+            where="--notify",
+            fix="pass an http(s) URL such as https://hooks.example/T0/B0, or env:NAME; leave --notify out for no webhook",
+        )
+    if url.startswith("env:"):
+        name = url[4:]
+        if not name:
+            raise ReauditError(
+                "--notify env: names no environment variable",
+                where="--notify",
+                fix="pass env:NAME, NAME the variable that holds the webhook URL",
+            )
         url = os.environ.get(name, "")
         if not url:
             raise ReauditError(

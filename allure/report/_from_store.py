@@ -97,6 +97,7 @@ def _iteration(
         position=entry.get("position"),
         debias=entry.get("debias"),
         calibration=entry.get("calibration"),
+        readout=entry.get("readout"),
     )
 
 

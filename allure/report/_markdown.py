@@ -103,6 +103,36 @@ def _shares(data: ReportData) -> list[str]:
     ]
 
 
+PRIMARY_NOTE = (
+    "Primary comparison (pre-registered, one per run): the loop's active judge, decided on the dev split "
+    "before the held-out split is read, against the zero-shot judge on the held-out split, by the loop's "
+    "objective with a two-sided paired permutation test at alpha 0.05 (the sentence above). Every other "
+    "figure in this report is exploratory."
+)
+"""What report.md says about which comparison is the claim (issue 34 item 6)."""
+
+
+def _readout_lines(data: ReportData) -> list[str]:
+    """``## Read-out``: per pass, what the learned read-out fitted (coefficients, CV score, n, date) and decided."""
+    fitted = [(it.iteration, it.readout) for it in data.iterations if it.readout]
+    if not fitted:
+        return []
+    out = ["## Read-out (learned from the mined audit items)", ""]
+    for i, r in fitted:
+        what = r.get("describe") or "nothing fitted"
+        when = f", fitted {r['fitted_at']}" if r.get("fitted_at") else ""
+        out.append(
+            f"- iteration {i}: {markdown_cell(str(r.get('decision', '')))}; {markdown_cell(what)}{when}; "
+            f"{r.get('changed', 0)} labels changed"
+        )
+    out += [
+        "",
+        "Fitted on mined audit items only (never a dev or held-out item); the features never read a reference.",
+        "",
+    ]
+    return out
+
+
 def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
     """Render the report as markdown: a page of sections, each left out when the run has nothing for it.
 
@@ -121,6 +151,7 @@ def render_markdown(data: ReportData, *, plot_name: str = "metrics.png") -> str:
         *_positions(data),
         *_debiased(data),
         *_calibration(data),
+        *_readout_lines(data),
         *_last_iteration(data),
         *_cost(data),
     ]
@@ -145,6 +176,12 @@ def _summary(data: ReportData) -> list[str]:
         ),
         "",
     ]
+    if (
+        data.zero_shot_iteration is not None
+        and data.active_iteration is not None
+        and not nothing_held_out(data)
+    ):
+        out += [PRIMARY_NOTE, ""]
     f1_line = helped_sentence(data, "f1")
     if f1_line:
         out += [markdown_cell(f1_line), ""]

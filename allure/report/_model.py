@@ -182,6 +182,9 @@ class IterationReport(BaseModel):
     """Pairwise, with ``position_debias`` set: debiased against raw verdicts (``None`` otherwise)."""
     calibration: CalibrationReport | None = None
     """With ``[evaluator] calibration`` set: what calibrating the pass changed (``None`` otherwise)."""
+    readout: dict[str, Any] | None = None
+    """With ``[evaluator] readout`` set: what was fitted (mode, features, coefficients, CV score, n,
+    date, the fit items) and decided, stored with the pass's memory version (``None`` otherwise)."""
 
 
 class ReplayAgreement(BaseModel):

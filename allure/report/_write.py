@@ -7,6 +7,7 @@ from pathlib import Path
 
 from allure._fault import fault_point
 from allure._io import atomic_write_bytes
+from allure._text_errors import read_utf8
 from allure.records import check_file, parse_json_object, validate_record
 from allure.report._markdown import render_markdown
 from allure.report._model import ReportData, ReportError, migrate_report
@@ -64,7 +65,7 @@ def read_report(path: Path) -> ReportData:
         path = path / REPORT_JSON
     check_file(path, error=ReportError, what="report", fix="pass a run folder that has report.json")
     raw = parse_json_object(
-        path.read_text(encoding="utf-8"),
+        read_utf8(path, error=ReportError, what="report"),
         path=path,
         line=None,
         error=ReportError,

@@ -186,11 +186,17 @@ class EntropyStudy(RobustStudy):
         """The checked settings, the prompt variants (written) and the arms, as :func:`entropy_study` takes them."""
         check_sampling(samples, temperature)
         bad = [c for c in conditions if c not in CONDITIONS] or ([] if conditions else ["(none)"])
-        if bad or clusterer not in ("hdbscan", "kmeans"):
+        if bad:
             raise StudyError(
-                f"unknown condition(s) {bad} or clusterer {clusterer!r}",
-                where="options --conditions / --clusterer",
-                fix="pass --conditions memory,zero-shot (or one of them) and --clusterer hdbscan or kmeans",
+                f"unknown condition(s) {', '.join(map(repr, bad))}",
+                where="option --conditions",
+                fix="pass --conditions memory,zero-shot (or one of them)",
+            )
+        if clusterer not in ("hdbscan", "kmeans"):
+            raise StudyError(
+                f"unknown clusterer {clusterer!r}",
+                where="option --clusterer",
+                fix="pass --clusterer hdbscan or kmeans",
             )
         proj, src = context.project, context.source
         sample_at(src, temperature)

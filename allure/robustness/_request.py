@@ -14,11 +14,11 @@ prompt set written by the first (its ``rephrasing.json`` names the model that wr
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Unpack
 
+from allure._text_errors import read_json_file
 from allure.errors import StudyError
 from allure.labels import Label
 from allure.models import Item, stable_hash
@@ -74,8 +74,15 @@ def procedure_texts(original: dict[str, str], procedure: str) -> dict[str, str]:
 
 def _written_by(folder: str) -> str:
     meta = Path(folder) / "rephrasing.json"
-    method = json.loads(meta.read_text()).get("method", "") if meta.is_file() else ""
-    return method.removeprefix("request:") if method.startswith("request:") else "unknown"
+    data = (
+        read_json_file(meta, error=StudyError, what="prompt set's rephrasing.json") if meta.is_file() else {}
+    )
+    method = data.get("method", "") if isinstance(data, dict) else ""
+    return (
+        method.removeprefix("request:")
+        if isinstance(method, str) and method.startswith("request:")
+        else "unknown"
+    )
 
 
 def request_study(
@@ -120,7 +127,7 @@ def _procedure(
     labels = list(spec.label_set)
     if procedure_from is not None:
         folder = find_prompt_set(proj, procedure_from)
-        texts = prompt_texts(load_checked(folder, base, labels))
+        texts = prompt_texts(load_checked(folder, base, labels, where="option --procedure-from"))
         procedure = texts["system.txt"].partition(PROCEDURE_HEADER.strip())[2].strip() or texts["system.txt"]
         written_by = _written_by(folder)
     else:

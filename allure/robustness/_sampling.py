@@ -4,6 +4,7 @@ clustering of samples by their embeddings."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,18 +13,28 @@ from allure.errors import StudyError
 from allure.store import open_project_store
 from allure.studies import StudyRecord, StudySource
 
+MAX_SAMPLES = 100
+"""Most samples per item and prompt a sampling study draws (each is one call per item)."""
+
 
 def check_sampling(samples: int, temperature: float, flag: str = "--samples") -> None:
-    """M (or K) >= 2 samples at a temperature above 0.
+    """M (or K) from 2 to :data:`MAX_SAMPLES` samples at a temperature above 0 and at most 2.
 
     Raises:
         StudyError: Otherwise.
     """
-    if samples < 2:
+    if not 2 <= samples <= MAX_SAMPLES:
         raise StudyError(
-            f"{flag} {samples}: at least 2 samples per prompt are needed",
+            f"{flag} {samples}: {'at least 2' if samples < 2 else f'at most {MAX_SAMPLES}'} samples per prompt"
+            + (" are needed" if samples < 2 else " (each is one call per item)"),
             where=f"option {flag}",
-            fix=f"pass {flag} 5 (at least 2)",
+            fix=f"pass {flag} 5 (2 to {MAX_SAMPLES})",
+        )
+    if not math.isfinite(temperature) or temperature > 2:
+        raise StudyError(
+            f"--temperature {temperature}: a sampling temperature is a number above 0 and at most 2",
+            where="option --temperature",
+            fix="pass a sampling temperature above 0, e.g. --temperature 0.7",
         )
     if not temperature > 0:
         raise StudyError(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from allure.errors import StudyError
 from allure.prompts import (
+    MAX_REPHRASINGS,
     PROMPTS_DIR,
     Rephrasing,
     find_prompt_set,
@@ -76,7 +77,7 @@ def prompt_variants(
             raise StudyError("no prompt set given", where="option --prompts", fix="pass at least one")
         for q, name in enumerate(prompts, start=2):
             path = find_prompt_set(project, name)
-            ps = load_checked(path, base, labels)
+            ps = load_checked(path, base, labels, where="option --prompts")
             out.append(
                 PromptVariant(
                     q=q, name=ps.name, path=path, hash=prompt_set_hash(prompt_texts(ps)), method="given"
@@ -84,10 +85,10 @@ def prompt_variants(
             )
         return out, pending
     assert rephrasings is not None
-    if rephrasings < 2:
+    if not 2 <= rephrasings <= MAX_REPHRASINGS + 1:
         raise StudyError(
-            f"--rephrasings {rephrasings}: Q counts the original prompt",
-            where="option --rephrasings",
+            f"--rephrasings {rephrasings}: Q counts the original prompt, so it is 2 to {MAX_REPHRASINGS + 1}",
+            where="option --rephrasings (-q)",
             fix="pass --rephrasings 4 (the original and 3 rule-based rephrasings)",
         )
     if meta_prompt is not None:
@@ -99,7 +100,7 @@ def prompt_variants(
             out.append(v)
             pending += [(Path(v.path), made)] if made is not None else []
         return out, pending
-    for r in rule_rephrasings(base, rephrasings - 1, seed=seed, labels=labels):
+    for r in rule_rephrasings(base, rephrasings - 1, seed=seed, labels=labels, option="--rephrasings (-q)"):
         folder = project / PROMPTS_DIR / r.name
         if (folder / "user.txt").is_file():
             ps = load_checked(folder, base, labels)  # re-use (and check) what is on disk, edits included

@@ -113,7 +113,7 @@ def _pointer_url(project_dir: Path) -> str:
         return ""
     try:
         url = str(tomllib.loads(path.read_text(encoding="utf-8")).get("store", {}).get("url", "")).strip()
-    except (OSError, tomllib.TOMLDecodeError, AttributeError) as exc:
+    except (OSError, ValueError, AttributeError) as exc:  # ValueError: TOML syntax, or not UTF-8
         raise StoreError(
             f"cannot read the project's store pointer ({exc})",
             where=str(path),

@@ -36,9 +36,18 @@ STUDIES = Path(".allure") / "studies"
 
 
 NOT_IN_ID = frozenset(
-    {"api_key_env", "concurrency", "timeout_s", "max_retries", "retry_backoff_s", "max_error_share"}
+    {
+        "api_key_env",
+        "concurrency",
+        "timeout_s",
+        "max_retries",
+        "retry_backoff_s",
+        "max_error_share",
+        "readout",
+    }
 )
-"""Evaluator settings that change how calls are sent, never what they return: not part of a study id."""
+"""Evaluator settings that change how calls are sent, never what they return: not part of a study id
+(nor ``readout``, the loop's learned read-out, which study arms do not apply)."""
 
 
 def study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec], extra: object) -> str:

@@ -9,6 +9,7 @@ and after each case the project's file listing and the run store's row counts ar
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import allure.prompts as allure_prompts
 from allure.cli.main import app
 from allure.errors import AllureError
 from tests.cli_run import run_cli
@@ -80,7 +82,7 @@ def spec_with(good: str, bad: str, *, reaudit: bool = False) -> str:
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | Path]:
     """A project with a finished replay run (memory filled), a frozen set ``nightly`` with one re-audit,
-    and the files the cases name."""
+    a study whose study.md was deleted, and the files the cases name."""
     root = tmp_path_factory.mktemp("bad-table")
     good = replay_spec_text(root, auto_approve=True)
     (root / "good.toml").write_text(good + '\n[reaudit]\nset = "nightly"\nsplit = "all"\n')
@@ -97,7 +99,43 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | Path]:
     (root / "noreaudit.toml").write_text(spec_with("x", "x"))
     for i, (g, b, _field, _fix) in enumerate(SPEC_CASES):
         (root / f"bad{i}.toml").write_text(spec_with(g, b))
-    return {"root": root, "run": run_id}
+    _issue_36_files(root, good)
+    res = run_cli(root, "study", "ablation", "--from-run", run_id)
+    assert res.returncode == 0, res.stderr
+    study = next(d for d in (root / PROJECT / ".allure" / "studies").iterdir())
+    (study / "study.md").unlink()  # deleted by hand: `study show` said FileNotFoundError
+    return {"root": root, "run": run_id, "study": study.name}
+
+
+def _issue_36_files(root: Path, good: str) -> None:
+    """The files of issue 36's cases: data rows that cannot work, prompt sets and a meta-prompt that
+    are not UTF-8 or cannot judge, a prompt set whose rephrasing.json is not JSON (in ``proj2``)."""
+    rows = [json.loads(x) for x in (root / "items.jsonl").read_text().splitlines()]
+    for name, column, value in (
+        ("null-response", "answer", None),
+        ("list-response", "answer", ["Answer: 1", "9"]),
+        ("bool-label", "judge", True),
+    ):
+        bad = [rows[0], {**rows[1], column: value}, *rows[2:]]  # line 2
+        (root / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in bad))
+        (root / f"{name}.toml").write_text(good.replace('path = "items.jsonl"', f'path = "{name}.jsonl"'))
+    for folder, system in (
+        ("noresp", "Reply with score: X, X one of {labels}."),
+        ("badutf8", "Judge \udcff"),
+    ):
+        (root / folder).mkdir()
+        (root / folder / "system.txt").write_bytes(system.encode("utf-8", "surrogateescape"))
+        (root / folder / "user.txt").write_text(
+            "Task: {task}" + ("" if folder == "noresp" else " {response}")
+        )
+        (root / folder / "assistant.txt").write_text("score: {label}")
+    (root / "meta-bad.txt").write_bytes(b"Rephrase this \xff\xfe: {text}")
+    (root / "latin1.csv").write_bytes("question,answer,label\nwas ist das?,gr\xfc\xdfe,1\n".encode("latin-1"))
+    saved = root / "proj2" / ".allure" / "prompts" / "grader~r2s0"
+    saved.mkdir(parents=True)
+    for f in ("system.txt", "user.txt", "assistant.txt"):
+        (saved / f).write_text((Path(allure_prompts.__file__).parent / "grader" / f).read_text())
+    (saved / "rephrasing.json").write_text('{"source": "grader", "method": ')
 
 
 P = ["--project", PROJECT]
@@ -158,6 +196,45 @@ TABLE: list[tuple[list[str], list[str]]] = [
     (["review", "{run}", "--import", "missing.jsonl", *P], ["{run}", "not paused"]),
     (["review", "run-nope", "--import", "bad.jsonl", *P], ["run-nope"]),
     (["resume", "run-nope", *P], ["run-nope"]),
+    # issue 36: data rows that cannot work (group 2), tracebacks (3), wrong option names (6), others (7)
+    (["validate", "null-response.toml"], ["null-response.jsonl:2", "field 'answer'", "response is missing"]),
+    (["validate", "list-response.toml"], ["list-response.jsonl:2", "field 'answer'", "a JSON list"]),
+    (["validate", "bool-label.toml"], ["bool-label.jsonl:2", "field 'judge'", "is a boolean"]),
+    (["audit", "null-response.toml", *P], ["null-response.jsonl:2", "field 'answer'"]),
+    (["audit", "good.toml", "--project", "/proc/allure-36/proj"], ["/proc/allure-36/proj", "--project"]),
+    (["prompts", "show", "./badutf8", *P], ["badutf8/system.txt:1", "not UTF-8", "byte 0xff"]),
+    (
+        ["study", "sensitivity", "--from-run", "{run}", "-q", "3", "--meta-prompt", "meta-bad.txt", *P],
+        ["meta-bad.txt:1", "not UTF-8"],
+    ),
+    (["study", "show", "{study}", *P], ["study.md", "missing"]),
+    (["prompts", "list", "--project", "proj2"], ["rephrasing.json:1", "not JSON"]),
+    (["study", "sensitivity", "--from-run", "{run}", "-q", "99999", *P], ["--rephrasings (-q)", "2 to 51"]),
+    (["study", "entropy", "--from-run", "{run}", "-q", "1", *P], ["--rephrasings (-q)", "2 to 51"]),
+    (["study", "entropy", "--from-run", "{run}", "-k", "100000", *P], ["--samples", "at most 100"]),
+    (["study", "consistency", "--from-run", "{run}", "-t", "inf", *P], ["--temperature", "at most 2"]),
+    (["prompts", "rephrase", "./noresp", *P], ["noresp/user.txt", "{response}"]),
+    (["prompts", "rephrase", "grader", "--labels", "", *P], ["--labels", "0 label(s)"]),
+    (["prompts", "rephrase", "grader", "--labels", "1", *P], ["--labels", "1 label(s)"]),
+    (["prompts", "rephrase", "grader", "--labels", "yes,no,yes", *P], ["--labels", "yes twice"]),
+    (["prompts", "rephrase", "grader", "--count", "99", *P], ["option --count", "1 to 50"]),
+    (["reaudit", "good.toml", "--notify", "", *P], ["--notify", "empty"]),
+    (["reaudit", "good.toml", "--notify", "env:", *P], ["--notify", "names no environment variable"]),
+    (["memory", "stats", "--clusters", "0", *P], ["--clusters", "from 2 to"]),
+    (["init", "latin1.csv", "-o", "x.toml"], ["latin1.csv:2", "not UTF-8"]),
+    (
+        ["study", "sensitivity", "--from-run", "{run}", "--prompts", "nope", *P],
+        ["option --prompts", "'nope'"],
+    ),
+    (
+        ["study", "request", "--from-run", "{run}", "--procedure-from", "nope", *P],
+        ["option --procedure-from"],
+    ),
+    (
+        ["study", "entropy", "--from-run", "{run}", "--conditions", "foo", *P],
+        ["option --conditions", "'foo'"],
+    ),
+    (["prompts", "diff", "grader", "nope", *P], ["argument B", "'nope'"]),
 ]
 
 
@@ -183,13 +260,13 @@ def test_the_table_is_big_enough() -> None:
 )
 def test_bad_input(base: dict[str, str | Path], args: list[str], words: list[str]) -> None:
     root = Path(base["root"])
-    argv = [a.replace("{run}", str(base["run"])) for a in args]
+    argv = [a.replace("{run}", str(base["run"])).replace("{study}", str(base["study"])) for a in args]
     before = snapshot(root / PROJECT)
     code, out = in_process(root, argv)
     assert code == 2, (code, out)
     assert "Traceback" not in out, out
     for w in words:
-        assert w.replace("{run}", str(base["run"])) in out, (w, out)
+        assert w.replace("{run}", str(base["run"])).replace("{study}", str(base["study"])) in out, (w, out)
     assert "fix:" in out or "--help" in out, out  # our fix, or Typer's usage line for an option it checked
     assert snapshot(root / PROJECT) == before
     for stray in ("evil", "x.toml"):
@@ -203,12 +280,15 @@ def test_bad_input(base: dict[str, str | Path], args: list[str], words: list[str
         ["reaudit", "good.toml", "--markdown", "/proc/nope/x.md"],
         ["study", "ablation", "--from-run", "{run}", "--name", "../../../evil"],
         ["freeze", "{run}", "--name", ESC],
+        ["prompts", "show", "./badutf8"],
+        ["study", "show", "{study}"],
+        ["validate", "list-response.toml"],
     ],
 )
 def test_bad_input_in_a_real_process(base: dict[str, str | Path], args: list[str]) -> None:
     root = Path(base["root"])
     before = snapshot(root / PROJECT)
-    argv = [a.replace("{run}", str(base["run"])) for a in args]
+    argv = [a.replace("{run}", str(base["run"])).replace("{study}", str(base["study"])) for a in args]
     res = run_cli(root, *argv, project=False) if argv[0] == "validate" else run_cli(root, *argv)
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and "fix:" in res.stderr and "\x1b" not in res.stderr

@@ -90,3 +90,66 @@ def test_a_csv_written_by_pandas_with_its_index_column_is_read(tmp_path: Path) -
     spec, doc = init(tmp_path, data)
     items = load_items(load_spec(spec).dataset, base_dir=tmp_path, label_set=doc["label_set"])
     assert len(items) == 6 and items[1].response == "a long response number 1"
+
+
+def _rows(labels: list[object]) -> list[dict]:
+    return [
+        {"id": i, "response": f"a long response number {i} here", "label": lab}
+        for i, lab in enumerate(labels)
+    ]
+
+
+# issue 36 group 1: each gave `label_set = [0, 1]` without a word; (label cells, words of the label_set
+# line's CHECK, whether the label column is mapped, the extra TOML the spec must hold)
+LABEL_COLUMNS: list[tuple[str, list[object], str, bool]] = [
+    ("some NaN", [1, float("nan"), 0, 1, float("nan"), 0], "no label in 2 (NaN) rows", True),
+    ("only NaN", [float("nan")] * 6, "no value in the first 6 rows (6 NaN)", False),
+    ("only nulls", [None] * 6, "no value in the first 6 rows (6 null or blank)", False),
+    ("nested objects", [{"v": i % 2} for i in range(6)], "holds lists or objects, not labels", False),
+    (
+        "1, '1', true, 1.0",
+        [1, "1", True, 1.0, 0],
+        "values of 'label' in the first 5 rows: 1 (4), 0 (1)",
+        True,
+    ),
+    (
+        "true and false",
+        [True, False, True, False],
+        "values of 'label' in the first 4 rows: 1 (2), 0 (2)",
+        True,
+    ),
+    ("NaN as text", ["1", "NaN", "0", "nan", "1", "0", "1", "0"], "no label in 2 (NaN) rows", True),
+    ("Yes and yes", ["Yes", "no", "yes", "No", "yes", "no"], "values of 'label' in the first 6 rows", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("labels", "words", "mapped"), [c[1:] for c in LABEL_COLUMNS], ids=[c[0] for c in LABEL_COLUMNS]
+)
+def test_a_questionable_label_column_gets_a_check_line(
+    tmp_path: Path, labels: list[object], words: str, mapped: bool
+) -> None:
+    spec, doc = init(tmp_path, write_jsonl(tmp_path / "d.jsonl", _rows(labels)))
+    line = next(x for x in spec.read_text().splitlines() if x.startswith("label_set ="))
+    assert "# CHECK:" in line and words in line, line  # never a quiet guess
+    assert ("gold_label" in doc["dataset"]["columns"]) is mapped
+    if mapped:  # what init wrote reads the file it was written from
+        loaded = load_spec(spec)
+        items = load_items(
+            loaded.dataset, base_dir=tmp_path, label_set=loaded.label_set, synonyms=loaded.label_synonyms
+        )
+        assert len(items) == len(labels)
+
+
+def test_true_and_false_become_synonyms_that_say_so(tmp_path: Path) -> None:
+    spec, doc = init(tmp_path, write_jsonl(tmp_path / "d.jsonl", _rows([True, False, 1, 0])))
+    assert doc["label_set"] == [0, 1] and doc["label_synonyms"] == {"0": ["false"], "1": ["true"]}
+    assert (
+        "[label_synonyms]    # CHECK: the column holds true/false: read false as 0, true as 1"
+        in spec.read_text()
+    )
+
+
+def test_a_rubric_names_no_empty_column(tmp_path: Path) -> None:
+    _, doc = init(tmp_path, write_jsonl(tmp_path / "d.jsonl", _rows([None] * 4)))
+    assert "column ''" not in doc["evaluator"].get("rubric", "")

@@ -156,3 +156,79 @@ def test_csv_with_a_bom_is_read(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_bytes("\ufeffid,response\n1,a\n".encode())
     assert [i.id for i in load_items(DatasetSpec(path=str(path), columns=ColumnMap(id="id")))] == ["1"]
+
+
+# issue 36 group 2: rows that were read as something else (a null response as "", a list as its
+# repr, true as the score 1); (rows of a JSONL file, the label set, the line, the field, words)
+BAD_ROWS: list[tuple[str, list[str], list[object], int, str, str]] = [
+    (
+        "null response",
+        ['{"response": "a"}', '{"response": null}'],
+        [0, 1],
+        2,
+        "response",
+        "the response is missing",
+    ),
+    ("NaN response", ['{"response": NaN}'], [0, 1], 1, "response", "the response is missing"),
+    (
+        "list response",
+        ['{"response": "a"}', '{"response": ["a", "b"]}'],
+        [0, 1],
+        2,
+        "response",
+        "a JSON list",
+    ),
+    ("object response", ['{"response": {"text": "a"}}'], [0, 1], 1, "response", "a JSON object"),
+    (
+        "true as a label",
+        ['{"response": "a", "g": 0}', '{"response": "b", "g": true}'],
+        [0, 1],
+        2,
+        "g",
+        "is a boolean",
+    ),
+    ("true on a 1-5 scale", ['{"response": "a", "g": true}'], [1, 2, 3, 4, 5], 1, "g", "is a boolean"),
+    ("false for yes/no", ['{"response": "a", "g": false}'], ["yes", "no"], 1, "g", "is a boolean"),
+    ("Infinity as a label", ['{"response": "a", "g": Infinity}'], [0, 1], 1, "g", "is not an integer"),
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "labels", "line", "field", "words"), [c[1:] for c in BAD_ROWS], ids=[c[0] for c in BAD_ROWS]
+)
+def test_a_bad_row_names_file_line_and_field(
+    tmp_path: Path, lines: list[str], labels: list[object], line: int, field: str, words: str
+) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spec = DatasetSpec(path=str(path), columns=ColumnMap(gold_label="g"))
+    if not any('"g"' in x for x in lines):
+        spec = DatasetSpec(path=str(path))
+    with pytest.raises(DatasetError) as info:
+        load_items(spec, label_set=labels)  # type: ignore[arg-type]
+    err = info.value
+    assert err.exit_code == 2 and words in err.message and err.fix, err.render()
+    assert err.where == f"{path}:{line}, field '{field}'", err.render()
+
+
+def test_true_and_false_are_read_through_synonyms(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(
+        '{"response": "a", "g": true}\n{"response": "b", "g": false}\n{"response": "c", "g": NaN}\n'
+    )
+    items = load_items(
+        DatasetSpec(path=str(path), columns=ColumnMap(gold_label="g")),
+        label_set=[0, 1],
+        synonyms={"1": ["true"], "0": ["false"]},
+    )
+    assert [it.gold_label for it in items] == [1, 0, None]  # NaN is a missing label, as pandas writes one
+
+
+@pytest.mark.parametrize("kib", [129, 200, 2048])
+def test_a_csv_cell_over_128_kib_is_read(tmp_path: Path, kib: int) -> None:
+    # issue 36 group 4: the csv module's default field limit (128 KiB) refused legal CSV
+    path = tmp_path / "d.csv"
+    long = "word " * (kib * 1024 // 5)
+    path.write_text(f'response,g\n"{long}",1\nshort,0\n', encoding="utf-8")
+    items = load_items(DatasetSpec(path=str(path), columns=ColumnMap(gold_label="g")))
+    assert [len(it.response) for it in items] == [len(long), 5] and items[0].gold_label == 1

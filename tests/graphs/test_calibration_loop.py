@@ -16,17 +16,27 @@ import pytest
 
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
-from tests.conftest import start_scripted_server, write_spec
+from tests.conftest import start_scripted_server, write_dataset, write_spec
 
 pytestmark = pytest.mark.integration
 
 
-def _audit(tmp: Path, *server_args: str, calibration: str = "none") -> tuple[dict[str, object], str, int]:
-    """Run a one-pass audit; (item id -> label, stdout + stderr, requests sent)."""
+def _audit(
+    tmp: Path, *server_args: str, calibration: str = "none", n_per_type: int = 0, **loop: object
+) -> tuple[dict[str, object], str, int]:
+    """Run a one-pass audit; (item id -> label, stdout + stderr, requests sent). ``n_per_type``:
+    a larger dataset (``write_dataset``), e.g. for a dev split with 10 items of each label."""
     tmp.mkdir(parents=True, exist_ok=True)
     srv = start_scripted_server(tmp, *server_args)
     try:
-        spec = write_spec(tmp, srv.base_url, calibration=calibration, max_iterations=1, heldout_fraction=0.34)
+        spec = write_spec(
+            tmp,
+            srv.base_url,
+            calibration=calibration,
+            **{"max_iterations": 1, "heldout_fraction": 0.34, **loop},
+        )
+        if n_per_type:
+            write_dataset(tmp / "items.jsonl", n_per_type=n_per_type)
         res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=300)
         assert res.returncode == 0, res.stdout + res.stderr
         n = len(srv.requests())
@@ -121,13 +131,15 @@ def test_auto_calibration_chooses_on_dev_undoes_the_lean_and_keeps_a_sound_judge
     tmp_path: Path,
 ) -> None:
     """``auto`` scores none / contextual / prior / offset on the dev split: on the leaning server
-    a correction wins (the lean gives every dev item one label, so ``none`` is the worst); on the
-    plain server nothing beats the parsed labels, and they stay."""
-    graded, plain_out, n_plain = _audit(tmp_path / "plain", calibration="auto")
+    a correction wins (the lean gives every dev item one label, so ``none`` is the worst, and dev
+    holds at least 10 items of each label: the rise is significant); on the plain server nothing
+    beats the parsed labels, and they stay."""
+    big = {"n_per_type": 40, "dev_fraction": 0.7}
+    graded, plain_out, n_plain = _audit(tmp_path / "plain", calibration="auto", **big)
     assert set(graded.values()) == {0, 1}
     assert "calibration (auto: none)" in plain_out and "chose none on dev" in plain_out
     assert "0 of" in plain_out.split("calibration (auto: none)")[1].split("\n")[0]
-    leaned, out, _ = _audit(tmp_path / "leaned", "--lean", "0.25", calibration="auto")
+    leaned, out, _ = _audit(tmp_path / "leaned", "--lean", "0.25", calibration="auto", **big)
     line = next(x for x in out.splitlines() if "calibration (auto:" in x)
     assert "calibration (auto: none)" not in line, line
     assert "chose " in line and "on dev (n = " in line

@@ -42,6 +42,12 @@ class FakeMemory:
     def retrieve_many(self, items: list[Item], policy: Any) -> dict[str, list[IclExample]]:
         return {it.id: self.retrieve(it, policy) for it in items}
 
+    def embeddings(self) -> tuple[list[IclExample], Any]:
+        """No stored embeddings: the read-out's memory vote is left out (``z`` alone)."""
+        import numpy as np
+
+        return [], np.zeros((0, 384), dtype=np.float32)
+
 
 def test_split_is_stratified_seeded_and_disjoint() -> None:
     items = [Item(id=f"{p}-{i}", task="t", response="r", problem_type=p) for p in "ab" for i in range(10)]
@@ -123,7 +129,10 @@ def test_last_pass_without_auto_approve_stops_without_review(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("auto", [True, False])
 def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
-    out, store, ctx, rid, graph = _replay_run(tmp_path, auto=auto, max_iterations=3, stop_when_no_gain=False)
+    # the guard is off: replayed labels never change, and the guard adopts only a significant rise
+    out, store, ctx, rid, graph = _replay_run(
+        tmp_path, auto=auto, max_iterations=3, stop_when_no_gain=False, guard=False
+    )
     config = {"configurable": {"thread_id": rid}}
     if not auto:
         # exactly one interrupt, whose payload lists the pending candidates
@@ -151,7 +160,7 @@ def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
 
 def test_stop_when_no_gain_stops_the_loop_when_the_dev_objective_does_not_rise(tmp_path: Path) -> None:
     # Replayed labels never change, so the 2nd pass's dev balanced accuracy equals the 1st: no gain.
-    out, store, ctx, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=3)
+    out, store, ctx, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=3, guard=False)
     ba = [store.metrics(rid)[i]["dev"].balanced_accuracy for i in (1, 2)]
     assert ba[0] is not None and ba[0] == ba[1]
     assert out["stop_reason"] == f"no gain on the dev split (balanced accuracy {ba[0]:.3f} -> {ba[1]:.3f})"
@@ -160,7 +169,7 @@ def test_stop_when_no_gain_stops_the_loop_when_the_dev_objective_does_not_rise(t
     assert report["stop_reason"] == out["stop_reason"]
     # The same run with the rule off goes on until nothing new is proposed.
     (tmp_path / "off").mkdir()
-    off, *_ = _replay_run(tmp_path / "off", auto=True, max_iterations=3, stop_when_no_gain=False)
+    off, *_ = _replay_run(tmp_path / "off", auto=True, max_iterations=3, stop_when_no_gain=False, guard=False)
     assert off["stop_reason"] == "no new candidates"
 
 

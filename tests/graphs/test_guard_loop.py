@@ -1,9 +1,11 @@
-"""The guard end to end: a memory version that is worse on the dev split is not adopted.
+"""The guard end to end: a memory version is adopted only when it is *better* on the dev split.
 
 A real audit loop (subprocess CLI) against the scripted server on 127.0.0.1. Zero-shot the
 scripted judge passes responses that mention "room" (keywords); with ``--examples-hurt`` any ICL
 example makes it pass *every* response (a label-prior shift: balanced accuracy falls to 0.5 on the
-dev split), without it the examples make it grade strictly (balanced accuracy rises to 1).
+dev split), without it the examples make it grade strictly (balanced accuracy rises to 1). With
+``--examples-right REGEX`` the examples help on the items REGEX names and hurt everywhere else: the
+issue 34 case (a noisy rise on dev, a memory worse on held-out) is built by naming dev items.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from tests.conftest import start_scripted_server, write_dataset, write_spec
 pytestmark = pytest.mark.integration
 
 
-def _audit(tmp_path: Path, *server_args: str) -> tuple[str, RunStore, list[dict]]:
+def _audit(
+    tmp_path: Path, *server_args: str, n_per_type: int = 30, **loop: object
+) -> tuple[str, RunStore, list[dict]]:
     srv = start_scripted_server(tmp_path, *server_args)
     try:
-        spec = write_spec(tmp_path, srv.base_url, max_iterations=3)
-        write_dataset(tmp_path / "items.jsonl", n_per_type=30)
+        spec = write_spec(tmp_path, srv.base_url, **{"max_iterations": 3, **loop})
+        write_dataset(tmp_path / "items.jsonl", n_per_type=n_per_type)
         res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
         assert res.returncode == 0, res.stdout + res.stderr
         requests = [r["body"] for r in srv.requests()]
@@ -35,7 +39,7 @@ def _audit(tmp_path: Path, *server_args: str) -> tuple[str, RunStore, list[dict]
 
 
 def test_guard_keeps_zero_shot_when_the_examples_make_the_judge_worse(tmp_path: Path) -> None:
-    out, store, requests = _audit(tmp_path, "--examples-hurt")
+    out, store, requests = _audit(tmp_path, "--examples-hurt", n_per_type=40, dev_fraction=0.7)
     run = store.list_runs()[-1]
     assert run.status == "done"
     assert run.info["active_iteration"] == 1 and run.info["zero_shot_iteration"] == 1
@@ -67,12 +71,73 @@ def _dev_ids(store: RunStore, run_id: str) -> set[str]:
 
 
 def test_guard_adopts_examples_that_help_on_dev(tmp_path: Path) -> None:
-    out, store, requests = _audit(tmp_path)
+    # a dev split with at least 10 items of each label (80 items, 70 % of the audit split in dev)
+    out, store, requests = _audit(tmp_path, n_per_type=40, dev_fraction=0.7)
     run = store.list_runs()[-1]
     assert run.status == "done"
     assert run.info["active_iteration"] >= 2
     assert "adopted" in run.info["guard_2"] and "not adopted" not in run.info["guard_2"]
+    assert "significantly better" in run.info["guard_2"]
     m = store.metrics(run.id)
     assert m[2]["dev"].balanced_accuracy > m[1]["dev"].balanced_accuracy
     assert any(sum(x["role"] == "assistant" for x in b["messages"]) for b in requests)
     assert "ICL examples helped on the held-out split" in out or "Unclear whether" in out
+
+
+def _dev_rooms(tmp_path: Path, n_per_type: int, dev_fraction: float) -> tuple[list[str], dict[str, int]]:
+    """The dev items' ids as the loop will split them (``write_spec``'s held-out share and seed) and
+    each item's kind (``write_dataset``: 0 correct, 1 'Room' wrong answer, 2 plain wrong answer)."""
+    from allure.dataset import dev_split, split_heldout
+    from allure.models import Item
+
+    rows = [
+        json.loads(x) for x in write_dataset(tmp_path / "items.jsonl", n_per_type).read_text().splitlines()
+    ]
+    items = [
+        Item(id=r["uid"], task=r["question"], response=r["answer"], problem_type=r["kind"]) for r in rows
+    ]
+    splits = split_heldout(items, 0.34, 0)
+    dev = sorted(dev_split(items, splits, dev_fraction, 0))
+    return dev, {r["uid"]: int(r["uid"].rsplit("-", 1)[1]) % 3 for r in rows}
+
+
+def _room_regex(ids: list[str]) -> str:
+    """A regex matching the user turns of ``ids`` (their question names room ``j + 40 t + 3``)."""
+    rooms = [int(i.rsplit("-", 1)[1]) + 40 * (i.startswith("2step")) + 3 for i in ids]
+    return r"path to room (?:" + "|".join(str(r) for r in rooms) + r")\?"
+
+
+def _refused(store: RunStore) -> tuple[str, dict]:
+    run = store.list_runs()[-1]
+    assert run.status == "done"
+    assert run.info["active_iteration"] == 1, run.info
+    m = store.metrics(run.id)
+    # the refused memory is worse on the held-out split (the claim read afterwards)
+    assert m[2]["heldout"].balanced_accuracy < m[1]["heldout"].balanced_accuracy
+    return run.info["guard_2"], m
+
+
+def test_guard_refuses_a_rise_on_a_dev_split_too_small_to_tell(tmp_path: Path) -> None:
+    """Issue 34's HaluEval case: a dev split holding a handful of one label, a memory that rises on
+    dev and is worse on held-out: the old rule ("not worse on dev") adopted it; it is refused."""
+    dev, kind = _dev_rooms(tmp_path, 30, 0.3)
+    out, store, _ = _audit(tmp_path, "--examples-right", _room_regex(dev), max_iterations=2)
+    reason, m = _refused(store)
+    assert m[2]["dev"].balanced_accuracy > m[1]["dev"].balanced_accuracy  # the rise on dev
+    n_pos = sum(1 for i in dev if kind[i] == 0)
+    assert n_pos < 10 and f"dev holds {n_pos} '1' item" in reason and "cannot detect" in reason
+    assert "keeps iteration 1 (zero-shot)" in reason and "not adopted" in out
+
+
+def test_guard_refuses_a_noisy_rise_that_is_not_significant(tmp_path: Path) -> None:
+    """Enough of each label in dev, but the examples help on two dev items only (and hurt on every
+    held-out item): the one-sided test does not find the rise significant, zero-shot stays."""
+    dev, kind = _dev_rooms(tmp_path, 40, 0.7)
+    assert min(sum(1 for i in dev if kind[i] == k) for k in (0, 1)) >= 10  # the split has power
+    right = [i for i in dev if kind[i] != 1] + [i for i in dev if kind[i] == 1][:2]
+    out, store, _ = _audit(
+        tmp_path, "--examples-right", _room_regex(right), n_per_type=40, dev_fraction=0.7, max_iterations=2
+    )
+    reason, m = _refused(store)
+    assert m[2]["dev"].balanced_accuracy > m[1]["dev"].balanced_accuracy  # a rise, not significant
+    assert "a rise not significant at alpha 0.05" in reason and "one-sided permutation p = 0.25" in reason

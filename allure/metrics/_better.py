@@ -1,0 +1,78 @@
+"""Decide on evidence: is B *better* than A on the decision data (issue 34 item 0)?
+
+One rule for every choice that replaces the active judge (a memory version, a read-out): B is
+adopted only when ``delta = objective(B) - objective(A) > margin`` and the one-sided paired
+permutation test of "B better than A" gives ``p < alpha``, and only when the decision data holds at
+least ``min_per_label`` reference labels of every label (fewer cannot detect a difference of the
+size that matters: 30 dev items holding 3 "yes" cannot tell +0.02 from -0.15).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from allure.metrics._common import Label
+from allure.metrics._model import OBJECTIVE_NAMES, Objective
+from allure.metrics._objective_difference import ObjectiveComparison, objective_difference
+
+
+def too_few(labels: Sequence[Label], references: Sequence[Label | None], least: int) -> str:
+    """``3 'yes' items`` when some label has fewer than ``least`` references among ``references``
+    (the rarest such label), else ``""``: decision data that cannot detect a difference that matters."""
+    counts = {lab: sum(1 for r in references if r == lab) for lab in labels}
+    rarest = min(counts, key=lambda lab: counts[lab]) if counts else None
+    if rarest is None or counts[rarest] >= least:
+        return ""
+    n = counts[rarest]
+    return f"{n} {str(rarest)!r} item{'' if n == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class BetterDecision:
+    """Whether B is better than A on the decision data, and the figures (one clause)."""
+
+    better: bool
+    figures: str
+    """``balanced accuracy 0.537 -> 0.556 (+0.019, one-sided permutation p = 0.41, n = 30)``, or why not."""
+    thin: str = ""
+    """Non-empty when the data holds too few of a label (``3 'yes' items``)."""
+    comparison: ObjectiveComparison | None = None
+
+
+def significantly_better(
+    references: Sequence[Label | None],
+    a: Sequence[Label | None],
+    b: Sequence[Label | None],
+    *,
+    labels: Sequence[Label],
+    objective: Objective = "balanced_accuracy",
+    alpha: float = 0.05,
+    margin: float = 0.0,
+    min_per_label: int = 10,
+    seed: int | None = 0,
+) -> BetterDecision:
+    """The rule of the module on paired labellings ``a`` (active) and ``b`` (new) of the same items."""
+    keep = [i for i, r in enumerate(references) if r is not None]
+    refs = [references[i] for i in keep]
+    thin = too_few(labels, refs, min_per_label)
+    if thin:
+        return BetterDecision(False, f"the decision data holds {thin}", thin)
+    cmp = objective_difference(
+        refs,
+        [a[i] for i in keep],
+        [b[i] for i in keep],
+        objective=objective,
+        labels=labels,
+        alpha=alpha,
+        random_state=seed,
+        alternative="greater",
+    )
+    if cmp.delta is None or cmp.value_a is None or cmp.value_b is None:
+        return BetterDecision(False, f"{OBJECTIVE_NAMES[objective]} undefined (n = {cmp.n})", comparison=cmp)
+    p = 1.0 if cmp.p_value is None else cmp.p_value
+    figures = (
+        f"{OBJECTIVE_NAMES[objective]} {cmp.value_a:.3f} -> {cmp.value_b:.3f} "
+        f"({cmp.delta:+.3f}, one-sided permutation p = {p:.3g}, n = {cmp.n})"
+    )
+    return BetterDecision(cmp.delta > margin and p < alpha, figures, comparison=cmp)

@@ -1,0 +1,252 @@
+"""A learned read-out of the judge's verdicts: labelled examples as data (METHODS.md section 13).
+
+Contextual, prior and offset calibration move the decision boundary; they cannot turn a score that
+ranks items backwards (AUC < 0.5) nor combine several scores. A read-out learned from labelled
+audit items can (Gundem et al. 2025, "Supervised calibration", arXiv 2505.23783):
+
+- features of item i: ``z_i = log P(pos) - log P(neg)`` from the judge's label probabilities
+  (:func:`log_odds`), and the memory vote ``v_i = sum_j s_ij [y_j = pos] / sum_j s_ij`` over the
+  ``k`` nearest approved examples (cosine similarity, the item's own example never counted:
+  :func:`memory_vote`); never the item's reference;
+- :func:`fit_readout`: class-weighted (``n / (K n_y)``, the balanced-accuracy counterpart of the
+  loss) L2 logistic regression, its ``C`` chosen by stratified k-fold cross-validation on the fit
+  items by the loop's objective; threshold 0.5 on the class-weighted model;
+- :func:`knn_labels`: kNN prompting (Xu et al., ICLR 2023): the majority label of the ``k`` nearest
+  labelled items in the space of the judge's label log-probabilities.
+
+Zero-shot is the read-out ``w = (1, 0, ...)``, ``b = 0`` on ``z``: a caller keeps it as candidate 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from allure.metrics._common import Label, MetricsError
+from allure.metrics._model import Objective
+from allure.metrics._objective import objective_value
+
+C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
+"""The inverse regularisation strengths cross-validation chooses from (smallest wins a tie)."""
+
+Z_LIMIT = 12.0
+"""Log-odds are clipped to ``[-Z_LIMIT, Z_LIMIT]`` (a probability of exactly 0 or 1)."""
+
+MIN_PER_LABEL = 2
+"""A read-out is fitted only when every label has at least this many fit items."""
+
+
+def log_odds(p: float | None) -> float | None:
+    """``log p - log (1 - p)`` of ``P(positive)``, clipped to ``[-Z_LIMIT, Z_LIMIT]``; ``None`` stays."""
+    if p is None or math.isnan(p):
+        return None
+    eps = math.exp(-Z_LIMIT)
+    q = min(max(float(p), eps), 1.0 - eps)
+    return max(-Z_LIMIT, min(Z_LIMIT, math.log(q) - math.log1p(-q)))
+
+
+def memory_vote(
+    queries: np.ndarray,
+    examples: np.ndarray,
+    example_labels: Sequence[Label],
+    positive: Label,
+    *,
+    k: int = 8,
+    exclude: Sequence[set[int]] | None = None,
+) -> list[float]:
+    """The similarity-weighted share of ``positive`` among each query's ``k`` nearest examples.
+
+    Args:
+        queries: ``(n, d)`` embeddings of the items (any scale: rows are normalised here).
+        examples: ``(m, d)`` embeddings of the approved examples.
+        example_labels: Each example's (corrected) label.
+        positive: The positive label.
+        k: Neighbours that vote.
+        exclude: Per query, example rows that must not vote (the item's own examples).
+
+    Returns:
+        ``v_i`` per query; 0.5 when no example with a positive similarity is left.
+    """
+    if len(example_labels) != len(examples):
+        raise MetricsError(
+            f"{len(examples)} example rows but {len(example_labels)} labels",
+            where="memory_vote",
+            fix="pass one label per example row",
+        )
+    if len(examples) == 0:
+        return [0.5] * len(queries)
+    q = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
+    e = examples / np.maximum(np.linalg.norm(examples, axis=1, keepdims=True), 1e-12)
+    sims = q @ e.T
+    is_pos = np.array([lab == positive for lab in example_labels], dtype=np.float64)
+    out = []
+    for i, row in enumerate(sims):
+        row = row.copy()
+        if exclude is not None and exclude[i]:
+            row[list(exclude[i])] = -np.inf
+        top = np.argsort(-row, kind="stable")[:k]
+        w = np.clip(row[top], 0.0, None)
+        w[~np.isfinite(w)] = 0.0
+        total = float(w.sum())
+        out.append(0.5 if total <= 0 else float(w @ is_pos[top]) / total)
+    return out
+
+
+class FittedReadout(BaseModel):
+    """A fitted read-out: what it reads, its coefficients, and the evidence it was chosen on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    features: tuple[str, ...]
+    """Feature names, in column order (``z``: the label log-odds; ``vote``: the memory vote)."""
+    labels: tuple[str, ...]
+    """The classes, as strings, in the order of the coefficient rows (sklearn's ``classes_``)."""
+    coef: list[list[float]]
+    """One row per class (one row for two labels: the weight of ``labels[1]``)."""
+    intercept: list[float]
+    """The intercepts, as ``coef``."""
+    C: float
+    """The inverse L2 strength cross-validation chose."""
+    cv_score: float | None
+    """The objective of the chosen ``C``'s out-of-fold predictions on the fit items."""
+    cv_folds: int
+    """Folds of the stratified cross-validation."""
+    objective: str
+    """The objective cross-validation maximised."""
+    n: int
+    """Fit items."""
+    n_per_label: dict[str, int]
+    """Fit items per reference label."""
+    fitted_at: str
+    """When it was fitted (UTC, ISO 8601)."""
+
+    def predict(self, x: np.ndarray) -> list[str]:
+        """The label (as a string) of each row of ``x`` (columns as :attr:`features`)."""
+        w = np.asarray(self.coef, dtype=np.float64)
+        b = np.asarray(self.intercept, dtype=np.float64)
+        scores = np.asarray(x, dtype=np.float64) @ w.T + b
+        if w.shape[0] == 1:
+            return [self.labels[1] if s > 0 else self.labels[0] for s in scores[:, 0]]
+        return [self.labels[int(j)] for j in np.argmax(scores, axis=1)]
+
+    def prob(self, x: np.ndarray, label: Label) -> list[float]:
+        """``P(label | x)`` per row of ``x`` (softmax over the classes; sigmoid for two)."""
+        w = np.asarray(self.coef, dtype=np.float64)
+        scores = np.asarray(x, dtype=np.float64) @ w.T + np.asarray(self.intercept, dtype=np.float64)
+        if w.shape[0] == 1:
+            p1 = 1.0 / (1.0 + np.exp(-scores[:, 0]))
+            return [float(p) if str(label) == self.labels[1] else float(1.0 - p) for p in p1]
+        e = np.exp(scores - scores.max(axis=1, keepdims=True))
+        probs = e / e.sum(axis=1, keepdims=True)
+        return [float(p) for p in probs[:, self.labels.index(str(label))]]
+
+    def describe(self) -> str:
+        """``logistic on z, vote: w = (+1.20, -0.30), b = +0.10, C = 1, CV balanced accuracy 0.640 (5 folds, n = 180)``."""
+        w = ", ".join(f"{c:+.2f}" for c in self.coef[0])
+        cv = "-" if self.cv_score is None else f"{self.cv_score:.3f}"
+        return (
+            f"logistic on {', '.join(self.features)}: w = ({w}), b = {self.intercept[0]:+.2f}, C = {self.C:g}, "
+            f"CV {self.objective.replace('_', ' ')} {cv} ({self.cv_folds} folds, n = {self.n})"
+        )
+
+
+def _counts(y: Sequence[str]) -> dict[str, int]:
+    return dict(sorted(Counter(y).items()))
+
+
+def _cv_score(
+    x: np.ndarray, y: np.ndarray, c: float, folds: int, seed: int, objective: Objective, labels: list[str]
+) -> float | None:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    pred = np.empty(len(y), dtype=object)
+    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
+        model = LogisticRegression(C=c, class_weight="balanced", max_iter=1000)
+        model.fit(x[train], y[train])
+        pred[test] = model.predict(x[test])
+    return objective_value(list(y), list(pred), objective=objective, labels=labels)
+
+
+def fit_readout(
+    x: np.ndarray,
+    y: Sequence[Label],
+    features: Sequence[str],
+    *,
+    objective: Objective = "balanced_accuracy",
+    seed: int = 0,
+    grid: Sequence[float] = C_GRID,
+    folds: int = 5,
+) -> FittedReadout | None:
+    """Class-weighted L2 logistic regression of ``y`` on ``x``, ``C`` chosen by stratified k-fold CV.
+
+    Args:
+        x: ``(n, f)`` features of the fit items (never their references).
+        y: Their reference labels (an auditor's corrected label where there is one).
+        features: Column names.
+        objective: What cross-validation maximises (the loop's objective).
+        seed: Seed of the folds.
+        grid: Candidate ``C`` values.
+        folds: Most folds (fewer when a label has fewer items).
+
+    Returns:
+        The fitted read-out, or ``None`` when fewer than two labels, or a label with fewer than
+        :data:`MIN_PER_LABEL` items, are in ``y``.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.asarray(x, dtype=np.float64).reshape(len(y), -1)
+    ys = np.array([str(v) for v in y], dtype=object)
+    counts = _counts(list(ys))
+    if len(counts) < 2 or min(counts.values()) < MIN_PER_LABEL:
+        return None
+    k = min(folds, min(counts.values()))
+    labels = sorted(counts)
+    scores = {c: _cv_score(x, ys, c, k, seed, objective, labels) for c in grid}
+    best = max(grid, key=lambda c: (-1.0 if scores[c] is None else scores[c], -c))
+    model = LogisticRegression(C=best, class_weight="balanced", max_iter=1000).fit(x, ys)
+    return FittedReadout(
+        features=tuple(features),
+        labels=tuple(str(c) for c in model.classes_),
+        coef=model.coef_.tolist(),
+        intercept=model.intercept_.tolist(),
+        C=float(best),
+        cv_score=scores[best],
+        cv_folds=k,
+        objective=objective,
+        n=len(ys),
+        n_per_label=counts,
+        fitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def knn_labels(
+    train: np.ndarray,
+    train_labels: Sequence[Label],
+    queries: np.ndarray,
+    *,
+    k: int = 8,
+    exclude: Sequence[set[int]] | None = None,
+) -> list[Label | None]:
+    """kNN prompting: the majority label among each query's ``k`` nearest training rows (Euclidean
+    distance between label log-probability vectors; a tie goes to the nearest row's label)."""
+    train = np.asarray(train, dtype=np.float64).reshape(len(train_labels), -1)
+    queries = np.asarray(queries, dtype=np.float64).reshape(len(queries), -1)
+    out: list[Label | None] = []
+    for i, q in enumerate(queries):
+        d = np.linalg.norm(train - q, axis=1)
+        if exclude is not None and exclude[i]:
+            d[list(exclude[i])] = np.inf
+        order = [j for j in np.argsort(d, kind="stable")[:k] if np.isfinite(d[j])]
+        if not order:
+            out.append(None)
+            continue
+        votes = Counter(train_labels[j] for j in order)
+        top = max(votes.values())
+        out.append(next(train_labels[j] for j in order if votes[train_labels[j]] == top))
+    return out

@@ -1,0 +1,72 @@
+"""``[evaluator] readout`` in a real audit loop (subprocess CLI, scripted server on 127.0.0.1): the
+read-out is fitted on the mined audit items only (asserted on the run store: no dev or held-out item
+is ever in a fit), stored with each pass's memory version, and shown in report.md with the primary
+comparison named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from allure.config import AuditSpec
+from allure.dataset import dev_split
+from allure.store import RunStore, project_db_path
+from tests.cli_run import run_cli
+from tests.conftest import start_scripted_server, write_dataset, write_spec
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_read_out_is_fitted_on_mined_items_only_and_stored_with_the_memory_version(
+    tmp_path: Path,
+) -> None:
+    srv = start_scripted_server(tmp_path)
+    try:
+        spec = write_spec(tmp_path, srv.base_url, max_iterations=2, dev_fraction=0.5)
+        spec.write_text(
+            spec.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
+        )
+        write_dataset(tmp_path / "items.jsonl", n_per_type=30)
+        res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
+        assert res.returncode == 0, res.stdout + res.stderr
+    finally:
+        srv.stop()
+    store = RunStore(project_db_path(tmp_path / "proj"))
+    run = store.list_runs()[-1]
+    splits = store.splits(run.id)
+    loaded = AuditSpec.model_validate(store.get_run(run.id).spec)
+    assert loaded.evaluator.readout == "logistic"
+    dev = dev_split(store.items(run.id), splits, loaded.loop.dev_fraction, loaded.loop.seed)
+    held = {i for i, s in splits.items() if s == "heldout"}
+    mined = {i for i, s in splits.items() if s == "audit"} - dev
+    assert dev and held and mined
+    for it in (1, 2):
+        rec = run.info[f"readout_{it}"]
+        fit = set(rec["fit_ids"])
+        assert fit and fit <= mined and not fit & (dev | held), it  # no dev or held-out item in a fit
+        assert rec["n"] == len(fit) and rec["coef"] and rec["cv_score"] is not None and rec["fitted_at"]
+    assert run.info["readout_1"]["features"] == ["z"]  # zero-shot: no approved example to vote yet
+    assert run.info["readout_2"]["features"] == ["z", "vote"]
+    md = (Path(run.run_dir) / "report.md").read_text()
+    assert "## Read-out (learned from the mined audit items)" in md and "CV balanced accuracy" in md
+    assert "Primary comparison (pre-registered, one per run)" in md
+    # `allure memory stats` shows the read-out fitted with the memory's current content, if any run used it
+    stats = run_cli(
+        tmp_path,
+        "memory",
+        "stats",
+        "--memory",
+        str(tmp_path / "memory"),
+        "--project",
+        str(tmp_path / "proj"),
+        "--json",
+    )
+    assert stats.returncode == 0, stats.stdout + stats.stderr
+    shown = json.loads(stats.stdout)["readouts"]
+    versions = store.memory_versions(run.id)
+    current = json.loads(stats.stdout)["stats"]["content_hash"]
+    expected = [it for it, (content, _) in versions.items() if content == current]
+    assert expected and [r["iteration"] for r in shown] == expected
+    assert shown and all("coef" in r and "fit_ids" not in r for r in shown)

@@ -1,0 +1,157 @@
+"""The learned read-out (issue 34, METHODS.md section 13): the fit, its controls and its leakage guard."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from allure.evaluator import PassReadout, ReadoutLeak, VoteSource, fit_learned_readout
+from allure.metrics import (
+    fit_readout,
+    knn_labels,
+    log_odds,
+    memory_vote,
+    objective_difference,
+    objective_value,
+    significantly_better,
+    too_few,
+)
+from allure.models import Item, Verdict
+
+
+def _backwards(n: int, seed: int) -> tuple[list[str], np.ndarray]:
+    """Labels and a judge log-odds that ranks them backwards (AUC well below 0.5), 25 % "yes"."""
+    rng = np.random.default_rng(seed)
+    y = ["yes" if rng.random() < 0.25 else "no" for _ in range(n)]
+    z = np.array([(-1.0 if lab == "yes" else 1.0) + rng.normal(0, 1.2) for lab in y])
+    return y, z
+
+
+def test_a_logistic_read_out_turns_a_backwards_score_into_a_good_one() -> None:
+    y, z = _backwards(400, 0)
+    fit, test = slice(0, 200), slice(200, 400)
+    zero = ["yes" if v > 0 else "no" for v in z[test]]  # the judge's own labels: worse than chance
+    model = fit_readout(z[fit, None], y[fit], ["z"])
+    assert model is not None and model.coef[0][0] < 0  # the sign is learned, not assumed
+    assert model.n == 200 and model.cv_folds == 5 and model.cv_score is not None and model.cv_score > 0.6
+    pred = model.predict(z[test, None])
+    ba_zero = objective_value(y[test], zero, labels=["yes", "no"])
+    ba_read = objective_value(y[test], pred, labels=["yes", "no"])
+    assert ba_zero is not None and ba_read is not None and ba_zero < 0.4 and ba_read > 0.7
+
+
+def test_the_shuffled_label_control_scores_chance_on_dev() -> None:
+    """Fitted on permuted labels, the read-out scores chance on held-back items (mean over permutations:
+    a single permutation may land on either sign of an informative feature)."""
+    y, z = _backwards(400, 1)
+    scores = []
+    for r in range(30):
+        shuffled = random.Random(r).sample(y[:200], 200)
+        model = fit_readout(z[:200, None], shuffled, ["z"], seed=r)
+        assert model is not None
+        scores.append(objective_value(y[200:], model.predict(z[200:, None]), labels=["yes", "no"]))
+    assert abs(float(np.mean(scores)) - 0.5) < 0.08
+    real = fit_readout(z[:200, None], y[:200], ["z"])
+    assert real is not None
+    assert objective_value(y[200:], real.predict(z[200:, None]), labels=["yes", "no"]) > max(scores) - 0.05
+
+
+def test_too_few_of_a_label_and_nothing_fitted() -> None:
+    assert fit_readout(np.zeros((5, 1)), ["yes", "no", "no", "no", "no"], ["z"]) is None
+    assert too_few(["yes", "no"], ["yes"] * 3 + ["no"] * 27, 10) == "3 'yes' items"
+    assert too_few(["yes", "no"], ["yes"] * 10 + ["no"] * 20, 10) == ""
+    d = significantly_better(
+        ["yes"] * 3 + ["no"] * 27, ["no"] * 30, ["yes"] * 3 + ["no"] * 27, labels=["yes", "no"]
+    )
+    assert not d.better and d.thin == "3 'yes' items"
+
+
+def test_the_one_sided_test_halves_a_symmetric_p_and_never_calls_a_drop_better() -> None:
+    y = ["yes"] * 20 + ["no"] * 20
+    a = ["no"] * 20 + ["no"] * 20
+    b = ["yes"] * 6 + ["no"] * 14 + ["no"] * 20  # better on 6 items
+    two = objective_difference(y, a, b, labels=["yes", "no"])
+    one = objective_difference(y, a, b, labels=["yes", "no"], alternative="greater")
+    assert one.alternative == "greater" and one.p_value == pytest.approx(two.p_value / 2)
+    worse = objective_difference(y, b, a, labels=["yes", "no"], alternative="greater")
+    assert worse.p_value == 1.0
+
+
+def test_the_memory_vote_never_counts_the_item_itself_and_knn_votes_by_majority() -> None:
+    ex = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]])
+    q = np.array([[1.0, 0.0]])
+    assert memory_vote(q, ex, ["yes", "no", "no"], "yes", k=1) == [1.0]
+    assert memory_vote(q, ex, ["yes", "no", "no"], "yes", k=1, exclude=[{0}]) == [0.0]
+    assert knn_labels(
+        np.array([[0.0], [0.1], [5.0]]), ["no", "no", "yes"], np.array([[0.05], [4.0]]), k=1
+    ) == [
+        "no",
+        "yes",
+    ]
+    assert log_odds(0.5) == 0.0 and log_odds(None) is None and log_odds(1.0) == pytest.approx(12.0)
+
+
+def _items(n: int) -> tuple[list[Item], dict[str, Verdict], dict[str, str]]:
+    y, z = _backwards(n, 2)
+    items = [Item(id=f"i{k}", task="t", response=f"r{k}", gold_label=y[k]) for k in range(n)]
+    p = 1 / (1 + np.exp(-z))
+    verdicts = {
+        it.id: Verdict(item_id=it.id, label="yes" if z[k] > 0 else "no", prob_positive=float(p[k]))
+        for k, it in enumerate(items)
+    }
+    return items, verdicts, {it.id: y[k] for k, it in enumerate(items)}
+
+
+def test_the_fit_refuses_a_dev_or_held_out_item_and_features_never_read_the_reference() -> None:
+    items, verdicts, refs = _items(120)
+    with pytest.raises(ReadoutLeak, match="dev or held-out"):
+        fit_learned_readout(
+            "logistic", items[:60], verdicts, refs, labels=["yes", "no"], positive="yes", not_fit={"i3"}
+        )
+    learned = fit_learned_readout(
+        "logistic",
+        items[:60],
+        verdicts,
+        refs,
+        labels=["yes", "no"],
+        positive="yes",
+        not_fit={i.id for i in items[60:]},
+    )
+    assert learned is not None and set(learned.fit_ids) <= {i.id for i in items[:60]}
+    flipped = [
+        it.model_copy(update={"gold_label": "no" if it.gold_label == "yes" else "yes"}) for it in items
+    ]
+    assert learned.apply(items, verdicts) == learned.apply(flipped, verdicts)
+    rec = learned.record()
+    assert (
+        rec["features"] == ["z"]
+        and rec["n"] == 60
+        and "coef" in rec
+        and "cv_score" in rec
+        and "fitted_at" in rec
+    )
+
+
+def test_auto_keeps_the_parsed_labels_unless_the_read_out_is_better_on_dev() -> None:
+    items, verdicts, refs = _items(200)
+    fit, dev = {i.id for i in items[:100]}, {i.id for i in items[100:160]}
+    vote = VoteSource(np.zeros((0, 2)), [], [], lambda its: np.zeros((len(its), 2)))
+
+    def step(dev_ids: set[str]) -> PassReadout:
+        return PassReadout(
+            mode="auto",
+            labels=("yes", "no"),
+            positive="yes",
+            fit_ids=frozenset(fit),
+            references={i: refs[i] for i in fit | dev_ids},
+            dev_ids=frozenset(dev_ids),
+            not_fit=frozenset(i.id for i in items if i.id not in fit),
+            vote=vote,
+        )
+
+    good = step(dev)
+    assert good.apply(items, verdicts) and good.learned is not None and "adopted on dev" in good.decision
+    tiny = step(set(sorted(dev)[:8]))  # a dev split with a handful of each label cannot tell
+    assert tiny.apply(items, verdicts) == {} and tiny.learned is None and "holds" in tiny.decision
