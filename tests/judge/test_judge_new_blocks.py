@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 def test_a_new_block_gets_its_p_cf_from_content_free_calls(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--lean", "0.25")
     try:
-        spec = write_spec(tmp_path, srv.base_url, calibration="contextual", max_iterations=2)
+        spec = write_spec(tmp_path, srv.base_url, calibration="contextual", max_iterations=2, guard=False)
         spec.write_text(spec.read_text().replace('kind = "all"', 'kind = "same_problem_type"'))
         res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=300)
         assert res.returncode == 0, res.stdout + res.stderr

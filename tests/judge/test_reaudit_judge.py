@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 def test_reaudit_with_a_bundle_records_its_id_and_a_changed_bundle_is_a_change(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--lean", "0.25")
     try:
-        spec = write_spec(tmp_path, srv.base_url, calibration="contextual", max_iterations=2)
+        spec = write_spec(tmp_path, srv.base_url, calibration="contextual", max_iterations=2, guard=False)
         res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=300)
         assert res.returncode == 0, res.stdout + res.stderr
         store = RunStore(project_db_path(tmp_path / "proj"), create=False)
