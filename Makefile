@@ -32,6 +32,8 @@ models: $(VENV)/.models
 ## The main job: audit the shipped CogEval sample with the embedded evaluator, auto-approving candidates.
 demo: $(VENV)/.models
 	$(VENV)/bin/allure audit --demo --auto-approve --project demo-project
+	@run=$$($(PY) -c "import allure; print(allure.open_project('demo-project').runs()[-1].id)") && \
+	  echo "Use the audited judge: $(VENV)/bin/allure judge export $$run --project demo-project --out demo-project/judge"
 
 ## The tests (unit + integration, including the real embedded model).
 test: $(VENV)/.models

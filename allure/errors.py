@@ -103,3 +103,8 @@ class ApiArgumentError(AllureError, TypeError):
     """A Python API call was given an argument of the wrong type (``allure.audit(5)``).
 
     Also a :class:`TypeError`, which is what Python code expects of a wrong argument type."""
+
+
+class JudgeError(AllureError):
+    """An exported judge (a bundle) cannot be written, read or applied: an edited or missing bundle,
+    one from a newer allure, data without the columns its prompt needs, or a run that cannot be exported."""

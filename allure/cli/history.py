@@ -69,6 +69,8 @@ def history(
             r.verdicts_from,
             r.probe or "-",
         )
+        if r.judge:
+            notes.append(f"{r.id} judge: {r.judge}")
         if r.changes:
             notes.append(f"{r.id} changed: {'; '.join(r.changes)}")
         if r.failed_checks:

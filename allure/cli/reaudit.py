@@ -44,6 +44,11 @@ def reaudit(
         "--notify",
         help="POST the summary as JSON to this webhook URL, or env:NAME to read it from $NAME.",
     ),
+    judge: Path = typer.Option(
+        None,
+        "--judge",
+        help="Score the set with this exported judge (`allure judge export`), not the spec's evaluator.",
+    ),
     project: Path = ProjectOpt,
 ) -> None:
     """Score a frozen set with the evaluator, prompts and memory the spec names now, and gate the result."""
@@ -69,6 +74,7 @@ def reaudit(
                 say=say,
                 eval_progress=bar,
                 fresh=fresh,
+                judge=judge,
                 outputs=outputs,
             )
     except ReauditBusyError as exc:

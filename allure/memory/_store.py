@@ -90,6 +90,15 @@ class EpisodicMemory:
         return cls(client, col, str(location))
 
     @classmethod
+    def from_examples(cls, examples: Iterable[IclExample], *, location: str = "(examples)") -> EpisodicMemory:
+        """A read-only memory holding ``examples`` and no Chroma collection: every retrieval policy
+        but ``top_k`` (which needs the vector index) serves from it exactly as from the memory they
+        came from (an exported judge's ``examples.jsonl``)."""
+        memory = cls(None, None, location)
+        memory._load([(ex.id, ex.model_dump_json()) for ex in examples])
+        return memory
+
+    @classmethod
     def open_at(
         cls,
         location: str | None,

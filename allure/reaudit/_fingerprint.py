@@ -25,6 +25,7 @@ COMPARED = (
     "memory_version",
     "set_version",
     "allure_version",
+    "judge",
 )
 """Fields whose change makes ``--if-changed`` run a re-audit."""
 
@@ -56,6 +57,8 @@ class Fingerprint(BaseModel):
     """The frozen set's content hash."""
     allure_version: str
     """The allure version that ran the re-audit."""
+    judge: str = ""
+    """The exported judge's bundle id (``reaudit --judge``); empty: the spec's evaluator."""
 
 
 def prompt_texts(prompt: str) -> tuple[str, dict[str, str]]:
@@ -139,6 +142,8 @@ def changes(old: Fingerprint | None, new: Fingerprint) -> list[str]:
         out.append(f"memory {old.memory_size} -> {new.memory_size} examples ({new.memory_version[:8]})")
     if old.set_version != new.set_version:
         out.append(f"set v{old.set_version} -> v{new.set_version}")
+    if old.judge != new.judge:
+        out.append(f"judge {old.judge or '(the spec)'} -> {new.judge or '(the spec)'}")
     if old.allure_version != new.allure_version:
         out.append(f"allure {old.allure_version} -> {new.allure_version}")
     return out
@@ -150,7 +155,14 @@ def same(old: Fingerprint | None, new: Fingerprint) -> bool:
 
 
 def build_fingerprint(
-    spec: AuditSpec, *, memory_version: str, memory_size: int, set_name: str, set_version: int, set_hash: str
+    spec: AuditSpec,
+    *,
+    memory_version: str,
+    memory_size: int,
+    set_name: str,
+    set_version: int,
+    set_hash: str,
+    judge: str = "",
 ) -> Fingerprint:
     """The fingerprint of re-auditing a set with ``spec`` now.
 
@@ -172,4 +184,5 @@ def build_fingerprint(
         set_version=set_version,
         set_hash=set_hash,
         allure_version=__version__,
+        judge=judge,
     )

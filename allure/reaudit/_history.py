@@ -44,6 +44,8 @@ class HistoryRow(BaseModel):
     """Evaluator model."""
     memory_size: int
     """Examples in memory."""
+    judge: str = ""
+    """The exported judge's bundle id (``reaudit --judge``); empty: the spec's evaluator."""
     verdicts_from: str = "stored"
     """Which calls its labels come from: ``stored`` (the run store's), or ``fresh (REASON)`` for the
     fresh generation it made (``--fresh``, ``provider drift``); ``stored fresh:ID`` when it read an
@@ -74,6 +76,7 @@ def history_rows(records: list[ReauditRecord]) -> list[HistoryRow]:
                 prompt_hash=r.fingerprint.prompt_hash,
                 model=r.fingerprint.model,
                 memory_size=r.fingerprint.memory_size,
+                judge=r.fingerprint.judge,
                 verdicts_from=(
                     f"fresh ({r.fresh_reason})"
                     if r.fresh_reason
@@ -96,7 +99,7 @@ def history_csv(rows: list[HistoryRow]) -> str:
     header = ["id", "date", "set_version", "status", "failed_checks", "changes", "baseline_id"]
     for m in SUMMARY_METRICS:
         header += [m, f"{m}_low", f"{m}_high"]
-    header += ["calls", "prompt_hash", "model", "memory_size", "verdicts_from", "probe"]
+    header += ["calls", "prompt_hash", "model", "memory_size", "judge", "verdicts_from", "probe"]
     w.writerow(header)
     for r in rows:
         line: list[Any] = [
@@ -111,7 +114,7 @@ def history_csv(rows: list[HistoryRow]) -> str:
         for m in SUMMARY_METRICS:
             iv = r.intervals.get(m)
             line += [r.values.get(m), iv[0] if iv else None, iv[1] if iv else None]
-        line += [r.calls, r.prompt_hash, r.model, r.memory_size, r.verdicts_from, r.probe]
+        line += [r.calls, r.prompt_hash, r.model, r.memory_size, r.judge, r.verdicts_from, r.probe]
         w.writerow(["" if v is None else v for v in line])
     return buf.getvalue()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from allure.errors import ReauditError
@@ -288,3 +289,15 @@ def notify(url: str, record: ReauditRecord, *, timeout_s: float = 10.0) -> None:
         raise ReauditError(
             f"the webhook answered HTTP {resp.status_code}", where="--notify", fix="check the webhook URL"
         )
+
+
+def write_record_files(record: ReauditRecord, project: Path) -> dict[str, Path]:
+    """Write ``summary.md`` and ``reaudit.json`` under ``.allure/reaudits/ID/`` (atomically)."""
+    from allure._io import atomic_write_bytes
+    from allure.reaudit._record import REAUDITS_DIR
+
+    folder = project / REAUDITS_DIR / record.id
+    md, js = folder / "summary.md", folder / "reaudit.json"
+    atomic_write_bytes(md, markdown_summary(record).encode("utf-8"))
+    atomic_write_bytes(js, record.model_dump_json(indent=2).encode("utf-8"))
+    return {"summary": md, "json": js}

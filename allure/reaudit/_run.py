@@ -22,13 +22,11 @@ from allure.reaudit._deliver import ReauditOutputs, deliver, deliver_interrupted
 from allure.reaudit._fingerprint import build_fingerprint, changes, prompt_diff, same
 from allure.reaudit._frozen import FrozenSet, freeze_items, load_frozen_set, spec_items
 from allure.reaudit._gate import GateResult, evaluate_gate
+from allure.reaudit._judged import judge_memory, score_with_judge, with_judge
 from allure.reaudit._lock import reaudit_lock
+from allure.reaudit._outputs import write_record_files
 from allure.reaudit._passes import Scored, score_set
-from allure.reaudit._record import (
-    REAUDITS_DIR,
-    ReauditRecord,
-    ReauditStats,
-)
+from allure.reaudit._record import ReauditRecord, ReauditStats
 from allure.store import RunStore, open_project_store, project_db_path, store_url
 
 if TYPE_CHECKING:
@@ -148,6 +146,7 @@ def run_reaudit(
     say: Callable[[str], None] | None = None,
     eval_progress: Callable[[int, int], None] | None = None,
     fresh: bool = False,
+    judge: str | Path | None = None,
     outputs: ReauditOutputs | None = None,
 ) -> ReauditOutcome:
     """Re-audit a frozen set (``target``: a spec file with ``[reaudit]``, or a set name).
@@ -155,6 +154,7 @@ def run_reaudit(
     With ``fresh`` every item is asked again (a new generation of calls, stored beside the old
     ones); otherwise the provider-drift probe (``[reaudit] probe``) re-asks some items fresh and
     runs the whole set fresh when they disagree with the stored verdicts beyond the model's noise.
+    With ``judge`` (a bundle folder) that exported judge scores the set (:mod:`allure.reaudit._judged`).
 
     ``outputs`` names the files (JUnit, JSON, Markdown) and the webhook the result is delivered to
     (:mod:`allure.reaudit._deliver`): checked before anything runs, written after the re-audit (for
@@ -172,7 +172,7 @@ def run_reaudit(
     tell = say or (lambda _line: None)
     checked = outputs.checked() if outputs is not None else None
     try:
-        outcome = _reaudit(target, project_dir, if_changed, wait, tell, eval_progress, fresh)
+        outcome = _reaudit(target, project_dir, if_changed, wait, tell, eval_progress, fresh, judge)
     except EvaluatorUnavailableError as exc:
         if checked is not None:
             deliver_interrupted(target, exc.render(), checked)
@@ -193,6 +193,7 @@ def _reaudit(
     tell: Callable[[str], None],
     eval_progress: Callable[[int, int], None] | None,
     fresh: bool,
+    judge: str | Path | None = None,
 ) -> ReauditOutcome:
     project = Path(project_dir).resolve()
     db = project_db_path(project)
@@ -216,6 +217,7 @@ def _reaudit(
             frozen_now = spec_items(spec, project, spec.reaudit.split)  # may raise: nothing written yet
         else:
             _baseline(store, load_frozen_set(store, set_name), spec)  # validates a pinned baseline
+        bundle, spec = with_judge(judge, spec)
         from allure.prompts import load_prompt_set
 
         load_prompt_set(spec.evaluator.prompt)
@@ -223,8 +225,9 @@ def _reaudit(
             store = open_project_store(project)
         with reaudit_lock(project, wait=wait, on_wait=tell, on_stale=tell):
             return _locked(
-                store, spec, set_name, source, project, frozen_now, if_changed, tell, eval_progress, fresh
-            )
+                store, spec, set_name, source, project, frozen_now, if_changed, tell, eval_progress, fresh,
+                bundle,
+            )  # fmt: skip
     finally:
         if store is not None:
             store.close()
@@ -241,6 +244,7 @@ def _locked(
     tell: Callable[[str], None],
     eval_progress: Callable[[int, int], None] | None,
     fresh: bool = False,
+    bundle: Any = None,
 ) -> ReauditOutcome:
     """The re-audit under its lock: freeze the set if new, skip when nothing changed, score the set,
     gate it against the baseline, store the record and write its files."""
@@ -248,7 +252,7 @@ def _locked(
     fs = load_frozen_set(store, set_name)
     history = load_records(store, set_name)
     previous = history[-1] if history else None
-    memory, mem_hash, mem_size = _memory(spec, project)
+    memory, mem_hash, mem_size = _memory(spec, project) if bundle is None else judge_memory(bundle)
     fp = build_fingerprint(
         spec,
         memory_version=mem_hash,
@@ -256,6 +260,7 @@ def _locked(
         set_name=fs.name,
         set_version=fs.version,
         set_hash=fs.content_hash,
+        judge=bundle.id if bundle is not None else "",
     )
     if if_changed and previous is not None and same(previous.fingerprint, fp):
         return ReauditOutcome(
@@ -269,8 +274,10 @@ def _locked(
     refs = fs.references()
     rid = new_reaudit_id(fs.name)
     tell(f"re-audit {rid}: set {fs.name!r} v{fs.version} ({fs.n_items} items), memory {mem_size} examples")
-    scored = score_set(
-        store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress
+    scored = (
+        score_set(store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress)
+        if bundle is None
+        else score_with_judge(store, spec, bundle, rid, items, previous, fresh, tell, eval_progress)
     )
     labels, metrics, gate = _measure(spec, items, refs, scored, baseline)
     record = ReauditRecord(
@@ -384,15 +391,3 @@ def _set_metrics(
         n_resamples=spec.loop.bootstrap_resamples,
         random_state=spec.loop.seed,
     )
-
-
-def write_record_files(record: ReauditRecord, project: Path) -> dict[str, Path]:
-    """Write ``summary.md`` and ``reaudit.json`` under ``.allure/reaudits/ID/`` (atomically)."""
-    from allure._io import atomic_write_bytes
-    from allure.reaudit._outputs import markdown_summary
-
-    folder = project / REAUDITS_DIR / record.id
-    md, js = folder / "summary.md", folder / "reaudit.json"
-    atomic_write_bytes(md, markdown_summary(record).encode("utf-8"))
-    atomic_write_bytes(js, record.model_dump_json(indent=2).encode("utf-8"))
-    return {"summary": md, "json": js}
