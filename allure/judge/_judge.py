@@ -8,6 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from allure.errors import JudgeError
 from allure.judge._bundle import EXAMPLES, PROMPTS, BundleOnDisk
 from allure.judge._fixed import FittedValues
 from allure.labels import Label
@@ -15,6 +16,7 @@ from allure.models import IclExample
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
+    from allure.evaluator import LearnedReadout
     from allure.memory import RetrievalPolicy
 
 PROMPT_FIELDS = ("task", "gold_answers", "response", "response_b", "rubric")
@@ -79,6 +81,22 @@ class JudgeBundle:
     def fitted(self) -> FittedValues:
         """The calibration this judge applies, with its fitted values."""
         return FittedValues.from_toml(self.config["calibration"])
+
+    @cached_property
+    def readout(self) -> LearnedReadout | None:
+        """The learned read-out the audited pass applied last (``readout.json``; ``None``: none)."""
+        from allure.judge._readout import READOUT, fixed_readout
+
+        if "readout" not in self.config:
+            return None
+        text = self.disk.files.get(READOUT)
+        if text is None:
+            raise JudgeError(
+                f"judge.toml names a read-out but the bundle has no {READOUT}",
+                where=f"{self.folder}/judge.toml, table 'readout'",
+                fix="export the judge again with `allure judge export`",
+            )
+        return fixed_readout(text, self.label_set, str(self.folder))
 
     @cached_property
     def user_fields(self) -> set[str]:

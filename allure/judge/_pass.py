@@ -1,5 +1,6 @@
 """The exported judge's pass over new items: the audit's pass (:func:`allure.evaluator.run_pass`)
-with the calibration fixed to the values fitted on the audit (``PassPlan.fixed_calibration``).
+with the calibration fixed to the values fitted on the audit (``PassPlan.fixed_calibration``) and
+the audit's fitted read-out, if its pass applied one, applied last without a refit (``PassPlan.readout``).
 
 The plan comes from the judge's settings as an audit spec (:func:`allure.evaluator.plan_from_spec`:
 the same swap and debias rules as the loop's); calibration is never chosen or fitted again. A
@@ -145,6 +146,7 @@ def judge_pass(
         examples_for=lambda item: blocks[item.id],
         pairwise=ev.prompts.pairwise,
         fixed_calibration=fixed_calibration(judge.fitted, judge.label_set, p_cf_new),
+        readout=judge.readout,
         swapped_examples_for=swapped_examples,
         options=options,
         progress=progress,

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from allure.errors import JudgeError
 from allure.judge._fixed import FittedValues, apply_fitted, block_name, probability_row
-from allure.models import IclExample, Verdict
+from allure.models import IclExample, Item, Verdict
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
+    from allure.evaluator import Readout
     from allure.memory import RetrievalPolicy
     from allure.store import RunRecord, RunStore
 
@@ -198,12 +199,18 @@ def _offset(store: RunStore, src: JudgeSource, verdicts: dict[str, Verdict]) -> 
     return float(fit_offset([p[i] for i in fit], share))
 
 
-def check_reproduces(src: JudgeSource, fitted: FittedValues, verdicts: dict[str, Verdict]) -> None:
-    """Refuse to export values that would not give the pass's own stored labels back."""
+def check_reproduces(
+    src: JudgeSource, fitted: FittedValues, verdicts: dict[str, Verdict], readout: Readout | None = None
+) -> None:
+    """Refuse to export values that would not give the pass's own stored labels back (``readout``:
+    the carried read-out, applied last to the calibrated verdicts as the pass applied it)."""
     items = {i: v for i, v in verdicts.items() if not i.startswith("#")}
     if src.spec.evaluator.position_debias != "none":
         return  # debiased labels are recomputed from both orders, not stored
     got = apply_fitted(fitted, items, src.spec.label_set, src.spec.positive_label)
+    if readout is not None:
+        calibrated = {i: v.model_copy(update={"label": got[i]}) for i, v in items.items()}
+        got.update(readout.apply([Item(id=i, task="", response="") for i in calibrated], calibrated))
     differ = sorted(i for i, v in items.items() if got[i] != v.label)
     if differ:
         raise JudgeError(

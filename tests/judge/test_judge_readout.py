@@ -1,0 +1,97 @@
+"""A judge whose pass applied a learned read-out (issue 34) exported and used (scripted server):
+a logistic read-out on ``z`` is carried in the bundle (``readout.json``) and applied last, never
+refitted, so labelling gives the run's own labels back; one with the memory vote is refused at
+export with the fix, nothing written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from allure.store import RunStore, project_db_path
+from tests.cli_run import run_cli
+from tests.conftest import start_scripted_server, write_dataset, write_spec
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, dict[str, object]]]:
+    """A two-pass audit with ``readout = "logistic"``: (folder, run id, run info)."""
+    tmp = tmp_path_factory.mktemp("readout")
+    srv = start_scripted_server(tmp, "--lean", "0.25")
+    try:
+        spec = write_spec(tmp, srv.base_url, max_iterations=2, guard=False, dev_fraction=0.5)
+        spec.write_text(
+            spec.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
+        )
+        write_dataset(tmp / "items.jsonl", n_per_type=15)
+        res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=400)
+        assert res.returncode == 0, res.stdout + res.stderr
+    finally:
+        srv.stop()
+    store = RunStore(project_db_path(tmp / "proj"), create=False)
+    try:
+        (run,) = store.list_runs()
+    finally:
+        store.close()
+    assert run.info["readout_1"]["features"] == ["z"] and run.info["readout_1"]["changed"] > 0
+    assert run.info["readout_2"]["features"] == ["z", "vote"]
+    yield tmp, run.id, run.info
+
+
+def test_a_read_out_with_the_memory_vote_is_refused_at_export(
+    audited: tuple[Path, str, dict[str, object]], tmp_path: Path
+) -> None:
+    root, _, info = audited
+    assert info["active_iteration"] == 2
+    res = run_cli(root, "judge", "export", "--out", str(tmp_path / "judge"))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "read-out" in res.stderr and "memory vote" in res.stderr and "readout_2" in res.stderr
+    assert "fix:" in res.stderr and "--zero-shot" in res.stderr and 'readout = "none"' in res.stderr
+    assert not (tmp_path / "judge").exists()
+
+
+def test_a_z_only_read_out_is_carried_and_labelling_gives_the_runs_labels_back(
+    audited: tuple[Path, str, dict[str, object]], tmp_path: Path
+) -> None:
+    root, run_id, info = audited
+    res = run_cli(root, "judge", "export", "--zero-shot", "--out", str(tmp_path / "judge"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    carried = json.loads((tmp_path / "judge" / "readout.json").read_text())
+    stored_fit = info["readout_1"]
+    assert isinstance(stored_fit, dict)
+    assert carried["fitted"]["coef"] == stored_fit["coef"] and carried["fitted"]["features"] == ["z"]
+    assert "readout.json" in json.loads((tmp_path / "judge" / "manifest.json").read_text())["files"]
+    assert "[readout]" in (tmp_path / "judge" / "judge.toml").read_text()
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    srv = start_scripted_server(tmp_path, "--lean", "0.25")
+    try:
+        args = ("judge", "label", str(root / "items.jsonl"), "--judge", str(tmp_path / "judge"))
+        res = run_cli(work, *args, "--base-url", srv.base_url, "--out", str(work / "v.jsonl"))
+    finally:
+        srv.stop()
+    assert res.returncode == 0, res.stdout + res.stderr
+    store = RunStore(project_db_path(root / "proj"), create=False)
+    try:
+        stored = {i: v for i, v in store.verdicts(run_id, 1).items() if not i.startswith("#")}
+    finally:
+        store.close()
+    rows = {r["id"]: r for r in map(json.loads, (work / "v.jsonl").read_text().splitlines())}
+    assert set(rows) == set(stored)
+    assert {i: r["label"] for i, r in rows.items()} == {i: v.label for i, v in stored.items()}
+    assert any(r["label"] != r["parsed_label"] for r in rows.values())  # the read-out changed labels
+
+
+def test_an_edited_read_out_is_refused(audited: tuple[Path, str, dict[str, object]], tmp_path: Path) -> None:
+    root, _, _ = audited
+    res = run_cli(root, "judge", "export", "--zero-shot", "--out", str(tmp_path / "judge"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    path = tmp_path / "judge" / "readout.json"
+    path.write_text(path.read_text().replace('"intercept": [', '"intercept": [1.0, '))
+    res = run_cli(tmp_path, "judge", "label", str(root / "items.jsonl"), "--judge", str(tmp_path / "judge"))
+    assert res.returncode == 2 and "readout.json" in res.stderr and "changed after export" in res.stderr
