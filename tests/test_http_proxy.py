@@ -11,7 +11,6 @@ counts show both that each kind of request was made and that it went through the
 from __future__ import annotations
 
 import http.client
-import json
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ import pytest
 
 from tests.cli_run import run_cli
 from tests.conftest import ScriptedServer
-from tests.reaudit.helpers import ENV, write_reaudit_spec
+from tests.reaudit.helpers import ENV, webhook_receiver, write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 
@@ -79,25 +78,8 @@ class Relay:
 
 @pytest.fixture
 def hook() -> Iterator[tuple[int, list[dict]]]:
-    received: list[dict] = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def log_message(self, *a: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server.server_address[1], received
-    finally:
-        server.shutdown()
+    with webhook_receiver() as receiver:
+        yield receiver
 
 
 def test_chat_models_tokenize_and_webhook_all_go_through_the_proxy(

@@ -6,24 +6,52 @@ parsed ones)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from allure.store import RunStore, project_db_path
 from tests.conftest import start_scripted_server, write_spec
+from tests.studies.helpers import study_source
+
+if TYPE_CHECKING:
+    from allure.graphs import RunOutcome
+    from allure.graphs.prepare import PreparedAudit
+    from allure.reaudit import ReauditOutcome
+    from allure.studies import ArmsStudy, StudyRecord
 
 pytestmark = pytest.mark.integration
+
+
+REAUDIT_ALL = '\n[reaudit]\nset = "{set}"\nsplit = "all"\nprobe = 0\n\n[gate]\n[gate.min]\naccuracy = 0.0\n'
+"""The re-audit table that makes an audit spec also the re-audit's: every item of set ``{set}``, no probe."""
+
+
+def _reaudit_loop_and_arm(
+    path: Path, root: Path, project: Path, study_kind: ArmsStudy
+) -> tuple[ReauditOutcome, RunOutcome, PreparedAudit, StudyRecord]:
+    """The same spec three ways: re-audited first (the loop then commits its approved examples to
+    the memory the re-audit reads), run as an auto-approved loop, and run as ``study_kind``'s arms."""
+    from allure.config import load_spec
+    from allure.graphs import start_run
+    from allure.memory import EpisodicMemory
+    from allure.reaudit import run_reaudit
+    from allure.studies import run_study
+
+    spec = load_spec(path)
+    reaudit = run_reaudit(str(path), project)
+    run = start_run(spec.model_copy(update={"auto_approve": True}), project)
+    assert run.status == "done"
+    prepared, src = study_source(spec, root)
+    memory = EpisodicMemory.open(str(root / "memory"))
+    study = run_study(project, src, memory, study_kind)
+    return reaudit, run, prepared, study
 
 
 def test_the_loop_a_study_arm_and_a_reaudit_label_alike(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from allure.config import load_spec
-    from allure.graphs import start_run
-    from allure.graphs.prepare import prepare_audit
-    from allure.memory import EpisodicMemory
-    from allure.reaudit import run_reaudit
-    from allure.studies import ArmSpec, ArmsStudy, StudySource, run_study
+    from allure.studies import ArmSpec, ArmsStudy
 
     monkeypatch.setenv("ALLURE_TEST_KEY", "k")
     srv = start_scripted_server(tmp_path, "--lean", "0.25")
@@ -31,26 +59,9 @@ def test_the_loop_a_study_arm_and_a_reaudit_label_alike(
     try:
         path = write_spec(tmp_path, srv.base_url, calibration="contextual", max_iterations=1)
         # the same spec is the re-audit's: its frozen set is every item the audit labelled
-        path.write_text(
-            path.read_text()
-            + '\n[reaudit]\nset = "same"\nsplit = "all"\nprobe = 0\n\n[gate]\n[gate.min]\naccuracy = 0.0\n'
-        )
-        spec = load_spec(path)
-        # the re-audit first: the loop commits its approved examples to the memory the re-audit reads
-        reaudit = run_reaudit(str(path), project)
-        run = start_run(spec.model_copy(update={"auto_approve": True}), project)
-        assert run.status == "done"
-        prepared = prepare_audit(spec, tmp_path)
-        src = StudySource(
-            spec=spec,
-            items=prepared.items,
-            reference=prepared.references,
-            splits=prepared.splits,
-            source={"spec": "audit.toml"},
-            memory_location=str(tmp_path / "memory"),
-        )
-        memory = EpisodicMemory.open(str(tmp_path / "memory"))
-        study = run_study(project, src, memory, ArmsStudy([ArmSpec(name="zero-shot", example_ids=[])]))
+        path.write_text(path.read_text() + REAUDIT_ALL.format(set="same"))
+        study_kind = ArmsStudy([ArmSpec(name="zero-shot", example_ids=[])])
+        reaudit, run, prepared, study = _reaudit_loop_and_arm(path, tmp_path, project, study_kind)
     finally:
         srv.stop()
     store = RunStore(project_db_path(project), create=False)
@@ -78,13 +89,8 @@ def test_a_debiased_pairwise_pass_is_the_same_in_the_loop_a_study_arm_and_a_reau
     """``position_debias = "consistent"`` on a pairwise judge that leans to the first response: the
     study arm and the re-audit score the same debiased labels, and the loop reports the same
     decided accuracy beside its raw verdicts."""
-    from allure.config import load_spec
-    from allure.graphs import start_run
-    from allure.graphs.prepare import prepare_audit
-    from allure.memory import EpisodicMemory
     from allure.metrics import decided_accuracy
-    from allure.reaudit import run_reaudit
-    from allure.studies import ArmLabels, ArmSpec, ArmsStudy, StudyRecord, StudySource, run_study
+    from allure.studies import ArmLabels, ArmSpec, ArmsStudy
     from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, last_report, write_pairwise_csv
 
     class Kept(ArmsStudy):
@@ -104,25 +110,9 @@ def test_a_debiased_pairwise_pass_is_the_same_in_the_loop_a_study_arm_and_a_reau
         spec_text = PAIRWISE_LIVE.format(url=srv.base_url).replace(
             'prompt = "pairwise"\n', 'prompt = "pairwise"\nposition_debias = "consistent"\n'
         )
-        path.write_text(
-            spec_text
-            + '\n[reaudit]\nset = "pairs"\nsplit = "all"\nprobe = 0\n\n[gate]\n[gate.min]\naccuracy = 0.0\n'
-        )
-        spec = load_spec(path)
-        reaudit = run_reaudit(str(path), project)
-        run = start_run(spec.model_copy(update={"auto_approve": True}), project)
-        assert run.status == "done"
-        prepared = prepare_audit(spec, tmp_path)
-        src = StudySource(
-            spec=spec,
-            items=prepared.items,
-            reference=prepared.references,
-            splits=prepared.splits,
-            source={"spec": "audit.toml"},
-            memory_location=str(tmp_path / "memory"),
-        )
-        memory = EpisodicMemory.open(str(tmp_path / "memory"))
-        study = run_study(project, src, memory, Kept([ArmSpec(name="zero-shot", example_ids=[])]))
+        path.write_text(spec_text + REAUDIT_ALL.format(set="pairs"))
+        study_kind = Kept([ArmSpec(name="zero-shot", example_ids=[])])
+        reaudit, run, prepared, study = _reaudit_loop_and_arm(path, tmp_path, project, study_kind)
     finally:
         srv.stop()
     arm = dict(zip([it.id for it in prepared.items], Kept.labels["zero-shot"], strict=True))

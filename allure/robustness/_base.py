@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 from allure.studies import (
     ArmLabels,
@@ -17,6 +17,7 @@ from allure.studies import (
     ParamType,
     StudyContext,
     StudyRecord,
+    read_params,
     study_markdown,
     write_study,
 )
@@ -35,8 +36,14 @@ class RobustStudy:
 
     @classmethod
     def build(cls, context: StudyContext) -> Self:
-        """From ``allure study run KIND --param key=value``: each kind reads its ``params`` and
-        calls its own ``prepare`` with them (as its function does with its keyword arguments)."""
+        """From ``allure study run KIND --param key=value``: the kind's ``params`` read (keys checked,
+        values typed) and passed to its own :meth:`prepare`, as its function passes its keyword
+        arguments."""
+        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
+
+    @classmethod
+    def prepare(cls, context: StudyContext, *args: Any, **kwargs: Any) -> Self:
+        """The study from an opened source and the kind's keyword arguments (each kind defines it)."""
         raise NotImplementedError
 
     def arms(self) -> list[ArmSpec]:

@@ -48,7 +48,6 @@ from allure.studies import (
     StudySource,
     as_kind,
     open_source,
-    read_params,
     run_study,
 )
 from allure.studies.figures import fmt
@@ -193,11 +192,6 @@ class ConsistencyStudy(RobustStudy):
     """(item index a, variant q_a, item index b, variant q_b) of each pair of prompts."""
     entail: Entail | None
     """The NLI entailment, or ``None``: the evaluator judges entailment (a run of its own)."""
-
-    @classmethod
-    def build(cls, context: StudyContext) -> ConsistencyStudy:
-        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
-        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
 
     @classmethod
     def prepare(

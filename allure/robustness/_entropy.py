@@ -50,7 +50,6 @@ from allure.studies import (
     as_kind,
     load_study,
     open_source,
-    read_params,
     run_study,
 )
 from allure.studies.figures import figure, fmt, png
@@ -163,11 +162,6 @@ class EntropyStudy(RobustStudy):
     against: list[EntropyRecord]
     """Earlier entropy studies over the same items to compare per-item R with."""
     alpha: float
-
-    @classmethod
-    def build(cls, context: StudyContext) -> EntropyStudy:
-        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
-        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
 
     @classmethod
     def prepare(

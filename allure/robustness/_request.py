@@ -46,7 +46,6 @@ from allure.studies import (
     StudySource,
     as_kind,
     open_source,
-    read_params,
     run_study,
 )
 from allure.studies.figures import fmt
@@ -176,11 +175,6 @@ class RequestStudy(RobustStudy):
     """The model that wrote it."""
     folder: str
     """The prompt set that runs the procedure."""
-
-    @classmethod
-    def build(cls, context: StudyContext) -> RequestStudy:
-        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
-        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
 
     @classmethod
     def prepare(

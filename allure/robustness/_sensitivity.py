@@ -32,7 +32,6 @@ from allure.studies import (
     StudySource,
     as_kind,
     open_source,
-    read_params,
     run_study,
 )
 from allure.studies.figures import figure, fmt, png
@@ -60,11 +59,6 @@ class SensitivityStudy(RobustStudy):
     }
     src: StudySource
     variants: list[PromptVariant]
-
-    @classmethod
-    def build(cls, context: StudyContext) -> SensitivityStudy:
-        """From ``allure study run KIND --param key=value``: :meth:`prepare` with those options."""
-        return cls.prepare(context, **read_params(cls.kind, context.params, cls.params))
 
     @classmethod
     def prepare(

@@ -90,22 +90,14 @@ def test_a_study_arm_takes_calibration_and_shares_the_calls(
     """Arms raw and contextual on the leaning server: the calibrated arm adds only its 3
     content-free calls and gets the judge's own grades back."""
     from allure.config import load_spec
-    from allure.graphs.prepare import prepare_audit
     from allure.memory import EpisodicMemory
-    from allure.studies import ArmSpec, ArmsStudy, StudySource, run_study
+    from allure.studies import ArmSpec, ArmsStudy, run_study
+    from tests.studies.helpers import study_source
 
     srv = start_scripted_server(tmp_path, "--lean", "0.25")
     try:
         spec = load_spec(write_spec(tmp_path, srv.base_url, heldout_fraction=0.34))
-        prepared = prepare_audit(spec, tmp_path)
-        src = StudySource(
-            spec=spec,
-            items=prepared.items,
-            reference=prepared.references,
-            splits=prepared.splits,
-            source={"spec": "audit.toml"},
-            memory_location=str(tmp_path / "memory"),
-        )
+        prepared, src = study_source(spec, tmp_path)
         arms = [
             ArmSpec(name="raw", example_ids=[]),
             ArmSpec(name="cal", example_ids=[], calibration="contextual"),

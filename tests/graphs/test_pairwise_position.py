@@ -259,10 +259,10 @@ def test_a_study_takes_position_debias_per_arm_and_its_arms_share_the_calls(
     """Arms none / consistent / logprob_mean of one study on the same pairs: the debiased arms add
     only the swapped order's calls (8), and each arm's figures are those the loop reports."""
     from allure.config import load_spec
-    from allure.graphs.prepare import prepare_audit
     from allure.memory import EpisodicMemory
-    from allure.studies import ArmSpec, ArmsStudy, StudySource, run_study
+    from allure.studies import ArmSpec, ArmsStudy, run_study
     from tests.conftest import start_scripted_server
+    from tests.studies.helpers import study_source
 
     monkeypatch.setenv("ALLURE_TEST_KEY", "k")
     write_length_pairs(tmp_path / "pairs.csv")
@@ -270,15 +270,7 @@ def test_a_study_takes_position_debias_per_arm_and_its_arms_share_the_calls(
     try:
         (tmp_path / "audit.toml").write_text(LIVE.format(url=srv.base_url, mode="none"))
         spec = load_spec(tmp_path / "audit.toml")
-        prepared = prepare_audit(spec, tmp_path)
-        src = StudySource(
-            spec=spec,
-            items=prepared.items,
-            reference=prepared.references,
-            splits=prepared.splits,
-            source={"spec": "audit.toml"},
-            memory_location=str(tmp_path / "memory"),
-        )
+        _, src = study_source(spec, tmp_path)
         memory = EpisodicMemory.open(str(tmp_path / "memory"))
         arms = [
             ArmSpec(name="raw", example_ids=[]),

@@ -6,6 +6,10 @@ import json
 import os
 import shutil
 import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 
@@ -17,6 +21,31 @@ MARKER = "Be generous with two-step paths."
 """A prompt edit the scripted server answers worse to (on the ``2stepPath`` items)."""
 WORSE_ON = "in two steps"
 """Task wording of the ``2stepPath`` items only."""
+
+
+@contextmanager
+def webhook_receiver() -> Iterator[tuple[int, list[dict]]]:
+    """A real webhook receiver on 127.0.0.1: yields its port and the JSON bodies POSTed to it (any
+    path, answered ``200 ok``); shut down on exit."""
+    received: list[dict] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def log_message(self, *a: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1], received
+    finally:
+        server.shutdown()
 
 
 def allure(

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,30 +15,13 @@ import pytest
 from allure.errors import EvaluatorUnavailableError, OutputError
 from allure.reaudit import ReauditOutputs, run_reaudit
 from allure.store import project_db_path
-from tests.reaudit.helpers import write_reaudit_spec
+from tests.reaudit.helpers import webhook_receiver, write_reaudit_spec
 
 
 @pytest.fixture
 def hook() -> Iterator[tuple[str, list[dict]]]:
-    received: list[dict] = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def log_message(self, *a: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
-    finally:
-        server.shutdown()
+    with webhook_receiver() as (port, received):
+        yield f"http://127.0.0.1:{port}/hook", received
 
 
 def test_an_api_caller_gets_the_files_and_the_webhook(tmp_path: Path, hook: tuple[str, list[dict]]) -> None:

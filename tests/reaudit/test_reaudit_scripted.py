@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ import pytest
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
 from tests.conftest import ScriptedServer, start_scripted_server
-from tests.reaudit.helpers import ENV, MARKER, WORSE_ON, write_reaudit_spec
+from tests.reaudit.helpers import ENV, MARKER, WORSE_ON, webhook_receiver, write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 
@@ -36,25 +34,8 @@ def worse_server(tmp_path: Path) -> Iterator[ScriptedServer]:
 
 @pytest.fixture
 def webhook() -> Iterator[tuple[str, list[dict]]]:
-    received: list[dict] = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def log_message(self, *a: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hooks/secret-token", received
-    finally:
-        server.shutdown()
+    with webhook_receiver() as (port, received):
+        yield f"http://127.0.0.1:{port}/hooks/secret-token", received
 
 
 def _failing_cases(junit: Path) -> dict[str, str]:
