@@ -121,7 +121,7 @@ def judge_pass(
     """Label ``items`` as the judge's audit pass labelled its items (see the module); ``options``:
     the pass's generation (a re-audit's fresh calls); ``claim_token``: this worker's lease, so that
     workers labelling at once send each prompt once."""
-    from allure.evaluator import plan_from_spec, run_pass, swapped_item
+    from allure.evaluator import plan_from_spec, run_pass, swapped_order
 
     blocks = _retrieve(judge, items)
     p_cf_new, pre = _new_blocks(ev, judge, run_id, items, blocks, options, claim_token)
@@ -129,13 +129,12 @@ def judge_pass(
         say(
             f"calibration ({judge.fitted.mode}): {len(p_cf_new)} ICL block(s) the audit never saw: p_cf from content-free calls"
         )
-    first, second = spec.label_set[0], spec.label_set[1]
     later: dict[str, list[IclExample]] = {}
 
     def swapped_examples(sw: Item) -> list[IclExample]:
         # the swapped order's examples are retrieved for its own text, as the loop retrieves them
         if not later:
-            later.update(_retrieve(judge, [swapped_item(x, first, second) for x in items]))
+            later.update(_retrieve(judge, swapped_order(items, spec.label_set)))
         return later[sw.id]
 
     plan = plan_from_spec(
