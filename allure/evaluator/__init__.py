@@ -19,15 +19,14 @@ if TYPE_CHECKING:
     from allure.backends import register_backend
     from allure.evaluator._backend import CallSettings, ChatBackend, Reply, RetryKind, Usage, retry_kind
     from allure.evaluator._calibrate import (
-        CF_PREFIX,
         NO_PROBS,
         CalibrationOutcome,
         CalibrationTarget,
         FittedCalibration,
         apply_fitted,
-        block_name,
         calibrate_pass,
     )
+    from allure.evaluator._content_free import CF_PREFIX, block_name
     from allure.evaluator._kind import BackendKind, backend_kind
     from allure.evaluator._langchain import LangChainBackend
     from allure.evaluator._open import open_evaluator, warm_http_client
@@ -108,14 +107,14 @@ _WHERE = {
     "PassOptions": "_options",
     "ProgressFn": "_options",
     "TokenCounter": "_tokens",
-    "CF_PREFIX": "_calibrate",
+    "CF_PREFIX": "_content_free",
     "NO_PROBS": "_calibrate",
     "CalibrationOutcome": "_calibrate",
     "CalibrationTarget": "_calibrate",
     "calibrate_pass": "_calibrate",
     "FittedCalibration": "_calibrate",
     "apply_fitted": "_calibrate",
-    "block_name": "_calibrate",
+    "block_name": "_content_free",
     "RECORDED": "_pipeline",
     "DebiasSummary": "_pipeline",
     "PassOutcome": "_pipeline",

@@ -19,16 +19,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from allure.evaluator._content_free import (
+    ContentFreePass,
+    block_name,
+    content_free_means,
+    label_row,
+)
 from allure.labels import Label
-from allure.models import Item, stable_hash
+from allure.models import Item
 
 if TYPE_CHECKING:
     from allure.config import Calibration
     from allure.evaluator._options import EvalResult, ExamplesFor, PassOptions
     from allure.evaluator._runner import Evaluator
-
-CF_PREFIX = "#cf-"
-"""Prefix of the ids under which a pass's content-free calls are linked to it."""
 
 NO_PROBS = (
     "calibration needs label probabilities, and the evaluator returned no logprobs for any call: "
@@ -122,33 +125,6 @@ class FittedCalibration:
     """``offset``: the positive label's logit offset ``b``."""
 
 
-def block_name(icl_ids: Sequence[str]) -> str:
-    """The name of an ICL block in :attr:`CalibrationOutcome.p_cf`: a hash of its example ids,
-    ``zero-shot`` for none."""
-    return stable_hash(list(icl_ids), length=10) if icl_ids else "zero-shot"
-
-
-def _row(probs: Mapping[str, float] | None, labels: Sequence[Label]) -> list[float] | None:
-    if not probs:
-        return None
-    row = [float(probs.get(str(lab), 0.0)) for lab in labels]
-    return row if sum(row) > 0 else None
-
-
-def _content_free(item: Item, key: str, k: int, text: str) -> Item:
-    return item.model_copy(
-        update={
-            "id": f"{CF_PREFIX}{key}-{k}",
-            "task": text,
-            "response": text,
-            "response_b": text if item.response_b is not None else None,
-            "gold_answers": [text] if item.gold_answers else [],
-            "recorded_label": None,
-            "recorded_output": None,
-        }
-    )
-
-
 def calibrate_pass(
     ev: Evaluator,
     run_id: str,
@@ -185,8 +161,8 @@ def calibrate_pass(
     p_cf = (
         {}
         if mode == "offset"
-        else _content_free_means(
-            _Pass(ev, run_id, iteration, items, result, examples_for, options), labels, out
+        else content_free_means(
+            ContentFreePass(ev, run_id, iteration, items, result, examples_for, options), labels, out
         )
     )
     pi = [float(prior.get(str(lab), 0.0)) for lab in labels] if prior else None
@@ -259,7 +235,8 @@ def _rows(
     return {
         it.id: (v, row)
         for it in items
-        if (v := result.verdicts.get(it.id)) is not None and (row := _row(v.label_probs, labels)) is not None
+        if (v := result.verdicts.get(it.id)) is not None
+        and (row := label_row(v.label_probs, labels)) is not None
     }
 
 
@@ -359,64 +336,3 @@ def _by_offset(
     p = {i: row[pos] / sum(row) for i, (_, row) in rows.items()}
     q = apply_offset(list(p.values()), b)
     return {i: (positive if x > 0.5 else neg) for i, x in zip(p, q, strict=True)}
-
-
-@dataclass(frozen=True)
-class _Pass:
-    """The pass being calibrated: where its content-free calls go and with what."""
-
-    ev: Evaluator
-    run_id: str
-    iteration: int
-    items: list[Item]
-    result: EvalResult
-    examples_for: ExamplesFor
-    options: PassOptions | None
-
-
-def _content_free_means(
-    pass_: _Pass, labels: Sequence[Label], out: CalibrationOutcome
-) -> dict[tuple[str, ...], Any]:
-    """``p_cf`` per distinct ICL block of the pass (3 content-free calls each, their cost added to the pass)."""
-    from allure.metrics import CONTENT_FREE, content_free_mean
-
-    ev, run_id, iteration, items = pass_.ev, pass_.run_id, pass_.iteration, pass_.items
-    result, examples_for, options = pass_.result, pass_.examples_for, pass_.options
-
-    reps: dict[tuple[str, ...], Item] = {}
-    for it in items:
-        if (v := result.verdicts.get(it.id)) is not None:
-            reps.setdefault(tuple(v.icl_ids), it)
-    out.blocks = len(reps)
-    names = {b: block_name(b) for b in reps}
-    cf_items, owner = [], {}
-    for b, rep in reps.items():
-        for k, text in enumerate(CONTENT_FREE):
-            cf = _content_free(rep, names[b], k, text)
-            cf_items.append(cf)
-            owner[cf.id] = rep
-    cf_res = ev.evaluate(run_id, iteration, cf_items, lambda cf: examples_for(owner[cf.id]), options=options)
-    out.cf_calls = cf_res.stats.calls
-    for name in (
-        "calls",
-        "cache_hits",
-        "prompt_tokens",
-        "completion_tokens",
-        "cached_tokens",
-        "retries",
-        "wall_s",
-    ):
-        # the pass's cost covers its content-free calls (its item counts do not)
-        setattr(result.stats, name, getattr(result.stats, name) + getattr(cf_res.stats, name))
-    p_cf: dict[tuple[str, ...], Any] = {}
-    for b in reps:
-        rows = [
-            r
-            for k in range(len(CONTENT_FREE))
-            if (v := cf_res.verdicts.get(f"{CF_PREFIX}{names[b]}-{k}")) is not None
-            and (r := _row(v.label_probs, labels)) is not None
-        ]
-        if rows:
-            p_cf[b] = content_free_mean(rows)
-            out.p_cf[names[b]] = [round(float(x), 6) for x in p_cf[b]]
-    return p_cf
