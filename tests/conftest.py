@@ -12,10 +12,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.cli_run import allure, start_allure
+
+if TYPE_CHECKING:
+    from allure.store import RunRecord
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -242,3 +246,15 @@ def copy_project(project: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
     root = tmp_path / "p"
     shutil.copytree(project[0], root)
     return root, project[1]
+
+
+def only_run(project: Path) -> RunRecord:
+    """The one run of ``project``'s store (a test that ran one audit there)."""
+    from allure.store import RunStore, project_db_path
+
+    store = RunStore(project_db_path(project), create=False)
+    try:
+        (run,) = store.list_runs()
+    finally:
+        store.close()
+    return run

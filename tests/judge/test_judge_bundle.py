@@ -18,7 +18,7 @@ import pytest
 
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
-from tests.conftest import ScriptedServer, start_scripted_server, write_replay_spec, write_spec
+from tests.conftest import ScriptedServer, only_run, start_scripted_server, write_replay_spec, write_spec
 
 pytestmark = pytest.mark.integration
 
@@ -34,11 +34,7 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, st
         assert res.returncode == 0, res.stdout + res.stderr
     finally:
         srv.stop()
-    store = RunStore(project_db_path(tmp / "proj"), create=False)
-    try:
-        (run,) = store.list_runs()
-    finally:
-        store.close()
+    run = only_run(tmp / "proj")
     assert run.info["active_iteration"] == 2  # the memory version was adopted (the guard off: 12 items)
     yield tmp, run.id
 

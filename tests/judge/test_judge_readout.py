@@ -13,7 +13,7 @@ import pytest
 
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
-from tests.conftest import start_scripted_server, write_dataset, write_spec
+from tests.conftest import only_run, start_scripted_server, write_dataset, write_spec
 
 pytestmark = pytest.mark.integration
 
@@ -33,11 +33,7 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, st
         assert res.returncode == 0, res.stdout + res.stderr
     finally:
         srv.stop()
-    store = RunStore(project_db_path(tmp / "proj"), create=False)
-    try:
-        (run,) = store.list_runs()
-    finally:
-        store.close()
+    run = only_run(tmp / "proj")
     assert run.info["readout_1"]["features"] == ["z"] and run.info["readout_1"]["changed"] > 0
     assert run.info["readout_2"]["features"] == ["z", "vote"]
     yield tmp, run.id, run.info
