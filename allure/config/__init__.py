@@ -25,6 +25,7 @@ from allure.config._load import (
     replay_source,
 )
 from allure.config._messages import SpecFieldError
+from allure.config._polarity import load_polarity_prompt
 from allure.config._spec import (
     GATE_METRICS,
     AuditSpec,
@@ -53,6 +54,7 @@ __all__ = [
     "SpecFieldError",
     "check_label_parsing",
     "label_pattern_for",
+    "load_polarity_prompt",
     "load_spec",
     "parse_spec",
     "replay_source",

@@ -8,8 +8,10 @@ The one rule for what a pass's labels are (:attr:`PassOutcome.labels`): the pars
 main order, replaced by each step that is on, in order. Position debiasing (a pairwise pass with
 ``position_debias`` set) gives one label per pair from its two orders; calibration re-labels the
 main order's verdicts from their label probabilities (fitted and chosen here, or ``fixed``: values
-fitted before); the read-out, last, maps the verdicts to labels. Debiasing and calibration are never
-both on (the spec's validators refuse it, for a study arm's overrides too). What each caller reads:
+fitted before); the read-out, last, maps the verdicts to labels (with ``polarity_prompt``, from
+the reversed question's verdicts too: one more zero-shot call per item, asked just before it).
+Debiasing and calibration are never both on (the spec's validators refuse it, for a study arm's
+overrides too). What each caller reads:
 
 - the loop keeps the main order's verdicts (:attr:`PassOutcome.result`, calibrated in place and
   stored beside the parsed labels) as its metrics' labels; a debiased label is reported beside them
@@ -37,6 +39,7 @@ from allure.evaluator._calibrate import (
     calibrate_pass,
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
+from allure.evaluator._polarity import PolarityVariant, polarity_variant
 from allure.evaluator._swap import FALLBACK_NOTE, debias_verdicts, swapped_order, swaps_positions
 from allure.labels import Label
 from allure.models import Item, Verdict
@@ -58,8 +61,14 @@ class Readout(Protocol):
     name: str
     """What it is called in the pass's outcome."""
 
-    def apply(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
-        """Item id -> the label it reads from the item's verdict (an item left out keeps its label)."""
+    def apply(
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        reversed: Mapping[str, Verdict] | None = None,
+    ) -> dict[str, Label | None]:
+        """Item id -> the label it reads from the item's verdict (an item left out keeps its label);
+        ``reversed``: item id -> its verdict under the polarity variant, when the pass asked it."""
         ...
 
 
@@ -118,6 +127,8 @@ class PassPlan:
     """The verdicts are recorded ones: the swapped order is replayed, not asked."""
     swapped_examples_for: ExamplesFor | None = None
     """The swapped item -> its examples; ``None``: its original's (the loop retrieves for the swapped text)."""
+    polarity: PolarityVariant | None = None
+    """The reversed question (``[evaluator] polarity_prompt``), asked only when there is a read-out."""
 
 
 @dataclass
@@ -139,8 +150,10 @@ class PassOutcome:
     calibration: CalibrationOutcome | None = None
     """Includes the fitted values (``p_cf`` per block, ``prior``, ``offset``): :meth:`CalibrationOutcome.fitted`."""
     readout: ReadoutOutcome | None = None
+    reversed: EvalResult | None = None
+    """The polarity variant's verdicts (ids suffixed ``#reversed``), when the pass asked it."""
     stats: PassStats = field(default_factory=PassStats)
-    """Every call of the pass, the swapped order's and the content-free ones included."""
+    """Every call of the pass, the swapped order's, the reversed question's and the content-free ones included."""
 
 
 def _labels_of(items: list[Item], result: EvalResult) -> dict[str, Label | None]:
@@ -184,13 +197,25 @@ def run_pass(
             tell(NO_PROBS)
     out.labels = dict(out.debias.labels) if out.debias is not None else _labels_of(plan.items, result)
     if plan.readout is not None:
-        read = plan.readout.apply(plan.items, result.verdicts)
+        back = None
+        if plan.polarity is not None:
+            tell(f"asking the reversed question of {len(plan.items)} items (polarity variant)")
+            out.reversed, back = plan.polarity.ask(
+                ev,
+                plan.run_id,
+                plan.iteration,
+                plan.items,
+                options=plan.options,
+                claim_token=plan.claim_token or "",
+            )
+        read = plan.readout.apply(plan.items, result.verdicts, back)
         changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
         out.labels.update(changed)
         out.readout = ReadoutOutcome(plan.readout.name, len(changed))
     out.stats = replace(result.stats)
-    if out.swapped is not None:
-        out.stats.add(out.swapped.stats)
+    for extra in (out.swapped, out.reversed):
+        if extra is not None:
+            out.stats.add(extra.stats)
     return out
 
 
@@ -346,5 +371,6 @@ def plan_from_spec(
         target=target,
         prior=prior,
         replay=ev.is_replay,
+        polarity=polarity_variant(spec) if ev.readout != "none" and not ev.is_replay else None,
         **more,
     )

@@ -3,8 +3,9 @@
 A :class:`LearnedReadout` satisfies the pipeline's ``Readout`` protocol (``name``, ``apply``): it
 reads each item's features from its verdict (``z``, the judge's label log-odds under the active
 prompt) and from the memory (``vote``, the similarity-weighted label vote of the ``k`` nearest
-approved examples, the item's own never counted), never from the item's reference, and returns
-the label the fitted model gives. :func:`fit_learned_readout` fits it on the *mined* audit items
+approved examples, the item's own never counted) and, with ``[evaluator] polarity_prompt``, from
+the reversed question's verdict (``z_reversed``: :mod:`allure.evaluator._polarity`), never from
+the item's reference, and returns the label the fitted model gives. :func:`fit_learned_readout` fits it on the *mined* audit items
 only: an item of the dev or held-out split in the fit is refused (:class:`ReadoutLeak`), which is
 what the leakage test asserts on the run store.
 
@@ -18,7 +19,7 @@ Two-label sets only: with more labels no read-out is fitted (the parsed labels s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -78,9 +79,18 @@ class LearnedReadout:
     fit_ids: tuple[str, ...] = ()
     """The items it was fitted on (the leakage test reads them)."""
 
-    def columns(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, list[float]]:
-        """Each feature per item: ``z`` from the verdict, ``vote`` from the memory (never the reference)."""
+    def columns(
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        reversed: Mapping[str, Verdict] | None = None,
+    ) -> dict[str, list[float]]:
+        """Each feature per item: ``z`` from the verdict, ``z_reversed`` from the reversed question's
+        verdict read back (``reversed``), ``vote`` from the memory (never the reference)."""
         cols: dict[str, list[float]] = {"z": [_z(verdicts.get(it.id), self.positive) for it in items]}
+        if "z_reversed" in self.features:
+            back = reversed or {}
+            cols["z_reversed"] = [_z(back.get(it.id), self.positive) for it in items]
         if "vote" in self.features and self.vote is not None:
             own = [{j for j, i in enumerate(self.vote.item_ids) if i == it.id} for it in items]
             cols["vote"] = memory_vote(
@@ -93,12 +103,17 @@ class LearnedReadout:
             )
         return cols
 
-    def apply(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
+    def apply(
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        reversed: Mapping[str, Verdict] | None = None,
+    ) -> dict[str, Label | None]:
         """Item id -> the read-out's label (items without a verdict are left out)."""
         todo = [it for it in items if it.id in verdicts]
         if not todo:
             return {}
-        cols = self.columns(todo, verdicts)
+        cols = self.columns(todo, verdicts, reversed)
         x = np.array([cols[f] for f in self.features], dtype=np.float64).T
         if self.mode == "knn":
             got = knn_labels(np.array(self.knn_z)[:, None], self.knn_y, x[:, :1], k=K_NEAREST)
@@ -130,6 +145,7 @@ def fit_learned_readout(
     vote: VoteSource | None = None,
     objective: str = "balanced_accuracy",
     seed: int = 0,
+    reversed: Mapping[str, Verdict] | None = None,
 ) -> LearnedReadout | None:
     """Fit the read-out on ``fit_items`` (the mined audit items) with their ``references``.
 
@@ -144,6 +160,9 @@ def fit_learned_readout(
         vote: The approved examples that vote (``None``: ``z`` only).
         objective: What cross-validation maximises.
         seed: Seed of the folds.
+        reversed: Item id -> its verdict under the polarity variant, read back in the judge's terms
+            (``None``: not asked). The logistic read-out then also tries ``z_reversed`` and keeps
+            it only when its cross-validated score is higher (a tie keeps the fewer features).
 
     Raises:
         ReadoutLeak: A dev or held-out item is among ``fit_items``.
@@ -171,13 +190,25 @@ def fit_learned_readout(
     y: list[Label] = [references[it.id] for it in keep]  # type: ignore[misc]
     if len(set(y)) < 2:
         return None
-    cols = base.columns(keep, verdicts)
     if base.mode == "knn":
-        base.knn_z, base.knn_y = cols["z"], y
+        base.knn_z, base.knn_y = base.columns(keep, verdicts)["z"], y
         return base
-    x = np.array([cols[f] for f in features], dtype=np.float64).T
-    base.fitted = fit_readout(x, y, features, objective=objective, seed=seed)  # type: ignore[arg-type]
-    return base if base.fitted is not None else None
+    tries = [features] if reversed is None else [features, ("z", "z_reversed", *features[1:])]
+    best: LearnedReadout | None = None
+    for names in tries:
+        cand = replace(base, features=names)
+        cols = cand.columns(keep, verdicts, reversed)
+        x = np.array([cols[f] for f in names], dtype=np.float64).T
+        cand.fitted = fit_readout(x, y, names, objective=objective, seed=seed)  # type: ignore[arg-type]
+        if cand.fitted is not None and (best is None or _cv(cand) > _cv(best)):
+            best = cand
+    return best
+
+
+def _cv(learned: LearnedReadout) -> float:
+    """The cross-validated score a feature set is chosen by (-1: none)."""
+    score = learned.fitted.cv_score if learned.fitted is not None else None
+    return -1.0 if score is None else score
 
 
 @dataclass
@@ -218,8 +249,14 @@ class PassReadout:
         if not self.name:
             self.name = f"read-out ({self.mode})"
 
-    def apply(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
-        """Fit on the mined items' verdicts, label every item; ``{}`` when nothing is fitted or kept."""
+    def apply(
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        reversed: Mapping[str, Verdict] | None = None,
+    ) -> dict[str, Label | None]:
+        """Fit on the mined items' verdicts, label every item; ``{}`` when nothing is fitted or kept.
+        ``reversed``: the polarity variant's verdicts read back (the feature ``z_reversed``)."""
         from allure.metrics import significantly_better
 
         fit_items = [it for it in items if it.id in self.fit_ids]
@@ -234,6 +271,7 @@ class PassReadout:
             vote=self.vote,
             objective=self.objective,
             seed=self.seed,
+            reversed=reversed,
         )
         if learned is None:
             self.decision = (
@@ -241,7 +279,7 @@ class PassReadout:
                 "2 mined audit items of each label"
             )
             return {}
-        out = learned.apply(items, verdicts)
+        out = learned.apply(items, verdicts, reversed)
         if self.mode == "auto":
             dev = sorted(i for i in self.dev_ids if i in verdicts)
             d = significantly_better(
