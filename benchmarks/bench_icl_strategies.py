@@ -77,6 +77,9 @@ from allure.studies import ArmSpec, ArmsStudy, StudySource, run_study  # noqa: E
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
+PROMPTS = ROOT / "benchmarks" / "prompts"
+"""The reversed questions of the read-out's polarity variant (``[evaluator] polarity_prompt``; only
+``bench_readout.py`` asks them: a study arm runs no read-out, so this bench sends none)."""
 HALUEVAL_RUBRIC = (
     "yes: the response contains hallucinated content (made-up, unverifiable or false facts, or it does "
     "not follow the query); no: it contains none."
@@ -140,6 +143,9 @@ def halueval_task(args: argparse.Namespace, model: str) -> Task:
                 "prompt": "reference_free",
                 "rubric": HALUEVAL_RUBRIC,
                 "calibration": "none",  # the bench calibrates each arm itself (calibrated() below)
+                # "is the response free of hallucination?": its "yes" means the judge's "no"
+                "polarity_prompt": str(PROMPTS / "halueval_reversed"),
+                "polarity_labels": {"yes": "no", "no": "yes"},
             },
         }
     )
@@ -180,7 +186,14 @@ def cogeval_task(args: argparse.Namespace, model: str) -> Task:
         {
             "name": "bench-icl-strategies-cogeval",
             "dataset": {"path": str(data), "format": "cogeval"},
-            "evaluator": {"kind": "local", "model": model, "calibration": "none"},
+            "evaluator": {
+                "kind": "local",
+                "model": model,
+                "calibration": "none",
+                # "is the response wrong?": its score 1 means the judge's 0
+                "polarity_prompt": str(PROMPTS / "cogeval_reversed"),
+                "polarity_labels": {"1": 0, "0": 1},
+            },
         }
     )
     return Task(
