@@ -674,9 +674,10 @@ def store_snapshot(name: str) -> Path:
     return RESULTS / f"icl_strategies.{name}.db.gz"
 
 
-def restore_store(project: Path, name: str) -> None:
-    """Start from the saved run store of an earlier session when this project has none."""
-    db, snap = project_db_path(project), store_snapshot(name)
+def restore_store(project: Path, name: str, snap: Path | None = None) -> None:
+    """Start from the saved run store of an earlier session (``snap``; default: this bench's
+    snapshot of task ``name``) when this project has none."""
+    db, snap = project_db_path(project), snap or store_snapshot(name)
     if db.exists() or not snap.is_file():
         return
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -689,7 +690,12 @@ def save_store(project: Path, name: str, args: argparse.Namespace) -> None:
     """A consistent copy of the run store, gzipped, for a later session to resume from."""
     if not args.save_store:
         return
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    snapshot_store(project, store_snapshot(name))
+
+
+def snapshot_store(project: Path, snap: Path) -> None:
+    """A consistent copy of ``project``'s run store (SQLite's backup, safe while it is written), gzipped to ``snap``."""
+    snap.parent.mkdir(parents=True, exist_ok=True)
     tmp = project / "snapshot.db"
     tmp.unlink(missing_ok=True)
     src = sqlite3.connect(project_db_path(project))
@@ -697,7 +703,7 @@ def save_store(project: Path, name: str, args: argparse.Namespace) -> None:
     src.backup(dst)
     src.close()
     dst.close()
-    with open(tmp, "rb") as fh, gzip.open(store_snapshot(name), "wb", compresslevel=9) as out:
+    with open(tmp, "rb") as fh, gzip.open(snap, "wb", compresslevel=9) as out:
         shutil.copyfileobj(fh, out)
     tmp.unlink()
 

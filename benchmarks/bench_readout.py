@@ -65,6 +65,7 @@ from bench_icl_strategies import (  # noqa: E402
     mine_memory,
     render,
     restore_store,
+    snapshot_store,
     table,
 )
 
@@ -125,8 +126,17 @@ def features(t: Task, zero: ArmRun, memory: EpisodicMemory) -> Features:
 
 def polarity_project(args: argparse.Namespace, name: str) -> Path:
     """The run store of a task's reversed question: one for every seed that splits the same items
-    again (the question is asked zero-shot, so its calls do not depend on the split or the memory)."""
-    return args.project / f"{name}-polarity-items{args.items_seed}"
+    again (the question is asked zero-shot, so its calls do not depend on the split or the memory).
+    It starts from the saved snapshot (:func:`polarity_snapshot`) when it has no store yet."""
+    project = args.project / f"{name}-polarity-items{args.items_seed}"
+    restore_store(project, name, polarity_snapshot(name, args.items_seed))
+    return project
+
+
+def polarity_snapshot(name: str, items_seed: int) -> Path:
+    """Where the reversed question's calls are saved, gzipped, after a run that sent some (a later
+    session, on another machine, resumes from them)."""
+    return RESULTS / f"readout.polarity.{name}.items{items_seed}.db.gz"
 
 
 def reversed_arm(t: Task, project: Path) -> tuple[ArmRun, int]:
@@ -141,6 +151,8 @@ def reversed_arm(t: Task, project: Path) -> tuple[ArmRun, int]:
     bench = Bench(t, project, EpisodicMemory.open(str(project / "memory")))
     arm = ArmSpec(name="reversed", example_ids=[], prompt=t.spec.evaluator.polarity_prompt)
     run = bench.study("reversed", t.items, [arm])["reversed"]
+    if bench.calls:
+        snapshot_store(project, polarity_snapshot(t.name, int(project.name.rsplit("items", 1)[-1])))
     back = {i: variant.read_back(v) for i, v in run.verdicts.items()}
     return ArmRun("reversed question (read back)", back, run.blocks, run.calls, run.wall_s), bench.calls
 

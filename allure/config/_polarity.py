@@ -4,7 +4,7 @@ and the checks at load that need the folder (the spec alone checks ``polarity_la
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from allure.errors import SpecError
 
@@ -30,12 +30,9 @@ def load_polarity_prompt(spec: AuditSpec, *, source: str = "<spec>") -> PromptSe
     """The reversed question's prompt set (``None``: no polarity variant).
 
     Raises:
-        SpecError: the folder is missing, a file is missing or malformed, a template uses
-            ``{rubric}`` (the judge's own question) or shows two responses, or the judge's label
-            pattern cannot read a label back from the folder's answer format.
+        SpecError: the folder is missing, a file is missing or malformed, or a template uses
+            ``{rubric}`` (the judge's own question) or shows two responses.
     """
-    from allure.config._load import label_pattern_for
-    from allure.labels import LabelParser
     from allure.prompts import load_prompt_set
 
     name = spec.evaluator.polarity_prompt
@@ -63,18 +60,32 @@ def load_polarity_prompt(spec: AuditSpec, *, source: str = "<spec>") -> PromptSe
             where=f"{where} ({folder / 'user.txt'})",
             fix="the polarity variant is for single-response judges: remove polarity_prompt",
         )
-    pattern = label_pattern_for(spec, prompts.assistant)
-    parser = LabelParser(pattern, spec.vocabulary())
+    return prompts
+
+
+def check_polarity_answers(spec: AuditSpec, parser: Any, pattern: str, *, source: str = "<spec>") -> None:
+    """The judge's label ``parser`` (its ``pattern``) reads every label back from the polarity
+    prompt's answer format: the reversed answers are parsed as the judge's are (a folder not
+    found is left to :func:`check_polarity_prompt`).
+
+    Raises:
+        SpecError: a label that does not come back.
+    """
+    from allure.prompts import load_prompt_set
+
+    folder = polarity_folder(spec)
+    if folder is None:
+        return
+    assistant = load_prompt_set(str(folder), where=FIELD).assistant
     for label in spec.label_set:
-        answer = prompts.assistant.format(label=label)
+        answer = assistant.format(label=label)
         if parser.parse(answer) != label:
             raise SpecError(
                 f"the judge's label pattern {pattern!r} cannot read label {label!r} from the polarity "
                 f"prompt's answer {answer!r}",
-                where=f"{where} ({folder / 'assistant.txt'})",
-                fix="answer in the judge's format (use the judge's prompt's assistant.txt)",
+                where=f"{source}, field '{FIELD}' ({folder / 'assistant.txt'})",
+                fix="answer in the judge's format (the judge's prompt's assistant.txt)",
             )
-    return prompts
 
 
 def check_polarity_prompt(spec: AuditSpec, *, source: str = "<spec>", strict: bool = True) -> None:

@@ -208,7 +208,11 @@ def run_pass(
                 options=plan.options,
                 claim_token=plan.claim_token or "",
             )
-        read = plan.readout.apply(plan.items, result.verdicts, back)
+        read = (
+            plan.readout.apply(plan.items, result.verdicts)
+            if back is None
+            else plan.readout.apply(plan.items, result.verdicts, back)
+        )
         changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
         out.labels.update(changed)
         out.readout = ReadoutOutcome(plan.readout.name, len(changed))

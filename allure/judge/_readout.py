@@ -28,14 +28,20 @@ def applied_readout(src: JudgeSource) -> dict[str, Any] | None:
     when none was applied (``readout = "none"``, nothing fitted, or ``auto`` kept the parsed labels).
 
     Raises:
-        JudgeError: It was applied but cannot be carried (``vote`` feature, ``knn``).
+        JudgeError: It was applied but cannot be carried (``vote`` or ``z_reversed`` feature, ``knn``).
     """
     rec = src.run.info.get(f"readout_{src.iteration}")
     if not isinstance(rec, dict) or "features" not in rec:
         return None  # a fitted read-out's record names its features; a kept or unfitted one does not
     if rec.get("mode") == "logistic" and list(rec["features"]) == ["z"] and rec.get("coef"):
         return rec
-    what = "the memory vote feature" if "vote" in rec["features"] else f"mode {rec.get('mode')!r}"
+    what = (
+        "the memory vote feature"
+        if "vote" in rec["features"]
+        else "the polarity variant's feature z_reversed"
+        if "z_reversed" in rec["features"]
+        else f"mode {rec.get('mode')!r}"
+    )
     raise JudgeError(
         f"pass {src.iteration} applied a learned read-out with {what} ({rec.get('describe', '')}); a bundle "
         "carries only a logistic read-out on z, so it would not give the run's labels back",
