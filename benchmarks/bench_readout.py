@@ -596,7 +596,7 @@ def write(args: argparse.Namespace, texts: dict[tuple[str, int], str], total: in
         "zero-shot, two-sided paired permutation test on balanced accuracy, alpha 0.05, unadjusted); every "
         "other arm is exploratory (its p Holm-adjusted over the exploratory arms).\n\n"
     )
-    kept, source = earlier_sections(args.out, texts)
+    kept, source, notes = earlier_sections(args.out, texts)
     if kept:
         header += (
             f"Kept from an earlier run (not run again in this one): {', '.join(f'{n} seed {s}' for n, s in sorted(kept))}; "
@@ -604,15 +604,21 @@ def write(args: argparse.Namespace, texts: dict[tuple[str, int], str], total: in
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     every = {**kept, **texts}
-    args.out.write_text(header + "\n".join(every[k] for k in sorted(every)))
+    args.out.write_text(header + "\n".join(every[k] for k in sorted(every)) + notes)
 
 
-def earlier_sections(out: Path, texts: dict[tuple[str, int], str]) -> tuple[dict[tuple[str, int], str], str]:
-    """The sections of ``out`` for the (task, seed)s this run did not run, and the command line
-    (with its commit and date) of the run that wrote them."""
+def earlier_sections(
+    out: Path, texts: dict[tuple[str, int], str]
+) -> tuple[dict[tuple[str, int], str], str, str]:
+    """The sections of ``out`` for the (task, seed)s this run did not run, the command line (with
+    its commit and date) of the run that wrote them, and the notes written after it (``## ``, kept
+    at the end while any of its sections is kept)."""
     if not out.is_file():
-        return {}, ""
-    old = out.read_text()
+        return {}, "", ""
+    old, notes = out.read_text(), ""
+    if "\n## " in old:
+        old, rest = old.split("\n## ", 1)
+        notes = "\n## " + rest
     kept: dict[tuple[str, int], str] = {}
     for part in re.split(r"(?m)^(?=### seed \d+, )", old)[1:]:
         m = re.match(r"### seed (\d+), (\w+):", part)
@@ -621,7 +627,7 @@ def earlier_sections(out: Path, texts: dict[tuple[str, int], str]) -> tuple[dict
     first = next((ln for ln in old.splitlines() if ln.startswith("`python benchmarks/bench_readout.py")), "")
     earlier = next((ln for ln in old.splitlines() if ln.startswith("Kept from an earlier run")), "")
     source = first.split("; ", 1)[0] or "unknown"
-    return kept, source + (f" (sections it kept: {earlier})" if earlier else "")
+    return kept, source + (f" (sections it kept: {earlier})" if earlier else ""), notes if kept else ""
 
 
 if __name__ == "__main__":
