@@ -65,10 +65,11 @@ class Readout(Protocol):
         self,
         items: list[Item],
         verdicts: Mapping[str, Verdict],
-        reversed: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Item id -> the label it reads from the item's verdict (an item left out keeps its label);
-        ``reversed``: item id -> its verdict under the polarity variant, when the pass asked it."""
+        ``back``: item id -> its verdict under the polarity variant read back in the judge's terms,
+        when the pass asked it (a read-out without the variant may leave the argument out)."""
         ...
 
 

@@ -5,9 +5,9 @@ reads each item's features from its verdict (``z``, the judge's label log-odds u
 prompt) and from the memory (``vote``, the similarity-weighted label vote of the ``k`` nearest
 approved examples, the item's own never counted) and, with ``[evaluator] polarity_prompt``, from
 the reversed question's verdict (``z_reversed``: :mod:`allure.evaluator._polarity`), never from
-the item's reference, and returns the label the fitted model gives. :func:`fit_learned_readout` fits it on the *mined* audit items
-only: an item of the dev or held-out split in the fit is refused (:class:`ReadoutLeak`), which is
-what the leakage test asserts on the run store.
+the item's reference, and returns the label the fitted model gives. :func:`fit_learned_readout`
+fits it on the *mined* audit items only: an item of the dev or held-out split in the fit is
+refused (:class:`ReadoutLeak`), which is what the leakage test asserts on the run store.
 
 Modes (``[evaluator] readout``): ``logistic`` (class-weighted L2 logistic regression on ``z`` and
 ``vote``, ``C`` by stratified k-fold CV on the fit items), ``knn`` (kNN prompting: the majority
@@ -83,14 +83,13 @@ class LearnedReadout:
         self,
         items: list[Item],
         verdicts: Mapping[str, Verdict],
-        reversed: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, list[float]]:
         """Each feature per item: ``z`` from the verdict, ``z_reversed`` from the reversed question's
-        verdict read back (``reversed``), ``vote`` from the memory (never the reference)."""
+        verdict read back (``back``), ``vote`` from the memory (never the reference)."""
         cols: dict[str, list[float]] = {"z": [_z(verdicts.get(it.id), self.positive) for it in items]}
         if "z_reversed" in self.features:
-            back = reversed or {}
-            cols["z_reversed"] = [_z(back.get(it.id), self.positive) for it in items]
+            cols["z_reversed"] = [_z((back or {}).get(it.id), self.positive) for it in items]
         if "vote" in self.features and self.vote is not None:
             own = [{j for j, i in enumerate(self.vote.item_ids) if i == it.id} for it in items]
             cols["vote"] = memory_vote(
@@ -107,13 +106,13 @@ class LearnedReadout:
         self,
         items: list[Item],
         verdicts: Mapping[str, Verdict],
-        reversed: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Item id -> the read-out's label (items without a verdict are left out)."""
         todo = [it for it in items if it.id in verdicts]
         if not todo:
             return {}
-        cols = self.columns(todo, verdicts, reversed)
+        cols = self.columns(todo, verdicts, back)
         x = np.array([cols[f] for f in self.features], dtype=np.float64).T
         if self.mode == "knn":
             got = knn_labels(np.array(self.knn_z)[:, None], self.knn_y, x[:, :1], k=K_NEAREST)
@@ -145,7 +144,7 @@ def fit_learned_readout(
     vote: VoteSource | None = None,
     objective: str = "balanced_accuracy",
     seed: int = 0,
-    reversed: Mapping[str, Verdict] | None = None,
+    back: Mapping[str, Verdict] | None = None,
 ) -> LearnedReadout | None:
     """Fit the read-out on ``fit_items`` (the mined audit items) with their ``references``.
 
@@ -160,7 +159,7 @@ def fit_learned_readout(
         vote: The approved examples that vote (``None``: ``z`` only).
         objective: What cross-validation maximises.
         seed: Seed of the folds.
-        reversed: Item id -> its verdict under the polarity variant, read back in the judge's terms
+        back: Item id -> its verdict under the polarity variant, read back in the judge's terms
             (``None``: not asked). The logistic read-out then also tries ``z_reversed`` and keeps
             it only when its cross-validated score is higher (a tie keeps the fewer features).
 
@@ -193,11 +192,11 @@ def fit_learned_readout(
     if base.mode == "knn":
         base.knn_z, base.knn_y = base.columns(keep, verdicts)["z"], y
         return base
-    tries = [features] if reversed is None else [features, ("z", "z_reversed", *features[1:])]
+    tries = [features] if back is None else [features, ("z", "z_reversed", *features[1:])]
     best: LearnedReadout | None = None
     for names in tries:
         cand = replace(base, features=names)
-        cols = cand.columns(keep, verdicts, reversed)
+        cols = cand.columns(keep, verdicts, back)
         x = np.array([cols[f] for f in names], dtype=np.float64).T
         cand.fitted = fit_readout(x, y, names, objective=objective, seed=seed)  # type: ignore[arg-type]
         if cand.fitted is not None and (best is None or _cv(cand) > _cv(best)):
@@ -253,10 +252,10 @@ class PassReadout:
         self,
         items: list[Item],
         verdicts: Mapping[str, Verdict],
-        reversed: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Fit on the mined items' verdicts, label every item; ``{}`` when nothing is fitted or kept.
-        ``reversed``: the polarity variant's verdicts read back (the feature ``z_reversed``)."""
+        ``back``: the polarity variant's verdicts read back (the feature ``z_reversed``)."""
         from allure.metrics import significantly_better
 
         fit_items = [it for it in items if it.id in self.fit_ids]
@@ -271,7 +270,7 @@ class PassReadout:
             vote=self.vote,
             objective=self.objective,
             seed=self.seed,
-            reversed=reversed,
+            back=back,
         )
         if learned is None:
             self.decision = (
@@ -279,7 +278,7 @@ class PassReadout:
                 "2 mined audit items of each label"
             )
             return {}
-        out = learned.apply(items, verdicts, reversed)
+        out = learned.apply(items, verdicts, back)
         if self.mode == "auto":
             dev = sorted(i for i in self.dev_ids if i in verdicts)
             d = significantly_better(
