@@ -129,14 +129,14 @@ def polarity_project(args: argparse.Namespace, name: str) -> Path:
     again (the question is asked zero-shot, so its calls do not depend on the split or the memory).
     It starts from the saved snapshot (:func:`polarity_snapshot`) when it has no store yet."""
     project = args.project / f"{name}-polarity-items{args.items_seed}"
-    restore_store(project, name, polarity_snapshot(name, args.items_seed))
+    restore_store(project, name, polarity_snapshot(project))
     return project
 
 
-def polarity_snapshot(name: str, items_seed: int) -> Path:
+def polarity_snapshot(project: Path) -> Path:
     """Where the reversed question's calls are saved, gzipped, after a run that sent some (a later
     session, on another machine, resumes from them)."""
-    return RESULTS / f"readout.polarity.{name}.items{items_seed}.db.gz"
+    return RESULTS / f"readout.{project.name}.db.gz"
 
 
 def reversed_arm(t: Task, project: Path) -> tuple[ArmRun, int]:
@@ -152,7 +152,7 @@ def reversed_arm(t: Task, project: Path) -> tuple[ArmRun, int]:
     arm = ArmSpec(name="reversed", example_ids=[], prompt=t.spec.evaluator.polarity_prompt)
     run = bench.study("reversed", t.items, [arm])["reversed"]
     if bench.calls:
-        snapshot_store(project, polarity_snapshot(t.name, int(project.name.rsplit("items", 1)[-1])))
+        snapshot_store(project, polarity_snapshot(project))
     back = {i: variant.read_back(v) for i, v in run.verdicts.items()}
     return ArmRun("reversed question (read back)", back, run.blocks, run.calls, run.wall_s), bench.calls
 
