@@ -39,7 +39,7 @@ from allure.evaluator._calibrate import (
     calibrate_pass,
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
-from allure.evaluator._polarity import PolarityVariant, polarity_variant
+from allure.evaluator._polarity import PolarityVariant
 from allure.evaluator._swap import FALLBACK_NOTE, debias_verdicts, swapped_order, swaps_positions
 from allure.labels import Label
 from allure.models import Item, Verdict
@@ -129,7 +129,8 @@ class PassPlan:
     swapped_examples_for: ExamplesFor | None = None
     """The swapped item -> its examples; ``None``: its original's (the loop retrieves for the swapped text)."""
     polarity: PolarityVariant | None = None
-    """The reversed question (``[evaluator] polarity_prompt``), asked only when there is a read-out."""
+    """The reversed question (``[evaluator] polarity_prompt``: :func:`~allure.evaluator.polarity_variant`),
+    asked only when there is a read-out; set by a caller whose read-out fits on it (the loop)."""
 
 
 @dataclass
@@ -376,6 +377,5 @@ def plan_from_spec(
         target=target,
         prior=prior,
         replay=ev.is_replay,
-        polarity=polarity_variant(spec) if ev.readout != "none" and not ev.is_replay else None,
         **more,
     )

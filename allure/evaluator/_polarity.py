@@ -79,12 +79,18 @@ class PolarityVariant:
 
 
 def polarity_variant(spec: AuditSpec) -> PolarityVariant | None:
-    """The spec's polarity variant (``None``: no ``polarity_prompt``, or not a two-label judge)."""
+    """The spec's polarity variant (``None``: no ``polarity_prompt``, not a two-label judge, or a replay).
+
+    Raises:
+        SpecError: the polarity prompt's folder or files (:func:`allure.config.load_polarity_prompt`).
+    """
     from allure.config import load_polarity_prompt
     from allure.labels import label_list
 
+    if spec.evaluator.is_replay or len(spec.label_set) != 2:
+        return None
     prompts = load_polarity_prompt(spec)
-    if prompts is None or len(spec.label_set) != 2:
+    if prompts is None:
         return None
     by_str = {str(lab): lab for lab in spec.label_set}
     meaning = {str(k): by_str[str(v)] for k, v in spec.evaluator.polarity_labels.items()}

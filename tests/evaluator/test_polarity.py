@@ -17,7 +17,15 @@ import pytest
 
 from allure.config import AuditSpec, load_spec
 from allure.errors import SpecError
-from allure.evaluator import REVERSED, PassOutcome, PassReadout, open_evaluator, plan_from_spec, run_pass
+from allure.evaluator import (
+    REVERSED,
+    PassOutcome,
+    PassReadout,
+    open_evaluator,
+    plan_from_spec,
+    polarity_variant,
+    run_pass,
+)
 from allure.labels import Label
 from allure.metrics import objective_value
 from allure.models import Item
@@ -103,7 +111,7 @@ def _pass(
         plan = plan_from_spec(
             spec, run_id="r1", iteration=1, items=items, examples_for=lambda _it: [], pairwise=False
         )
-        plan = replace(plan, readout=step, polarity=plan.polarity if polarity else None)
+        plan = replace(plan, readout=step, polarity=polarity_variant(spec) if polarity else None)
         return run_pass(ev, plan), step
 
 
