@@ -199,3 +199,22 @@ def test_a_malformed_polarity_variant_is_refused_at_load(
     text = str(err.value)
     assert f"evaluator.{field}" in text and words in text and str(path) in text, text
     assert err.value.fix
+
+
+def test_a_reversed_answer_is_read_back_in_the_judges_terms(tmp_path: Path) -> None:
+    from allure.models import Verdict
+
+    _reversed_folder(tmp_path)
+    labels = 'polarity_prompt = "reversed"\npolarity_labels = { "1" = 0, "0" = 1 }'
+    spec = load_spec(_spec(tmp_path, "http://127.0.0.1:9/v1", labels))
+    variant = polarity_variant(spec)
+    assert (
+        variant is not None and variant.items([Item(id="a", task="t", response="r")])[0].id == "a" + REVERSED
+    )
+    # "1" to "is the response wrong?" with P = 0.8 is the judge's 0 with P(1) = 0.2
+    said = Verdict(item_id="a" + REVERSED, label=1, prob_positive=0.8, label_probs={"0": 0.2, "1": 0.8})
+    back = variant.read_back(said)
+    assert (back.label, back.raw_label, back.label_probs) == (0, 1, {"1": 0.2, "0": 0.8})
+    assert back.prob_positive == pytest.approx(0.2)
+    unparsed = variant.read_back(Verdict(item_id="b" + REVERSED, label=None, status="unparsed"))
+    assert unparsed.label is None and unparsed.prob_positive is None
