@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         VoteSource,
         fit_learned_readout,
     )
+    from allure.evaluator._readout_stored import spec_readout, stored_readout, vote_source
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
@@ -139,6 +140,9 @@ _WHERE = {
     "ReadoutMode": "_readout",
     "VoteSource": "_readout",
     "fit_learned_readout": "_readout",
+    "spec_readout": "_readout_stored",
+    "stored_readout": "_readout_stored",
+    "vote_source": "_readout_stored",
 }
 
 __all__ = [
@@ -204,6 +208,9 @@ __all__ = [
     "ReadoutMode",
     "VoteSource",
     "fit_learned_readout",
+    "spec_readout",
+    "stored_readout",
+    "vote_source",
 ]
 
 
