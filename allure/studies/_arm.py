@@ -155,6 +155,7 @@ class ArmRun:
         entry: dict[str, Any] = {"decision": step.decision, "changed": outcome.readout.changed}
         if step.learned is not None:
             entry.update({k: v for k, v in step.learned.record().items() if k != "fit"})
+            entry["fit_ids"] = sorted(step.learned.fit_ids)  # mined audit items only, as the loop's
         return entry
 
     def run(self, progress: ArmProgress | None) -> tuple[ArmResult, list[Label | None]]:
