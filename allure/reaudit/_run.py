@@ -275,24 +275,12 @@ def _locked(
     baseline = _baseline(store, fs, spec)
     items = [fi.item for fi in fs.items]
     refs = fs.references()
-    rid = new_reaudit_id(fs.name)
+    rid, ro = new_reaudit_id(fs.name), readout.readout if readout is not None else None
     tell(f"re-audit {rid}: set {fs.name!r} v{fs.version} ({fs.n_items} items), memory {mem_size} examples")
     scored = (
         score_set(
-            store,
-            spec,
-            rid,
-            items,
-            memory,
-            refs,
-            fp,
-            history,
-            previous,
-            fresh,
-            tell,
-            eval_progress,
-            readout.readout if readout is not None else None,
-        )  # fmt: skip
+            store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress, ro
+        )
         if bundle is None
         else score_with_judge(store, spec, bundle, rid, items, previous, fresh, tell, eval_progress)
     )
