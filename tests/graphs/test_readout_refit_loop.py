@@ -53,7 +53,7 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
 ) -> None:
     from allure.config import load_spec
     from allure.evaluator import stored_readout, vote_source
-    from allure.graphs import start_run
+    from allure.graphs import resume_run, start_run
     from allure.memory import EpisodicMemory
     from allure.reaudit import run_reaudit
 
@@ -108,6 +108,8 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
         assert f"refitted {len(pending)} time(s) after approvals, no evaluator call" in text.stdout
         assert now["describe"] in text.stdout
         reaudit = run_reaudit(str(path), project)  # the memory is still the version the pass used
+        done = resume_run(project, run.run_id)  # the loop goes on; its report lists the refits
+        assert done.status == "done"
     finally:
         srv.stop()
     assert reaudit.record is not None
@@ -116,3 +118,6 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
     refit = stored_readout(now, (0, 1), 1, vote_source(memory))
     assert refit is not None
     assert reaudit.record.labels == refit.apply(items, verdicts)
+    md = (Path(done.run_dir) / "report.md").read_text()
+    assert f"{len(pending)} of {len(fit)} fit labels corrected by auditors" in md
+    assert f"current read-out (applied by re-audits of this memory version): {now['describe']}" in md
