@@ -124,7 +124,8 @@ class ArmRun:
 
     def _readout(self, spec: AuditSpec, dev: set[str]) -> PassReadout | None:
         """The arm's read-out step (:func:`allure.evaluator.spec_readout`, as the loop's)."""
-        if spec.evaluator.readout == "none":
+        mined = any(s == "audit" and i not in dev for i, s in self.src.splits.items())
+        if spec.evaluator.readout == "none" or not mined:  # e.g. a held-out study: nothing to fit on
             return None
         approved = self.memory.all() if self.memory is not None else []
         return spec_readout(
@@ -146,16 +147,17 @@ class ArmRun:
         return {"mode": out.applied, "changed": out.changed, "cf_calls": out.cf_calls}
 
     def _read_out(self, plan: PassPlan, outcome: PassOutcome) -> dict[str, Any] | None:
-        """Say what the read-out did; the arm's read-out entry (``None`` with ``readout = "none"``)."""
+        """Say what the read-out did; the arm's read-out entry (``None``: none applied)."""
         step = plan.readout
         if not isinstance(step, PassReadout) or outcome.readout is None:
             return None
         if self.say:
             self.say(f"  {step.decision}; {outcome.readout.changed} labels changed")
+        if step.learned is None:  # nothing fitted, or ``auto`` kept the parsed labels
+            return None
         entry: dict[str, Any] = {"decision": step.decision, "changed": outcome.readout.changed}
-        if step.learned is not None:
-            entry.update({k: v for k, v in step.learned.record().items() if k != "fit"})
-            entry["fit_ids"] = sorted(step.learned.fit_ids)  # mined audit items only, as the loop's
+        entry.update({k: v for k, v in step.learned.record().items() if k != "fit"})
+        entry["fit_ids"] = sorted(step.learned.fit_ids)  # mined audit items only, as the loop's
         return entry
 
     def run(self, progress: ArmProgress | None) -> tuple[ArmResult, list[Label | None]]:

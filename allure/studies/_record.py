@@ -106,7 +106,8 @@ class ArmResult(BaseModel):
     """The arm's contextual calibration (``mode``, labels ``changed``, ``cf_calls``); ``None`` without."""
     readout: dict[str, Any] | None = None
     """The arm's learned read-out (``decision``, labels ``changed``, what was fitted: mode, features,
-    coefficients, CV score, n, date); ``None`` with ``readout = "none"``."""
+    coefficients, CV score, n, date, the fit items); ``None`` when none was applied (``readout =
+    "none"``, no mined audit item among the study's items, or ``auto`` kept the parsed labels)."""
     undecided: int = 0
     """Items the debiasing left without a label (the two orders disagree): counted as wrong in
     the ``*_all`` metrics and unparsed in the others, never coerced to a label."""
