@@ -130,9 +130,11 @@ def test_the_loop_a_study_arm_and_a_reaudit_apply_one_logistic_read_out(
     """``readout = "logistic"`` on a judge whose parsed labels are all ``1`` (the lean) but whose label
     probabilities keep its grades: the loop fits the read-out on its mined audit items and stores it
     with the pass's memory version; a study arm fits the same one on the same items (never dev or
-    held-out); a re-audit applies the stored one, unrefitted. The three give the same final labels."""
+    held-out); a re-audit applies the stored one, unrefitted, and so does a re-audit with the exported
+    judge (``readout.json``). All give the same final labels."""
     from allure.config import load_spec
     from allure.graphs import start_run
+    from allure.judge import export_judge
     from allure.memory import EpisodicMemory
     from allure.reaudit import run_reaudit
     from allure.studies import ArmLabels, ArmSpec, ArmsStudy, run_study
@@ -162,6 +164,8 @@ def test_the_loop_a_study_arm_and_a_reaudit_apply_one_logistic_read_out(
         memory = EpisodicMemory.open(str(tmp_path / "memory"))
         study = run_study(project, src, memory, Kept([ArmSpec(name="zero-shot", example_ids=[])]))
         reaudit = run_reaudit(str(path), project)
+        export_judge(project, run.run_id, tmp_path / "judge")  # carries the pass's read-out
+        bundled = run_reaudit(str(path), project, judge=tmp_path / "judge")
     finally:
         srv.stop()
     store = RunStore(project_db_path(project), create=False)
@@ -178,6 +182,7 @@ def test_the_loop_a_study_arm_and_a_reaudit_apply_one_logistic_read_out(
     assert set(parsed.values()) == {1} and set(loop.values()) == {0, 1}  # the read-out gave the grades back
     assert arm == loop
     assert reaudit.record is not None and reaudit.record.labels == loop
+    assert bundled.record is not None and bundled.record.labels == loop  # `reaudit --judge DIR`
     rec = info["readout_1"]
     assert rec["memory_version"] == version and rec["features"] == ["z"] and rec["fit"]["x"]
     assert reaudit.record.fingerprint.readout.startswith(f"{run.run_id}:1:")
