@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from allure.labels import Label
+from allure.models import stable_hash
 from allure.store._review import ReviewStore
 from allure.store._runs import RunsStore
 
@@ -86,8 +87,12 @@ class ReadoutsStore(RunsStore, ReviewStore):
     """The read-outs of a run's passes, and their refit after an approval."""
 
     def _decided(self, run_id: str) -> None:
-        """A decision or an undo was stored: refit the read-out if it changed a fit label."""
-        self.refit_readout(run_id)
+        """A decision or an undo was stored: refit the read-out if it changed a fit label. The
+        decision stands whatever the refit does (a record it cannot read is named in run info)."""
+        try:
+            self.refit_readout(run_id)
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            self.update_run(run_id, info={"readout_refit_error": f"{type(exc).__name__}: {exc}"})
 
     def readout_iterations(self, run_id: str) -> list[int]:
         """The run's iterations whose pass stored a fitted read-out with its fit items' features."""
@@ -154,6 +159,12 @@ class ReadoutsStore(RunsStore, ReviewStore):
         before = [str(v) for v in rec["fit"]["y"]]
         if [str(v) for v in y] == before:
             return None
+        stored = info.get(refit_key(it))
+        old: dict[str, Any] = stored if isinstance(stored, dict) else {}
+        tried = stable_hash([str(v) for v in y])
+        last = (old.get("history") or [{}])[-1]
+        if last.get("refused") and last.get("labels") == tried:
+            return None  # refused on these very labels already
         first = info[f"readout_{it}"]["fit"]["y"]
         new, why = _refitted(rec, y)
         line: dict[str, Any] = {
@@ -161,12 +172,11 @@ class ReadoutsStore(RunsStore, ReviewStore):
             "n": len(ids),
             "changed": sum(str(a) != str(b) for a, b in zip(first, y, strict=True)),
             "refused": why,
+            "labels": tried,
         }
         if new is not None:
             line.update(cv_score=new.get("cv_score"), describe=new.get("describe", ""))
         line["wall_s"] = round(time.perf_counter() - t0, 4)
-        stored = info.get(refit_key(it))
-        old: dict[str, Any] = stored if isinstance(stored, dict) else {}
         kept = new if new is not None else old.get("current")
         if new is not None:
             new["decision"] = (

@@ -103,5 +103,7 @@ def test_a_refit_the_fit_items_cannot_support_is_refused_and_the_old_read_out_ke
         assert "refit refused" in line["refused"] and "1: 1" in line["refused"]
         assert info["readout_refit_1"]["current"] is None
         assert current_readout(info, 1) == first  # the pass's read-out stays the current one
+        _decide(store, run_id, "i0", 0)  # the same labels again: not tried (nor said) twice
+        assert len(store.get_run(run_id).info["readout_refit_1"]["history"]) == 1
     finally:
         store.close()
