@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from allure.errors import AllureError
 from allure.labels import Label
 from allure.metrics import FittedReadout, fit_readout, knn_labels, log_odds, memory_vote
 from allure.models import Item, Verdict
+
+if TYPE_CHECKING:
+    from allure.memory import EpisodicMemory
 
 ReadoutMode = Literal["none", "logistic", "knn", "auto"]
 """``[evaluator] readout``: none (the parsed labels), logistic, knn, or auto (chosen by the guard)."""
@@ -50,6 +53,23 @@ class VoteSource:
     labels: list[Label]
     item_ids: list[str]
     embed: Embed
+
+
+def memory_vote_source(memory: EpisodicMemory) -> VoteSource | None:
+    """The approved examples of ``memory`` that vote: their stored embeddings (of their responses),
+    corrected labels and items; an item is embedded as its response (``None``: an empty memory)."""
+    from allure.memory import embed
+
+    examples, vectors = memory.embeddings()
+    if not examples:
+        return None
+
+    def embed_items(items: list[Item]) -> np.ndarray:
+        return embed([it.response for it in items])
+
+    return VoteSource(
+        vectors, [ex.correct_label for ex in examples], [ex.item_id for ex in examples], embed_items
+    )
 
 
 def _z(verdict: Verdict | None, positive: Label) -> float:
