@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from allure.metrics._bootstrap import percentile_interval
-from allure.metrics._common import Label, MetricsError
+from allure.metrics._common import Label, MetricsError, label_set
 from allure.metrics._confusion import resampled_confusions
 from allure.metrics._holm import holm_adjust
 from allure.metrics._model import Objective
@@ -117,7 +117,7 @@ def curve_point(
     obj = check_objective(objective)
     if not draws:
         raise MetricsError("a curve point needs at least one draw", where="argument 'draws'", fix="pass one")
-    labs = list(labels) if labels is not None else sorted({*y_true, *zero_shot} - {None}, key=str)
+    labs = label_set(labels, y_true, zero_shot, *draws)
     preds = {"zero": zero_shot, **{f"draw {i}": d for i, d in enumerate(draws)}}
     t, codes = reference_codes(y_true, preds, labs)
     k = len(labs)
