@@ -70,13 +70,15 @@ def curve_png(study: LearningCurveRecord) -> bytes:
     if zero is not None:
         ax.axhline(zero, color="tab:gray", linestyle="--", label="zero-shot")
     ax.set_xscale("log")
+    ax.minorticks_off()
     ax.set_xticks(study.sizes or [1], [str(n) for n in study.sizes] or ["1"])
     ax.set_xlabel("approved (mined) audit items the read-out is fitted on")
     ax.set_ylabel(f"held-out {study.objective.replace('_', ' ')}")
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=8)
     ax.set_title(
-        f"Learning curve {study.id}: n = {study.n_items} held-out items, {study.repeats} draw(s) per size"
+        f"Learning curve {study.id}\n{study.n_items} held-out items, {study.repeats} draw(s) per size",
+        fontsize=10,
     )
     return png(fig)
 
