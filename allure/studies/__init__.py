@@ -49,13 +49,8 @@ if TYPE_CHECKING:
         study_kinds,
         study_states,
     )
-    from allure.studies._learning_curve import (
-        CurveFit,
-        LearningCurveRecord,
-        LearningCurveStudy,
-        learning_curve,
-        parse_curve_sizes,
-    )
+    from allure.studies._learning_curve import LearningCurveStudy, learning_curve, parse_curve_sizes
+    from allure.studies._learning_curve_record import CurveFit, LearningCurveRecord
     from allure.studies._options import ArmProgress, RunOptions, Say, StudyOptions, open_source
     from allure.studies._params import ParamType, read_params
     from allure.studies._protocol import ArmLabels, StoredStudy, Study, StudyContext, as_kind
@@ -82,8 +77,8 @@ _WHERE = {
     "ablation_arms": "_ablation",
     "pass_options": "_arm",
     "ArmsStudy": "_arms",
-    "CurveFit": "_learning_curve",
-    "LearningCurveRecord": "_learning_curve",
+    "CurveFit": "_learning_curve_record",
+    "LearningCurveRecord": "_learning_curve_record",
     "LearningCurveStudy": "_learning_curve",
     "learning_curve": "_learning_curve",
     "parse_curve_sizes": "_learning_curve",

@@ -16,17 +16,15 @@ permutation p, Holm-adjusted over the sizes (exploratory). A learning curve of t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Unpack
 
-from pydantic import BaseModel
-
 from allure.errors import StudyError
-from allure.labels import Label
-from allure.metrics import CurvePoint
-from allure.models import Item, Verdict
 from allure.store import RunStore, open_project_store
+from allure.studies._learning_curve_fit import curve_arms, measure_curve, summarise_curve
+from allure.studies._learning_curve_record import CurveData, CurvePlan, LearningCurveRecord
+from allure.studies._learning_curve_report import write_curve
 from allure.studies._options import Say, StudyOptions, open_source
 from allure.studies._params import ParamType, read_params
 from allure.studies._protocol import ArmLabels, StudyContext
@@ -39,51 +37,6 @@ SIZES = (25, 50, 100, 200)
 
 FEATURES = ("z", "vote")
 """The read-out's features the curve may use (the loop's)."""
-
-
-class CurveFit(BaseModel):
-    """One fit of the curve: which items it was fitted on and what it learned."""
-
-    size: int
-    repeat: int
-    fit_ids: list[str]
-    """The items fitted on, in review order (all mined audit items: never dev or held-out)."""
-    describe: str
-    """The fitted read-out in one line (or why none was fitted)."""
-
-
-class LearningCurveRecord(StudyRecord):
-    """``study.json`` of a learning curve: the shared record, the sizes and the curve."""
-
-    kind: str = "learning-curve"
-    sizes: list[int] = []
-    """The sizes measured (at most the pool)."""
-    skipped: list[int] = []
-    """Sizes asked for but above the pool (not measured)."""
-    repeats: int = 0
-    """Review orders (draws) per size."""
-    features: list[str] = []
-    """The read-out's features."""
-    objective: str = "balanced_accuracy"
-    """The loop's objective, scored on held-out."""
-    pool: int = 0
-    """Mined audit items with a reference (what the read-out may be fitted on)."""
-    zero_shot_iteration: int | None = None
-    """The source run's zero-shot pass whose stored verdicts give the features and the baseline."""
-    curve: list[CurvePoint] = []
-    """Per size: the objective over draws with its interval, the delta vs zero-shot and its test."""
-    fits: list[CurveFit] = []
-    """Every fit, by size and review order."""
-
-
-@dataclass
-class CurveData:
-    """What the curve reads from the source run's store (no call is made)."""
-
-    pool: list[Item]
-    references: dict[str, Label | None]
-    verdicts: dict[str, Verdict]
-    zero_iteration: int
 
 
 def parse_curve_sizes(text: str) -> list[int]:
@@ -138,18 +91,15 @@ def read_curve_data(store: RunStore, src: StudySource) -> CurveData:
 
 @dataclass
 class LearningCurveStudy:
-    """The learning curve as a :class:`~allure.studies.Study` whose arms are read, never evaluated."""
+    """The learning curve as a :class:`~allure.studies.Study` whose arms are read, never evaluated
+    (a :class:`~allure.studies.StoredStudy`)."""
 
     kind: ClassVar[str] = "learning-curve"
     result: ClassVar[type[StudyRecord]] = LearningCurveRecord
     params: ClassVar[dict[str, ParamType]] = {"sizes": "text", "repeats": "int", "features": "names"}
     context: StudyContext
     data: CurveData
-    sizes: list[int]
-    skipped: list[int]
-    repeats: int
-    features: list[str]
-    measured: dict[str, Any] = field(default_factory=dict)
+    plan: CurvePlan
 
     @classmethod
     def build(cls, context: StudyContext) -> LearningCurveStudy:
@@ -177,7 +127,7 @@ class LearningCurveStudy:
                 f"repeats={repeats} is outside 1 to 20", where="--param repeats", fix="e.g. repeats=3"
             )
         feats = list(features or FEATURES)
-        if not feats or "z" not in feats or not set(feats) <= set(FEATURES):
+        if "z" not in feats or not set(feats) <= set(FEATURES):
             raise StudyError(
                 f"features {','.join(feats)} are not known", where="--param features", fix="use z, or z,vote"
             )
@@ -188,25 +138,20 @@ class LearningCurveStudy:
             store.close()
         kept = [n for n in asked if n <= len(data.pool)]
         skipped = [n for n in asked if n > len(data.pool)]
-        return cls(context, data, kept, skipped, repeats, feats)
+        return cls(context, data, CurvePlan(kept, skipped, repeats, feats))
 
     def arms(self) -> list[ArmSpec]:
-        out = [ArmSpec(name="zero-shot", example_ids=[])]
-        for n in self.sizes:
-            out += [
-                ArmSpec(name=f"n={n} #{r}", example_ids=[], size=n, repeat=r) for r in range(self.repeats)
-            ]
-        return out
+        return curve_arms(self.plan)
 
     def reference_arm(self) -> str:
         return "zero-shot"
 
     def definition(self) -> object:
         return {
-            "sizes": self.sizes,
-            "skipped": self.skipped,
-            "repeats": self.repeats,
-            "features": self.features,
+            "sizes": self.plan.sizes,
+            "skipped": self.plan.skipped,
+            "repeats": self.plan.repeats,
+            "features": self.plan.features,
             "pool": sorted(it.id for it in self.data.pool),
             "zero_shot_iteration": self.data.zero_iteration,
         }
@@ -215,18 +160,12 @@ class LearningCurveStudy:
         self, src: StudySource, store: RunStore, say: Say | None
     ) -> tuple[list[ArmResult], ArmLabels, dict[str, Any]]:
         """Every arm's labels from the stored verdicts: zero-shot's, and each fitted read-out's."""
-        from allure.studies._learning_curve_fit import measure_curve
-
-        return measure_curve(self, src, say)
+        return measure_curve(src, self.data, self.plan, self.context.memory, say)
 
     def summarise(self, record: StudyRecord, labels: ArmLabels) -> LearningCurveRecord:
-        from allure.studies._learning_curve_fit import summarise_curve
-
-        return summarise_curve(self, record, labels)
+        return summarise_curve(self.context.source, self.data, self.plan, record, labels)
 
     def write(self, result: StudyRecord, folder: Path) -> dict[str, Path]:
-        from allure.studies._learning_curve_report import write_curve
-
         assert isinstance(result, LearningCurveRecord)
         return write_curve(result, folder)
 

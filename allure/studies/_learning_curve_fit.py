@@ -8,13 +8,22 @@ from typing import TYPE_CHECKING, Any
 
 from allure.labels import Label
 from allure.metrics import CurvePoint, compute_metrics, curve_point, curve_points
+from allure.studies._learning_curve_record import CurveData, CurveFit, CurvePlan, LearningCurveRecord
 from allure.studies._options import Say
 from allure.studies._protocol import ArmLabels, as_kind
 from allure.studies._record import ArmResult, ArmSpec, StudyRecord
 from allure.studies._source import StudySource
 
 if TYPE_CHECKING:
-    from allure.studies._learning_curve import LearningCurveRecord, LearningCurveStudy
+    from allure.memory import EpisodicMemory
+
+
+def curve_arms(plan: CurvePlan) -> list[ArmSpec]:
+    """``zero-shot`` and, per size ``n`` and review order ``r``, the arm ``n=N #R``."""
+    out = [ArmSpec(name="zero-shot", example_ids=[])]
+    for n in plan.sizes:
+        out += [ArmSpec(name=f"n={n} #{r}", example_ids=[], size=n, repeat=r) for r in range(plan.repeats)]
+    return out
 
 
 def _arm_result(
@@ -48,42 +57,41 @@ def _arm_result(
 
 
 def measure_curve(
-    study: LearningCurveStudy, src: StudySource, say: Say | None
+    src: StudySource, data: CurveData, plan: CurvePlan, memory: EpisodicMemory, say: Say | None
 ) -> tuple[list[ArmResult], ArmLabels, dict[str, Any]]:
     """Every arm's labels and result from the source run's stored zero-shot verdicts (0 calls): a
     draw whose read-out cannot be fitted keeps zero-shot's labels, as the loop does."""
     from allure.evaluator import memory_vote_source, readout_curve
-    from allure.studies._learning_curve import CurveFit
 
     t0 = time.perf_counter()
-    spec, data = src.spec, study.data
+    spec = src.spec
     label_set = tuple(spec.label_set)
     if say:
         say(
             f"learning curve: 0 calls (features from pass {data.zero_iteration} of run {src.source['run']}); "
-            f"pool {len(data.pool)} mined audit items; sizes {study.sizes or '-'}, {study.repeats} draw(s) each"
-            + (f"; skipped (above the pool): {study.skipped}" if study.skipped else "")
+            f"pool {len(data.pool)} mined audit items; sizes {plan.sizes or '-'}, {plan.repeats} draw(s) each"
+            + (f"; skipped (above the pool): {plan.skipped}" if plan.skipped else "")
         )
-    vote = memory_vote_source(study.context.memory) if "vote" in study.features else None
+    vote = memory_vote_source(memory) if "vote" in plan.features else None
     draws = readout_curve(
         data.pool,
         src.items,
         data.verdicts,
         data.references,
-        sizes=study.sizes,
-        repeats=study.repeats,
+        sizes=plan.sizes,
+        repeats=plan.repeats,
         labels=label_set,
         positive=spec.positive_label if len(label_set) == 2 else None,
         vote=vote,
         objective=spec.loop.objective,
         seed=spec.loop.seed,
     )
-    study.measured["fits"] = [
+    plan.fits = [
         CurveFit(size=d.size, repeat=d.repeat, fit_ids=list(d.fit_ids), describe=d.describe) for d in draws
     ]
     zero = [v.label if (v := data.verdicts.get(it.id)) else None for it in src.items]
     probs = [v.prob_positive if (v := data.verdicts.get(it.id)) else None for it in src.items]
-    arms = study.arms()
+    arms = curve_arms(plan)
     labels: ArmLabels = {"zero-shot": zero}
     results = [_arm_result(src, arms[0], 1, zero, probs)]
     by_arm = {(d.size, d.repeat): d for d in draws}
@@ -141,11 +149,10 @@ def curve_findings(points: list[CurvePoint], skipped: list[int], pool: int, alph
     return out
 
 
-def summarise_curve(study: LearningCurveStudy, record: StudyRecord, labels: ArmLabels) -> LearningCurveRecord:
+def summarise_curve(
+    src: StudySource, data: CurveData, plan: CurvePlan, record: StudyRecord, labels: ArmLabels
+) -> LearningCurveRecord:
     """The curve's record: one point per size (its draws' labels), its findings first."""
-    from allure.studies._learning_curve import LearningCurveRecord
-
-    src = study.context.source
     spec = src.spec
     refs = [src.reference.get(it.id) for it in src.items]
     points = curve_points(
@@ -153,27 +160,27 @@ def summarise_curve(study: LearningCurveStudy, record: StudyRecord, labels: ArmL
             curve_point(
                 refs,
                 labels["zero-shot"],
-                [labels[f"n={n} #{r}"] for r in range(study.repeats)],
+                [labels[f"n={n} #{r}"] for r in range(plan.repeats)],
                 size=n,
                 objective=spec.loop.objective,
                 labels=list(spec.label_set),
                 n_resamples=spec.loop.bootstrap_resamples,
                 random_state=spec.loop.seed,
             )
-            for n in study.sizes
+            for n in plan.sizes
         ]
     )
     return as_kind(
         LearningCurveRecord,
         record,
-        sizes=study.sizes,
-        skipped=study.skipped,
-        repeats=study.repeats,
-        features=study.features,
+        sizes=plan.sizes,
+        skipped=plan.skipped,
+        repeats=plan.repeats,
+        features=plan.features,
         objective=spec.loop.objective,
-        pool=len(study.data.pool),
-        zero_shot_iteration=study.data.zero_iteration,
+        pool=len(data.pool),
+        zero_shot_iteration=data.zero_iteration,
         curve=points,
-        fits=study.measured.get("fits", []),
-        findings=curve_findings(points, study.skipped, len(study.data.pool), record.alpha) + record.findings,
+        fits=plan.fits,
+        findings=curve_findings(points, plan.skipped, len(data.pool), record.alpha) + record.findings,
     )

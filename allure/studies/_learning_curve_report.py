@@ -9,7 +9,7 @@ from allure.studies._write import study_markdown, write_study
 from allure.studies.figures import figure, fmt, png
 
 if TYPE_CHECKING:
-    from allure.studies._learning_curve import LearningCurveRecord
+    from allure.studies._learning_curve_record import LearningCurveRecord
 
 
 def curve_setup(study: LearningCurveRecord) -> list[str]:

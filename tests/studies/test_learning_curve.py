@@ -56,6 +56,7 @@ def test_the_learning_curve_reads_stored_calls_only_and_never_fits_held_out_item
     assert record.sizes == [8, 16] and record.skipped == [500] and record.repeats == 2  # type: ignore[attr-defined]
     assert "Sizes 500 skipped" in " ".join(record.findings)
     assert [p.size for p in record.curve] == [8, 16]  # type: ignore[attr-defined]
+    assert len(record.curve) == 2  # type: ignore[attr-defined]
     assert all(p.mean is not None and p.p_holm is not None for p in record.curve)  # type: ignore[attr-defined]
     assert [a.arm.name for a in record.arms] == ["zero-shot", "n=8 #0", "n=8 #1", "n=16 #0", "n=16 #1"]
 
