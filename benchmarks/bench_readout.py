@@ -316,7 +316,10 @@ def curve(t: Task, zero: ArmRun, memory: EpisodicMemory, seed: int) -> tuple[lis
     arms = [
         ArmRun(
             f"curve: read-out (z + vote), {d.size} audit items (order 1 of {CURVE_DRAWS})",
-            zero.verdicts,
+            {
+                i: v.model_copy(update={"prob_positive": d.probs[i]}) if i in d.probs else v
+                for i, v in zero.verdicts.items()
+            },
             zero.blocks,
             zero.calls,
             zero.wall_s,
@@ -345,6 +348,10 @@ def curve(t: Task, zero: ArmRun, memory: EpisodicMemory, seed: int) -> tuple[lis
         else f"- curve n = {p.size}: undefined"
         for p in points
     ]
+    lines.append(
+        "- curve rows: fitted on the first n audit items (mine + dev) and scored on held-out; their dev BA "
+        "column is zero-shot's (dev items are in the curve's pool)"
+    )
     return arms, lines
 
 

@@ -31,6 +31,8 @@ class CurveDraw:
     """The items fitted on (the first ``size`` of the order), in review order."""
     labels: dict[str, Label | None]
     """Item id -> the read-out's label, for the evaluated items (empty when nothing was fitted)."""
+    probs: dict[str, float]
+    """Item id -> the read-out's ``P(positive)``, for the evaluated items (empty when not fitted)."""
     describe: str
     """The fitted read-out in one line, or why none was fitted."""
 
@@ -108,7 +110,7 @@ def readout_curve(
                 objective=objective,
                 seed=seed,
             )
-            got = {} if learned is None else learned.apply(list(evaluated), verdicts)
+            got, probs = ({}, {}) if learned is None else learned.scored(list(evaluated), verdicts)
             why = learned.record()["describe"] if learned else "not fitted: fewer than 2 items of a label"
-            out.append(CurveDraw(size, repeat, tuple(order[:size]), got, why))
+            out.append(CurveDraw(size, repeat, tuple(order[:size]), got, probs, why))
     return out

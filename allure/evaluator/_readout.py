@@ -115,17 +115,28 @@ class LearnedReadout:
 
     def apply(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
         """Item id -> the read-out's label (items without a verdict are left out)."""
+        return self.scored(items, verdicts)[0]
+
+    def scored(
+        self, items: list[Item], verdicts: Mapping[str, Verdict]
+    ) -> tuple[dict[str, Label | None], dict[str, float]]:
+        """Item id -> the read-out's label, and -> its ``P(positive)`` (logistic only; kNN gives
+        none), for the items with a verdict."""
         todo = [it for it in items if it.id in verdicts]
         if not todo:
-            return {}
+            return {}, {}
         cols = self.columns(todo, verdicts)
         x = np.array([cols[f] for f in self.features], dtype=np.float64).T
         if self.mode == "knn":
             got = knn_labels(np.array(self.knn_z)[:, None], self.knn_y, x[:, :1], k=K_NEAREST)
-            return {it.id: g for it, g in zip(todo, got, strict=True)}
+            return {it.id: g for it, g in zip(todo, got, strict=True)}, {}
         assert self.fitted is not None
         by_str = {str(lab): lab for lab in self.labels}
-        return {it.id: by_str[p] for it, p in zip(todo, self.fitted.predict(x), strict=True)}
+        labels: dict[str, Label | None] = {
+            it.id: by_str[p] for it, p in zip(todo, self.fitted.predict(x), strict=True)
+        }
+        probs = dict(zip([it.id for it in todo], self.fitted.prob(x, self.positive), strict=True))
+        return labels, probs
 
     def record(self) -> dict[str, Any]:
         """What the memory version stores: mode, features, coefficients, CV score, n, date."""

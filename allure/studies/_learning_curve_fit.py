@@ -98,8 +98,9 @@ def measure_curve(
     for index, arm in enumerate(arms[1:], start=2):
         d = by_arm[(arm.size or 0, arm.repeat or 0)]
         got = [d.labels.get(it.id) for it in src.items] if d.fitted else zero
+        scores = [d.probs.get(it.id) for it in src.items] if d.fitted else probs
         labels[arm.name] = got
-        results.append(_arm_result(src, arm, index, got, [None] * len(got)))
+        results.append(_arm_result(src, arm, index, got, scores))
     wall = time.perf_counter() - t0
     results = [r.model_copy(update={"wall_s": wall / len(results)}) for r in results]
     facts = {

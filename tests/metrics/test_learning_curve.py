@@ -83,7 +83,7 @@ def test_review_orders_are_seeded_and_the_curve_nests_them() -> None:
     for small, large in itertools.pairwise(draws[:2]):
         assert large.fit_ids[:20] == small.fit_ids  # 80 reviews extend the first 20
     held_ids = {it.id for it in held}
-    assert len(draws) == 4
+    assert len(draws) == 4 and all(set(d.probs) == held_ids for d in draws)
     assert all(d.fitted and set(d.labels) == held_ids and not set(d.fit_ids) & held_ids for d in draws)
 
 
