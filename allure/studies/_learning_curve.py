@@ -56,6 +56,22 @@ def parse_curve_sizes(text: str) -> list[int]:
     return sorted({int(p) for p in parts})
 
 
+def source_run(src: StudySource) -> str:
+    """The audit run whose held-out split the curve scores.
+
+    Raises:
+        StudyError: The items come from a spec, or from another split.
+    """
+    run_id = src.source.get("run")
+    if run_id is None or src.source.get("split") != "heldout":
+        raise StudyError(
+            "the learning curve reads the stored calls of an audit run and scores its held-out split",
+            where="options --from-run / --spec / --split",
+            fix="pass --from-run RUN (and no --split, or --split heldout)",
+        )
+    return run_id
+
+
 def read_curve_data(store: RunStore, src: StudySource) -> CurveData:
     """The pool (mined audit items with a reference, an auditor's label winning) and the source run's
     zero-shot verdicts, as the loop's read-out step reads them.
@@ -65,13 +81,7 @@ def read_curve_data(store: RunStore, src: StudySource) -> CurveData:
     """
     from allure.dataset import dev_split
 
-    run_id = src.source.get("run")
-    if run_id is None or src.source.get("split") != "heldout":
-        raise StudyError(
-            "the learning curve reads the stored calls of an audit run and scores its held-out split",
-            where="options --from-run / --spec / --split",
-            fix="pass --from-run RUN (and no --split, or --split heldout)",
-        )
+    run_id = source_run(src)
     run = store.get_run(run_id)
     zero = run.info.get("zero_shot_iteration")
     if zero is None:
@@ -131,6 +141,7 @@ class LearningCurveStudy:
             raise StudyError(
                 f"features {','.join(feats)} are not known", where="--param features", fix="use z, or z,vote"
             )
+        source_run(context.source)
         store = open_project_store(context.project, create=False)
         try:
             data = read_curve_data(store, context.source)

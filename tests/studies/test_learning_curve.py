@@ -97,4 +97,10 @@ def test_a_learning_curve_needs_a_run_and_good_sizes(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "--param sizes" in bad.stderr and "sizes=25,50,100,200" in bad.stderr
     split = run_cli(tmp_path, "study", "run", "learning-curve", "--from-run", run_id, "--split", "all")
     assert split.returncode == 2 and "held-out split" in split.stderr
+    feats = run_cli(
+        tmp_path, "study", "run", "learning-curve", "--from-run", run_id, "--param", "features=knn"
+    )
+    assert feats.returncode == 2 and "--param features" in feats.stderr and "z,vote" in feats.stderr
+    spec = run_cli(tmp_path, "study", "run", "learning-curve", "--spec", str(tmp_path / "audit.toml"))
+    assert spec.returncode == 2 and "--from-run RUN" in spec.stderr
     assert not (tmp_path / "proj" / ".allure" / "studies").exists()  # nothing half-written
