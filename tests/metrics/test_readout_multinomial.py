@@ -1,0 +1,186 @@
+"""The learned read-out beyond two labels and for a pair's two orders (issue 34 item 3): the features
+(per-label log-probabilities, the swapped order read back), the multinomial fit, its shuffled-label
+control, and a learned position correction that beats either order alone."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from allure.evaluator import ReadoutInputMissing, fit_learned_readout, probability_features
+from allure.metrics import fit_readout, label_log_probs, objective_value
+from allure.models import Item, Verdict
+
+GRADES = [1, 2, 3]
+
+
+def test_label_log_probs_are_normalised_and_fall_back_to_the_parsed_label() -> None:
+    row = label_log_probs({"1": 0.2, "2": 0.2, "3": 0.4}, GRADES, 3)
+    assert row == pytest.approx([math.log(0.25), math.log(0.25), math.log(0.5)])
+    # no probabilities: the softmax of +2 on the parsed label (log-odds 2 against each other label)
+    fb = label_log_probs(None, GRADES, 2)
+    assert fb[1] - fb[0] == pytest.approx(2.0) and fb[0] == pytest.approx(fb[2])
+    assert label_log_probs({"1": 0.0, "2": 0.0, "3": 0.0}, GRADES, 2) == fb
+    assert label_log_probs(None, GRADES, None) == pytest.approx([math.log(1 / 3)] * 3)
+    assert label_log_probs({"1": 1.0}, GRADES, 1) == [0.0, -12.0, -12.0]  # a zero clipped at -Z_LIMIT
+    assert probability_features(GRADES, swapped=True) == (
+        "lp[1]",
+        "lp[2]",
+        "lp[3]",
+        "lp_swap[1]",
+        "lp_swap[2]",
+        "lp_swap[3]",
+    )
+    assert probability_features(["A", "B"], swapped=True) == ("z", "z_swap")
+
+
+def _lenient(n: int, seed: int) -> tuple[list[int], np.ndarray]:
+    """A 1..3 judge that puts most of its mass one grade above the truth (3 stays 3): its own argmax is
+    wrong on every 1 and 2, while its log-probabilities say the truth linearly."""
+    rng = np.random.default_rng(seed)
+    y = [int(g) for g in rng.choice(GRADES, size=n)]
+    rows = []
+    for g in y:
+        logits = rng.normal(0, 0.6, size=3)
+        logits[min(g, 3) - 1 + (1 if g < 3 else 0)] += 2.0  # the peak: one above the truth
+        logits[g - 1] += 1.0
+        p = np.exp(logits) / np.exp(logits).sum()
+        rows.append(label_log_probs({str(k): float(q) for k, q in zip(GRADES, p, strict=True)}, GRADES, None))
+    return y, np.array(rows)
+
+
+def test_a_multinomial_read_out_undoes_a_lenient_judge() -> None:
+    y, x = _lenient(600, 0)
+    features = probability_features(GRADES, swapped=False)
+    model = fit_readout(x[:300], y[:300], features)
+    assert model is not None and len(model.coef) == 3 and model.labels == ("1", "2", "3")
+    assert model.describe().startswith("multinomial logistic on lp[1], lp[2], lp[3]: w[1] = (")
+    parsed = [GRADES[int(j)] for j in np.argmax(x[300:], axis=1)]
+    read = [int(p) for p in model.predict(x[300:])]
+    ba_parsed = objective_value(y[300:], parsed, labels=GRADES)
+    ba_read = objective_value(y[300:], read, labels=GRADES)
+    assert ba_parsed is not None and ba_read is not None
+    assert ba_parsed < 0.5 and ba_read > 0.8 and model.cv_score is not None and model.cv_score > 0.8
+
+
+def test_the_multinomial_shuffled_label_control_scores_chance() -> None:
+    """Fitted on permuted labels, the multinomial read-out scores chance (1/3 balanced accuracy for three
+    labels) on held-back items, as a mean over permutations; the real labels score far above it."""
+    y, x = _lenient(400, 1)
+    features = probability_features(GRADES, swapped=False)
+    scores = []
+    for r in range(20):
+        shuffled = random.Random(r).sample(y[:200], 200)
+        model = fit_readout(x[:200], shuffled, features, seed=r, grid=(1.0,))  # the fit, not the C choice
+        assert model is not None
+        got = objective_value(y[200:], [int(p) for p in model.predict(x[200:])], labels=GRADES)
+        assert got is not None
+        scores.append(got)
+    assert abs(float(np.mean(scores)) - 1 / 3) < 0.06
+    real = fit_readout(x[:200], y[:200], features, grid=(1.0,))
+    assert real is not None
+    real_score = objective_value(y[200:], [int(p) for p in real.predict(x[200:])], labels=GRADES)
+    assert real_score is not None and real_score > max(scores) + 0.1
+
+
+def _verdict(i: str, probs: dict[str, float] | None, label: object) -> Verdict:
+    return Verdict(item_id=i, label=label, label_probs=probs)  # type: ignore[arg-type]
+
+
+def test_fit_learned_readout_beyond_two_labels_reads_each_verdicts_label_probabilities() -> None:
+    y, x = _lenient(160, 2)
+    items = [Item(id=f"i{k}", task="t", response="r") for k in range(160)]
+    verdicts = {}
+    for k, it in enumerate(items):
+        probs = {str(g): float(math.exp(v)) for g, v in zip(GRADES, x[k], strict=True)}
+        parsed = GRADES[int(np.argmax(x[k]))]
+        # every tenth verdict came without logprobs: it reads as its parsed label (candidate 0)
+        verdicts[it.id] = _verdict(it.id, None if k % 10 == 0 else probs, parsed)
+    refs = {it.id: y[k] for k, it in enumerate(items)}
+    learned = fit_learned_readout(
+        "logistic",
+        items[:100],
+        verdicts,
+        refs,
+        labels=GRADES,
+        positive=None,
+        not_fit={i.id for i in items[100:]},
+    )
+    assert (
+        learned is not None and learned.features == ("lp[1]", "lp[2]", "lp[3]") and learned.positive is None
+    )
+    out = learned.apply(items, verdicts)
+    assert set(out.values()) <= set(GRADES)  # labels of the label set's own type, not strings
+    held = [i.id for i in items[100:]]
+    ba = objective_value([refs[i] for i in held], [out[i] for i in held], labels=GRADES)
+    parsed = objective_value([refs[i] for i in held], [verdicts[i].label for i in held], labels=GRADES)
+    assert ba is not None and parsed is not None and ba > parsed + 0.3
+    rec = learned.record()
+    assert rec["features"] == ["lp[1]", "lp[2]", "lp[3]"] and len(rec["coef"]) == 3 and "positive" not in rec
+    knn = fit_learned_readout(
+        "knn", items[:100], verdicts, refs, labels=GRADES, positive=None, not_fit={i.id for i in items[100:]}
+    )
+    assert knn is not None and knn.features == learned.features and len(knn.knn_x[0]) == 3
+
+
+def _pairs(n: int, seed: int) -> tuple[list[Item], dict[str, Verdict], dict[str, Verdict], dict[str, str]]:
+    """A position-biased pairwise judge: P(first shown is better) = 0.6 + 0.3 (a clear pair) or +- 0.05
+    (a close one) towards the truth; the swapped order's verdicts are in that order's own terms."""
+    rng = random.Random(seed)
+    items, main, swapped, refs = [], {}, {}, {}
+    for k in range(n):
+        truth = rng.choice(["A", "B"])
+        margin = 0.3 if rng.random() < 0.4 else 0.05
+        p_a = 0.6 + (margin if truth == "A" else -margin)  # main order: A shown first
+        p_b_first = 0.6 + (margin if truth == "B" else -margin)  # swapped: B shown first, named "A"
+        it = Item(id=f"p{k}", task="t", response="a", response_b="b")
+        items.append(it)
+        refs[it.id] = truth
+        main[it.id] = _verdict(it.id, {"A": p_a, "B": 1 - p_a}, "A" if p_a > 0.5 else "B")
+        swapped[it.id] = _verdict(
+            it.id, {"A": p_b_first, "B": 1 - p_b_first}, "A" if p_b_first > 0.5 else "B"
+        )
+    return items, main, swapped, refs
+
+
+def test_a_pairwise_read_out_learns_the_position_correction_from_both_orders() -> None:
+    items, main, swapped, refs = _pairs(300, 3)
+    fit, rest = items[:150], [it.id for it in items[150:]]
+    learned = fit_learned_readout(
+        "logistic", fit, main, refs, labels=["A", "B"], positive=None, not_fit=set(rest), swapped=swapped
+    )
+    assert learned is not None and learned.features == ("z", "z_swap") and learned.positive == "A"
+    assert learned.reads_swapped
+    w = learned.fitted.coef[0] if learned.fitted else []
+    assert w[0] * w[1] > 0  # both orders weigh the same way once read back (sklearn's row is "B"'s)
+    out = learned.apply(items, main, swapped)
+    back = {"A": "B", "B": "A"}
+    y = [refs[i] for i in rest]
+    ba_main = objective_value(y, [main[i].label for i in rest], labels=["A", "B"])
+    ba_swap = objective_value(y, [back[str(swapped[i].label)] for i in rest], labels=["A", "B"])
+    ba_read = objective_value(y, [out[i] for i in rest], labels=["A", "B"])
+    assert ba_main is not None and ba_swap is not None and ba_read is not None
+    assert ba_read > max(ba_main, ba_swap) + 0.15 and ba_read > 0.95
+    with pytest.raises(ReadoutInputMissing, match="both orders"):
+        learned.apply(items, main)
+
+
+def test_the_swapped_order_is_read_back_to_the_main_orders_labels_beyond_two_labels() -> None:
+    labels = ["A", "B", "tie"]
+    items = [Item(id=f"q{k}", task="t", response="a", response_b="b") for k in range(40)]
+    main = {it.id: _verdict(it.id, {"A": 0.5, "B": 0.3, "tie": 0.2}, "A") for it in items}
+    swapped = {it.id: _verdict(it.id, {"A": 0.7, "B": 0.2, "tie": 0.1}, "A") for it in items}
+    refs = {it.id: labels[k % 3] for k, it in enumerate(items)}
+    learned = fit_learned_readout(
+        "logistic", items, main, refs, labels=labels, positive=None, not_fit=set(), swapped=swapped
+    )
+    assert learned is not None
+    cols = learned.columns(items[:1], main, swapped)
+    # the swapped order's "A" (the response shown first there) is the main order's "B"
+    assert cols["lp_swap[B]"][0] == pytest.approx(math.log(0.7))
+    assert cols["lp_swap[A]"][0] == pytest.approx(math.log(0.2))
+    assert cols["lp_swap[tie]"][0] == pytest.approx(math.log(0.1))
+    assert cols["lp[A]"][0] == pytest.approx(math.log(0.5))
