@@ -19,6 +19,7 @@ import pytest
 from allure.config import AuditSpec
 from allure.dataset import dev_split
 from allure.metrics import objective_value
+from allure.models import Verdict
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
 from tests.conftest import only_run, start_scripted_server
@@ -122,7 +123,7 @@ def _not_fit(root: Path, run_id: str) -> tuple[set[str], set[str]]:
     return mined, set(splits) - mined
 
 
-def _verdicts(root: Path, run_id: str) -> dict[str, object]:
+def _verdicts(root: Path, run_id: str) -> dict[str, Verdict]:
     store = RunStore(project_db_path(root / "proj"), create=False)
     try:
         return dict(store.verdicts(run_id, 1))
@@ -146,13 +147,13 @@ def test_a_multinomial_read_out_undoes_a_lenient_judge_and_the_bundle_gives_its_
     stored = _verdicts(root, run.id)
     held = sorted(i for i in rest if i in stored)
     y = [refs[i] for i in held]
-    parsed = objective_value(y, [stored[i].raw_label or stored[i].label for i in held], labels=WORDS)  # type: ignore[attr-defined]
-    read = objective_value(y, [stored[i].label for i in held], labels=WORDS)  # type: ignore[attr-defined]
+    parsed = objective_value(y, [stored[i].raw_label or stored[i].label for i in held], labels=WORDS)
+    read = objective_value(y, [stored[i].label for i in held], labels=WORDS)
     assert parsed == 0.0 and read == 1.0  # the judge writes the next label every time; the read-out undoes it
     rows = _export_and_label(tmp_path, root, "items.jsonl", "--lenient-logprobs")
     carried = json.loads((tmp_path / "judge" / "readout.json").read_text())["fitted"]
     assert carried["coef"] == rec["coef"] and carried["features"] == rec["features"]
-    assert {i: r["label"] for i, r in rows.items()} == {i: v.label for i, v in stored.items()}  # type: ignore[attr-defined]
+    assert {i: r["label"] for i, r in rows.items()} == {i: v.label for i, v in stored.items()}
     assert all(r["label"] != r["parsed_label"] for r in rows.values())
 
 
@@ -177,11 +178,11 @@ def test_a_pairwise_read_out_of_both_orders_beats_either_order_and_the_bundle_ru
     held = sorted(i for i in rest if i in stored)
     y = [refs[i] for i in held]
     back = {"A": "B", "B": "A"}
-    main = [stored[i].raw_label or stored[i].label for i in held]  # type: ignore[attr-defined]
-    swap = [back[stored[f"{i}#swapped"].label] for i in held]  # type: ignore[attr-defined]
+    main = [stored[i].raw_label or stored[i].label for i in held]
+    swap = [back[str(stored[f"{i}#swapped"].label)] for i in held]
     ba_main = objective_value(y, main, labels=["A", "B"])
     ba_swap = objective_value(y, swap, labels=["A", "B"])
-    ba_read = objective_value(y, [stored[i].label for i in held], labels=["A", "B"])  # type: ignore[attr-defined]
+    ba_read = objective_value(y, [stored[i].label for i in held], labels=["A", "B"])
     assert ba_main is not None and ba_swap is not None and ba_read is not None
     assert ba_read == 1.0 and ba_read > max(ba_main, ba_swap) + 0.2, (ba_main, ba_swap, ba_read)
     rows = _export_and_label(tmp_path, root, "items.jsonl", "--pairwise-logprobs")
@@ -190,4 +191,4 @@ def test_a_pairwise_read_out_of_both_orders_beats_either_order_and_the_bundle_ru
         "z_swap",
     ]
     main_ids = {i: v for i, v in stored.items() if not i.endswith("#swapped")}
-    assert {i: r["label"] for i, r in rows.items()} == {i: v.label for i, v in main_ids.items()}  # type: ignore[attr-defined]
+    assert {i: r["label"] for i, r in rows.items()} == {i: v.label for i, v in main_ids.items()}

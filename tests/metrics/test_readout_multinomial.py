@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 
 from allure.evaluator import ReadoutInputMissing, fit_learned_readout, probability_features
+from allure.labels import Label
 from allure.metrics import fit_readout, label_log_probs, objective_value
 from allure.models import Item, Verdict
 
@@ -96,9 +99,9 @@ def test_fit_learned_readout_beyond_two_labels_reads_each_verdicts_label_probabi
     verdicts = {}
     for k, it in enumerate(items):
         probs = {str(g): float(math.exp(v)) for g, v in zip(GRADES, x[k], strict=True)}
-        parsed = GRADES[int(np.argmax(x[k]))]
+        top = GRADES[int(np.argmax(x[k]))]
         # every tenth verdict came without logprobs: it reads as its parsed label (candidate 0)
-        verdicts[it.id] = _verdict(it.id, None if k % 10 == 0 else probs, parsed)
+        verdicts[it.id] = _verdict(it.id, None if k % 10 == 0 else probs, top)
     refs = {it.id: y[k] for k, it in enumerate(items)}
     learned = fit_learned_readout(
         "logistic",
@@ -115,9 +118,9 @@ def test_fit_learned_readout_beyond_two_labels_reads_each_verdicts_label_probabi
     out = learned.apply(items, verdicts)
     assert set(out.values()) <= set(GRADES)  # labels of the label set's own type, not strings
     held = [i.id for i in items[100:]]
-    ba = objective_value([refs[i] for i in held], [out[i] for i in held], labels=GRADES)
+    read = objective_value([refs[i] for i in held], [out[i] for i in held], labels=GRADES)
     parsed = objective_value([refs[i] for i in held], [verdicts[i].label for i in held], labels=GRADES)
-    assert ba is not None and parsed is not None and ba > parsed + 0.3
+    assert read is not None and parsed is not None and read > parsed + 0.3
     rec = learned.record()
     assert rec["features"] == ["lp[1]", "lp[2]", "lp[3]"] and len(rec["coef"]) == 3 and "positive" not in rec
     knn = fit_learned_readout(
@@ -165,7 +168,7 @@ def test_a_pairwise_read_out_learns_the_position_correction_from_both_orders() -
     y = [refs[i] for i in rest]
     back = {"A": "B", "B": "A"}
 
-    def ba(labels: list[object]) -> float:
+    def ba(labels: Sequence[Label | None]) -> float:
         got = objective_value(y, labels, labels=["A", "B"])
         assert got is not None
         return got
@@ -199,3 +202,31 @@ def test_the_swapped_order_is_read_back_to_the_main_orders_labels_beyond_two_lab
     assert cols["lp_swap[A]"][0] == pytest.approx(math.log(0.2))
     assert cols["lp_swap[tie]"][0] == pytest.approx(math.log(0.1))
     assert cols["lp[A]"][0] == pytest.approx(math.log(0.5))
+
+
+def test_the_bundle_carries_a_vote_free_logistic_read_out_and_refuses_vote_and_knn() -> None:
+    """What ``allure judge export`` carries (unit level: a stand-in for the run's record)."""
+    from types import SimpleNamespace
+
+    from allure.errors import JudgeError
+    from allure.judge._readout import applied_readout, fixed_readout, readout_json
+
+    items, main, swapped, refs = _pairs(80, 4)
+    learned = fit_learned_readout(
+        "logistic", items, main, refs, labels=["A", "B"], positive=None, not_fit=set(), swapped=swapped
+    )
+    assert learned is not None
+
+    def src(rec: dict[str, object]) -> Any:
+        return SimpleNamespace(iteration=1, run=SimpleNamespace(id="r1", info={"readout_1": rec}))
+
+    rec = learned.record()
+    assert applied_readout(src(rec)) == rec
+    carried = fixed_readout(readout_json(rec, None), ["A", "B"], "bundle")
+    assert carried.features == ("z", "z_swap") and carried.positive == "A" and carried.reads_swapped
+    assert carried.apply(items, main, swapped) == learned.apply(items, main, swapped)
+    for other in ({**rec, "features": ["z", "z_swap", "vote"]}, {**rec, "mode": "knn"}):
+        with pytest.raises(JudgeError, match="read-out with"):
+            applied_readout(src(other))
+    with pytest.raises(JudgeError, match="does not fit this judge"):
+        fixed_readout(readout_json(rec, None), ["A", "B", "tie"], "bundle")
