@@ -259,7 +259,8 @@ def fit_learned_readout(
 @dataclass
 class PassReadout:
     """The pass pipeline's read-out step (the ``Readout`` protocol): fitted when applied, on the pass's
-    own verdicts of the mined audit items (the active prompt's log-odds), then applied to every item.
+    own verdicts of the mined audit items (the active prompt's label probabilities, and a pair's
+    swapped order's when the pass ran it), then applied to every item.
 
     ``auto`` keeps the parsed labels unless the read-out is *better* on dev by the guard's rule
     (:func:`allure.metrics.significantly_better`: one-sided paired permutation test, at least

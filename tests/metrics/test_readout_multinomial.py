@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from allure.evaluator import ReadoutInputMissing, fit_learned_readout, probability_features
+from allure.evaluator import PassReadout, ReadoutInputMissing, fit_learned_readout, probability_features
 from allure.labels import Label
 from allure.metrics import fit_readout, label_log_probs, objective_value
 from allure.models import Item, Verdict
@@ -230,3 +230,36 @@ def test_the_bundle_carries_a_vote_free_logistic_read_out_and_refuses_vote_and_k
             applied_readout(src(other))
     with pytest.raises(JudgeError, match="does not fit this judge"):
         fixed_readout(readout_json(rec, None), ["A", "B", "tie"], "bundle")
+
+
+def test_auto_adopts_a_multinomial_read_out_only_when_it_is_better_on_dev() -> None:
+    y, x = _lenient(300, 5)
+    items = [Item(id=f"i{k}", task="t", response="r") for k in range(300)]
+    verdicts = {
+        it.id: _verdict(
+            it.id,
+            {str(g): float(math.exp(v)) for g, v in zip(GRADES, x[k], strict=True)},
+            GRADES[int(np.argmax(x[k]))],
+        )
+        for k, it in enumerate(items)
+    }
+    refs = {it.id: y[k] for k, it in enumerate(items)}
+    fit, dev = {i.id for i in items[:150]}, {i.id for i in items[150:]}
+
+    def step(dev_ids: set[str]) -> PassReadout:
+        return PassReadout(
+            mode="auto",
+            labels=tuple(GRADES),
+            positive=None,
+            fit_ids=frozenset(fit),
+            references={i: refs[i] for i in fit | dev_ids},
+            dev_ids=frozenset(dev_ids),
+            not_fit=frozenset(dev),
+        )
+
+    good = step(dev)
+    out = good.apply(items, verdicts)
+    assert out and good.learned is not None and "adopted on dev" in good.decision
+    assert good.learned.features == ("lp[1]", "lp[2]", "lp[3]") and set(out.values()) <= set(GRADES)
+    tiny = step(set(sorted(dev)[:12]))  # a handful of each label cannot tell
+    assert tiny.apply(items, verdicts) == {} and tiny.learned is None and "holds" in tiny.decision
