@@ -11,8 +11,9 @@ and returns the label the fitted model gives. The features (:func:`probability_f
 - a pairwise pass that ran the swapped order: the same of the swapped order, read back to the main
   order's labels (``z_swap``, ``lp_swap[l]``: ``first`` <-> ``second``), so that the fit learns the
   position correction instead of averaging the two orders;
-- two labels and approved examples: ``vote``, the similarity-weighted label vote of the ``k``
-  nearest approved examples, the item's own never counted.
+- approved examples: ``vote``, the similarity-weighted share of the positive label among the ``k``
+  nearest approved examples, the item's own never counted (beyond two labels ``vote[l]``, the
+  share of each label).
 
 A verdict without label probabilities reads as its parsed label (candidate 0:
 :func:`allure.metrics.label_log_probs`). :func:`fit_learned_readout` fits it on the *mined* audit
@@ -134,17 +135,20 @@ class LearnedReadout:
                 back = [{0: 1, 1: 0}.get(j, j) for j in range(len(labels))]
                 rows = [_lp(swapped.get(it.id), labels) for it in items]
                 cols.update({f"lp_swap[{lab}]": [r[back[j]] for r in rows] for j, lab in enumerate(labels)})
-        if "vote" in self.features and self.vote is not None and self.positive is not None:
-            own = [{j for j, i in enumerate(self.vote.item_ids) if i == it.id} for it in items]
-            cols["vote"] = memory_vote(
-                self.vote.embed(items),
-                self.vote.vectors,
-                self.vote.labels,
-                self.positive,
-                k=K_NEAREST,
-                exclude=own,
-            )
+        if self.vote is not None and any(f.startswith("vote") for f in self.features):
+            cols.update(self._votes(items, self.vote))
         return cols
+
+    def _votes(self, items: list[Item], vote: VoteSource) -> dict[str, list[float]]:
+        """``vote`` (two labels: the positive label's share) or ``vote[l]`` per label beyond two."""
+        own = [{j for j, i in enumerate(vote.item_ids) if i == it.id} for it in items]
+        queries = vote.embed(items)
+        return {
+            f"vote[{lab}]" if self.positive is None else "vote": memory_vote(
+                queries, vote.vectors, vote.labels, lab, k=K_NEAREST, exclude=own
+            )
+            for lab in (self.labels if self.positive is None else (self.positive,))
+        }
 
     def apply(
         self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
@@ -212,7 +216,7 @@ def fit_learned_readout(
         labels: The label set.
         positive: The positive label of a two-label set (``None``: the first label; unused beyond two).
         not_fit: Items that must never be fitted on (the dev and held-out splits).
-        vote: The approved examples that vote (``None``, or more than two labels: no ``vote``).
+        vote: The approved examples that vote (``None``: no ``vote`` feature).
         objective: What cross-validation maximises.
         seed: Seed of the folds.
         swapped: A pairwise pass that ran the swapped order: item id -> its swapped order's verdict
@@ -233,8 +237,8 @@ def fit_learned_readout(
     keep = [it for it in fit_items if references.get(it.id) is not None and it.id in verdicts]
     two = len(labels) == 2
     features = probability_features(labels, swapped=swapped is not None)
-    if vote is not None and mode != "knn" and two:
-        features += ("vote",)
+    if vote is not None and mode != "knn":
+        features += ("vote",) if two else tuple(f"vote[{lab}]" for lab in labels)
     base = LearnedReadout(
         name=f"read-out ({mode})",
         mode="knn" if mode == "knn" else "logistic",

@@ -36,9 +36,10 @@ def applied_readout(src: JudgeSource) -> dict[str, Any] | None:
     rec = src.run.info.get(f"readout_{src.iteration}")
     if not isinstance(rec, dict) or "features" not in rec:
         return None  # a fitted read-out's record names its features; a kept or unfitted one does not
-    if rec.get("mode") == "logistic" and "vote" not in rec["features"] and rec.get("coef"):
+    votes = any(str(f).startswith("vote") for f in rec["features"])
+    if rec.get("mode") == "logistic" and not votes and rec.get("coef"):
         return rec
-    what = "the memory vote feature" if "vote" in rec["features"] else f"mode {rec.get('mode')!r}"
+    what = "the memory vote feature" if votes else f"mode {rec.get('mode')!r}"
     raise JudgeError(
         f"pass {src.iteration} applied a learned read-out with {what} ({rec.get('describe', '')}); a bundle "
         "carries only a logistic read-out on the judge's label probabilities, so it would not give the "

@@ -7,12 +7,19 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from allure.evaluator import PassReadout, ReadoutInputMissing, fit_learned_readout, probability_features
+from allure.evaluator import (
+    PassReadout,
+    ReadoutInputMissing,
+    VoteSource,
+    fit_learned_readout,
+    probability_features,
+)
 from allure.labels import Label
 from allure.metrics import fit_readout, label_log_probs, objective_value
 from allure.models import Item, Verdict
@@ -225,7 +232,8 @@ def test_the_bundle_carries_a_vote_free_logistic_read_out_and_refuses_vote_and_k
     carried = fixed_readout(readout_json(rec, None), ["A", "B"], "bundle")
     assert carried.features == ("z", "z_swap") and carried.positive == "A" and carried.reads_swapped
     assert carried.apply(items, main, swapped) == learned.apply(items, main, swapped)
-    for other in ({**rec, "features": ["z", "z_swap", "vote"]}, {**rec, "mode": "knn"}):
+    votes = ({**rec, "features": ["z", "z_swap", "vote"]}, {**rec, "features": ["lp[A]", "vote[A]"]})
+    for other in (*votes, {**rec, "mode": "knn"}):
         with pytest.raises(JudgeError, match="read-out with"):
             applied_readout(src(other))
     with pytest.raises(JudgeError, match="does not fit this judge"):
@@ -263,3 +271,36 @@ def test_auto_adopts_a_multinomial_read_out_only_when_it_is_better_on_dev() -> N
     assert good.learned.features == ("lp[1]", "lp[2]", "lp[3]") and set(out.values()) <= set(GRADES)
     tiny = step(set(sorted(dev)[:12]))  # a handful of each label cannot tell
     assert tiny.apply(items, verdicts) == {} and tiny.learned is None and "holds" in tiny.decision
+
+
+def test_beyond_two_labels_the_memory_votes_once_per_label_and_never_for_the_item_itself() -> None:
+    y, x = _lenient(90, 6)
+    items = [Item(id=f"i{k}", task="t", response="r") for k in range(90)]
+    verdicts = {
+        it.id: _verdict(it.id, {str(g): float(math.exp(v)) for g, v in zip(GRADES, x[k], strict=True)}, 1)
+        for k, it in enumerate(items)
+    }
+    refs = {it.id: y[k] for k, it in enumerate(items)}
+    # one approved example per item of the first 30, its embedding one-hot on its own grade
+    vectors = np.array([np.eye(3)[y[k] - 1] for k in range(30)])
+    vote = VoteSource(
+        vectors,
+        [y[k] for k in range(30)],
+        [f"i{k}" for k in range(30)],
+        lambda its: np.array([np.eye(3)[refs[it.id] - 1] for it in its]),
+    )
+    learned = fit_learned_readout(
+        "logistic", items[:60], verdicts, refs, labels=GRADES, positive=None, not_fit=set(), vote=vote
+    )
+    assert learned is not None
+    assert learned.features == ("lp[1]", "lp[2]", "lp[3]", "vote[1]", "vote[2]", "vote[3]")
+    cols = learned.columns(items, verdicts)
+    shares = np.array([cols[f"vote[{g}]"] for g in GRADES]).T
+    assert np.allclose(shares.sum(axis=1), 1.0)
+    assert [GRADES[int(j)] for j in shares.argmax(axis=1)] == y  # the nearest examples share the grade
+    # two examples in one direction: item i0's own (grade 1) and i1's (grade 2); i0 hears only i1
+    two = VoteSource(
+        np.array([[1.0, 0, 0], [1.0, 0, 0]]), [1, 2], ["i0", "i1"], lambda its: np.ones((len(its), 3))
+    )
+    heard = replace(learned, vote=two).columns([items[0], items[2]], verdicts)
+    assert [heard[f"vote[{g}]"] for g in GRADES] == [[0.0, 0.5], [1.0, 0.5], [0.0, 0.0]]
