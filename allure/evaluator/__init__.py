@@ -57,10 +57,12 @@ if TYPE_CHECKING:
     from allure.evaluator._readout import (
         LearnedReadout,
         PassReadout,
+        ReadoutInputMissing,
         ReadoutLeak,
         ReadoutMode,
         VoteSource,
         fit_learned_readout,
+        probability_features,
     )
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
@@ -135,10 +137,12 @@ _WHERE = {
     "Evaluator": "_runner",
     "LearnedReadout": "_readout",
     "PassReadout": "_readout",
+    "ReadoutInputMissing": "_readout",
     "ReadoutLeak": "_readout",
     "ReadoutMode": "_readout",
     "VoteSource": "_readout",
     "fit_learned_readout": "_readout",
+    "probability_features": "_readout",
 }
 
 __all__ = [
@@ -200,10 +204,12 @@ __all__ = [
     "swaps_positions",
     "LearnedReadout",
     "PassReadout",
+    "ReadoutInputMissing",
     "ReadoutLeak",
     "ReadoutMode",
     "VoteSource",
     "fit_learned_readout",
+    "probability_features",
 ]
 
 

@@ -70,6 +70,7 @@ from allure.metrics._readout import (
     FittedReadout,
     fit_readout,
     knn_labels,
+    label_log_probs,
     log_odds,
     memory_vote,
 )
@@ -150,6 +151,7 @@ __all__ = [
     "FittedReadout",
     "fit_readout",
     "knn_labels",
+    "label_log_probs",
     "log_odds",
     "memory_vote",
     "icl_helped",
