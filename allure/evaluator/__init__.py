@@ -58,11 +58,13 @@ if TYPE_CHECKING:
     from allure.evaluator._readout import (
         LearnedReadout,
         PassReadout,
+        ReadoutInputMissing,
         ReadoutLeak,
         ReadoutMode,
         VoteSource,
         fit_learned_readout,
         memory_vote_source,
+        probability_features,
     )
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
@@ -137,6 +139,7 @@ _WHERE = {
     "Evaluator": "_runner",
     "LearnedReadout": "_readout",
     "PassReadout": "_readout",
+    "ReadoutInputMissing": "_readout",
     "ReadoutLeak": "_readout",
     "ReadoutMode": "_readout",
     "VoteSource": "_readout",
@@ -145,6 +148,7 @@ _WHERE = {
     "CurveDraw": "_learning_curve",
     "readout_curve": "_learning_curve",
     "review_order": "_learning_curve",
+    "probability_features": "_readout",
 }
 
 __all__ = [
@@ -209,11 +213,13 @@ __all__ = [
     "readout_curve",
     "review_order",
     "PassReadout",
+    "ReadoutInputMissing",
     "ReadoutLeak",
     "ReadoutMode",
     "VoteSource",
     "fit_learned_readout",
     "memory_vote_source",
+    "probability_features",
 ]
 
 

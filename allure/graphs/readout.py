@@ -3,6 +3,9 @@ applied as a pass's last step (issue 34; :class:`allure.evaluator.PassReadout`).
 
 Fit items: the audit items outside the dev split (the items the loop mines), with their reference
 labels, an auditor's corrected label (an approved example of the item) winning over the gold check.
+Any label set: ``z`` for two labels (of the spec's positive label, the first where it names none),
+a multinomial fit on each label's log-probability beyond two, and, when a pairwise pass ran the
+swapped order, that order's too (:class:`allure.evaluator.LearnedReadout`).
 The dev split decides ``auto``; the held-out split is never seen (the references handed over hold
 no held-out item, and a held-out item among the fit items is refused). What was fitted is stored
 with the pass's memory version (run info ``readout_<iteration>``: mode, features, coefficients, CV

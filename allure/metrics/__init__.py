@@ -71,6 +71,7 @@ from allure.metrics._readout import (
     FittedReadout,
     fit_readout,
     knn_labels,
+    label_log_probs,
     log_odds,
     memory_vote,
 )
@@ -151,6 +152,7 @@ __all__ = [
     "FittedReadout",
     "fit_readout",
     "knn_labels",
+    "label_log_probs",
     "log_odds",
     "memory_vote",
     "CurvePoint",
