@@ -107,6 +107,8 @@ class LearningCurveStudy:
     kind: ClassVar[str] = "learning-curve"
     result: ClassVar[type[StudyRecord]] = LearningCurveRecord
     params: ClassVar[dict[str, ParamType]] = {"sizes": "text", "repeats": "int", "features": "names"}
+    empty_memory: ClassVar[bool] = True
+    """It runs on an empty memory: the pool's labels are the run's references (``vote`` then counts none)."""
     context: StudyContext
     data: CurveData
     plan: CurvePlan
@@ -147,6 +149,8 @@ class LearningCurveStudy:
             data = read_curve_data(store, context.source)
         finally:
             store.close()
+        if context.memory.count() == 0:  # nothing approved yet: no example to vote
+            feats = [f for f in feats if f != "vote"]
         kept = [n for n in asked if n <= len(data.pool)]
         skipped = [n for n in asked if n > len(data.pool)]
         return cls(context, data, CurvePlan(kept, skipped, repeats, feats))
@@ -199,7 +203,7 @@ def learning_curve(
         StoreError: An unknown run id.
     """
     proj = Path(project).resolve()
-    src, mem, run = open_source(proj, options)
+    src, mem, run = open_source(proj, options, empty_memory=True)
     context = StudyContext(proj, src, mem, {}, run.get("alpha", 0.05))
     study = LearningCurveStudy.prepare(context, sizes=sizes, repeats=repeats, features=features)
     result = run_study(proj, src, mem, study, **run)

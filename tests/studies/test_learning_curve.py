@@ -22,13 +22,14 @@ pytestmark = pytest.mark.integration
 PARAMS = ["--param", "sizes=8,16,500", "--param", "repeats=2"]
 
 
-def _audited(tmp: Path) -> str:
-    """A finished audit run (one zero-shot pass, its mined candidates approved); its id."""
+def _audited(tmp: Path, *, approve: bool = True) -> str:
+    """An audit run after its zero-shot pass, its mined candidates approved (finished) or left for
+    review (paused, the memory empty); its id."""
     srv = start_scripted_server(tmp)
     try:
         spec = write_spec(tmp, srv.base_url, max_iterations=1)
         write_dataset(tmp / "items.jsonl", n_per_type=30)
-        res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=400)
+        res = run_cli(tmp, "audit", str(spec), *(["--auto-approve"] if approve else []), timeout=400)
         assert res.returncode == 0, res.stdout + res.stderr
         sent = len(srv.requests())
     finally:
@@ -91,8 +92,8 @@ def test_the_learning_curve_reads_stored_calls_only_and_never_fits_held_out_item
     assert first["curve"] == [p.model_dump(mode="json") for p in record.curve]  # type: ignore[attr-defined]
 
 
-def test_a_learning_curve_needs_a_run_and_good_sizes(tmp_path: Path) -> None:
-    run_id = _audited(tmp_path)
+def test_a_learning_curve_needs_a_run_and_good_sizes_not_an_approval(tmp_path: Path) -> None:
+    run_id = _audited(tmp_path, approve=False)
     bad = run_cli(tmp_path, "study", "run", "learning-curve", "--from-run", run_id, "--param", "sizes=8,x")
     assert bad.returncode == 2 and "--param sizes" in bad.stderr and "sizes=25,50,100,200" in bad.stderr
     split = run_cli(tmp_path, "study", "run", "learning-curve", "--from-run", run_id, "--split", "all")
@@ -104,3 +105,10 @@ def test_a_learning_curve_needs_a_run_and_good_sizes(tmp_path: Path) -> None:
     spec = run_cli(tmp_path, "study", "run", "learning-curve", "--spec", str(tmp_path / "audit.toml"))
     assert spec.returncode == 2 and "--from-run RUN" in spec.stderr
     assert not (tmp_path / "proj" / ".allure" / "studies").exists()  # nothing half-written
+    # nothing approved yet (the memory is empty): the curve still reads the run's labelled items, on z alone
+    res = run_cli(tmp_path, "study", "run", "learning-curve", "--from-run", run_id, "--param", "sizes=8")
+    assert res.returncode == 0, res.stdout + res.stderr
+    (folder,) = (tmp_path / "proj" / ".allure" / "studies").iterdir()
+    record = load_study(tmp_path / "proj", folder.name)
+    assert record.memory_size == 0 and record.features == ["z"] and record.calls == 0  # type: ignore[attr-defined]
+    assert [f.size for f in record.fits] == [8, 8, 8]  # type: ignore[attr-defined]
