@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from allure.evaluator._content_free import CF_PREFIX, block_name
     from allure.evaluator._kind import BackendKind, backend_kind
     from allure.evaluator._langchain import LangChainBackend
+    from allure.evaluator._learning_curve import CurveDraw, readout_curve, review_order
     from allure.evaluator._open import open_evaluator, warm_http_client
     from allure.evaluator._openai import OpenAIBackend, build_openai_backend
     from allure.evaluator._options import (
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
         ReadoutMode,
         VoteSource,
         fit_learned_readout,
+        memory_vote_source,
         probability_features,
     )
     from allure.evaluator._redact import REDACTED, redact
@@ -142,6 +144,10 @@ _WHERE = {
     "ReadoutMode": "_readout",
     "VoteSource": "_readout",
     "fit_learned_readout": "_readout",
+    "memory_vote_source": "_readout",
+    "CurveDraw": "_learning_curve",
+    "readout_curve": "_learning_curve",
+    "review_order": "_learning_curve",
     "probability_features": "_readout",
 }
 
@@ -203,12 +209,16 @@ __all__ = [
     "replay_items",
     "swaps_positions",
     "LearnedReadout",
+    "CurveDraw",
+    "readout_curve",
+    "review_order",
     "PassReadout",
     "ReadoutInputMissing",
     "ReadoutLeak",
     "ReadoutMode",
     "VoteSource",
     "fit_learned_readout",
+    "memory_vote_source",
     "probability_features",
 ]
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from allure.errors import AllureError
 from allure.labels import Label
 from allure.metrics import FittedReadout, fit_readout, knn_labels, label_log_probs, log_odds, memory_vote
 from allure.models import Item, Verdict
+
+if TYPE_CHECKING:
+    from allure.memory import EpisodicMemory
 
 ReadoutMode = Literal["none", "logistic", "knn", "auto"]
 """``[evaluator] readout``: none (the parsed labels), logistic, knn, or auto (chosen by the guard)."""
@@ -61,6 +64,23 @@ class VoteSource:
     labels: list[Label]
     item_ids: list[str]
     embed: Embed
+
+
+def memory_vote_source(memory: EpisodicMemory) -> VoteSource | None:
+    """The approved examples of ``memory`` that vote: their stored embeddings (of their responses),
+    corrected labels and items; an item is embedded as its response (``None``: an empty memory)."""
+    from allure.memory import embed
+
+    examples, vectors = memory.embeddings()
+    if not examples:
+        return None
+
+    def embed_items(items: list[Item]) -> np.ndarray:
+        return embed([it.response for it in items])
+
+    return VoteSource(
+        vectors, [ex.correct_label for ex in examples], [ex.item_id for ex in examples], embed_items
+    )
 
 
 class ReadoutInputMissing(AllureError):
@@ -159,9 +179,20 @@ class LearnedReadout:
         Raises:
             ReadoutInputMissing: It reads the swapped order and ``swapped`` is ``None``.
         """
+        return self.scored(items, verdicts, swapped)[0]
+
+    def scored(
+        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+    ) -> tuple[dict[str, Label | None], dict[str, float]]:
+        """As :meth:`apply`, with each item's ``P(positive)`` besides its label (a logistic read-out of
+        two labels; none for kNN or beyond two labels).
+
+        Raises:
+            ReadoutInputMissing: It reads the swapped order and ``swapped`` is ``None``.
+        """
         todo = [it for it in items if it.id in verdicts]
         if not todo:
-            return {}
+            return {}, {}
         if self.reads_swapped and swapped is None:
             raise ReadoutInputMissing(
                 f"{self.name} reads both orders of each pair ({', '.join(self.features)}) and the pass "
@@ -173,10 +204,15 @@ class LearnedReadout:
         x = np.array([cols[f] for f in self.features], dtype=np.float64).T
         if self.mode == "knn":
             got = knn_labels(np.array(self.knn_x), self.knn_y, x, k=K_NEAREST)
-            return {it.id: g for it, g in zip(todo, got, strict=True)}
+            return {it.id: g for it, g in zip(todo, got, strict=True)}, {}
         assert self.fitted is not None
         by_str = {str(lab): lab for lab in self.labels}
-        return {it.id: by_str[p] for it, p in zip(todo, self.fitted.predict(x), strict=True)}
+        labels: dict[str, Label | None] = {
+            it.id: by_str[p] for it, p in zip(todo, self.fitted.predict(x), strict=True)
+        }
+        if self.positive is None:
+            return labels, {}
+        return labels, dict(zip([it.id for it in todo], self.fitted.prob(x, self.positive), strict=True))
 
     def record(self) -> dict[str, Any]:
         """What the memory version stores: mode, features, coefficients, CV score, n, date."""

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from allure.graphs.state import AuditContext
 from allure.models import Item
 
@@ -27,19 +25,9 @@ if TYPE_CHECKING:
 
 def _vote_source(ctx: AuditContext) -> VoteSource | None:
     """The approved examples' stored embeddings (of their responses), labels and items."""
-    from allure.evaluator import VoteSource
-    from allure.memory import embed
+    from allure.evaluator import memory_vote_source
 
-    examples, vectors = ctx.memory.embeddings()
-    if not examples:
-        return None
-
-    def embed_items(items: list[Item]) -> np.ndarray:
-        return embed([it.response for it in items])
-
-    return VoteSource(
-        vectors, [ex.correct_label for ex in examples], [ex.item_id for ex in examples], embed_items
-    )
+    return memory_vote_source(ctx.memory)
 
 
 def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:

@@ -46,6 +46,7 @@ from allure.metrics._icl_effect import (
     majority_baseline,
     prior_shift_warning,
 )
+from allure.metrics._learning_curve import CurvePoint, curve_point, curve_points, merge_p
 from allure.metrics._mcnemar import McNemarResult, mcnemar_exact_p, mcnemar_test
 from allure.metrics._model import (
     OBJECTIVE_NAMES,
@@ -154,6 +155,10 @@ __all__ = [
     "label_log_probs",
     "log_odds",
     "memory_vote",
+    "CurvePoint",
+    "curve_point",
+    "curve_points",
+    "merge_p",
     "icl_helped",
     "mcnemar_exact_p",
     "mcnemar_test",
