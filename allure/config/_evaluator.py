@@ -108,12 +108,14 @@ class EvaluatorSpec(BaseModel):
     readout: ReadoutChoice = "auto"
     """A read-out learned from the mined audit items, applied as the pass's last step (issue 34,
     METHODS.md section 13): ``logistic`` (class-weighted L2 logistic regression on the judge's label
-    log-odds and the memory's kNN vote, regularisation by stratified cross-validation on the mined
-    items), ``knn`` (kNN prompting on the log-odds), ``auto`` (the logistic read-out, adopted only
+    log-odds and the memory's kNN vote; beyond two labels, multinomial on each label's
+    log-probability; a pairwise pass that swaps also reads the swapped order's, so the fit learns the
+    position correction; regularisation by stratified cross-validation on the mined items), ``knn``
+    (kNN prompting on the label probabilities), ``auto`` (the logistic read-out, adopted only
     when the guard finds it better on dev than the parsed labels: one-sided paired permutation test,
     at least ``guard_min_per_label`` dev items of each label), ``none`` (the parsed labels). The
     default ``auto`` is from evidence decided on dev (``benchmarks/results/readout.md``: adopted on
-    HaluEval's dev split, kept the parsed labels on CogEval's). Two-label sets only; not part of the
+    HaluEval's dev split, kept the parsed labels on CogEval's). Not part of the
     cache key (no call changes)."""
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     """Sampling temperature (0 to 2, the OpenAI API's range)."""

@@ -5,7 +5,6 @@ of a pass from a spec, and one way to apply a read-out stored with a memory vers
   mined audit items (the audit split less dev) with their references, an auditor's corrected label
   winning. The loop (``graphs/readout.py``) and a study arm (``studies/_arm.py``) both build it here,
   so the same items and settings give the same fit and the same labels.
-- :func:`vote_source`: the memory's approved examples that vote (the ``vote`` feature).
 - :func:`stored_readout`: a read-out record as the run store keeps it (run info ``readout_<it>``, or
   its refit after an approval, :meth:`allure.store.RunStore.refit_readout`) made a read-out again,
   with no refit and no reference: what a re-audit applies as the last step of its pass.
@@ -16,34 +15,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from allure.evaluator._readout import LearnedReadout, PassReadout, VoteSource
 from allure.labels import Label
-from allure.models import Item
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
     from allure.evaluator._readout import ReadoutMode
-
-
-def vote_source(memory: Any) -> VoteSource | None:
-    """The memory's approved examples (their stored embeddings, labels and items) as the ``vote``
-    feature's voters; ``None`` for a memory without examples (or without embeddings)."""
-    from allure.memory import embed
-
-    if not hasattr(memory, "embeddings"):
-        return None
-    examples, vectors = memory.embeddings()
-    if not examples:
-        return None
-
-    def embed_items(items: list[Item]) -> np.ndarray:
-        return embed([it.response for it in items])
-
-    return VoteSource(
-        vectors, [ex.correct_label for ex in examples], [ex.item_id for ex in examples], embed_items
-    )
 
 
 def spec_readout(
@@ -91,16 +68,26 @@ def spec_readout(
 
 
 def stored_readout(
-    rec: Mapping[str, Any], labels: tuple[Label, ...], positive: Label, vote: VoteSource | None
+    rec: Mapping[str, Any], labels: tuple[Label, ...], positive: Label | None, vote: VoteSource | None
 ) -> LearnedReadout | None:
     """The read-out a stored record describes, ready to apply as it was fitted (no refit, no
     reference read); ``None`` when the record holds no fitted read-out (``auto`` kept the parsed
-    labels, or nothing was fitted) or its ``vote`` feature has no voters here."""
+    labels, or nothing was fitted) or its ``vote`` features have no voters here.
+
+    Args:
+        rec: The record (run info ``readout_<it>`` or its refit).
+        labels: The label set.
+        positive: The spec's positive label of a two-label set (the record's own, where it names one,
+            wins: the label ``z`` is the log-odds of); unused beyond two labels.
+        vote: The memory's approved examples (``None``: no voters).
+    """
     from allure.metrics import FittedReadout
 
     features = tuple(rec.get("features") or ())
-    if not features or ("vote" in features and vote is None):
+    if not features or (any(f.startswith("vote") for f in features) and vote is None):
         return None
+    two = len(labels) == 2
+    pos = (rec.get("positive", positive if positive is not None else labels[0])) if two else None
     name = f"read-out ({rec.get('mode')}, stored)"
     if rec.get("mode") == "knn":
         fit = rec.get("fit") or {}
@@ -109,19 +96,14 @@ def stored_readout(
             name=name,
             mode="knn",
             labels=labels,
-            positive=positive,
-            features=("z",),
-            knn_z=[float(row[0]) for row in fit.get("x", [])],
+            positive=pos,
+            features=features,
+            knn_x=[[float(v) for v in row] for row in fit.get("x", [])],
             knn_y=[by_str[str(y)] for y in fit.get("y", [])],
+            vote=vote,
             fit_ids=tuple(fit.get("ids", [])),
         )
     fitted = FittedReadout.model_validate({k: rec[k] for k in FittedReadout.model_fields if k in rec})
     return LearnedReadout(
-        name=name,
-        mode="logistic",
-        labels=labels,
-        positive=positive,
-        features=features,
-        fitted=fitted,
-        vote=vote,
+        name=name, mode="logistic", labels=labels, positive=pos, features=features, fitted=fitted, vote=vote
     )

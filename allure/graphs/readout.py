@@ -3,6 +3,9 @@ applied as a pass's last step (issue 34; :class:`allure.evaluator.PassReadout`).
 
 Fit items: the audit items outside the dev split (the items the loop mines), with their reference
 labels, an auditor's corrected label (an approved example of the item) winning over the gold check.
+Any label set: ``z`` for two labels (of the spec's positive label, the first where it names none),
+a multinomial fit on each label's log-probability beyond two, and, when a pairwise pass ran the
+swapped order, that order's too (:class:`allure.evaluator.LearnedReadout`).
 The dev split decides ``auto``; the held-out split is never seen (the references handed over hold
 no held-out item, and a held-out item among the fit items is refused). What was fitted is stored
 with the pass's memory version (run info ``readout_<iteration>``: mode, features, coefficients, CV
@@ -24,7 +27,7 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
     """The pass's read-out step as the spec asks (``None``: ``readout = "none"``), built as a study
     arm builds it (:func:`allure.evaluator.spec_readout`): an auditor's corrected label (the run's
     approved candidates) wins over the gold check."""
-    from allure.evaluator import spec_readout, vote_source
+    from allure.evaluator import memory_vote_source, spec_readout
 
     if ctx.spec.evaluator.readout == "none":
         return None
@@ -35,7 +38,7 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
         references=ctx.store.reference_labels(run_id),
         dev=ctx.dev_ids(run_id),
         corrected={ex.item_id: ex.correct_label for ex in approved},
-        vote=vote_source(ctx.memory),
+        vote=memory_vote_source(ctx.memory),
     )
 
 

@@ -119,6 +119,7 @@ def post_process(
         references=refs,
         options=options,
         readout=readout,
+        positions=bool(getattr(readout, "reads_swapped", False)),  # a read-out of both orders of a pair
     )
     if plan.position_debias == "none" and plan.calibration == "none" and readout is None:
         return None

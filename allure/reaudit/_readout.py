@@ -4,8 +4,7 @@ as the last step of the re-audit's pass, so that a re-audit's labels are the loo
 
 The read-out applied is the memory version's current one (:meth:`allure.store.RunStore.readouts_of_version`:
 its latest refit after an approval, else what its pass fitted; the newest if several runs evaluated
-with that version). None is applied with ``readout = "none"``, for a label set of more than two
-labels, or when no pass with that memory version fitted one (``auto`` kept the parsed labels).
+with that version). None is applied with ``readout = "none"``, or when no pass with that memory version fitted one (``auto`` kept the parsed labels).
 """
 
 from __future__ import annotations
@@ -41,18 +40,18 @@ def reaudit_readout(
     store: RunStore, spec: AuditSpec, memory_version: str, memory: Any, tell: Callable[[str], None]
 ) -> StoredReadout | None:
     """The stored read-out of ``memory_version`` (see the module), or ``None``."""
-    from allure.evaluator import stored_readout, vote_source
+    from allure.evaluator import memory_vote_source, stored_readout
 
-    positive = spec.positive_label
-    if spec.evaluator.readout == "none" or len(spec.label_set) != 2 or positive is None:
+    if spec.evaluator.readout == "none":
         return None
     found = [r for r in store.readouts_of_version(memory_version) if r["record"] is not None]
     if not found:
         return None
     newest = max(enumerate(found), key=lambda p: (str(p[1]["record"].get("fitted_at") or ""), p[0]))[1]
     rec = newest["record"]
-    vote = vote_source(memory) if "vote" in rec.get("features", ()) else None
-    learned = stored_readout(rec, tuple(spec.label_set), positive, vote)
+    votes = any(str(f).startswith("vote") for f in rec.get("features", ()))
+    vote = memory_vote_source(memory) if votes and hasattr(memory, "embeddings") else None
+    learned = stored_readout(rec, tuple(spec.label_set), spec.positive_label, vote)
     if learned is None:
         tell(
             f"the read-out stored with memory version {memory_version[:8]} needs the memory's vote; none applied"

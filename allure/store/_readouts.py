@@ -58,7 +58,7 @@ def _refitted(rec: dict[str, Any], y: list[Label]) -> tuple[dict[str, Any] | Non
         shown = ", ".join(f"{k}: {n}" for k, n in sorted(counts.items()))
         return None, (
             f"refit refused: the fit items hold too few of a label ({shown}; at least {MIN_PER_LABEL} of "
-            "each of two labels needed); the previous read-out is kept"
+            "each of at least two labels needed); the previous read-out is kept"
         )
     new = {k: v for k, v in rec.items() if k not in ("decision", "changed", "fit_ids")}
     new["fit"] = {**fit, "y": list(y)}

@@ -15,7 +15,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from allure.dataset import dev_split
-from allure.evaluator import PassOptions, PassReadout, plan_from_spec, run_pass, spec_readout, vote_source
+from allure.evaluator import (
+    PassOptions,
+    PassReadout,
+    memory_vote_source,
+    plan_from_spec,
+    run_pass,
+    spec_readout,
+)
 from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
 from allure.metrics import compute_metrics
@@ -107,6 +114,7 @@ class ArmRun:
         src, loop = self.src, self.src.spec.loop
         spec = arm_spec(src.spec, self.arm)
         dev = dev_split(src.items, src.splits, loop.dev_fraction, loop.seed)
+        step = self._readout(spec, dev)
         return plan_from_spec(
             spec,
             run_id=self.sid,
@@ -119,7 +127,8 @@ class ArmRun:
             dev=dev,
             options=self.options,
             progress=None if progress is None else partial(progress, self.arm.name),
-            readout=self._readout(spec, dev),
+            readout=step,
+            positions=step is not None,  # a pair's swapped order is a read-out feature, as in the loop
         )
 
     def _readout(self, spec: AuditSpec, dev: set[str]) -> PassReadout | None:
@@ -134,7 +143,7 @@ class ArmRun:
             references=self.src.reference,
             dev=dev,
             corrected={ex.item_id: ex.correct_label for ex in approved},
-            vote=vote_source(self.memory) if self.memory is not None else None,
+            vote=memory_vote_source(self.memory) if self.memory is not None else None,
         )
 
     def _said(self, outcome: PassOutcome) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ upgrades version 1 (one shape with every kind's fields)."""
 
 StudyKind = str
 """The kind of a study, its key in the catalogue (``allure.studies.study_kinds()``): the built-in
-``ablation``, ``sweep`` (``allure.studies``), ``sensitivity``, ``entropy``, ``consistency``,
+``ablation``, ``sweep``, ``learning-curve`` (``allure.studies``), ``sensitivity``, ``entropy``, ``consistency``,
 ``request`` (``allure.robustness``), ``arms`` (a study of your own arms), or a registered one."""
 
 StudyStatus = Literal["running", "done"]

@@ -23,7 +23,7 @@ from allure.models import stable_hash, utcnow
 from allure.store import RunStore, open_project_store
 from allure.studies._arm import ArmRun, Examples, arm_spec, examples_for, lookup, prompts_for
 from allure.studies._options import RunOptions, Say
-from allure.studies._protocol import ArmLabels, Study
+from allure.studies._protocol import ArmLabels, StoredStudy, Study
 from allure.studies._record import ArmResult, ArmSpec, StudyRecord
 from allure.studies._source import StudySource
 
@@ -266,8 +266,11 @@ def run_study(
     info = {"kind": "study", "study_kind": study.kind}
     try:
         created = _open_run(store, sid, src, out_dir, study.kind)
-        chosen = {a.name: examples_for(a, memory, src.items) for a in arms}
-        results, labels, facts = _evaluate_arms(sid, src, chosen, arms, store, options, memory)
+        if isinstance(study, StoredStudy):  # its arms are read from stored calls: no evaluator, no call
+            results, labels, facts = study.measure(src, store, options.get("say"))
+        else:
+            chosen = {a.name: examples_for(a, memory, src.items) for a in arms}
+            results, labels, facts = _evaluate_arms(sid, src, chosen, arms, store, options, memory)
         comparisons = _compare(src, labels, reference, alpha)
         wall_s = time.perf_counter() - t0
         record = _record(study, sid, created, src, version, results, comparisons, facts, alpha, wall_s)

@@ -52,7 +52,7 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from allure.config import load_spec
-    from allure.evaluator import stored_readout, vote_source
+    from allure.evaluator import memory_vote_source, stored_readout
     from allure.graphs import resume_run, start_run
     from allure.memory import EpisodicMemory
     from allure.reaudit import run_reaudit
@@ -115,7 +115,7 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
     assert reaudit.record is not None
     assert reaudit.record.fingerprint.readout == f"{run.run_id}:1:{now['fitted_at']}"
     memory = EpisodicMemory.open(str(tmp_path / "memory"))
-    refit = stored_readout(now, (0, 1), 1, vote_source(memory))
+    refit = stored_readout(now, (0, 1), 1, memory_vote_source(memory))
     assert refit is not None
     assert reaudit.record.labels == refit.apply(items, verdicts)
     md = (Path(done.run_dir) / "report.md").read_text()
