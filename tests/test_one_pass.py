@@ -189,3 +189,56 @@ def test_the_loop_a_study_arm_and_a_reaudit_apply_one_logistic_read_out(
     got = study.arms[0].readout
     assert got is not None and got["changed"] > 0 and got["coef"] == rec["coef"]
     assert got["fit_ids"] == rec["fit_ids"]  # the arm fitted on the loop's mined items, no other
+
+
+def test_a_pairwise_read_out_of_both_orders_is_the_same_in_the_loop_a_study_arm_and_a_reaudit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pairwise judge that leans to the first response, ``readout = "logistic"``: the loop's read-out
+    reads both orders of each pair (``z``, ``z_swap``); the study arm and the re-audit run the swapped
+    order for it too and give the loop's labels."""
+    from allure.config import load_spec
+    from allure.graphs import start_run
+    from allure.memory import EpisodicMemory
+    from allure.reaudit import run_reaudit
+    from allure.studies import ArmLabels, ArmSpec, ArmsStudy, run_study
+    from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, write_pairwise_csv
+
+    class Kept(ArmsStudy):
+        labels: ArmLabels = {}
+
+        def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
+            Kept.labels = labels
+            return record
+
+    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
+    monkeypatch.chdir(tmp_path)  # the spec's memory location is relative
+    write_pairwise_csv(tmp_path / "pairs.csv")
+    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    project = tmp_path / "proj"
+    try:
+        path = tmp_path / "audit.toml"
+        spec_text = PAIRWISE_LIVE.format(url=srv.base_url).replace(
+            'prompt = "pairwise"\n', 'prompt = "pairwise"\ncalibration = "none"\nreadout = "logistic"\n'
+        )
+        path.write_text(spec_text + REAUDIT_ALL.format(set="pairs"))
+        spec = load_spec(path)
+        run = start_run(spec, project)
+        assert run.status == "done"
+        prepared, src = study_source(spec, tmp_path)
+        memory = EpisodicMemory.open(str(tmp_path / "memory"))
+        run_study(project, src, memory, Kept([ArmSpec(name="zero-shot", example_ids=[])]))
+        reaudit = run_reaudit(str(path), project)
+    finally:
+        srv.stop()
+    store = RunStore(project_db_path(project), create=False)
+    try:
+        loop = {i: v.label for i, v in store.verdicts(run.run_id, 1).items() if i in prepared.references}
+        rec = store.get_run(run.run_id).info["readout_1"]
+    finally:
+        store.close()
+    assert rec["features"] == ["z", "z_swap"] and rec["coef"]  # applied without z_swap: refused
+    arm = dict(zip([it.id for it in prepared.items], Kept.labels["zero-shot"], strict=True))
+    assert set(loop) == set(arm) and len(loop) == 60
+    assert arm == loop
+    assert reaudit.record is not None and reaudit.record.labels == loop
