@@ -37,6 +37,9 @@ PositionDebias = Literal["none", "consistent", "logprob_mean"]
   label probabilities from the server, ``consistent``.
 """
 
+ReadoutChoice = Literal["none", "logistic", "knn", "auto"]
+"""``[evaluator] readout``: the learned read-out a pass applies last (see :attr:`EvaluatorSpec.readout`)."""
+
 Calibration = Literal["none", "contextual", "prior", "offset", "auto"]
 """Contextual calibration of the label probabilities (Zhao et al. 2021; METHODS.md section 8):
 ``contextual`` divides each item's label distribution by the mean distribution of content-free
@@ -102,7 +105,7 @@ class EvaluatorSpec(BaseModel):
     loop's default from evidence (``benchmarks/results/icl_strategies.md``): it changes labels only
     when a correction is strictly better on the dev split, and is off where it cannot work (replay,
     ``logprobs = false``, ``position_debias`` set; see :attr:`applied_calibration`)."""
-    readout: Literal["none", "logistic", "knn", "auto"] = "auto"
+    readout: ReadoutChoice = "auto"
     """A read-out learned from the mined audit items, applied as the pass's last step (issue 34,
     METHODS.md section 13): ``logistic`` (class-weighted L2 logistic regression on the judge's label
     log-odds and the memory's kNN vote; beyond two labels, multinomial on each label's

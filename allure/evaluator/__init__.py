@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         memory_vote_source,
         probability_features,
     )
+    from allure.evaluator._readout_stored import spec_readout, stored_readout
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
@@ -144,6 +145,8 @@ _WHERE = {
     "ReadoutMode": "_readout",
     "VoteSource": "_readout",
     "fit_learned_readout": "_readout",
+    "spec_readout": "_readout_stored",
+    "stored_readout": "_readout_stored",
     "memory_vote_source": "_readout",
     "CurveDraw": "_learning_curve",
     "readout_curve": "_learning_curve",
@@ -218,6 +221,8 @@ __all__ = [
     "ReadoutMode",
     "VoteSource",
     "fit_learned_readout",
+    "spec_readout",
+    "stored_readout",
     "memory_vote_source",
     "probability_features",
 ]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -131,6 +132,15 @@ class LearnedReadout:
     vote: VoteSource | None = None
     fit_ids: tuple[str, ...] = ()
     """The items it was fitted on (the leakage test reads them)."""
+    fit_x: list[list[float]] = field(default_factory=list)
+    """Each fit item's features (rows as :attr:`fit_ids`, columns as :attr:`features`): what a refit
+    after an approval reads instead of calling the judge again (:meth:`allure.store.RunStore.refit_readout`)."""
+    fit_y: list[Label] = field(default_factory=list)
+    """Each fit item's label as fitted (an auditor's corrected label winning over the gold check)."""
+    objective: str = "balanced_accuracy"
+    seed: int = 0
+    knn_at: str = ""
+    """When a ``knn`` read-out took its neighbours (a logistic one's date is its model's ``fitted_at``)."""
 
     @property
     def reads_swapped(self) -> bool:
@@ -225,6 +235,9 @@ class LearnedReadout:
         else:
             on = ", ".join(self.features)
             out["describe"] = f"kNN prompting on {on} (k = {K_NEAREST}, n = {len(self.fit_ids)})"
+            out["fitted_at"] = self.knn_at
+        out["fit"] = {"ids": list(self.fit_ids), "x": self.fit_x, "y": self.fit_y}
+        out.update(objective=self.objective, seed=self.seed)
         return out
 
 
@@ -283,14 +296,18 @@ def fit_learned_readout(
         features=features,
         vote=vote,
         fit_ids=tuple(it.id for it in keep),
+        objective=objective,
+        seed=seed,
     )
     y: list[Label] = [references[it.id] for it in keep]  # type: ignore[misc]
     if len(set(y)) < 2:
         return None
     cols = base.columns(keep, verdicts, swapped)
     x = np.array([cols[f] for f in features], dtype=np.float64).T
+    base.fit_x, base.fit_y = x.tolist(), list(y)
     if base.mode == "knn":
         base.knn_x, base.knn_y = x.tolist(), y
+        base.knn_at = datetime.now(UTC).isoformat(timespec="seconds")
         return base
     base.fitted = fit_readout(x, y, features, objective=objective, seed=seed)  # type: ignore[arg-type]
     return base if base.fitted is not None else None

@@ -68,6 +68,7 @@ from allure.metrics._paired import icl_helped, paired_difference
 from allure.metrics._position import position_by_group, position_consistency
 from allure.metrics._readout import (
     C_GRID,
+    MIN_PER_LABEL,
     FittedReadout,
     fit_readout,
     knn_labels,
@@ -151,6 +152,7 @@ __all__ = [
     "C_GRID",
     "FittedReadout",
     "fit_readout",
+    "MIN_PER_LABEL",
     "knn_labels",
     "label_log_probs",
     "log_odds",
