@@ -8,10 +8,10 @@ The one rule for what a pass's labels are (:attr:`PassOutcome.labels`): the pars
 main order, replaced by each step that is on, in order. Position debiasing (a pairwise pass with
 ``position_debias`` set) gives one label per pair from its two orders; calibration re-labels the
 main order's verdicts from their label probabilities (fitted and chosen here, or ``fixed``: values
-fitted before); the read-out, last, maps the verdicts to labels (with ``polarity_prompt``, from
-the reversed question's verdicts too: one more zero-shot call per item, asked just before it).
-Debiasing and calibration are never both on (the spec's validators refuse it, for a study arm's
-overrides too). What each caller reads:
+fitted before); the read-out, last, maps the verdicts (and a swapped order's, when the pass ran it)
+to labels (with ``polarity_prompt``, the reversed question's verdicts too: one more zero-shot call
+per item, asked just before it). Debiasing and calibration are never both on (the spec's
+validators refuse it, for a study arm's overrides too). What each caller reads:
 
 - the loop keeps the main order's verdicts (:attr:`PassOutcome.result`, calibrated in place and
   stored beside the parsed labels) as its metrics' labels; a debiased label is reported beside them
@@ -40,7 +40,7 @@ from allure.evaluator._calibrate import (
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
 from allure.evaluator._polarity import PolarityVariant
-from allure.evaluator._swap import FALLBACK_NOTE, debias_verdicts, swapped_order, swaps_positions
+from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order, swaps_positions
 from allure.labels import Label
 from allure.models import Item, Verdict
 
@@ -65,11 +65,13 @@ class Readout(Protocol):
         self,
         items: list[Item],
         verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None = None,
         back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Item id -> the label it reads from the item's verdict (an item left out keeps its label);
+        ``swapped``: item id -> its swapped order's verdict, given when the pass ran that order;
         ``back``: item id -> its verdict under the polarity variant read back in the judge's terms,
-        when the pass asked it (a read-out without the variant may leave the argument out)."""
+        given when the pass asked it."""
         ...
 
 
@@ -199,10 +201,10 @@ def run_pass(
             tell(NO_PROBS)
     out.labels = dict(out.debias.labels) if out.debias is not None else _labels_of(plan.items, result)
     if plan.readout is not None:
-        back = None
+        extra: dict[str, Any] = _swapped_of(plan.items, out.swapped)
         if plan.polarity is not None:
             tell(f"asking the reversed question of {len(plan.items)} items (polarity variant)")
-            out.reversed, back = plan.polarity.ask(
+            out.reversed, extra["back"] = plan.polarity.ask(
                 ev,
                 plan.run_id,
                 plan.iteration,
@@ -210,19 +212,24 @@ def run_pass(
                 options=plan.options,
                 claim_token=plan.claim_token or "",
             )
-        read = (
-            plan.readout.apply(plan.items, result.verdicts)
-            if back is None
-            else plan.readout.apply(plan.items, result.verdicts, back)
-        )
+        read = plan.readout.apply(plan.items, result.verdicts, **extra)
         changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
         out.labels.update(changed)
         out.readout = ReadoutOutcome(plan.readout.name, len(changed))
     out.stats = replace(result.stats)
-    for extra in (out.swapped, out.reversed):
-        if extra is not None:
-            out.stats.add(extra.stats)
+    for other in (out.swapped, out.reversed):
+        if other is not None:
+            out.stats.add(other.stats)
     return out
+
+
+def _swapped_of(items: list[Item], swapped: EvalResult | None) -> dict[str, Any]:
+    """The read-out's ``swapped`` argument: item id -> its swapped order's verdict, when the pass ran
+    that order (nothing otherwise, so a read-out of the main order alone need not take it)."""
+    if swapped is None:
+        return {}
+    got = {x.id: v for x in items if (v := swapped.verdicts.get(x.id + SWAPPED)) is not None}
+    return {"swapped": got}
 
 
 def _swap(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None]) -> None:
