@@ -93,6 +93,8 @@ from allure.studies import ArmSpec  # noqa: E402
 
 CURVE = (25, 50, 100, 200)
 CURVE_DRAWS = 3
+EMPTY = "''"
+"""An empty option value, as a shell command line writes it."""
 K = 8
 
 
@@ -674,7 +676,8 @@ def write(args: argparse.Namespace, texts: dict[tuple[str, int], str], total: in
     ).stdout
     header = (
         "# A learned read-out on the embedded judge (issue 34)\n\n"
-        f"`python benchmarks/bench_readout.py --tasks {args.tasks} --seeds {args.seeds} --items {args.items}` "
+        f"`python benchmarks/bench_readout.py --tasks {args.tasks} --seeds {args.seeds} --items {args.items} "
+        f"--loop-seeds {args.loop_seeds or EMPTY}` "
         f"at commit {commit.strip()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"{total} calls sent in this run. Finished: {', '.join(f'{n} seed {s}' for n, s in texts)}.\n\n"
         f"Items: the strategies bench's draw of seed {args.items_seed} (its stored zero-shot calls); a seed "
