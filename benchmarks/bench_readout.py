@@ -652,6 +652,8 @@ def main() -> int:
         flush=True,
     )
     texts: dict[tuple[str, int], str] = {}
+    # the file as the earlier run left it, read once: this run's own writes are not an earlier run
+    earlier = earlier_sections(args.out, {(n, s) for n, s, _ in plan})
     total = 0
     order = sorted(plan, key=lambda p: (p[2] > 0, p[1], p[2]))
     for name, seed, _ in order:
@@ -665,12 +667,17 @@ def main() -> int:
         )
         texts[(name, seed)] = text
         total += calls
-        write(args, texts, total)
+        write(args, texts, total, earlier)
     print(f"calls sent in this run: {total}" + ("\nsecond run: 0 calls" if total == 0 else ""))
     return 0
 
 
-def write(args: argparse.Namespace, texts: dict[tuple[str, int], str], total: int) -> None:
+def write(
+    args: argparse.Namespace,
+    texts: dict[tuple[str, int], str],
+    total: int,
+    earlier: tuple[dict[tuple[str, int], str], str, str],
+) -> None:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout
@@ -689,7 +696,7 @@ def write(args: argparse.Namespace, texts: dict[tuple[str, int], str], total: in
         "zero-shot, two-sided paired permutation test on balanced accuracy, alpha 0.05, unadjusted); every "
         "other arm is exploratory (its p Holm-adjusted over the exploratory arms).\n\n"
     )
-    kept, source, notes = earlier_sections(args.out, texts)
+    kept, source, notes = earlier
     if kept:
         header += (
             f"Kept from an earlier run (not run again in this one): {', '.join(f'{n} seed {s}' for n, s in sorted(kept))}; "
