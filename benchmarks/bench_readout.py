@@ -48,6 +48,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -708,7 +709,7 @@ def write(
 
 
 def earlier_sections(
-    out: Path, texts: dict[tuple[str, int], str]
+    out: Path, texts: Collection[tuple[str, int]]
 ) -> tuple[dict[tuple[str, int], str], str, str]:
     """The sections of ``out`` for the (task, seed)s this run did not run, the command line (with
     its commit and date) of the run that wrote them, and the notes written after it (``## ``, kept
