@@ -107,7 +107,7 @@ class ArmRun:
             pairwise=self.prompts.pairwise,
             references=src.reference,
             splits=src.splits,
-            dev=dev_split(src.items, src.splits, loop.dev_fraction, loop.seed),
+            dev=dev_split(src.items, src.splits, loop.dev_fraction, loop.seed, loop.folds),
             options=self.options,
             progress=None if progress is None else partial(progress, self.arm.name),
         )
