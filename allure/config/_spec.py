@@ -81,7 +81,8 @@ class LoopSpec(BaseModel):
     seed: int = 0
     """Seed of the split and of any sampling."""
     stop_when_no_gain: StrictBool = True
-    """Stop when the objective on the dev split did not rise over the active memory version's."""
+    """Stop when the objective on the decision data (the audit split out of fold, or the dev split
+    with ``folds = 0``) did not rise over the active memory version's."""
     successes: int = Field(default=0, ge=0, le=10_000)
     """Also propose up to this many of the judge's *correct* audit verdicts per pass as examples
     (``source = "success"``), beside its corrected mistakes (0: mistakes only, ALLURE's memory)."""

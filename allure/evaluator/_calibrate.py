@@ -9,7 +9,10 @@ Each verdict with label probabilities is then re-labelled ``argmax q`` with ``q 
 (``offset``, two labels) by one logit offset fitted on the audit split's reference share of the
 positive label (no content-free calls); a verdict without probabilities keeps its label. ``auto``
 computes every mode and keeps the one that scores best on the dev split by the loop's objective,
-refusing a mode that gives every dev item one label (:func:`allure.metrics.choose_calibration`).
+refusing a mode that gives every dev item one label (:func:`allure.metrics.choose_calibration`);
+cross-fitted (``[loop] folds >= 2``: :attr:`CalibrationTarget.folds`) it scores every audit item,
+each labelled by the modes as fitted on the other folds, and applies the chosen mode as fitted on
+every audit item (no extra call: ``p_cf`` is per ICL block either way).
 The new labels are stored beside the parsed ones (:meth:`allure.store.RunStore.set_verdict_labels`).
 """
 

@@ -257,7 +257,8 @@ def should_continue(state: LoopState, runtime: Runtime[AuditContext]) -> Command
     """Stop after this evaluation, or review its candidates and go on.
 
     The loop stops when the guard refused this pass, at ``max_iterations``, when the objective on
-    the dev split did not rise over the previously active version (``stop_when_no_gain``), or when
+    the decision data (the audit split out of fold, or the dev split with ``folds = 0``) did not rise
+    over the previously active version (``stop_when_no_gain``), or when
     there is no new candidate. With ``auto_approve`` the
     last pass's candidates are still reviewed and committed (they cost no reviewer time and the
     memory keeps every correction); the loop then stops without evaluating again.
