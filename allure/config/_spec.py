@@ -100,7 +100,9 @@ class LoopSpec(BaseModel):
     chooses, so it still gets ``k``), and ``auto`` fits on the other folds' items and scores on fold
     ``j``. One call per item per pass still: held-out items get the whole memory, and what is
     applied to them is fitted on every audit item. 100 audit items are 100 paired decisions, not 30.
-    0: today's dev split (``dev_fraction`` of the audit items, never mined, decides). 1 is refused."""
+    0: today's dev split (``dev_fraction`` of the audit items, never mined, decides); a ``[loop]``
+    that sets ``dev_fraction`` and not ``folds`` means 0 (a stored run from before keeps its rule).
+    1 is refused."""
     dev_fraction: float = Field(default=0.3, ge=0.0, lt=1.0)
     """``folds = 0`` only: the share of the audit items carved out as the dev split (stratified by
     problem type, seeded): never mined for examples; the guard and the stop rule read it. 0: no dev
@@ -119,6 +121,16 @@ class LoopSpec(BaseModel):
     max_candidates: int | None = Field(default=None, ge=1)
     """Propose at most this many candidates per iteration (seeded sample, stratified by problem type;
     1 or more; unset: every one)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dev_fraction_asks_for_a_dev_split(cls, data: Any) -> Any:
+        """A ``[loop]`` that sets ``dev_fraction`` and not ``folds`` asks for the dev split (``folds =
+        0``), as every spec before cross-fitting did: a user's ``dev_fraction = 0.5`` is not silently
+        ignored, and a run stored before ``folds`` existed resumes under the rule it started with."""
+        if isinstance(data, dict) and "dev_fraction" in data and "folds" not in data:
+            return {**data, "folds": 0}
+        return data
 
     @field_validator("folds")
     @classmethod

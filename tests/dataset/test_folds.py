@@ -47,3 +47,15 @@ def test_one_fold_is_refused_naming_the_field_and_the_fix(tmp_path: object) -> N
     with pytest.raises(SpecError) as err:
         parse_spec({**base, "loop": {"folds": 1}})
     assert "loop.folds" in str(err.value) and "folds = 5" in str(err.value)
+
+
+def test_a_dev_fraction_without_folds_asks_for_the_dev_split() -> None:
+    """A spec written before cross-fitting (or a stored run's spec from then) keeps the dev split rule."""
+    base = {"dataset": {"path": "x.jsonl"}, "evaluator": {"kind": "replay"}}
+    assert parse_spec({**base, "loop": {"dev_fraction": 0.5}}).loop.folds == 0
+    assert parse_spec({**base, "loop": {"dev_fraction": 0.5, "folds": 3}}).loop.folds == 3
+    old = parse_spec(base).model_dump(mode="json")
+    del old["loop"]["folds"]
+    from allure.config import AuditSpec
+
+    assert AuditSpec.model_validate(old).loop.folds == 0
