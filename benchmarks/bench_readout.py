@@ -20,8 +20,11 @@ and seed:
    regression fitted on the mine split only, ``C`` by stratified 5-fold CV there; ``kNN prompting
    (z)``: majority of the 8 mine items nearest in ``z``; ``memory vote`` (``v > 0.5``); ``read-out
    auto`` (the best read-out on dev, adopted by the guard's one-sided test against zero-shot on
-   dev); a learning curve of ``read-out (z + vote)`` fitted on 25, 50, 100, 200 audit items; and a
-   shuffled-label control (20 fits on permuted mine labels: mean balanced accuracy on dev and held-out).
+   dev); a learning curve of ``read-out (z + vote)`` fitted on the first 25, 50, 100, 200 audit
+   items of 3 seeded review orders (the library's ``allure.evaluator.readout_curve``, as ``allure
+   study run learning-curve`` runs it: the vote counts only those items' examples; per size the
+   mean over orders with its interval, the delta vs zero-shot, the orders' merged p, Holm over the
+   sizes); and a shuffled-label control (20 fits on permuted mine labels: mean balanced accuracy on dev and held-out).
 4. The held-out claim: ONE pre-registered primary comparison per task and seed (``loop default``
    vs ``zero-shot``, balanced accuracy, two-sided paired permutation test, alpha 0.05); every other
    arm is exploratory, Holm-adjusted.
@@ -67,10 +70,13 @@ from bench_icl_strategies import (  # noqa: E402
     table,
 )
 
+from allure.evaluator import CurveDraw  # noqa: E402
 from allure.labels import Label  # noqa: E402
 from allure.memory import EpisodicMemory, RetrievalPolicy  # noqa: E402
 from allure.metrics import (  # noqa: E402
     FittedReadout,
+    curve_point,
+    curve_points,
     fit_readout,
     holm_adjust,
     knn_labels,
@@ -84,6 +90,7 @@ from allure.store import project_db_path  # noqa: E402
 from allure.studies import ArmSpec  # noqa: E402
 
 CURVE = (25, 50, 100, 200)
+CURVE_DRAWS = 3
 K = 8
 
 
@@ -252,18 +259,100 @@ def loop_default(bench: Bench, zero: ArmRun, run_icl: bool) -> ArmRun:
     )
 
 
-def curve(t: Task, zero: ArmRun, feats: Features, seed: int) -> list[ArmRun]:
+def curve(t: Task, zero: ArmRun, memory: EpisodicMemory, seed: int) -> tuple[list[ArmRun], list[str]]:
+    """The learning curve of ``read-out (z + vote)`` (the library's: :func:`allure.evaluator.readout_curve`,
+    as ``allure study run learning-curve`` runs it): fitted on the first n audit items (mine + dev)
+    of CURVE_DRAWS seeded review orders, the vote counting only the examples of those n items. One
+    arm per size (its first order, for the arms table) and one line per size (the mean over orders
+    with its interval, the delta vs zero-shot and the orders' merged p, Holm over the sizes)."""
+    from allure.evaluator import VoteSource, readout_curve
+    from allure.memory import embed
+    from allure.memory._nearest import embedding_text
+
     audit = [it for it in t.ids("mine", "dev") if t.reference[it.id] is not None]
-    out = []
-    for n in CURVE:
-        if n > len(audit):
-            continue
-        draw = random.Random(seed + n).sample(audit, n)
-        arm, _ = readout_arm(
-            t, zero, feats, draw, ("z", "vote"), f"curve: read-out (z + vote), {n} audit items"
+    held = t.ids("heldout")
+    sizes = [n for n in CURVE if n <= len(audit)]
+    examples = memory.all()
+    cache: dict[str, np.ndarray] = {}
+
+    def embed_items(items: list[Item]) -> np.ndarray:
+        todo = [it for it in items if it.id not in cache]
+        for it, v in zip(todo, embed([embedding_text(it.response, it.task) for it in todo]), strict=True):
+            cache[it.id] = v
+        return np.array([cache[it.id] for it in items])
+
+    vote = VoteSource(
+        embed([embedding_text(ex.response, ex.task) for ex in examples]),
+        [ex.correct_label for ex in examples],
+        [ex.item_id for ex in examples],
+        embed_items,
+    )
+    draws = readout_curve(
+        audit,
+        held,
+        zero.verdicts,
+        {it.id: t.reference[it.id] for it in audit},
+        sizes=sizes,
+        repeats=CURVE_DRAWS,
+        labels=list(t.spec.label_set),
+        positive=t.spec.positive_label,
+        vote=vote,
+        seed=seed,
+    )
+    y = [t.reference[it.id] for it in held]
+    zero_labels = [zero.label(it.id) for it in held]
+
+    def labels_of(d: CurveDraw) -> list[Label | None]:
+        return [d.labels.get(it.id) for it in held] if d.fitted else zero_labels
+
+    points = curve_points(
+        [
+            curve_point(
+                y, zero_labels, [labels_of(d) for d in draws if d.size == n], size=n, labels=t.spec.label_set
+            )
+            for n in sizes
+        ]
+    )
+    arms = [
+        ArmRun(
+            f"curve: read-out (z + vote), {d.size} audit items (order 1 of {CURVE_DRAWS})",
+            {
+                i: v.model_copy(update={"prob_positive": d.probs[i]}) if i in d.probs else v
+                for i, v in zero.verdicts.items()
+            },
+            zero.blocks,
+            zero.calls,
+            zero.wall_s,
+            dict(zip([it.id for it in held], labels_of(d), strict=True)),
         )
-        out.append(arm)
-    return out
+        for d in draws
+        if d.repeat == 0
+    ]
+    lines = [
+        f"- curve n = {p.size} ({p.draws} orders): balanced accuracy {p.mean:.3f} [{p.ci_low:.3f}, {p.ci_high:.3f}] "
+        f"(orders {p.low:.3f} to {p.high:.3f}), delta vs zero-shot {p.delta:+.3f} [{p.delta_low:+.3f}, "
+        f"{p.delta_high:+.3f}], merged p = {p.p_value:.3g}, Holm over the sizes {p.p_holm:.3g}"
+        if None
+        not in (
+            p.mean,
+            p.ci_low,
+            p.ci_high,
+            p.low,
+            p.high,
+            p.delta,
+            p.delta_low,
+            p.delta_high,
+            p.p_value,
+            p.p_holm,
+        )
+        else f"- curve n = {p.size}: undefined"
+        for p in points
+    ]
+    lines.append(
+        "- curve rows: fitted on the first n audit items (mine + dev) and scored on held-out; their dev BA "
+        "column is zero-shot's (dev items are in the curve's pool)"
+    )
+    return arms, lines
 
 
 def primary_rows(t: Task, rows: list[Row], arms: list[ArmRun], zero: ArmRun) -> str:
@@ -327,12 +416,13 @@ def run_task(t: Task, project: Path, seed: int, with_loop: bool) -> tuple[str, i
         readout_arm(t, zero, feats, mine, ("z", "vote"), "c", shuffle=True, seed=1000 + r)[0]
         for r in range(20)
     ]
+    curve_arms, curve_lines = curve(t, zero, memory, seed)
     others = [
         *arms,
         knn_arm(t, zero, feats),
         vote_arm(t, zero, feats),
         auto,
-        *curve(t, zero, feats, seed),
+        *curve_arms,
     ]
     # the loop's default (readout = "auto"): the read-out of the active pass (zero-shot kept: z alone,
     # fitted when the memory was empty; examples adopted: z and the memory vote, z here zero-shot's)
@@ -356,7 +446,7 @@ def run_task(t: Task, project: Path, seed: int, with_loop: bool) -> tuple[str, i
     text = render(t, rows, primary).replace("### ", f"### seed {seed}, ", 1)
     text += (
         "\n"
-        + "\n".join(fits)
+        + "\n".join(fits + curve_lines)
         + (
             f"\n- control: read-out (z + vote) fitted on 20 permutations of the mine labels: {control_line(t, controls)}; "
             "a single permutation can land on either sign of an informative feature, the mean is chance\n"

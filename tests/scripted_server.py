@@ -41,6 +41,12 @@ Other judge shapes (prompts that list their labels as ``X one of L1, L2, ...``):
 - rubric and reference-free (``Response:`` then the label list): ``labels[len(response) % len(labels)]``
   zero-shot; with ICL examples the label an example gave to a response of the same length, if any.
 
+``--lenient-logprobs``: zero-shot rubric and reference-free answers come with every label's logprobs from
+a lenient judge: its grade is ``labels[j]``, ``j = len(response) % len(labels)``, yet it writes the next
+label, ``labels[(j + 1) % len(labels)]``, with probability 0.6, its grade 0.3 and the other labels 0.1
+shared (the label one token with a leading space). Its written labels are all wrong against a reference
+of ``labels[j]``, while its log-probabilities say the grade linearly (a multinomial read-out undoes it).
+
 ``--pairwise-logprobs``: zero-shot pairwise answers come with logprobs. The judge leans to the
 response shown first by 0.1 and to the longer response by 0.3 when the lengths differ by 10
 characters or more, else by 0.05: P(first) = 0.5 + 0.1 +- margin; it writes the likelier label
@@ -197,6 +203,32 @@ def pairwise_logprobs(messages: list[dict]) -> tuple[str, dict] | None:
     }
 
 
+def lenient_logprobs(messages: list[dict]) -> tuple[str, dict] | None:
+    """``--lenient-logprobs``: the zero-shot rubric or reference-free reply and its logprobs (see the module)."""
+    user = messages[-1]["content"]
+    labels = labels_in(user)
+    if not labels or not ("Rubric:" in user or "Judge the response" in user) or "Response 2:" in user:
+        return None
+    if any(m["role"] == "assistant" for m in messages) or len(labels) < 3:
+        return None
+    resp = (
+        _between(user, "Response:", "Rubric:") if "Rubric:" in user else _between(user, "Response:", "Judge")
+    )
+    j = len(resp) % len(labels)
+    wrote = (j + 1) % len(labels)
+    rest = 0.1 / (len(labels) - 2)
+    probs = [0.6 if k == wrote else 0.3 if k == j else rest for k in range(len(labels))]
+    top = [{"token": f" {lab}", "logprob": math.log(p)} for lab, p in zip(labels, probs, strict=True)]
+    word = "score" if "Rubric:" in user else "label"
+    return f"{word}: {labels[wrote]}", {
+        "content": [
+            {"token": word, "logprob": -0.01, "top_logprobs": []},
+            {"token": ":", "logprob": -0.01, "top_logprobs": []},
+            {**top[wrote], "top_logprobs": top},
+        ]
+    }
+
+
 def n_tokens(messages: list[dict]) -> int:
     return sum(len(str(m.get("content", "")).split()) for m in messages)
 
@@ -330,6 +362,8 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             }
             sent = logprobs if body.get("logprobs") and graded is not None else None
             scripted = pairwise_logprobs(body["messages"]) if a.pairwise_logprobs else None
+            if scripted is None and a.lenient_logprobs:
+                scripted = lenient_logprobs(body["messages"])
             if scripted is not None:
                 text, sent = scripted[0], scripted[1] if body.get("logprobs") else None
             if a.no_logprobs:
@@ -383,6 +417,7 @@ def main() -> None:
     ap.add_argument("--examples-hurt", action="store_true")
     ap.add_argument("--examples-right", default="")
     ap.add_argument("--pairwise-logprobs", action="store_true")
+    ap.add_argument("--lenient-logprobs", action="store_true")
     ap.add_argument("--no-logprobs", action="store_true")
     ap.add_argument("--lean", type=float, default=0.0)
     ap.add_argument("--invert-if-file", default="")

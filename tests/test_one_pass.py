@@ -122,3 +122,123 @@ def test_a_debiased_pairwise_pass_is_the_same_in_the_loop_a_study_arm_and_a_reau
     refs = [prepared.references[it.id] for it in prepared.items]
     assert debias["debiased"] == decided_accuracy(refs, [arm[it.id] for it in prepared.items]).model_dump()
     assert debias["inconsistent"] == study.arms[0].undecided
+
+
+def test_the_loop_a_study_arm_and_a_reaudit_apply_one_logistic_read_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``readout = "logistic"`` on a judge whose parsed labels are all ``1`` (the lean) but whose label
+    probabilities keep its grades: the loop fits the read-out on its mined audit items and stores it
+    with the pass's memory version; a study arm fits the same one on the same items (never dev or
+    held-out); a re-audit applies the stored one, unrefitted, and so does a re-audit with the exported
+    judge (``readout.json``). All give the same final labels."""
+    from allure.config import load_spec
+    from allure.graphs import start_run
+    from allure.judge import export_judge
+    from allure.memory import EpisodicMemory
+    from allure.reaudit import run_reaudit
+    from allure.studies import ArmLabels, ArmSpec, ArmsStudy, run_study
+    from tests.conftest import write_dataset
+
+    class Kept(ArmsStudy):
+        labels: ArmLabels = {}
+
+        def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
+            Kept.labels = labels
+            return record
+
+    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
+    srv = start_scripted_server(tmp_path, "--lean", "0.25")
+    project = tmp_path / "proj"
+    try:
+        path = write_spec(tmp_path, srv.base_url, max_iterations=1)
+        path.write_text(
+            path.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
+            + REAUDIT_ALL.format(set="same")
+        )
+        write_dataset(tmp_path / "items.jsonl", n_per_type=15)
+        spec = load_spec(path)
+        run = start_run(spec, project)  # one pass, no review: the memory stays the version it fitted with
+        assert run.status == "done"
+        prepared, src = study_source(spec, tmp_path)
+        memory = EpisodicMemory.open(str(tmp_path / "memory"))
+        study = run_study(project, src, memory, Kept([ArmSpec(name="zero-shot", example_ids=[])]))
+        reaudit = run_reaudit(str(path), project)
+        export_judge(project, run.run_id, tmp_path / "judge")  # carries the pass's read-out
+        bundled = run_reaudit(str(path), project, judge=tmp_path / "judge")
+    finally:
+        srv.stop()
+    store = RunStore(project_db_path(project), create=False)
+    try:
+        verdicts = {i: v for i, v in store.verdicts(run.run_id, 1).items() if not i.startswith("#")}
+        info = store.get_run(run.run_id).info
+        version = store.memory_versions(run.run_id)[1][0]
+    finally:
+        store.close()
+    loop = {i: v.label for i, v in verdicts.items()}
+    parsed = {i: v.label if v.raw_label is None else v.raw_label for i, v in verdicts.items()}
+    arm = dict(zip([it.id for it in prepared.items], Kept.labels["zero-shot"], strict=True))
+    assert set(loop) == {it.id for it in prepared.items}
+    assert set(parsed.values()) == {1} and set(loop.values()) == {0, 1}  # the read-out gave the grades back
+    assert arm == loop
+    assert reaudit.record is not None and reaudit.record.labels == loop
+    assert bundled.record is not None and bundled.record.labels == loop  # `reaudit --judge DIR`
+    rec = info["readout_1"]
+    assert rec["memory_version"] == version and rec["features"] == ["z"] and rec["fit"]["x"]
+    assert reaudit.record.fingerprint.readout.startswith(f"{run.run_id}:1:")
+    got = study.arms[0].readout
+    assert got is not None and got["changed"] > 0 and got["coef"] == rec["coef"]
+    assert got["fit_ids"] == rec["fit_ids"]  # the arm fitted on the loop's mined items, no other
+
+
+def test_a_pairwise_read_out_of_both_orders_is_the_same_in_the_loop_a_study_arm_and_a_reaudit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pairwise judge that leans to the first response, ``readout = "logistic"``: the loop's read-out
+    reads both orders of each pair (``z``, ``z_swap``); the study arm and the re-audit run the swapped
+    order for it too and give the loop's labels."""
+    from allure.config import load_spec
+    from allure.graphs import start_run
+    from allure.memory import EpisodicMemory
+    from allure.reaudit import run_reaudit
+    from allure.studies import ArmLabels, ArmSpec, ArmsStudy, run_study
+    from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, write_pairwise_csv
+
+    class Kept(ArmsStudy):
+        labels: ArmLabels = {}
+
+        def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
+            Kept.labels = labels
+            return record
+
+    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
+    monkeypatch.chdir(tmp_path)  # the spec's memory location is relative
+    write_pairwise_csv(tmp_path / "pairs.csv")
+    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    project = tmp_path / "proj"
+    try:
+        path = tmp_path / "audit.toml"
+        spec_text = PAIRWISE_LIVE.format(url=srv.base_url).replace(
+            'prompt = "pairwise"\n', 'prompt = "pairwise"\ncalibration = "none"\nreadout = "logistic"\n'
+        )
+        path.write_text(spec_text + REAUDIT_ALL.format(set="pairs"))
+        spec = load_spec(path)
+        run = start_run(spec, project)
+        assert run.status == "done"
+        prepared, src = study_source(spec, tmp_path)
+        memory = EpisodicMemory.open(str(tmp_path / "memory"))
+        run_study(project, src, memory, Kept([ArmSpec(name="zero-shot", example_ids=[])]))
+        reaudit = run_reaudit(str(path), project)
+    finally:
+        srv.stop()
+    store = RunStore(project_db_path(project), create=False)
+    try:
+        loop = {i: v.label for i, v in store.verdicts(run.run_id, 1).items() if i in prepared.references}
+        rec = store.get_run(run.run_id).info["readout_1"]
+    finally:
+        store.close()
+    assert rec["features"] == ["z", "z_swap"] and rec["coef"]  # applied without z_swap: refused
+    arm = dict(zip([it.id for it in prepared.items], Kept.labels["zero-shot"], strict=True))
+    assert set(loop) == set(arm) and len(loop) == 60
+    assert arm == loop
+    assert reaudit.record is not None and reaudit.record.labels == loop

@@ -141,7 +141,9 @@ AUTO_CLUSTER_MAX = 2000
 
 
 def _readouts_of(project: Path, content_hash: str) -> list[dict[str, Any]]:
-    """The read-outs (``[evaluator] readout``) fitted in ``project``'s runs with this memory content."""
+    """The read-outs (``[evaluator] readout``) stored with this memory content in ``project``'s runs:
+    each pass's current one (its latest refit after an approval, else what the pass fitted), with
+    the refit history (``refits``)."""
     from allure.store import RunStore, project_db_path
 
     db = project_db_path(project)
@@ -150,15 +152,31 @@ def _readouts_of(project: Path, content_hash: str) -> list[dict[str, Any]]:
     store = RunStore(db)
     try:
         out = []
-        for run in store.list_runs():
-            for it, (content, _ids) in store.memory_versions(run.id).items():
-                rec = run.info.get(f"readout_{it}")
-                if content == content_hash and rec:
-                    kept = {k: v for k, v in rec.items() if k != "fit_ids"}
-                    out.append({"run_id": run.id, "iteration": it, **kept})
+        for r in store.readouts_of_version(content_hash):
+            rec = r["record"] if r["record"] is not None else r["pass_record"]
+            kept = {k: v for k, v in rec.items() if k not in ("fit_ids", "fit")}
+            out.append({"run_id": r["run_id"], "iteration": r["iteration"], **kept, "refits": r["refits"]})
         return out
     finally:
         store.close()
+
+
+def _echo_readout(r: dict[str, Any]) -> None:
+    """One read-out of ``memory stats``: what it reads and weighs, its CV score, n and date; its refits."""
+    when = f"; fitted {r['fitted_at']}" if r.get("fitted_at") else ""
+    echo(
+        f"read-out fitted with this memory version (run {r['run_id']}, iteration {r['iteration']}): "
+        f"{r.get('describe', 'nothing fitted')}{when}; {r.get('decision', '')}"
+    )
+    refits = r.get("refits") or []
+    if refits:
+        last = refits[-1]
+        done = sum(1 for x in refits if not x.get("refused"))
+        echo(
+            f"  refitted {done} time(s) after approvals, no evaluator call (last {last['at']}, "
+            f"{last['changed']} of {last['n']} fit labels corrected, {last['wall_s']:.2f} s)"
+            + (f"; last refit: {last['refused']}" if last.get("refused") else "")
+        )
 
 
 @memory_app.command("stats")
@@ -230,10 +248,7 @@ def stats_cmd(
         return
     echo(f"memory {mem.location}  size {stats.size}  content hash {stats.content_hash}")
     for r in readouts:
-        echo(
-            f"read-out fitted with this memory version (run {r['run_id']}, iteration {r['iteration']}): "
-            f"{r.get('describe', 'nothing fitted')}; {r.get('decision', '')}"
-        )
+        _echo_readout(r)
     echo("by failure mode:")
     for mode, n in stats.by_mode.items():
         echo(f"  {mode:<20} {n}")

@@ -185,7 +185,8 @@ def run_cmd(
     proj = project.resolve()
     with progress_bars("arm") as bars:
         options = {**source, **run, "say": say, "arm_progress": bars}
-        src, memory, run_options = open_source(proj, options)  # type: ignore[arg-type]
+        empty = bool(getattr(cls, "empty_memory", False))  # a kind that runs without approved examples
+        src, memory, run_options = open_source(proj, options, empty_memory=empty)  # type: ignore[arg-type]
         study = build_study(cls, StudyContext(proj, src, memory, params, run_options.get("alpha", 0.05)))
         record = run_study(proj, src, memory, study, **run_options)
     _summary(record)

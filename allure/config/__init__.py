@@ -16,6 +16,7 @@ from allure.config._evaluator import (
     EvaluatorSpec,
     LocalSpec,
     PositionDebias,
+    ReadoutChoice,
 )
 from allure.config._load import (
     check_label_parsing,
@@ -40,6 +41,7 @@ __all__ = [
     "GATE_METRICS",
     "AuditSpec",
     "Calibration",
+    "ReadoutChoice",
     "EvaluatorKind",
     "EvaluatorSpec",
     "GateSpec",

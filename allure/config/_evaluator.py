@@ -37,6 +37,9 @@ PositionDebias = Literal["none", "consistent", "logprob_mean"]
   label probabilities from the server, ``consistent``.
 """
 
+ReadoutChoice = Literal["none", "logistic", "knn", "auto"]
+"""``[evaluator] readout``: the learned read-out a pass applies last (see :attr:`EvaluatorSpec.readout`)."""
+
 Calibration = Literal["none", "contextual", "prior", "offset", "auto"]
 """Contextual calibration of the label probabilities (Zhao et al. 2021; METHODS.md section 8):
 ``contextual`` divides each item's label distribution by the mean distribution of content-free
@@ -102,15 +105,17 @@ class EvaluatorSpec(BaseModel):
     loop's default from evidence (``benchmarks/results/icl_strategies.md``): it changes labels only
     when a correction is strictly better on the dev split, and is off where it cannot work (replay,
     ``logprobs = false``, ``position_debias`` set; see :attr:`applied_calibration`)."""
-    readout: Literal["none", "logistic", "knn", "auto"] = "auto"
+    readout: ReadoutChoice = "auto"
     """A read-out learned from the mined audit items, applied as the pass's last step (issue 34,
     METHODS.md section 13): ``logistic`` (class-weighted L2 logistic regression on the judge's label
-    log-odds and the memory's kNN vote, regularisation by stratified cross-validation on the mined
-    items), ``knn`` (kNN prompting on the log-odds), ``auto`` (the logistic read-out, adopted only
+    log-odds and the memory's kNN vote; beyond two labels, multinomial on each label's
+    log-probability; a pairwise pass that swaps also reads the swapped order's, so the fit learns the
+    position correction; regularisation by stratified cross-validation on the mined items), ``knn``
+    (kNN prompting on the label probabilities), ``auto`` (the logistic read-out, adopted only
     when the guard finds it better on dev than the parsed labels: one-sided paired permutation test,
     at least ``guard_min_per_label`` dev items of each label), ``none`` (the parsed labels). The
     default ``auto`` is from evidence decided on dev (``benchmarks/results/readout.md``: adopted on
-    HaluEval's dev split, kept the parsed labels on CogEval's). Two-label sets only; not part of the
+    HaluEval's dev split, kept the parsed labels on CogEval's). Not part of the
     cache key (no call changes)."""
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     """Sampling temperature (0 to 2, the OpenAI API's range)."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from allure.evaluator._content_free import CF_PREFIX, block_name
     from allure.evaluator._kind import BackendKind, backend_kind
     from allure.evaluator._langchain import LangChainBackend
+    from allure.evaluator._learning_curve import CurveDraw, readout_curve, review_order
     from allure.evaluator._open import open_evaluator, warm_http_client
     from allure.evaluator._openai import OpenAIBackend, build_openai_backend
     from allure.evaluator._options import (
@@ -57,11 +58,15 @@ if TYPE_CHECKING:
     from allure.evaluator._readout import (
         LearnedReadout,
         PassReadout,
+        ReadoutInputMissing,
         ReadoutLeak,
         ReadoutMode,
         VoteSource,
         fit_learned_readout,
+        memory_vote_source,
+        probability_features,
     )
+    from allure.evaluator._readout_stored import spec_readout, stored_readout
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
@@ -135,10 +140,18 @@ _WHERE = {
     "Evaluator": "_runner",
     "LearnedReadout": "_readout",
     "PassReadout": "_readout",
+    "ReadoutInputMissing": "_readout",
     "ReadoutLeak": "_readout",
     "ReadoutMode": "_readout",
     "VoteSource": "_readout",
     "fit_learned_readout": "_readout",
+    "spec_readout": "_readout_stored",
+    "stored_readout": "_readout_stored",
+    "memory_vote_source": "_readout",
+    "CurveDraw": "_learning_curve",
+    "readout_curve": "_learning_curve",
+    "review_order": "_learning_curve",
+    "probability_features": "_readout",
 }
 
 __all__ = [
@@ -199,11 +212,19 @@ __all__ = [
     "replay_items",
     "swaps_positions",
     "LearnedReadout",
+    "CurveDraw",
+    "readout_curve",
+    "review_order",
     "PassReadout",
+    "ReadoutInputMissing",
     "ReadoutLeak",
     "ReadoutMode",
     "VoteSource",
     "fit_learned_readout",
+    "spec_readout",
+    "stored_readout",
+    "memory_vote_source",
+    "probability_features",
 ]
 
 

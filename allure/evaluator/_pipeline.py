@@ -8,7 +8,8 @@ The one rule for what a pass's labels are (:attr:`PassOutcome.labels`): the pars
 main order, replaced by each step that is on, in order. Position debiasing (a pairwise pass with
 ``position_debias`` set) gives one label per pair from its two orders; calibration re-labels the
 main order's verdicts from their label probabilities (fitted and chosen here, or ``fixed``: values
-fitted before); the read-out, last, maps the verdicts to labels. Debiasing and calibration are never
+fitted before); the read-out, last, maps the verdicts (and a swapped order's, when the pass ran it)
+to labels. Debiasing and calibration are never
 both on (the spec's validators refuse it, for a study arm's overrides too). What each caller reads:
 
 - the loop keeps the main order's verdicts (:attr:`PassOutcome.result`, calibrated in place and
@@ -38,7 +39,7 @@ from allure.evaluator._calibrate import (
     calibrate_pass,
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
-from allure.evaluator._swap import FALLBACK_NOTE, debias_verdicts, swapped_order, swaps_positions
+from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order, swaps_positions
 from allure.labels import Label
 from allure.models import Item, Verdict
 
@@ -59,8 +60,11 @@ class Readout(Protocol):
     name: str
     """What it is called in the pass's outcome."""
 
-    def apply(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
-        """Item id -> the label it reads from the item's verdict (an item left out keeps its label)."""
+    def apply(
+        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+    ) -> dict[str, Label | None]:
+        """Item id -> the label it reads from the item's verdict (an item left out keeps its label);
+        ``swapped``: item id -> its swapped order's verdict, given when the pass ran that order."""
         ...
 
 
@@ -185,7 +189,7 @@ def run_pass(
             tell(NO_PROBS)
     out.labels = dict(out.debias.labels) if out.debias is not None else _labels_of(plan.items, result)
     if plan.readout is not None:
-        read = plan.readout.apply(plan.items, result.verdicts)
+        read = plan.readout.apply(plan.items, result.verdicts, **_swapped_of(plan.items, out.swapped))
         changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
         out.labels.update(changed)
         out.readout = ReadoutOutcome(plan.readout.name, len(changed))
@@ -193,6 +197,15 @@ def run_pass(
     if out.swapped is not None:
         out.stats.add(out.swapped.stats)
     return out
+
+
+def _swapped_of(items: list[Item], swapped: EvalResult | None) -> dict[str, Any]:
+    """The read-out's ``swapped`` argument: item id -> its swapped order's verdict, when the pass ran
+    that order (nothing otherwise, so a read-out of the main order alone need not take it)."""
+    if swapped is None:
+        return {}
+    got = {x.id: v for x in items if (v := swapped.verdicts.get(x.id + SWAPPED)) is not None}
+    return {"swapped": got}
 
 
 def _swap(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None]) -> None:

@@ -17,7 +17,7 @@ import gc
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from allure._deadlines import Deadlines
 from allure.errors import AllureError
@@ -121,6 +121,83 @@ async def call(
         return v
 
 
+class _Batches:
+    """What the workers answered and the writer has not stored yet, and the pass's running counts.
+
+    The workers append answers and wake the writer; the writer takes them in batches (those that
+    arrive within :attr:`Evaluator.flush_interval_s`, at once when ``workers`` answers wait) and
+    stores each batch in one transaction in ``thread``, counting them as stored.
+    """
+
+    def __init__(
+        self,
+        ev: EvaluatorView,
+        run_id: str,
+        iteration: int,
+        result: EvalResult,
+        *,
+        done: int,
+        total: int,
+        workers: int,
+        progress: ProgressFn | None,
+        claim_token: str,
+    ) -> None:
+        self.ev, self.run_id, self.iteration, self.result = ev, run_id, iteration, result
+        self.done, self.total, self.workers, self.progress = done, total, workers, progress
+        self.claim_token = claim_token
+        self.errors = 0
+        self.stop = False
+        self.answered: list[Verdict] = []
+        self.arrived = asyncio.Event()
+        self.full = asyncio.Event()
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="allure-store")
+
+    def take(self) -> list[Verdict]:
+        batch = self.answered[:]
+        self.answered.clear()
+        self.full.clear()
+        return batch
+
+    def count(self, batch: list[Verdict], call_ids: list[int]) -> None:
+        stored(batch, call_ids, self.result)
+        self.done += len(batch)
+        self.errors += sum(v.status == "error" for v in batch)
+        report_progress(self.progress, self.done, self.total, self.errors)
+
+    def flush(self) -> None:
+        """Store what waits, in the loop's thread: a backend that never waits, and the end of a pass."""
+        batch = self.take()
+        if batch:
+            self.count(batch, record(self.ev, self.run_id, self.iteration, batch, self.claim_token))
+
+    def add(self, v: Verdict) -> None:
+        """A worker's answer: wake the writer (at once when ``workers`` answers wait)."""
+        self.answered.append(v)
+        if len(self.answered) >= MAX_BATCH:  # a backend that never waits (replay): the writer never ran
+            self.flush()
+        self.arrived.set()
+        if len(self.answered) >= self.workers:
+            self.full.set()
+
+    async def writer(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self.stop:
+            await self.arrived.wait()
+            self.arrived.clear()
+            if len(self.answered) < self.workers and not self.stop:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.ev.flush_interval_s):
+                        await self.full.wait()
+            else:
+                await asyncio.sleep(0)  # answers already received in this loop pass join the batch
+            batch = self.take()
+            if batch:  # SQLite and PostgreSQL release the GIL: the calls go on while the store writes
+                ids = await loop.run_in_executor(
+                    self.thread, record, self.ev, self.run_id, self.iteration, batch, self.claim_token
+                )
+                self.count(batch, ids)
+
+
 async def send_all(
     ev: EvaluatorView,
     backend: ChatBackend,
@@ -146,62 +223,25 @@ async def send_all(
     transaction that stores its call. Returns ``done`` plus the jobs answered.
     """
     todo = iter(jobs)  # shared by the workers: each next() hands out the next job in order
-    answered: list[Verdict] = []
-    arrived = asyncio.Event()
-    full = asyncio.Event()
-    counter: dict[str, Any] = {"done": done, "errors": 0, "stop": False}
     workers = min(ev.concurrency, len(jobs) if isinstance(jobs, list) else size or ev.concurrency)
-    stats = result.stats
+    b = _Batches(
+        ev,
+        run_id,
+        iteration,
+        result,
+        done=done,
+        total=total,
+        workers=workers,
+        progress=progress,
+        claim_token=claim_token,
+    )
     deadlines = Deadlines(ev.timeout_s + CALL_SLACK_S)
-    loop = asyncio.get_running_loop()
-    store_thread = ThreadPoolExecutor(1, thread_name_prefix="allure-store")
-
-    def take() -> list[Verdict]:
-        batch = answered[:]
-        answered.clear()
-        full.clear()
-        return batch
-
-    def count(batch: list[Verdict], call_ids: list[int]) -> None:
-        stored(batch, call_ids, result)
-        counter["done"] += len(batch)
-        counter["errors"] += sum(v.status == "error" for v in batch)
-        report_progress(progress, counter["done"], total, counter["errors"])
-
-    def flush() -> None:  # in the loop's thread: a backend that never waits, and the end of a pass
-        batch = take()
-        if batch:
-            count(batch, record(ev, run_id, iteration, batch, claim_token))
 
     async def worker() -> None:
         for job in todo:
-            answered.append(await call(ev, backend, job, stats, deadlines))
-            if len(answered) >= MAX_BATCH:  # a backend that never waits (replay): the writer never ran
-                flush()
-            arrived.set()
-            if len(answered) >= workers:
-                full.set()
+            b.add(await call(ev, backend, job, result.stats, deadlines))
 
-    async def writer() -> None:
-        while not counter["stop"]:
-            await arrived.wait()
-            arrived.clear()
-            if len(answered) < workers and not counter["stop"]:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(ev.flush_interval_s):
-                        await full.wait()
-            else:
-                await asyncio.sleep(0)  # answers already received in this loop pass join the batch
-            batch = take()
-            if batch:  # SQLite and PostgreSQL release the GIL: the calls go on while the store writes
-                count(
-                    batch,
-                    await loop.run_in_executor(
-                        store_thread, record, ev, run_id, iteration, batch, claim_token
-                    ),
-                )
-
-    writing = asyncio.create_task(writer())
+    writing = asyncio.create_task(b.writer())
     calls = asyncio.gather(*(worker() for _ in range(workers)))
     try:
         await asyncio.wait((calls, writing), return_when=asyncio.FIRST_COMPLETED)
@@ -217,15 +257,21 @@ async def send_all(
                 await calls
         elif not calls.cancelled():  # its workers were cancelled one by one (an interrupted pass's
             calls.exception()  # loop, drained on close): its CancelledError is taken, not reported
-        counter["stop"] = True
-        arrived.set()
-        try:
-            await writing  # its last batch, written and counted (its error, if it failed, is raised)
-        finally:
-            # a writer that ended by itself awaited its last batch: the thread is idle, no need to join
-            # it (a few ms); one cancelled may still be writing: wait, so that nothing is lost
-            idle = writing.done() and not writing.cancelled()
-            store_thread.shutdown(wait=not idle)
-            flush()  # what was answered before an error or a cancel is kept
-            await backend.aclose()  # the connections belong to this pass's event loop
-    return int(counter["done"])
+        await _finish(b, writing, backend)
+    return b.done
+
+
+async def _finish(b: _Batches, writing: asyncio.Task[None], backend: ChatBackend) -> None:
+    """End a pass's writer: its last batch written and counted (its error, if it failed, raised), what
+    was answered before an error or a cancel stored, the backend's connections closed."""
+    b.stop = True
+    b.arrived.set()
+    try:
+        await writing
+    finally:
+        # a writer that ended by itself awaited its last batch: the thread is idle, no need to join
+        # it (a few ms); one cancelled may still be writing: wait, so that nothing is lost
+        idle = writing.done() and not writing.cancelled()
+        b.thread.shutdown(wait=not idle)
+        b.flush()
+        await backend.aclose()  # the connections belong to this pass's event loop

@@ -1,32 +1,47 @@
 """The learned read-out as a step of the pass pipeline (issue 34; METHODS.md section 13).
 
 A :class:`LearnedReadout` satisfies the pipeline's ``Readout`` protocol (``name``, ``apply``): it
-reads each item's features from its verdict (``z``, the judge's label log-odds under the active
-prompt) and from the memory (``vote``, the similarity-weighted label vote of the ``k`` nearest
-approved examples, the item's own never counted), never from the item's reference, and returns
-the label the fitted model gives. :func:`fit_learned_readout` fits it on the *mined* audit items
-only: an item of the dev or held-out split in the fit is refused (:class:`ReadoutLeak`), which is
-what the leakage test asserts on the run store.
+reads each item's features from its verdict and from the memory, never from the item's reference,
+and returns the label the fitted model gives. The features (:func:`probability_features`):
 
-Modes (``[evaluator] readout``): ``logistic`` (class-weighted L2 logistic regression on ``z`` and
-``vote``, ``C`` by stratified k-fold CV on the fit items), ``knn`` (kNN prompting: the majority
-label of the ``k`` fit items nearest in ``z``), ``auto`` (the caller keeps zero-shot's parsed
-labels as candidate 0 and adopts the read-out only when the guard finds it better on dev).
-Two-label sets only: with more labels no read-out is fitted (the parsed labels stay).
+- two labels: ``z``, the judge's label log-odds under the active prompt (``log P(pos) - log P(neg)``;
+  ``pos``: the spec's positive label, the first label where it names none, e.g. a pairwise ``A``);
+- more labels: ``lp[l]``, the judge's log-probability of each label ``l`` normalised over the label
+  set, and a multinomial fit (one coefficient row per label);
+- a pairwise pass that ran the swapped order: the same of the swapped order, read back to the main
+  order's labels (``z_swap``, ``lp_swap[l]``: ``first`` <-> ``second``), so that the fit learns the
+  position correction instead of averaging the two orders;
+- approved examples: ``vote``, the similarity-weighted share of the positive label among the ``k``
+  nearest approved examples, the item's own never counted (beyond two labels ``vote[l]``, the
+  share of each label).
+
+A verdict without label probabilities reads as its parsed label (candidate 0:
+:func:`allure.metrics.label_log_probs`). :func:`fit_learned_readout` fits it on the *mined* audit
+items only: an item of the dev or held-out split in the fit is refused (:class:`ReadoutLeak`), which
+is what the leakage test asserts on the run store.
+
+Modes (``[evaluator] readout``): ``logistic`` (class-weighted L2 logistic regression on the features,
+``C`` by stratified k-fold CV on the fit items), ``knn`` (kNN prompting: the majority label of the
+``k`` fit items nearest in the label-probability features), ``auto`` (the caller keeps zero-shot's
+parsed labels as candidate 0 and adopts the read-out only when the guard finds it better on dev).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from allure.errors import AllureError
 from allure.labels import Label
-from allure.metrics import FittedReadout, fit_readout, knn_labels, log_odds, memory_vote
+from allure.metrics import FittedReadout, fit_readout, knn_labels, label_log_probs, log_odds, memory_vote
 from allure.models import Item, Verdict
+
+if TYPE_CHECKING:
+    from allure.memory import EpisodicMemory
 
 ReadoutMode = Literal["none", "logistic", "knn", "auto"]
 """``[evaluator] readout``: none (the parsed labels), logistic, knn, or auto (chosen by the guard)."""
@@ -52,14 +67,53 @@ class VoteSource:
     embed: Embed
 
 
-def _z(verdict: Verdict | None, positive: Label) -> float:
-    """The label log-odds of a verdict; without probabilities, its parsed label as +-2 (0: unparsed)."""
+def memory_vote_source(memory: EpisodicMemory) -> VoteSource | None:
+    """The approved examples of ``memory`` that vote: their stored embeddings (of their responses),
+    corrected labels and items; an item is embedded as its response (``None``: an empty memory)."""
+    from allure.memory import embed
+
+    examples, vectors = memory.embeddings()
+    if not examples:
+        return None
+
+    def embed_items(items: list[Item]) -> np.ndarray:
+        return embed([it.response for it in items])
+
+    return VoteSource(
+        vectors, [ex.correct_label for ex in examples], [ex.item_id for ex in examples], embed_items
+    )
+
+
+class ReadoutInputMissing(AllureError):
+    """A read-out of both orders of a pair was applied without the swapped order's verdicts."""
+
+
+def probability_features(labels: Sequence[Label], *, swapped: bool) -> tuple[str, ...]:
+    """The label-probability feature names of a label set (see the module), the swapped order's after
+    the main order's."""
+    if len(labels) == 2:
+        return ("z", "z_swap") if swapped else ("z",)
+    main = tuple(f"lp[{lab}]" for lab in labels)
+    return main + tuple(f"lp_swap[{lab}]" for lab in labels) if swapped else main
+
+
+def _z(verdict: Verdict | None, positive: Label, labels: Sequence[Label]) -> float:
+    """The label log-odds of a verdict: from ``prob_positive``, else from its label probabilities, else
+    its parsed label as +-2 (0: unparsed or no verdict)."""
     if verdict is None:
         return 0.0
     z = log_odds(verdict.prob_positive)
     if z is not None:
         return z
-    return 0.0 if verdict.label is None else (2.0 if verdict.label == positive else -2.0)
+    lp = label_log_probs(verdict.label_probs, labels, verdict.label)
+    pos = list(labels).index(positive)
+    return lp[pos] - lp[1 - pos]
+
+
+def _lp(verdict: Verdict | None, labels: Sequence[Label]) -> list[float]:
+    return label_log_probs(
+        None if verdict is None else verdict.label_probs, labels, None if verdict is None else verdict.label
+    )
 
 
 @dataclass
@@ -69,52 +123,121 @@ class LearnedReadout:
     name: str
     mode: ReadoutMode
     labels: tuple[Label, ...]
-    positive: Label
+    positive: Label | None
+    """The label ``z`` is the log-odds of (two labels); ``None`` beyond two."""
     features: tuple[str, ...]
     fitted: FittedReadout | None = None
-    knn_z: list[float] = field(default_factory=list)
+    knn_x: list[list[float]] = field(default_factory=list)
     knn_y: list[Label] = field(default_factory=list)
     vote: VoteSource | None = None
     fit_ids: tuple[str, ...] = ()
     """The items it was fitted on (the leakage test reads them)."""
+    fit_x: list[list[float]] = field(default_factory=list)
+    """Each fit item's features (rows as :attr:`fit_ids`, columns as :attr:`features`): what a refit
+    after an approval reads instead of calling the judge again (:meth:`allure.store.RunStore.refit_readout`)."""
+    fit_y: list[Label] = field(default_factory=list)
+    """Each fit item's label as fitted (an auditor's corrected label winning over the gold check)."""
+    objective: str = "balanced_accuracy"
+    seed: int = 0
+    knn_at: str = ""
+    """When a ``knn`` read-out took its neighbours (a logistic one's date is its model's ``fitted_at``)."""
 
-    def columns(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, list[float]]:
-        """Each feature per item: ``z`` from the verdict, ``vote`` from the memory (never the reference)."""
-        cols: dict[str, list[float]] = {"z": [_z(verdicts.get(it.id), self.positive) for it in items]}
-        if "vote" in self.features and self.vote is not None:
-            own = [{j for j, i in enumerate(self.vote.item_ids) if i == it.id} for it in items]
-            cols["vote"] = memory_vote(
-                self.vote.embed(items),
-                self.vote.vectors,
-                self.vote.labels,
-                self.positive,
-                k=K_NEAREST,
-                exclude=own,
-            )
+    @property
+    def reads_swapped(self) -> bool:
+        """Whether it reads a pair's swapped order (``z_swap`` or ``lp_swap[l]``)."""
+        return any(f == "z_swap" or f.startswith("lp_swap[") for f in self.features)
+
+    def columns(
+        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+    ) -> dict[str, list[float]]:
+        """Each feature per item (see the module): the label probabilities from the verdicts (``swapped``:
+        item id -> its swapped order's verdict, in that order's terms), ``vote`` from the memory."""
+        labels, cols = self.labels, {}
+        if len(labels) == 2:
+            pos = self.positive if self.positive is not None else labels[0]
+            cols["z"] = [_z(verdicts.get(it.id), pos, labels) for it in items]
+            if swapped is not None:  # P(back(pos)) of the swapped order is its P(neg): the sign turns
+                cols["z_swap"] = [-_z(swapped.get(it.id), pos, labels) for it in items]
+        else:
+            rows = [_lp(verdicts.get(it.id), labels) for it in items]
+            cols.update({f"lp[{lab}]": [r[j] for r in rows] for j, lab in enumerate(labels)})
+            if swapped is not None:
+                back = [{0: 1, 1: 0}.get(j, j) for j in range(len(labels))]
+                rows = [_lp(swapped.get(it.id), labels) for it in items]
+                cols.update({f"lp_swap[{lab}]": [r[back[j]] for r in rows] for j, lab in enumerate(labels)})
+        if self.vote is not None and any(f.startswith("vote") for f in self.features):
+            cols.update(self._votes(items, self.vote))
         return cols
 
-    def apply(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
-        """Item id -> the read-out's label (items without a verdict are left out)."""
+    def _votes(self, items: list[Item], vote: VoteSource) -> dict[str, list[float]]:
+        """``vote`` (two labels: the positive label's share) or ``vote[l]`` per label beyond two."""
+        own = [{j for j, i in enumerate(vote.item_ids) if i == it.id} for it in items]
+        queries = vote.embed(items)
+        return {
+            f"vote[{lab}]" if self.positive is None else "vote": memory_vote(
+                queries, vote.vectors, vote.labels, lab, k=K_NEAREST, exclude=own
+            )
+            for lab in (self.labels if self.positive is None else (self.positive,))
+        }
+
+    def apply(
+        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+    ) -> dict[str, Label | None]:
+        """Item id -> the read-out's label (items without a verdict are left out); ``swapped``: item id
+        -> its swapped order's verdict (needed when :attr:`reads_swapped`).
+
+        Raises:
+            ReadoutInputMissing: It reads the swapped order and ``swapped`` is ``None``.
+        """
+        return self.scored(items, verdicts, swapped)[0]
+
+    def scored(
+        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+    ) -> tuple[dict[str, Label | None], dict[str, float]]:
+        """As :meth:`apply`, with each item's ``P(positive)`` besides its label (a logistic read-out of
+        two labels; none for kNN or beyond two labels).
+
+        Raises:
+            ReadoutInputMissing: It reads the swapped order and ``swapped`` is ``None``.
+        """
         todo = [it for it in items if it.id in verdicts]
         if not todo:
-            return {}
-        cols = self.columns(todo, verdicts)
+            return {}, {}
+        if self.reads_swapped and swapped is None:
+            raise ReadoutInputMissing(
+                f"{self.name} reads both orders of each pair ({', '.join(self.features)}) and the pass "
+                "ran only the main order",
+                where="the pass's plan (PassPlan.swap)",
+                fix="run the swapped order too (plan_from_spec(..., positions=True)) when this read-out is applied",
+            )
+        cols = self.columns(todo, verdicts, swapped)
         x = np.array([cols[f] for f in self.features], dtype=np.float64).T
         if self.mode == "knn":
-            got = knn_labels(np.array(self.knn_z)[:, None], self.knn_y, x[:, :1], k=K_NEAREST)
-            return {it.id: g for it, g in zip(todo, got, strict=True)}
+            got = knn_labels(np.array(self.knn_x), self.knn_y, x, k=K_NEAREST)
+            return {it.id: g for it, g in zip(todo, got, strict=True)}, {}
         assert self.fitted is not None
         by_str = {str(lab): lab for lab in self.labels}
-        return {it.id: by_str[p] for it, p in zip(todo, self.fitted.predict(x), strict=True)}
+        labels: dict[str, Label | None] = {
+            it.id: by_str[p] for it, p in zip(todo, self.fitted.predict(x), strict=True)
+        }
+        if self.positive is None:
+            return labels, {}
+        return labels, dict(zip([it.id for it in todo], self.fitted.prob(x, self.positive), strict=True))
 
     def record(self) -> dict[str, Any]:
         """What the memory version stores: mode, features, coefficients, CV score, n, date."""
         out: dict[str, Any] = {"mode": self.mode, "features": list(self.features), "n": len(self.fit_ids)}
+        if self.positive is not None:
+            out["positive"] = self.positive  # the label z is the log-odds of
         if self.fitted is not None:
             out.update(self.fitted.model_dump(mode="json"))
             out["describe"] = self.fitted.describe()
         else:
-            out["describe"] = f"kNN prompting on z (k = {K_NEAREST}, n = {len(self.fit_ids)})"
+            on = ", ".join(self.features)
+            out["describe"] = f"kNN prompting on {on} (k = {K_NEAREST}, n = {len(self.fit_ids)})"
+            out["fitted_at"] = self.knn_at
+        out["fit"] = {"ids": list(self.fit_ids), "x": self.fit_x, "y": self.fit_y}
+        out.update(objective=self.objective, seed=self.seed)
         return out
 
 
@@ -130,6 +253,7 @@ def fit_learned_readout(
     vote: VoteSource | None = None,
     objective: str = "balanced_accuracy",
     seed: int = 0,
+    swapped: Mapping[str, Verdict] | None = None,
 ) -> LearnedReadout | None:
     """Fit the read-out on ``fit_items`` (the mined audit items) with their ``references``.
 
@@ -139,11 +263,13 @@ def fit_learned_readout(
         verdicts: Their verdicts under the active prompt.
         references: Item id -> reference label (an auditor's corrected label where there is one).
         labels: The label set.
-        positive: The positive label (``None``: not a two-label set, nothing fitted).
+        positive: The positive label of a two-label set (``None``: the first label; unused beyond two).
         not_fit: Items that must never be fitted on (the dev and held-out splits).
-        vote: The approved examples that vote (``None``: ``z`` only).
+        vote: The approved examples that vote (``None``: no ``vote`` feature).
         objective: What cross-validation maximises.
         seed: Seed of the folds.
+        swapped: A pairwise pass that ran the swapped order: item id -> its swapped order's verdict
+            (in that order's terms); its label probabilities become features too.
 
     Raises:
         ReadoutLeak: A dev or held-out item is among ``fit_items``.
@@ -155,27 +281,34 @@ def fit_learned_readout(
             where="the read-out's fit items",
             fix="fit the read-out on the mined audit items only",
         )
-    if mode == "none" or positive is None or len(labels) != 2:
+    if mode == "none" or len(labels) < 2:
         return None
     keep = [it for it in fit_items if references.get(it.id) is not None and it.id in verdicts]
-    features = ("z", "vote") if vote is not None and mode != "knn" else ("z",)
+    two = len(labels) == 2
+    features = probability_features(labels, swapped=swapped is not None)
+    if vote is not None and mode != "knn":
+        features += ("vote",) if two else tuple(f"vote[{lab}]" for lab in labels)
     base = LearnedReadout(
         name=f"read-out ({mode})",
         mode="knn" if mode == "knn" else "logistic",
         labels=tuple(labels),
-        positive=positive,
+        positive=(labels[0] if positive is None else positive) if two else None,
         features=features,
         vote=vote,
         fit_ids=tuple(it.id for it in keep),
+        objective=objective,
+        seed=seed,
     )
     y: list[Label] = [references[it.id] for it in keep]  # type: ignore[misc]
     if len(set(y)) < 2:
         return None
-    cols = base.columns(keep, verdicts)
-    if base.mode == "knn":
-        base.knn_z, base.knn_y = cols["z"], y
-        return base
+    cols = base.columns(keep, verdicts, swapped)
     x = np.array([cols[f] for f in features], dtype=np.float64).T
+    base.fit_x, base.fit_y = x.tolist(), list(y)
+    if base.mode == "knn":
+        base.knn_x, base.knn_y = x.tolist(), y
+        base.knn_at = datetime.now(UTC).isoformat(timespec="seconds")
+        return base
     base.fitted = fit_readout(x, y, features, objective=objective, seed=seed)  # type: ignore[arg-type]
     return base if base.fitted is not None else None
 
@@ -183,7 +316,8 @@ def fit_learned_readout(
 @dataclass
 class PassReadout:
     """The pass pipeline's read-out step (the ``Readout`` protocol): fitted when applied, on the pass's
-    own verdicts of the mined audit items (the active prompt's log-odds), then applied to every item.
+    own verdicts of the mined audit items (the active prompt's label probabilities, and a pair's
+    swapped order's when the pass ran it), then applied to every item.
 
     ``auto`` keeps the parsed labels unless the read-out is *better* on the decision data by the
     guard's rule (:func:`allure.metrics.significantly_better`: one-sided paired permutation test, at
@@ -227,8 +361,11 @@ class PassReadout:
         if not self.name:
             self.name = f"read-out ({self.mode})"
 
-    def apply(self, items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
-        """Fit on the mined items' verdicts, label every item; ``{}`` when nothing is fitted or kept."""
+    def apply(
+        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+    ) -> dict[str, Label | None]:
+        """Fit on the mined items' verdicts, label every item; ``{}`` when nothing is fitted or kept.
+        ``swapped``: a pairwise pass's swapped order (item id -> verdict): its features too."""
         from allure.metrics import significantly_better
 
         fit_items = [it for it in items if it.id in self.fit_ids]
@@ -243,17 +380,17 @@ class PassReadout:
             vote=self.vote,
             objective=self.objective,
             seed=self.seed,
+            swapped=swapped,
         )
         if learned is None:
-            self.decision = (
-                f"{self.name} not fitted: it needs a two-label set with a positive label and at least "
-                "2 mined audit items of each label"
-            )
+            self.decision = f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
             return {}
-        out = learned.apply(items, verdicts)
+        out = learned.apply(items, verdicts, swapped)
         if self.mode == "auto":
             scored, where = (
-                (self._out_of_fold(fit_items, verdicts), "out of fold") if self.folds else (out, "on dev")
+                (self._out_of_fold(fit_items, verdicts, swapped), "out of fold")
+                if self.folds
+                else (out, "on dev")
             )
             dev = sorted(i for i in (self.folds or self.dev_ids) if i in verdicts)
             d = significantly_better(
@@ -276,7 +413,9 @@ class PassReadout:
         self.applied = out
         return out
 
-    def _out_of_fold(self, fit_items: list[Item], verdicts: Mapping[str, Verdict]) -> dict[str, Label | None]:
+    def _out_of_fold(
+        self, fit_items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None
+    ) -> dict[str, Label | None]:
         """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
         whose read-out cannot be fitted keeps its parsed labels); :attr:`fold_fit_ids` records the fits."""
         out: dict[str, Label | None] = {}
@@ -293,8 +432,9 @@ class PassReadout:
                 vote=self.vote,
                 objective=self.objective,
                 seed=self.seed,
+                swapped=swapped,
             )
             self.fold_fit_ids[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:
-                out.update(learned.apply(mine, verdicts))
+                out.update(learned.apply(mine, verdicts, swapped))
         return out

@@ -146,6 +146,8 @@ def judge_pass(
         pairwise=ev.prompts.pairwise,
         fixed_calibration=fixed_calibration(judge.fitted, judge.label_set, p_cf_new),
         readout=judge.readout,
+        # a read-out of both orders of a pair needs the swapped order, as the audit's pass ran it
+        positions=judge.readout is not None and judge.readout.reads_swapped,
         swapped_examples_for=swapped_examples,
         options=options,
         progress=progress,

@@ -2,9 +2,12 @@
 bundle (``readout.json``, part of the manifest hash) and applied, never refitted, as the last step
 of the judge's pass, so that a bundle gives the run's own labels back.
 
-Carried: a ``logistic`` read-out on ``z`` alone (the judge's label log-odds, read from each verdict).
-Refused at export, with the fix: a read-out with the memory ``vote`` feature (it would need the
-examples' embeddings from the memory's embedding model) and ``knn`` (its neighbours are not stored).
+Carried: a ``logistic`` read-out on the judge's label probabilities alone, read from each verdict
+(:func:`allure.evaluator.probability_features`: ``z`` for two labels, ``lp[l]`` per label beyond
+two, multinomial; and a pair's swapped order read back, ``z_swap`` or ``lp_swap[l]``, in which case
+the judge's pass runs the swapped order too). Refused at export, with the fix: a read-out with the
+memory ``vote`` feature (it would need the examples' embeddings from the memory's embedding model)
+and ``knn`` (its neighbours are not stored).
 """
 
 from __future__ import annotations
@@ -33,14 +36,16 @@ def applied_readout(src: JudgeSource) -> dict[str, Any] | None:
     rec = src.run.info.get(f"readout_{src.iteration}")
     if not isinstance(rec, dict) or "features" not in rec:
         return None  # a fitted read-out's record names its features; a kept or unfitted one does not
-    if rec.get("mode") == "logistic" and list(rec["features"]) == ["z"] and rec.get("coef"):
+    votes = any(str(f).startswith("vote") for f in rec["features"])
+    if rec.get("mode") == "logistic" and not votes and rec.get("coef"):
         return rec
-    what = "the memory vote feature" if "vote" in rec["features"] else f"mode {rec.get('mode')!r}"
+    what = "the memory vote feature" if votes else f"mode {rec.get('mode')!r}"
     raise JudgeError(
         f"pass {src.iteration} applied a learned read-out with {what} ({rec.get('describe', '')}); a bundle "
-        "carries only a logistic read-out on z, so it would not give the run's labels back",
+        "carries only a logistic read-out on the judge's label probabilities, so it would not give the "
+        "run's labels back",
         where=f"run {src.run.id}, run info 'readout_{src.iteration}' (spec field 'evaluator.readout')",
-        fix="export a pass without it (`--zero-shot` or `--iteration N`, where its read-out is z-only or "
+        fix="export a pass without it (`--zero-shot` or `--iteration N`, where its read-out has no vote or "
         'none), or audit with readout = "none" (or "logistic" before the first approved example)',
     )
 
@@ -50,6 +55,8 @@ def readout_json(rec: dict[str, Any], positive: Label | None) -> str:
     from allure.metrics import FittedReadout
 
     fitted = FittedReadout.model_validate({k: rec[k] for k in FittedReadout.model_fields if k in rec})
+    # the label z is the log-odds of: the spec's positive label, or the first label where it names none
+    positive = rec.get("positive", positive) if len(fitted.features) and fitted.features[0] == "z" else None
     doc = {"mode": "logistic", "positive_label": positive, "fitted": fitted.model_dump(mode="json")}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
@@ -62,7 +69,7 @@ def fixed_readout(text: str, labels: list[Label], where: str) -> LearnedReadout:
     """
     from pydantic import ValidationError
 
-    from allure.evaluator import LearnedReadout
+    from allure.evaluator import LearnedReadout, probability_features
     from allure.metrics import FittedReadout
 
     try:
@@ -75,9 +82,14 @@ def fixed_readout(text: str, labels: list[Label], where: str) -> LearnedReadout:
             where=f"{where}/{READOUT}",
             fix="export the judge again with `allure judge export`",
         ) from exc
-    if fitted.features != ("z",) or positive not in labels or set(fitted.labels) != {str(x) for x in labels}:
+    both = any("_swap" in f for f in fitted.features)
+    fits = fitted.features == probability_features(labels, swapped=both)
+    if len(labels) == 2:
+        fits = fits and positive in labels
+    if not fits or set(fitted.labels) != {str(x) for x in labels}:
         raise JudgeError(
-            "the read-out does not fit this judge (features other than z, or another label set)",
+            "the read-out does not fit this judge (features other than the label probabilities, or another "
+            "label set)",
             where=f"{where}/{READOUT}, field 'fitted'",
             fix="export the judge again with `allure judge export`",
         )
@@ -85,7 +97,7 @@ def fixed_readout(text: str, labels: list[Label], where: str) -> LearnedReadout:
         name="read-out (carried)",
         mode="logistic",
         labels=tuple(labels),
-        positive=positive,
-        features=("z",),
+        positive=positive if len(labels) == 2 else None,
+        features=fitted.features,
         fitted=fitted,
     )

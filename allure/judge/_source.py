@@ -204,13 +204,19 @@ def check_reproduces(
 ) -> None:
     """Refuse to export values that would not give the pass's own stored labels back (``readout``:
     the carried read-out, applied last to the calibrated verdicts as the pass applied it)."""
+    from allure.evaluator import SWAPPED
+
     items = {i: v for i, v in verdicts.items() if not i.startswith("#")}
     if src.spec.evaluator.position_debias != "none":
         return  # debiased labels are recomputed from both orders, not stored
     got = apply_fitted(fitted, items, src.spec.label_set, src.spec.positive_label)
-    if readout is not None:
-        calibrated = {i: v.model_copy(update={"label": got[i]}) for i, v in items.items()}
-        got.update(readout.apply([Item(id=i, task="", response="") for i in calibrated], calibrated))
+    if readout is not None:  # applied to the main order, the swapped order's verdicts beside it
+        main = {
+            i: v.model_copy(update={"label": got[i]}) for i, v in items.items() if not i.endswith(SWAPPED)
+        }
+        swapped = {i.removesuffix(SWAPPED): v for i, v in items.items() if i.endswith(SWAPPED)}
+        more = {"swapped": swapped} if swapped else {}
+        got.update(readout.apply([Item(id=i, task="", response="") for i in main], main, **more))
     differ = sorted(i for i, v in items.items() if got[i] != v.label)
     if differ:
         raise JudgeError(

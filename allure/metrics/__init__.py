@@ -46,6 +46,7 @@ from allure.metrics._icl_effect import (
     majority_baseline,
     prior_shift_warning,
 )
+from allure.metrics._learning_curve import CurvePoint, curve_point, curve_points, merge_p
 from allure.metrics._mcnemar import McNemarResult, mcnemar_exact_p, mcnemar_test
 from allure.metrics._model import (
     OBJECTIVE_NAMES,
@@ -67,9 +68,11 @@ from allure.metrics._paired import icl_helped, paired_difference
 from allure.metrics._position import position_by_group, position_consistency
 from allure.metrics._readout import (
     C_GRID,
+    MIN_PER_LABEL,
     FittedReadout,
     fit_readout,
     knn_labels,
+    label_log_probs,
     log_odds,
     memory_vote,
 )
@@ -149,9 +152,15 @@ __all__ = [
     "C_GRID",
     "FittedReadout",
     "fit_readout",
+    "MIN_PER_LABEL",
     "knn_labels",
+    "label_log_probs",
     "log_odds",
     "memory_vote",
+    "CurvePoint",
+    "curve_point",
+    "curve_points",
+    "merge_p",
     "icl_helped",
     "mcnemar_exact_p",
     "mcnemar_test",

@@ -5,11 +5,12 @@ ranks items backwards (AUC < 0.5) nor combine several scores. A read-out learned
 audit items can (Gundem et al. 2025, "Supervised calibration", arXiv 2505.23783):
 
 - features of item i: ``z_i = log P(pos) - log P(neg)`` from the judge's label probabilities
-  (:func:`log_odds`), and the memory vote ``v_i = sum_j s_ij [y_j = pos] / sum_j s_ij`` over the
+  (:func:`log_odds`); beyond two labels, the judge's log-probability of each label ``l``,
+  normalised over the label set (:func:`label_log_probs`); and the memory vote ``v_i = sum_j s_ij [y_j = pos] / sum_j s_ij`` over the
   ``k`` nearest approved examples (cosine similarity, the item's own example never counted:
   :func:`memory_vote`); never the item's reference;
 - :func:`fit_readout`: class-weighted (``n / (K n_y)``, the balanced-accuracy counterpart of the
-  loss) L2 logistic regression, its ``C`` chosen by stratified k-fold cross-validation on the fit
+  loss) L2 logistic regression (multinomial beyond two labels: one coefficient row per label), its ``C`` chosen by stratified k-fold cross-validation on the fit
   items by the loop's objective; threshold 0.5 on the class-weighted model;
 - :func:`knn_labels`: kNN prompting (Xu et al., ICLR 2023): the majority label of the ``k`` nearest
   labelled items in the space of the judge's label log-probabilities.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
@@ -48,6 +49,30 @@ def log_odds(p: float | None) -> float | None:
     eps = math.exp(-Z_LIMIT)
     q = min(max(float(p), eps), 1.0 - eps)
     return max(-Z_LIMIT, min(Z_LIMIT, math.log(q) - math.log1p(-q)))
+
+
+FALLBACK_MARGIN = 2.0
+"""A verdict without label probabilities reads as the softmax of this margin on its parsed label:
+``z = +-2`` for two labels, ``log P(parsed) - log P(other) = 2`` for every other label beyond two."""
+
+
+def label_log_probs(
+    probs: Mapping[str, float] | None, labels: Sequence[Label], parsed: Label | None
+) -> list[float]:
+    """``log P(l)`` per label of ``labels`` (in order), normalised over the label set, each clipped to
+    ``[-Z_LIMIT, 0]``.
+
+    Args:
+        probs: The verdict's label probabilities (label string -> probability), if any.
+        labels: The label set.
+        parsed: The verdict's parsed label: without probabilities (or with all zero) the row is the
+            softmax of :data:`FALLBACK_MARGIN` on it, the uniform row when it is ``None`` too.
+    """
+    row = [max(float(probs.get(str(lab), 0.0)), 0.0) for lab in labels] if probs else []
+    if not row or sum(row) <= 0:
+        row = [math.exp(FALLBACK_MARGIN) if lab == parsed else 1.0 for lab in labels]
+    total = sum(row)
+    return [max(-Z_LIMIT, math.log(p / total)) if p > 0 else -Z_LIMIT for p in row]
 
 
 def memory_vote(
@@ -103,7 +128,9 @@ class FittedReadout(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     features: tuple[str, ...]
-    """Feature names, in column order (``z``: the label log-odds; ``vote``: the memory vote)."""
+    """Feature names, in column order (``z``: the label log-odds; ``lp[l]``: the log-probability of
+    label ``l``; ``z_swap``, ``lp_swap[l]``: the same of a pair's swapped order, read back to the main
+    order's labels; ``vote``: the memory vote)."""
     labels: tuple[str, ...]
     """The classes, as strings, in the order of the coefficient rows (sklearn's ``classes_``)."""
     coef: list[list[float]]
@@ -146,13 +173,18 @@ class FittedReadout(BaseModel):
         return [float(p) for p in probs[:, self.labels.index(str(label))]]
 
     def describe(self) -> str:
-        """``logistic on z, vote: w = (+1.20, -0.30), b = +0.10, C = 1, CV balanced accuracy 0.640 (5 folds, n = 180)``."""
-        w = ", ".join(f"{c:+.2f}" for c in self.coef[0])
+        """``logistic on z, vote: w = (+1.20, -0.30), b = +0.10, C = 1, CV balanced accuracy 0.640 (5 folds, n = 180)``;
+        beyond two labels ``multinomial logistic on lp[1], ...: w[1] = (...), b[1] = ...; w[2] = ...``."""
         cv = "-" if self.cv_score is None else f"{self.cv_score:.3f}"
-        return (
-            f"logistic on {', '.join(self.features)}: w = ({w}), b = {self.intercept[0]:+.2f}, C = {self.C:g}, "
-            f"CV {self.objective.replace('_', ' ')} {cv} ({self.cv_folds} folds, n = {self.n})"
+        tail = f"C = {self.C:g}, CV {self.objective.replace('_', ' ')} {cv} ({self.cv_folds} folds, n = {self.n})"
+        if len(self.coef) == 1:
+            w = ", ".join(f"{c:+.2f}" for c in self.coef[0])
+            return f"logistic on {', '.join(self.features)}: w = ({w}), b = {self.intercept[0]:+.2f}, {tail}"
+        rows = "; ".join(
+            f"w[{lab}] = ({', '.join(f'{c:+.2f}' for c in row)}), b[{lab}] = {b:+.2f}"
+            for lab, row, b in zip(self.labels, self.coef, self.intercept, strict=True)
         )
+        return f"multinomial logistic on {', '.join(self.features)}: {rows}, {tail}"
 
 
 def _counts(y: Sequence[str]) -> dict[str, int]:

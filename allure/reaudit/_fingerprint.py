@@ -26,6 +26,7 @@ COMPARED = (
     "set_version",
     "allure_version",
     "judge",
+    "readout",
 )
 """Fields whose change makes ``--if-changed`` run a re-audit."""
 
@@ -59,6 +60,8 @@ class Fingerprint(BaseModel):
     """The allure version that ran the re-audit."""
     judge: str = ""
     """The exported judge's bundle id (``reaudit --judge``); empty: the spec's evaluator."""
+    readout: str = ""
+    """The stored read-out applied last (run, iteration, date of its fit); empty: none."""
 
 
 def prompt_texts(prompt: str) -> tuple[str, dict[str, str]]:
@@ -144,6 +147,8 @@ def changes(old: Fingerprint | None, new: Fingerprint) -> list[str]:
         out.append(f"set v{old.set_version} -> v{new.set_version}")
     if old.judge != new.judge:
         out.append(f"judge {old.judge or '(the spec)'} -> {new.judge or '(the spec)'}")
+    if old.readout != new.readout:
+        out.append(f"read-out {old.readout or '(none)'} -> {new.readout or '(none)'}")
     if old.allure_version != new.allure_version:
         out.append(f"allure {old.allure_version} -> {new.allure_version}")
     return out
@@ -163,6 +168,7 @@ def build_fingerprint(
     set_version: int,
     set_hash: str,
     judge: str = "",
+    readout: str = "",
 ) -> Fingerprint:
     """The fingerprint of re-auditing a set with ``spec`` now.
 
@@ -185,4 +191,5 @@ def build_fingerprint(
         set_hash=set_hash,
         allure_version=__version__,
         judge=judge,
+        readout=readout,
     )

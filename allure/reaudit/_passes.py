@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from allure.config import AuditSpec
 from allure.errors import EvaluatorError, EvaluatorUnavailableError
@@ -17,6 +17,9 @@ from allure.reaudit._fingerprint import same
 from allure.reaudit._probe import ProbeResult, disagreements, judge_drift, probe_items, probe_size
 from allure.reaudit._record import ReauditRecord
 from allure.store import RunStore
+
+if TYPE_CHECKING:
+    from allure.evaluator import Readout
 
 
 @dataclass
@@ -92,6 +95,7 @@ def post_process(
     refs: dict[str, Label | None],
     tell: Callable[[str], None],
     options: Any,
+    readout: Readout | None = None,
 ) -> dict[str, Label | None] | None:
     """The spec's ``[evaluator] position_debias`` (a pairwise set: the swapped order is asked too)
     or ``calibration`` applied to the re-audit's main pass ``result`` by the pass pipeline
@@ -100,7 +104,8 @@ def post_process(
     (:func:`allure.evaluator.plan_from_spec` with no ``dev``): ``auto`` (the default), which chooses
     on a dev split, leaves the labels as parsed (choosing on the items reported on would be deciding
     on them); ``offset`` has nothing to fit on (labels kept, and said); ``prior`` takes the frozen
-    set's reference label shares."""
+    set's reference label shares. ``readout``: the read-out stored with the memory version
+    (:func:`allure.reaudit._readout.reaudit_readout`), applied last, as fitted."""
     from allure.evaluator import plan_from_spec, run_pass
 
     policy = spec.memory.retrieval
@@ -113,8 +118,10 @@ def post_process(
         pairwise=ev.prompts.pairwise,
         references=refs,
         options=options,
+        readout=readout,
+        positions=bool(getattr(readout, "reads_swapped", False)),  # a read-out of both orders of a pair
     )
-    if plan.position_debias == "none" and plan.calibration == "none":
+    if plan.position_debias == "none" and plan.calibration == "none" and readout is None:
         return None
     out = run_pass(ev, plan, tell, main=result)
     if out.swapped is not None:
@@ -127,6 +134,8 @@ def post_process(
         spent.calls += cal.cf_calls
         if not cal.off:
             tell(f"calibration ({cal.mode}): {cal.changed} of {len(items)} labels changed{cal.why}")
+    if out.readout is not None:
+        tell(f"{out.readout.name}: {out.readout.changed} of {len(items)} labels changed")
     return out.labels
 
 
@@ -158,9 +167,10 @@ def score_set(
     fresh: bool,
     tell: Callable[[str], None],
     eval_progress: Callable[[int, int], None] | None,
+    readout: Readout | None = None,
 ) -> Scored:
     """Score the set: the main pass (fresh with ``fresh``), the drift probe (a fresh main pass
-    when it finds drift), the spec's post-processing.
+    when it finds drift), the spec's post-processing (``readout``, stored with the memory version, last).
 
     Raises:
         EvaluatorUnavailableError: The evaluator cannot be reached or started, or calls failed.
@@ -210,6 +220,7 @@ def score_set(
                 refs,
                 tell,
                 PassOptions(generation=generation or None),
+                readout,
             )
             # started to answer a call, or only to count a prompt's tokens: either way it ran
             started = not spec.evaluator.is_replay and ev.server_started

@@ -26,6 +26,7 @@ from allure.reaudit._judged import judge_memory, score_with_judge, with_judge
 from allure.reaudit._lock import reaudit_lock
 from allure.reaudit._outputs import write_record_files
 from allure.reaudit._passes import Scored, score_set
+from allure.reaudit._readout import reaudit_readout
 from allure.reaudit._record import ReauditRecord, ReauditStats
 from allure.store import RunStore, open_project_store, project_db_path, store_url
 
@@ -253,6 +254,7 @@ def _locked(
     history = load_records(store, set_name)
     previous = history[-1] if history else None
     memory, mem_hash, mem_size = _memory(spec, project) if bundle is None else judge_memory(bundle)
+    readout = reaudit_readout(store, spec, mem_hash, memory, tell) if bundle is None else None
     fp = build_fingerprint(
         spec,
         memory_version=mem_hash,
@@ -261,6 +263,7 @@ def _locked(
         set_version=fs.version,
         set_hash=fs.content_hash,
         judge=bundle.id if bundle is not None else "",
+        readout=readout.tag if readout is not None else "",
     )
     if if_changed and previous is not None and same(previous.fingerprint, fp):
         return ReauditOutcome(
@@ -272,10 +275,12 @@ def _locked(
     baseline = _baseline(store, fs, spec)
     items = [fi.item for fi in fs.items]
     refs = fs.references()
-    rid = new_reaudit_id(fs.name)
+    rid, ro = new_reaudit_id(fs.name), readout.readout if readout is not None else None
     tell(f"re-audit {rid}: set {fs.name!r} v{fs.version} ({fs.n_items} items), memory {mem_size} examples")
     scored = (
-        score_set(store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress)
+        score_set(
+            store, spec, rid, items, memory, refs, fp, history, previous, fresh, tell, eval_progress, ro
+        )
         if bundle is None
         else score_with_judge(store, spec, bundle, rid, items, previous, fresh, tell, eval_progress)
     )

@@ -97,8 +97,23 @@ def _iteration(
         position=entry.get("position"),
         debias=entry.get("debias"),
         calibration=entry.get("calibration"),
-        readout=entry.get("readout"),
+        readout=_with_refits(store, run_id, it, entry.get("readout")),
     )
+
+
+def _with_refits(
+    store: RunStore, run_id: str, it: int, readout: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The pass's read-out entry with its refits after approvals (run info ``readout_refit_<it>``:
+    the refitted read-out and one history line per refit or refusal), when there were any."""
+    from allure.store import refit_key
+
+    refit = store.get_run(run_id).info.get(refit_key(it)) if readout else None
+    if not isinstance(refit, dict) or not refit.get("history"):
+        return readout
+    current = refit.get("current") or {}
+    now = {k: v for k, v in current.items() if k not in ("fit", "fit_ids")}
+    return {**(readout or {}), "refits": refit["history"], "refitted": now or None}
 
 
 def build_run_report(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from allure.backends import is_replay_kind
 from allure.metrics import GroupErrors, SplitMetrics
 from allure.report._format import DASH, md_table, metric_cells, num
@@ -135,12 +137,32 @@ def _readout_lines(data: ReportData) -> list[str]:
             f"- iteration {i}: {markdown_cell(str(r.get('decision', '')))}; {markdown_cell(what)}{when}; "
             f"{r.get('changed', 0)} labels changed"
         )
+        out += _refit_lines(r)
     out += [
         "",
         "Fitted on mined audit items only (never a dev or held-out item; cross-fitted, `auto` decided on "
         "read-outs fitted on the other folds); the features never read a reference.",
         "",
     ]
+    return out
+
+
+def _refit_lines(r: dict[str, Any]) -> list[str]:
+    """The refits of one pass's read-out after approvals (from the stored features, no call)."""
+    refits = r.get("refits") or []
+    out = [
+        f"  - refit {x['at']}: {x['changed']} of {x['n']} fit labels corrected by auditors, "
+        + (markdown_cell(x["refused"]) if x.get("refused") else f"{markdown_cell(x.get('describe', ''))}")
+        + f" ({x['wall_s']:.2f} s, no evaluator call)"
+        for x in refits[-5:]
+    ]
+    if len(refits) > 5:
+        out.insert(0, f"  - {len(refits) - 5} earlier refit(s) not shown")
+    now = r.get("refitted")
+    if now:
+        out.append(
+            f"  - current read-out (applied by re-audits of this memory version): {markdown_cell(now.get('describe', ''))}"
+        )
     return out
 
 

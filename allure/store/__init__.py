@@ -16,6 +16,7 @@ from allure.store._backend import advisory_key
 from allure.store._heartbeat import HEARTBEAT_S
 from allure.store._leases import LEASE_STALE_S, LeaseHolder, RunLease, pid_runs
 from allure.store._pg_faults import ConnectionLostError, as_lost, pg_connect, reconnect_s
+from allure.store._readouts import current_readout, refit_key
 from allure.store._review import CLAIM_STALE_S, CandidateStatus, verdict_of
 from allure.store._review_claims import CLAIM_BATCH, DoubleReview, ReviewClaims
 from allure.store._runs import RunRecord, RunStatus
@@ -44,6 +45,8 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "RunStore",
+    "current_readout",
+    "refit_key",
     "StoreSpec",
     "advisory_key",
     "display_url",

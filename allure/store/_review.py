@@ -193,7 +193,12 @@ class ReviewStore(StoreBase):
                 "claim_beat=NULL WHERE run_id=? AND id=?",
                 (status, stored.model_dump_json(), run_id, decision.candidate_id),
             )
+        self._decided(run_id)
         return final or apply_decision(current, mine)
+
+    def _decided(self, run_id: str) -> None:
+        """Called after a decision or an undo is stored (committed): the read-out's refit
+        (:meth:`allure.store.RunStore.refit_readout`) hooks in here."""
 
     @staticmethod
     def _check_still_mine(c: Connection, run_id: str, row: Row, decision: ReviewDecision, token: str) -> None:
@@ -281,6 +286,7 @@ class ReviewStore(StoreBase):
                 "UPDATE candidates SET status='pending', example_json=? WHERE run_id=? AND id=?",
                 (original.model_dump_json(), run_id, candidate_id),
             )
+        self._decided(run_id)
 
     def decision_log(self, run_id: str) -> list[dict[str, Any]]:
         """Every decision and undo of a run, oldest first, with its reviewer."""

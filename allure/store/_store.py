@@ -7,10 +7,9 @@ from pathlib import Path
 from allure.store._calls import CallsStore
 from allure.store._leases import LeasesStore
 from allure.store._metrics import MetricsStore
+from allure.store._readouts import ReadoutsStore
 from allure.store._reaudits import ReauditsStore
-from allure.store._review import ReviewStore
 from allure.store._review_claims import ReviewClaimsStore
-from allure.store._runs import RunsStore
 from allure.store._url import store_url
 
 DEFAULT_DB = Path(".allure") / "allure.db"
@@ -33,9 +32,7 @@ def open_project_store(project_dir: str | Path = ".", *, create: bool = True, ur
     return RunStore(project_db_path(project_dir), create=create, url=store_url(project_dir, url) or None)
 
 
-class RunStore(
-    RunsStore, CallsStore, ReviewStore, ReviewClaimsStore, MetricsStore, ReauditsStore, LeasesStore
-):
+class RunStore(ReadoutsStore, CallsStore, ReviewClaimsStore, MetricsStore, ReauditsStore, LeasesStore):
     """A thread-safe handle on one run-store database (runs and items, the call cache, review and
     reviewers' claims, metrics, frozen sets and re-audits, leases).
 

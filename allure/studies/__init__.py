@@ -2,6 +2,9 @@
 
 - :func:`ablation`: full memory, minus each failure mode (or embedding cluster), zero-shot.
 - :func:`sweep`: ICL_x, x examples drawn from memory per size and seed.
+- :func:`learning_curve`: how many approvals it takes: the loop's read-out fitted on the first n
+  mined audit items of a run, scored on its held-out split against zero-shot (no call: a
+  :class:`StoredStudy`, its arms read from the run's stored verdicts).
 - :func:`validated_selection` with :func:`candidate_blocks`: ICL blocks scored on dev, the best kept.
 - :func:`list_studies`, :func:`load_study`: read finished studies back, each as its kind's own record
   type (older ``study.json`` files too); :func:`study_states`: which are done, running or interrupted.
@@ -46,9 +49,11 @@ if TYPE_CHECKING:
         study_kinds,
         study_states,
     )
+    from allure.studies._learning_curve import LearningCurveStudy, learning_curve, parse_curve_sizes
+    from allure.studies._learning_curve_record import CurveFit, LearningCurveRecord
     from allure.studies._options import ArmProgress, RunOptions, Say, StudyOptions, open_source
     from allure.studies._params import ParamType, read_params
-    from allure.studies._protocol import ArmLabels, Study, StudyContext, as_kind
+    from allure.studies._protocol import ArmLabels, StoredStudy, Study, StudyContext, as_kind
     from allure.studies._record import (
         STUDY_SCHEMA_VERSION,
         ArmResult,
@@ -72,6 +77,12 @@ _WHERE = {
     "ablation_arms": "_ablation",
     "pass_options": "_arm",
     "ArmsStudy": "_arms",
+    "CurveFit": "_learning_curve_record",
+    "LearningCurveRecord": "_learning_curve_record",
+    "LearningCurveStudy": "_learning_curve",
+    "learning_curve": "_learning_curve",
+    "parse_curve_sizes": "_learning_curve",
+    "StoredStudy": "_protocol",
     "build_study": "_catalog",
     "list_studies": "_catalog",
     "load_study": "_catalog",
@@ -129,13 +140,17 @@ __all__ = [
     "ArmSpec",
     "ArmsStudy",
     "ClusterInfo",
+    "CurveFit",
     "ItemSplit",
+    "LearningCurveRecord",
+    "LearningCurveStudy",
     "ParamType",
     "RunOptions",
     "STUDIES",
     "STUDY_SCHEMA_VERSION",
     "Say",
     "Selection",
+    "StoredStudy",
     "Study",
     "StudyContext",
     "StudyKind",
@@ -152,11 +167,13 @@ __all__ = [
     "candidate_blocks",
     "comparison_png",
     "list_studies",
+    "learning_curve",
     "load_study",
     "load_study_file",
     "migrate_study",
     "open_memory",
     "open_source",
+    "parse_curve_sizes",
     "parse_sizes",
     "read_params",
     "pass_options",

@@ -15,7 +15,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from allure.dataset import dev_split
-from allure.evaluator import PassOptions, plan_from_spec, run_pass
+from allure.evaluator import (
+    PassOptions,
+    PassReadout,
+    memory_vote_source,
+    plan_from_spec,
+    run_pass,
+    spec_readout,
+)
 from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
 from allure.metrics import compute_metrics
@@ -63,14 +70,17 @@ def lookup(table: Examples) -> Callable[[Item], list[IclExample]]:
 
 
 def arm_spec(spec: AuditSpec, arm: ArmSpec) -> AuditSpec:
-    """``spec`` with ``arm``'s ``calibration`` and ``position_debias`` (where it sets them), checked by
-    the spec's own validators (:meth:`~allure.config.EvaluatorSpec.overridden`).
+    """``spec`` with ``arm``'s ``calibration``, ``position_debias`` and ``readout`` (where it sets
+    them), checked by the spec's own validators (:meth:`~allure.config.EvaluatorSpec.overridden`).
 
     Raises:
         SpecError: The arm's settings are invalid together with the spec's (names the arm and the field).
     """
     ev = spec.evaluator.overridden(
-        f"study arm {arm.name!r}", calibration=arm.calibration, position_debias=arm.position_debias
+        f"study arm {arm.name!r}",
+        calibration=arm.calibration,
+        position_debias=arm.position_debias,
+        readout=arm.readout,
     )
     return spec if ev is spec.evaluator else spec.model_copy(update={"evaluator": ev})
 
@@ -87,6 +97,9 @@ class ArmRun:
     table: Examples
     prompts: PromptSet
     say: Say | None = None
+    memory: EpisodicMemory | None = None
+    """The study's memory: its approved examples vote (the read-out's ``vote`` feature) and their
+    corrected labels win over the reference in the read-out's fit."""
 
     @property
     def options(self) -> PassOptions:
@@ -96,10 +109,14 @@ class ArmRun:
     def plan(self, progress: ArmProgress | None) -> PassPlan:
         """The arm's pass (:func:`allure.evaluator.plan_from_spec` with the arm's settings): the
         study's items with their reference labels; ``auto`` chooses on the loop's dev split of the
-        study's items, ``offset`` fits on the other audit items, ``prior`` takes the audit items' shares."""
+        study's items, ``offset`` fits on the other audit items, ``prior`` takes the audit items' shares;
+        the read-out (last) is fitted on the study's mined audit items, as the loop fits it."""
         src, loop = self.src, self.src.spec.loop
+        spec = arm_spec(src.spec, self.arm)
+        dev = dev_split(src.items, src.splits, loop.dev_fraction, loop.seed, loop.folds)
+        step = self._readout(spec, dev)
         return plan_from_spec(
-            arm_spec(src.spec, self.arm),
+            spec,
             run_id=self.sid,
             iteration=self.index,
             items=src.items,
@@ -107,9 +124,26 @@ class ArmRun:
             pairwise=self.prompts.pairwise,
             references=src.reference,
             splits=src.splits,
-            dev=dev_split(src.items, src.splits, loop.dev_fraction, loop.seed, loop.folds),
+            dev=dev,
             options=self.options,
             progress=None if progress is None else partial(progress, self.arm.name),
+            readout=step,
+            positions=step is not None,  # a pair's swapped order is a read-out feature, as in the loop
+        )
+
+    def _readout(self, spec: AuditSpec, dev: set[str]) -> PassReadout | None:
+        """The arm's read-out step (:func:`allure.evaluator.spec_readout`, as the loop's)."""
+        mined = any(s == "audit" and i not in dev for i, s in self.src.splits.items())
+        if spec.evaluator.readout == "none" or not mined:  # e.g. a held-out study: nothing to fit on
+            return None
+        approved = self.memory.all() if self.memory is not None else []
+        return spec_readout(
+            spec,
+            splits=self.src.splits,
+            references=self.src.reference,
+            dev=dev,
+            corrected={ex.item_id: ex.correct_label for ex in approved},
+            vote=memory_vote_source(self.memory) if self.memory is not None else None,
         )
 
     def _said(self, outcome: PassOutcome) -> dict[str, Any] | None:
@@ -121,15 +155,29 @@ class ArmRun:
             self.say(f"  calibration ({out.applied}): {out.changed} labels changed{out.why}")
         return {"mode": out.applied, "changed": out.changed, "cf_calls": out.cf_calls}
 
+    def _read_out(self, plan: PassPlan, outcome: PassOutcome) -> dict[str, Any] | None:
+        """Say what the read-out did; the arm's read-out entry (``None``: none applied)."""
+        step = plan.readout
+        if not isinstance(step, PassReadout) or outcome.readout is None:
+            return None
+        if self.say:
+            self.say(f"  {step.decision}; {outcome.readout.changed} labels changed")
+        if step.learned is None:  # nothing fitted, or ``auto`` kept the parsed labels
+            return None
+        entry: dict[str, Any] = {"decision": step.decision, "changed": outcome.readout.changed}
+        entry.update({k: v for k, v in step.learned.record().items() if k != "fit"})
+        entry["fit_ids"] = sorted(step.learned.fit_ids)  # mined audit items only, as the loop's
+        return entry
+
     def run(self, progress: ArmProgress | None) -> tuple[ArmResult, list[Label | None]]:
         """Evaluate the arm on the study's items (:func:`allure.evaluator.run_pass`): its result
         (without the comparison) and its labels (debiased or calibrated where the arm asks)."""
         src, arm, say = self.src, self.arm, self.say
-        outcome = run_pass(
-            self.ev, self.plan(progress), say=None if say is None else lambda msg: say(f"  {msg}")
-        )
+        plan = self.plan(progress)
+        outcome = run_pass(self.ev, plan, say=None if say is None else lambda msg: say(f"  {msg}"))
         res = outcome.result
         calibrated = self._said(outcome)
+        read_out = self._read_out(plan, outcome)
         vs = [res.verdicts.get(it.id) for it in src.items]
         labels: list[Label | None] = [outcome.labels[it.id] for it in src.items]
         probs = [v.prob_positive if v else None for v in vs]
@@ -164,6 +212,7 @@ class ArmRun:
             position_debias=debiased,
             undecided=undecided,
             calibration=calibrated,
+            readout=read_out,
         )
         if self.say:
             acc = metrics.accuracy

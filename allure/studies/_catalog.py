@@ -23,6 +23,7 @@ BUILTIN: dict[str, str] = {
     "ablation": "allure.studies._ablation:AblationStudy",
     "sweep": "allure.studies._sweep:SweepStudy",
     "arms": "allure.studies._arms:ArmsStudy",
+    "learning-curve": "allure.studies._learning_curve:LearningCurveStudy",
     "sensitivity": "allure.robustness:SensitivityStudy",
     "entropy": "allure.robustness:EntropyStudy",
     "consistency": "allure.robustness:ConsistencyStudy",

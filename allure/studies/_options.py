@@ -47,12 +47,20 @@ class StudyOptions(RunOptions, total=False):
     """Context budget per prompt (default: the embedded server's context; unlimited for others)."""
 
 
-def open_source(project: Path, options: StudyOptions) -> tuple[StudySource, EpisodicMemory, RunOptions]:
+def open_source(
+    project: Path, options: StudyOptions, *, empty_memory: bool = False
+) -> tuple[StudySource, EpisodicMemory, RunOptions]:
     """The items, the memory and the run options a study's ``options`` name.
+
+    Args:
+        project: The project folder.
+        options: The study's options.
+        empty_memory: Whether the kind runs on an empty memory (its class's ``empty_memory``, e.g.
+            the learning curve, which reads the run's labelled items whether or not any was approved).
 
     Raises:
         TypeError: An option no study takes.
-        StudyError: A context budget under 64 tokens, or an empty memory.
+        StudyError: A context budget under 64 tokens, or an empty memory (unless ``empty_memory``).
     """
     unknown = sorted(set(options) - StudyOptions.__optional_keys__)
     if unknown:
@@ -75,7 +83,7 @@ def open_source(project: Path, options: StudyOptions) -> tuple[StudySource, Epis
         ev = src.spec.evaluator.model_copy(update={"max_prompt_tokens": max_prompt_tokens})
         src.spec = src.spec.model_copy(update={"evaluator": ev})
     mem = open_memory(src)
-    if mem.count() == 0:
+    if mem.count() == 0 and not empty_memory:
         raise StudyError(
             "the memory holds no example: there is nothing to ablate or sample",
             where=src.memory_location,

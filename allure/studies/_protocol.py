@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from allure.labels import Label
-from allure.studies._record import ArmSpec, StudyRecord
+from allure.studies._record import ArmResult, ArmSpec, StudyRecord
 
 if TYPE_CHECKING:
     from allure.memory import EpisodicMemory
+    from allure.store import RunStore
+    from allure.studies._options import Say
     from allure.studies._source import StudySource
 
 ArmLabels = dict[str, list[Label | None]]
@@ -77,6 +79,21 @@ class Study(Protocol):
 
     def write(self, result: StudyRecord, folder: Path) -> dict[str, Path]:
         """Write the study's files (``study.json``, ``study.md``, its plots); returns them by name."""
+        ...
+
+
+@runtime_checkable
+class StoredStudy(Protocol):
+    """A study kind whose arms are read from calls already stored (e.g. the learning curve's
+    read-outs, fitted on a run's stored verdicts): the runner calls :meth:`measure` instead of
+    evaluating the arms, so it sends no call; the id, the store's record, the comparisons and the
+    files are the runner's, as for every kind."""
+
+    def measure(
+        self, src: StudySource, store: RunStore, say: Say | None
+    ) -> tuple[list[ArmResult], ArmLabels, dict[str, Any]]:
+        """Every arm's result (``calls = 0``) and labels, in :meth:`Study.arms`'s order, and the
+        record's evaluator facts (``max_prompt_tokens``, ``token_counter``, ``evaluator``)."""
         ...
 
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from allure.config import Calibration, PositionDebias
+from allure.config import Calibration, PositionDebias, ReadoutChoice
 from allure.memory import RetrievalPolicy
 from allure.metrics import ArmComparison, SplitMetrics
 
@@ -21,7 +21,7 @@ upgrades version 1 (one shape with every kind's fields)."""
 
 StudyKind = str
 """The kind of a study, its key in the catalogue (``allure.studies.study_kinds()``): the built-in
-``ablation``, ``sweep`` (``allure.studies``), ``sensitivity``, ``entropy``, ``consistency``,
+``ablation``, ``sweep``, ``learning-curve`` (``allure.studies``), ``sensitivity``, ``entropy``, ``consistency``,
 ``request`` (``allure.robustness``), ``arms`` (a study of your own arms), or a registered one."""
 
 StudyStatus = Literal["running", "done"]
@@ -67,6 +67,10 @@ class ArmSpec(BaseModel):
     calibration: Calibration | None = None
     """``none``, ``contextual`` or ``prior`` for this arm; ``None``: the spec's ``[evaluator]
     calibration``. Arms that differ only here share their calls (3 content-free calls per block more)."""
+    readout: ReadoutChoice | None = None
+    """``none``, ``logistic``, ``knn`` or ``auto`` for this arm; ``None``: the spec's ``[evaluator]
+    readout``. Fitted on the study's mined audit items (the audit split less dev, never held-out), as
+    the loop fits it; arms that differ only here share their calls."""
 
 
 class ArmResult(BaseModel):
@@ -100,6 +104,10 @@ class ArmResult(BaseModel):
     back to ``consistent`` without logprobs); ``None`` when the arm kept the raw verdicts."""
     calibration: dict[str, Any] | None = None
     """The arm's contextual calibration (``mode``, labels ``changed``, ``cf_calls``); ``None`` without."""
+    readout: dict[str, Any] | None = None
+    """The arm's learned read-out (``decision``, labels ``changed``, what was fitted: mode, features,
+    coefficients, CV score, n, date, the fit items); ``None`` when none was applied (``readout =
+    "none"``, no mined audit item among the study's items, or ``auto`` kept the parsed labels)."""
     undecided: int = 0
     """Items the debiasing left without a label (the two orders disagree): counted as wrong in
     the ``*_all`` metrics and unparsed in the others, never coerced to a label."""

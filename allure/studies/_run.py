@@ -23,7 +23,7 @@ from allure.models import stable_hash, utcnow
 from allure.store import RunStore, open_project_store
 from allure.studies._arm import ArmRun, Examples, arm_spec, examples_for, lookup, prompts_for
 from allure.studies._options import RunOptions, Say
-from allure.studies._protocol import ArmLabels, Study
+from allure.studies._protocol import ArmLabels, StoredStudy, Study
 from allure.studies._record import ArmResult, ArmSpec, StudyRecord
 from allure.studies._source import StudySource
 
@@ -46,8 +46,9 @@ NOT_IN_ID = frozenset(
         "readout",
     }
 )
-"""Evaluator settings that change how calls are sent, never what they return: not part of a study id
-(nor ``readout``, the loop's learned read-out, which study arms do not apply)."""
+"""Evaluator settings that change how calls are sent, never what they return: not part of a study id.
+``readout`` (the learned read-out, applied by the arms) enters it only when it is not the default
+``auto``, so that the ids of studies made before arms applied it stay as they were."""
 
 
 def study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec], extra: object) -> str:
@@ -58,6 +59,8 @@ def study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec],
     settings (:data:`NOT_IN_ID`: concurrency, timeouts, retries, the key's variable).
     """
     evaluator = src.spec.evaluator.model_dump(mode="json", exclude_none=True, exclude=set(NOT_IN_ID))
+    if src.spec.evaluator.readout != "auto":
+        evaluator["readout"] = src.spec.evaluator.readout
     return _hashed(
         kind, src, memory_hash, [a.model_dump(mode="json", exclude_none=True) for a in arms], evaluator, extra
     )
@@ -144,6 +147,7 @@ def _evaluate_arms(
     arms: list[ArmSpec],
     store: RunStore,
     options: RunOptions,
+    memory: EpisodicMemory | None = None,
 ) -> tuple[list[ArmResult], ArmLabels, dict[str, Any]]:
     """Every arm's pass: the results (without comparisons), the labels, and the evaluator's facts."""
     from allure.evaluator import open_evaluator
@@ -153,7 +157,7 @@ def _evaluate_arms(
     labels: ArmLabels = {}
     with open_evaluator(src.spec, store, src.items) as ev:
         runs = [
-            ArmRun(ev, sid, i, src, a, chosen[a.name], prompts_for(a, ev.prompts, src), say)
+            ArmRun(ev, sid, i, src, a, chosen[a.name], prompts_for(a, ev.prompts, src), say, memory)
             for i, a in enumerate(arms, start=1)
         ]
         if say:
@@ -262,8 +266,11 @@ def run_study(
     info = {"kind": "study", "study_kind": study.kind}
     try:
         created = _open_run(store, sid, src, out_dir, study.kind)
-        chosen = {a.name: examples_for(a, memory, src.items) for a in arms}
-        results, labels, facts = _evaluate_arms(sid, src, chosen, arms, store, options)
+        if isinstance(study, StoredStudy):  # its arms are read from stored calls: no evaluator, no call
+            results, labels, facts = study.measure(src, store, options.get("say"))
+        else:
+            chosen = {a.name: examples_for(a, memory, src.items) for a in arms}
+            results, labels, facts = _evaluate_arms(sid, src, chosen, arms, store, options, memory)
         comparisons = _compare(src, labels, reference, alpha)
         wall_s = time.perf_counter() - t0
         record = _record(study, sid, created, src, version, results, comparisons, facts, alpha, wall_s)

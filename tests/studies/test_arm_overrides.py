@@ -28,3 +28,11 @@ def test_a_study_arms_overrides_go_through_the_specs_validators() -> None:
     changed = arm_spec(spec, ArmSpec(name="off", example_ids=[], position_debias="none", calibration="prior"))
     assert (changed.evaluator.position_debias, changed.evaluator.calibration) == ("none", "prior")
     assert arm_spec(spec, ArmSpec(name="same", example_ids=[])) is spec
+
+
+def test_a_study_arm_sets_its_own_read_out_and_an_unknown_one_is_refused() -> None:
+    spec = _spec(readout="logistic")
+    assert arm_spec(spec, ArmSpec(name="off", example_ids=[], readout="none")).evaluator.readout == "none"
+    assert arm_spec(spec, ArmSpec(name="same", example_ids=[])).evaluator.readout == "logistic"
+    with pytest.raises(ValueError, match="readout"):
+        ArmSpec.model_validate({"name": "bad", "example_ids": [], "readout": "svm"})

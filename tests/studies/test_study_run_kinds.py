@@ -63,10 +63,17 @@ PARAMS = {
 }
 
 
+STORED = {"learning-curve": ["sizes=8,16", "repeats=2"]}
+"""Kinds read from a run's stored calls (no call, a run as their source): run through `allure study
+run` and resumed from their function in ``tests/studies/test_learning_curve.py``."""
+
+
 def test_every_built_in_kind_is_covered() -> None:
     from allure.studies._catalog import BUILTIN
 
-    assert sorted(PARAMS) == sorted(BUILTIN)  # (study_kinds() also lists kinds other tests register)
+    assert sorted([*PARAMS, *STORED]) == sorted(
+        BUILTIN
+    )  # (study_kinds() also lists kinds other tests register)
     assert set(BUILTIN) <= set(study_kinds())
 
 
@@ -92,7 +99,7 @@ def test_study_run_runs_every_built_in_kind(tmp_path: Path, kind: str) -> None:
         srv.stop()
 
 
-@pytest.mark.parametrize("kind", sorted(PARAMS))
+@pytest.mark.parametrize("kind", sorted([*PARAMS, *STORED]))
 def test_a_kinds_params_are_its_functions_options(kind: str) -> None:
     """The --param keys a kind declares are the keyword arguments of what builds it, so none is
     refused by the check and then missing from the function (robustness kinds: ``prepare``)."""

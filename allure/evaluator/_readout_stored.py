@@ -1,0 +1,115 @@
+"""The learned read-out as a part of the judge (issue 34 item 5): one way to build the read-out step
+of a pass from a spec, and one way to apply a read-out stored with a memory version, unrefitted.
+
+- :func:`spec_readout`: the read-out step (:class:`PassReadout`) the spec asks for, fitted on the
+  mined audit items (the audit split less dev) with their references, an auditor's corrected label
+  winning. The loop (``graphs/readout.py``) and a study arm (``studies/_arm.py``) both build it here,
+  so the same items and settings give the same fit and the same labels.
+- :func:`stored_readout`: a read-out record as the run store keeps it (run info ``readout_<it>``, or
+  its refit after an approval, :meth:`allure.store.RunStore.refit_readout`) made a read-out again,
+  with no refit and no reference: what a re-audit applies as the last step of its pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
+
+from allure.dataset import cross_folds
+from allure.evaluator._readout import LearnedReadout, PassReadout, VoteSource
+from allure.labels import Label
+
+if TYPE_CHECKING:
+    from allure.config import AuditSpec
+    from allure.evaluator._readout import ReadoutMode
+
+
+def spec_readout(
+    spec: AuditSpec,
+    *,
+    splits: Mapping[str, str],
+    references: Mapping[str, Label | None],
+    dev: Collection[str],
+    corrected: Mapping[str, Label],
+    vote: VoteSource | None,
+    mode: ReadoutMode | None = None,
+) -> PassReadout | None:
+    """The pass's read-out step as ``spec`` asks (``None``: ``readout = "none"``).
+
+    Args:
+        spec: The audit spec (a study arm's with its overrides).
+        splits: Item id -> split of every item the pass may see.
+        references: Item id -> reference label (only the fit and dev items' are handed on).
+        dev: The dev split's ids (``auto`` decides on them; never fitted on); empty when the loop
+            cross-fits (``[loop] folds >= 2``): ``auto`` then decides on every fit item out of fold,
+            its folds :func:`allure.dataset.cross_folds` of ``references`` and ``splits``.
+        corrected: Item id -> an auditor's corrected label (approved examples); wins over the reference.
+        vote: The approved examples that vote (``None``: ``z`` only).
+        mode: The mode (``None``: the spec's ``[evaluator] readout``).
+    """
+    mode = mode or spec.evaluator.readout
+    if mode == "none":
+        return None
+    fit_ids = frozenset(i for i, s in splits.items() if s == "audit" and i not in dev)
+    visible = {i: r for i, r in references.items() if i in fit_ids or i in dev}
+    visible.update({i: lab for i, lab in corrected.items() if i in fit_ids})
+    loop = spec.loop
+    return PassReadout(
+        mode=mode,
+        labels=tuple(spec.label_set),
+        positive=spec.positive_label if len(spec.label_set) == 2 else None,
+        fit_ids=fit_ids,
+        references=visible,
+        dev_ids=frozenset(dev),
+        not_fit=frozenset(i for i in splits if i not in fit_ids),
+        vote=vote,
+        folds={
+            i: j for i, j in cross_folds(references, splits, loop.folds, loop.seed).items() if i in fit_ids
+        },
+        objective=loop.objective,
+        seed=loop.seed,
+        alpha=loop.guard_alpha,
+        min_per_label=loop.guard_min_per_label,
+    )
+
+
+def stored_readout(
+    rec: Mapping[str, Any], labels: tuple[Label, ...], positive: Label | None, vote: VoteSource | None
+) -> LearnedReadout | None:
+    """The read-out a stored record describes, ready to apply as it was fitted (no refit, no
+    reference read); ``None`` when the record holds no fitted read-out (``auto`` kept the parsed
+    labels, or nothing was fitted) or its ``vote`` features have no voters here.
+
+    Args:
+        rec: The record (run info ``readout_<it>`` or its refit).
+        labels: The label set.
+        positive: The spec's positive label of a two-label set (the record's own, where it names one,
+            wins: the label ``z`` is the log-odds of); unused beyond two labels.
+        vote: The memory's approved examples (``None``: no voters).
+    """
+    from allure.metrics import FittedReadout
+
+    features = tuple(rec.get("features") or ())
+    if not features or (any(f.startswith("vote") for f in features) and vote is None):
+        return None
+    two = len(labels) == 2
+    pos = (rec.get("positive", positive if positive is not None else labels[0])) if two else None
+    name = f"read-out ({rec.get('mode')}, stored)"
+    if rec.get("mode") == "knn":
+        fit = rec.get("fit") or {}
+        by_str = {str(lab): lab for lab in labels}
+        return LearnedReadout(
+            name=name,
+            mode="knn",
+            labels=labels,
+            positive=pos,
+            features=features,
+            knn_x=[[float(v) for v in row] for row in fit.get("x", [])],
+            knn_y=[by_str[str(y)] for y in fit.get("y", [])],
+            vote=vote,
+            fit_ids=tuple(fit.get("ids", [])),
+        )
+    fitted = FittedReadout.model_validate({k: rec[k] for k in FittedReadout.model_fields if k in rec})
+    return LearnedReadout(
+        name=name, mode="logistic", labels=labels, positive=pos, features=features, fitted=fitted, vote=vote
+    )

@@ -1,0 +1,187 @@
+"""The learned read-out stored with the memory version that produced it (issue 34 item 5), and its
+refit after an approval.
+
+A pass that fits a read-out stores it in run info ``readout_<it>`` (mode, features, coefficients,
+CV score, n, date, the memory version's content hash, and ``fit``: each fit item's id, features and
+label). An auditor's approval or correction changes the labels the read-out should have been fitted
+on; :meth:`ReadoutsStore.refit_readout` (called by :meth:`ReviewStore.record_decision` and
+:meth:`ReviewStore.undo_decision`, the one place approvals are stored) refits it from the stored
+features, with no evaluator call, and stores the result as the iteration's current read-out (run
+info ``readout_refit_<it>``: ``current``, the refitted record; ``history``, one line per refit or
+refusal). A refit the data cannot support (a label with too few fit items) keeps the old read-out and
+says why in the history. The pass's own record stays as it was (an exported judge carries it).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+from allure.labels import Label
+from allure.models import stable_hash
+from allure.store._review import ReviewStore
+from allure.store._runs import RunsStore
+
+_PASS_KEY = re.compile(r"readout_(\d+)")
+
+
+def refit_key(iteration: int) -> str:
+    """The run info key of an iteration's refitted read-out."""
+    return f"readout_refit_{iteration}"
+
+
+def current_readout(info: dict[str, Any], iteration: int) -> dict[str, Any] | None:
+    """The iteration's current read-out record: its latest refit, else what the pass fitted
+    (``None``: none fitted)."""
+    refit = info.get(refit_key(iteration))
+    if isinstance(refit, dict) and isinstance(refit.get("current"), dict):
+        return refit["current"]
+    rec = info.get(f"readout_{iteration}")
+    return rec if isinstance(rec, dict) and rec.get("features") else None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _refitted(rec: dict[str, Any], y: list[Label]) -> tuple[dict[str, Any] | None, str]:
+    """``rec`` fitted again on its stored features with labels ``y``: the new record, or ``None``
+    and why not."""
+    from allure.metrics import MIN_PER_LABEL, fit_readout
+
+    fit = rec["fit"]
+    counts = Counter(str(v) for v in y)
+    if len(counts) < 2 or min(counts.values()) < MIN_PER_LABEL:
+        shown = ", ".join(f"{k}: {n}" for k, n in sorted(counts.items()))
+        return None, (
+            f"refit refused: the fit items hold too few of a label ({shown}; at least {MIN_PER_LABEL} of "
+            "each of at least two labels needed); the previous read-out is kept"
+        )
+    new = {k: v for k, v in rec.items() if k not in ("decision", "changed", "fit_ids")}
+    new["fit"] = {**fit, "y": list(y)}
+    new["fit_ids"] = sorted(fit["ids"])
+    if rec.get("mode") == "knn":
+        new["fitted_at"] = _now()
+        return new, ""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # 26 tiny fits: BLAS threads only fight each other (5x slower on 2 cores)
+        fitted = fit_readout(
+            fit["x"],
+            y,
+            rec["features"],
+            objective=rec.get("objective", "balanced_accuracy"),
+            seed=rec.get("seed", 0),
+        )
+    if fitted is None:  # pragma: no cover - the counts above are fit_readout's own rule
+        return None, "refit refused by the fit"
+    new.update(fitted.model_dump(mode="json"))
+    new["describe"] = fitted.describe()
+    return new, ""
+
+
+class ReadoutsStore(RunsStore, ReviewStore):
+    """The read-outs of a run's passes, and their refit after an approval."""
+
+    def _decided(self, run_id: str) -> None:
+        """A decision or an undo was stored: refit the read-out if it changed a fit label. The
+        decision stands whatever the refit does (a record it cannot read is named in run info)."""
+        try:
+            self.refit_readout(run_id)
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            self.update_run(run_id, info={"readout_refit_error": f"{type(exc).__name__}: {exc}"})
+
+    def readout_iterations(self, run_id: str) -> list[int]:
+        """The run's iterations whose pass stored a fitted read-out with its fit items' features."""
+        info = self.get_run(run_id).info
+        return sorted(
+            int(m.group(1))
+            for k, v in info.items()
+            if (m := _PASS_KEY.fullmatch(k)) and isinstance(v, dict) and isinstance(v.get("fit"), dict)
+        )
+
+    def readouts_of_version(self, content_hash: str) -> list[dict[str, Any]]:
+        """Every audit pass that evaluated with memory version ``content_hash`` and stored a read-out
+        record: ``run_id``, ``iteration``, ``record`` (its current read-out: the latest refit, else the
+        pass's; ``None`` when nothing was fitted) and ``pass_record`` (what the pass stored),
+        ``refits`` (the refit history), oldest run first."""
+        out = []
+        for run in self.list_runs():
+            if run.info.get("kind") == "study":
+                continue
+            for it, (content, _ids) in self.memory_versions(run.id).items():
+                rec = run.info.get(f"readout_{it}")
+                if content != content_hash or not isinstance(rec, dict):
+                    continue
+                refit = run.info.get(refit_key(it))
+                out.append(
+                    {
+                        "run_id": run.id,
+                        "iteration": it,
+                        "record": current_readout(run.info, it),
+                        "pass_record": rec,
+                        "refits": refit.get("history", []) if isinstance(refit, dict) else [],
+                    }
+                )
+        return out
+
+    def refit_readout(self, run_id: str) -> dict[str, Any] | None:
+        """Refit the read-out of the run's last fitted pass (the pass its candidates were mined from)
+        on the same fit items with their labels now (an approved candidate's label wins over the
+        reference; an undone approval gives the reference back). No evaluator call: the features are
+        the stored ones.
+
+        Returns:
+            The history line of what happened (``refitted`` or ``refused``, ``n``, ``changed``,
+            ``wall_s``, ``at``), or ``None`` when there is nothing to refit (no fitted read-out, or no
+            fit label changed since the last fit).
+        """
+        its = self.readout_iterations(run_id)
+        if not its:
+            return None
+        t0 = time.perf_counter()
+        it = its[-1]
+        info = self.get_run(run_id).info
+        rec = current_readout(info, it)
+        if rec is None or "fit" not in rec:
+            return None
+        refs: dict[str, Label | None] = self.reference_labels(run_id)
+        approved = self.candidates(run_id, status="approved")
+        corrected = {ex.item_id: ex.correct_label for ex in approved}
+        ids = rec["fit"]["ids"]
+        got = [corrected.get(i, refs.get(i)) for i in ids]
+        y = [v for v in got if v is not None]
+        if len(y) != len(ids):  # a fit item lost its reference: the store was edited by hand
+            return None
+        before = [str(v) for v in rec["fit"]["y"]]
+        if [str(v) for v in y] == before:
+            return None
+        stored = info.get(refit_key(it))
+        old: dict[str, Any] = stored if isinstance(stored, dict) else {}
+        tried = stable_hash([str(v) for v in y])
+        last = (old.get("history") or [{}])[-1]
+        if last.get("refused") and last.get("labels") == tried:
+            return None  # refused on these very labels already
+        first = info[f"readout_{it}"]["fit"]["y"]
+        new, why = _refitted(rec, y)
+        line: dict[str, Any] = {
+            "at": _now(),
+            "n": len(ids),
+            "changed": sum(str(a) != str(b) for a, b in zip(first, y, strict=True)),
+            "refused": why,
+            "labels": tried,
+        }
+        if new is not None:
+            line.update(cv_score=new.get("cv_score"), describe=new.get("describe", ""))
+        line["wall_s"] = round(time.perf_counter() - t0, 4)
+        kept = new if new is not None else old.get("current")
+        if new is not None:
+            new["decision"] = (
+                f"refitted after an approval: {line['changed']} of {len(ids)} fit labels corrected"
+            )
+        doc = {"current": kept, "history": [*old.get("history", []), line]}
+        self.update_run(run_id, info={refit_key(it): doc})
+        return line

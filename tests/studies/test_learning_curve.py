@@ -1,0 +1,114 @@
+"""``allure study run learning-curve``: the loop's read-out refitted on the first n mined audit items
+of a finished audit run (scripted server on 127.0.0.1, real store and Chroma memory, the CLI in a
+subprocess). It sends no call (the server is stopped before it runs, and its request count does not
+move), never fits on a held-out or dev item (asserted on the record against the run store), skips a
+size above the pool and says so, and a second run gives the same id and the same curve."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from allure.dataset import dev_split
+from allure.store import RunStore, project_db_path
+from allure.studies import load_study
+from tests.cli_run import run_cli
+from tests.conftest import start_scripted_server, write_dataset, write_spec
+
+pytestmark = pytest.mark.integration
+
+PARAMS = ["--param", "sizes=8,16,500", "--param", "repeats=2"]
+
+
+def _audited(tmp: Path, *, approve: bool = True) -> str:
+    """An audit run after its zero-shot pass, its mined candidates approved (finished) or left for
+    review (paused, the memory empty); its id."""
+    srv = start_scripted_server(tmp)
+    try:
+        spec = write_spec(tmp, srv.base_url, max_iterations=1)
+        write_dataset(tmp / "items.jsonl", n_per_type=30)
+        res = run_cli(tmp, "audit", str(spec), *(["--auto-approve"] if approve else []), timeout=400)
+        assert res.returncode == 0, res.stdout + res.stderr
+        sent = len(srv.requests())
+    finally:
+        srv.stop()
+    assert sent > 0
+    store = RunStore(project_db_path(tmp / "proj"))
+    try:
+        return store.list_runs()[-1].id
+    finally:
+        store.close()
+
+
+def test_the_learning_curve_reads_stored_calls_only_and_never_fits_held_out_items(tmp_path: Path) -> None:
+    from allure.config import AuditSpec
+    from allure.studies import learning_curve
+
+    run_id = _audited(tmp_path)
+    # the server is gone: any call the study tried to send would fail it
+    res = run_cli(tmp_path, "study", "run", "learning-curve", "--from-run", run_id, *PARAMS, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    proj = tmp_path / "proj"
+    (folder,) = (proj / ".allure" / "studies").iterdir()
+    record = load_study(proj, folder.name)
+    assert record.kind == "learning-curve" and record.status == "done" and record.calls == 0
+    assert record.sizes == [8, 16] and record.skipped == [500] and record.repeats == 2  # type: ignore[attr-defined]
+    assert "Sizes 500 skipped" in " ".join(record.findings)
+    assert [p.size for p in record.curve] == [8, 16]  # type: ignore[attr-defined]
+    assert len(record.curve) == 2  # type: ignore[attr-defined]
+    assert all(p.mean is not None and p.p_holm is not None for p in record.curve)  # type: ignore[attr-defined]
+    assert [a.arm.name for a in record.arms] == ["zero-shot", "n=8 #0", "n=8 #1", "n=16 #0", "n=16 #1"]
+
+    store = RunStore(project_db_path(proj))
+    try:
+        splits, items = store.splits(run_id), store.items(run_id)
+        spec = AuditSpec.model_validate(store.get_run(run_id).spec)
+    finally:
+        store.close()
+    held = {i for i, s in splits.items() if s == "heldout"}
+    dev = dev_split(items, splits, spec.loop.dev_fraction, spec.loop.seed)
+    mined = {i for i, s in splits.items() if s == "audit"} - dev
+    fits = record.fits  # type: ignore[attr-defined]
+    assert len(fits) == 4 and held and dev
+    for fit in fits:
+        assert (
+            len(fit.fit_ids) == fit.size and set(fit.fit_ids) <= mined and not set(fit.fit_ids) & (held | dev)
+        )
+    small = {f.repeat: f.fit_ids for f in fits if f.size == 8}
+    large = {f.repeat: f.fit_ids for f in fits if f.size == 16}
+    assert all(large[r][:8] == small[r] for r in (0, 1)) and small[0] != small[1]  # nested review orders
+    assert record.n_items == len(held)
+
+    text = (folder / "study.md").read_text()
+    assert "## Learning curve (held-out)" in text and "| 8 | 2 |" in text and "skipped" in text
+    assert (folder / "learning_curve.png").stat().st_size > 0
+
+    again = learning_curve(proj, from_run=run_id, sizes="8,16,500", repeats=2)
+    assert again.id == record.id and again.calls == 0
+    assert again.curve == record.curve and again.fits == record.fits  # type: ignore[attr-defined]
+    first = json.loads((folder / "study.json").read_text())
+    assert first["curve"] == [p.model_dump(mode="json") for p in record.curve]  # type: ignore[attr-defined]
+
+
+def test_a_learning_curve_needs_a_run_and_good_sizes_not_an_approval(tmp_path: Path) -> None:
+    run_id = _audited(tmp_path, approve=False)
+    bad = run_cli(tmp_path, "study", "run", "learning-curve", "--from-run", run_id, "--param", "sizes=8,x")
+    assert bad.returncode == 2 and "--param sizes" in bad.stderr and "sizes=25,50,100,200" in bad.stderr
+    split = run_cli(tmp_path, "study", "run", "learning-curve", "--from-run", run_id, "--split", "all")
+    assert split.returncode == 2 and "held-out split" in split.stderr
+    feats = run_cli(
+        tmp_path, "study", "run", "learning-curve", "--from-run", run_id, "--param", "features=knn"
+    )
+    assert feats.returncode == 2 and "--param features" in feats.stderr and "z,vote" in feats.stderr
+    spec = run_cli(tmp_path, "study", "run", "learning-curve", "--spec", str(tmp_path / "audit.toml"))
+    assert spec.returncode == 2 and "--from-run RUN" in spec.stderr
+    assert not (tmp_path / "proj" / ".allure" / "studies").exists()  # nothing half-written
+    # nothing approved yet (the memory is empty): the curve still reads the run's labelled items, on z alone
+    res = run_cli(tmp_path, "study", "run", "learning-curve", "--from-run", run_id, "--param", "sizes=8")
+    assert res.returncode == 0, res.stdout + res.stderr
+    (folder,) = (tmp_path / "proj" / ".allure" / "studies").iterdir()
+    record = load_study(tmp_path / "proj", folder.name)
+    assert record.memory_size == 0 and record.features == ["z"] and record.calls == 0  # type: ignore[attr-defined]
+    assert [f.size for f in record.fits] == [8, 8, 8]  # type: ignore[attr-defined]
