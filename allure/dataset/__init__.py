@@ -6,6 +6,7 @@ points at the CogEval sample shipped with allure.
 """
 
 from allure.dataset._cogeval import COGEVAL_COLUMNS, cogeval_label, is_cogeval_row, item_from_cogeval_row
+from allure.dataset._folds import cross_folds, folds_digest
 from allure.dataset._guess import guess_spec
 from allure.dataset._guess_result import Guess
 from allure.dataset._load import column_value, load_items
@@ -24,6 +25,8 @@ __all__ = [
     "Guess",
     "allocate",
     "cogeval_label",
+    "cross_folds",
+    "folds_digest",
     "demo_audit",
     "column_value",
     "demo_audit_spec",

@@ -111,14 +111,17 @@ def split_heldout(items: Sequence[Item], fraction: float, seed: int) -> dict[str
     return out
 
 
-def dev_split(items: list[Item], splits: dict[str, Split], fraction: float, seed: int) -> set[str]:
+def dev_split(
+    items: list[Item], splits: dict[str, Split], fraction: float, seed: int, folds: int = 0
+) -> set[str]:
     """The ids of the audit items carved out as the dev split.
 
     A seeded split of the audit items stratified by problem type (as the held-out split is made,
     with ``seed + 1``): the loop mines examples from the other audit items only, and decides on
-    these (the guard, the stop rule). Empty when ``fraction`` is 0.
+    these (the guard, the stop rule). Empty when ``fraction`` is 0, and when the loop cross-fits
+    (``folds >= 2``: every audit item is mined and decides out of fold, :func:`cross_folds`).
     """
-    if fraction <= 0:
+    if fraction <= 0 or folds >= 2:
         return set()
     audit = [it for it in items if splits.get(it.id) == "audit"]
     return {i for i, s in split_heldout(audit, fraction, seed + 1).items() if s == "heldout"}

@@ -9,7 +9,10 @@ Each verdict with label probabilities is then re-labelled ``argmax q`` with ``q 
 (``offset``, two labels) by one logit offset fitted on the audit split's reference share of the
 positive label (no content-free calls); a verdict without probabilities keeps its label. ``auto``
 computes every mode and keeps the one that scores best on the dev split by the loop's objective,
-refusing a mode that gives every dev item one label (:func:`allure.metrics.choose_calibration`).
+refusing a mode that gives every dev item one label (:func:`allure.metrics.choose_calibration`);
+cross-fitted (``[loop] folds >= 2``: :attr:`CalibrationTarget.folds`) it scores every audit item,
+each labelled by the modes as fitted on the other folds, and applies the chosen mode as fitted on
+every audit item (no extra call: ``p_cf`` is per ICL block either way).
 The new labels are stored beside the parsed ones (:meth:`allure.store.RunStore.set_verdict_labels`).
 """
 
@@ -52,6 +55,20 @@ class CalibrationTarget:
     """The loop's objective (``auto`` compares modes by it)."""
     positive: Label | None = None
     """The positive label (``offset`` needs two labels and this one)."""
+    folds: Mapping[str, int] = field(default_factory=dict)
+    """Audit item id -> its cross-fitting fold (``[loop] folds >= 2``; empty: ``auto`` chooses on
+    ``dev``). Cross-fitted, ``auto`` chooses on every audit item of ``fit``, each labelled by the
+    modes as fitted on the *other* folds (``prior``'s shares, ``offset``'s ``b``; ``contextual`` reads
+    no label); what is applied is fitted on every audit item."""
+
+    def decision(self) -> Mapping[str, Label]:
+        """The items ``auto`` chooses on: every audit item with a reference when cross-fitted, else dev."""
+        return {i: r for i, r in self.fit.items() if i in self.folds} if self.folds else self.dev
+
+    def without_fold(self, fold: int) -> CalibrationTarget:
+        """This target with fold ``fold``'s items left out of ``fit`` (what is fitted for that fold)."""
+        fit = {i: r for i, r in self.fit.items() if self.folds.get(i) != fold}
+        return CalibrationTarget(dev={}, fit=fit, objective=self.objective, positive=self.positive)
 
 
 @dataclass
@@ -184,7 +201,8 @@ def calibrate_pass(
     out.chosen = mode if mode in candidates else "none"
     if mode == "auto":
         parsed = {it.id: v.label for it in items if (v := result.verdicts.get(it.id)) is not None}
-        out.chosen = _choose(candidates, parsed, target, labels, out)
+        scored = _out_of_fold(candidates, rows, p_cf, labels, target)
+        out.chosen = _choose(scored, parsed, target, labels, out)
     _relabel(ev, run_id, iteration, items, result, candidates[out.chosen], out)
     return out
 
@@ -265,6 +283,33 @@ def _relabel(
         ev.store.set_verdict_labels(run_id, iteration, changed)
 
 
+def _out_of_fold(
+    candidates: dict[str, dict[str, Label | None]],
+    rows: dict[str, tuple[Any, list[float]]],
+    p_cf: dict[tuple[str, ...], Any],
+    labels: Sequence[Label],
+    target: CalibrationTarget | None,
+) -> dict[str, dict[str, Label | None]]:
+    """``auto``'s labels to choose on: ``candidates`` themselves with a dev split; cross-fitted, each
+    fold's audit items re-labelled by ``prior`` and ``offset`` as fitted on the other folds' items
+    (``none`` and ``contextual`` read no reference label: their labels are already out of fold)."""
+    if target is None or not target.folds:
+        return candidates
+    out = {m: dict(c) for m, c in candidates.items()}
+    for fold in sorted(set(target.folds.values())):
+        mine = {i: r for i, r in rows.items() if target.folds.get(i) == fold}
+        other = target.without_fold(fold)
+        if "prior" in out:
+            known = [str(r) for r in other.fit.values()]
+            pi = [known.count(str(lab)) / len(known) for lab in labels] if known else None
+            out["prior"].update(_by_p_cf(mine, p_cf, labels, pi) if pi else {})
+        if "offset" in out:
+            b = _fit_offset(rows, labels, other)
+            if b is not None and other.positive is not None:
+                out["offset"].update(_by_offset(mine, labels, other.positive, b))
+    return out
+
+
 def _choose(
     candidates: dict[str, dict[str, Label | None]],
     parsed: dict[str, Label | None],
@@ -276,15 +321,23 @@ def _choose(
     without label probabilities keeps its parsed label under every mode."""
     from allure.metrics import choose_calibration
 
-    dev = sorted(i for i in (target.dev if target else {}) if i in parsed)
+    decision = target.decision() if target else {}
+    dev = sorted(i for i in decision if i in parsed)
     if target is None or not dev:
-        out.note = "auto chooses on the dev split, and the pass has no dev item with a reference label"
+        out.note = (
+            "auto chooses on the audit split out of fold, and the pass has no audit item with a reference label"
+            if target is not None and target.folds
+            else "auto chooses on the dev split, and the pass has no dev item with a reference label"
+        )
         return "none"
     pick = choose_calibration(
         {m: [c.get(i, parsed[i]) for i in dev] for m, c in candidates.items()},
-        [target.dev[i] for i in dev],
+        [decision[i] for i in dev],
         objective=target.objective,  # type: ignore[arg-type]
         labels=labels,
+        data=f"the audit split out of fold ({len(set(target.folds.values()))} folds)"
+        if target.folds
+        else "dev",
     )
     out.choice = {"scores": pick.scores, "refused": list(pick.refused), "n": pick.n, "line": pick.describe()}
     return pick.mode

@@ -30,6 +30,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from allure.dataset import cross_folds
 from allure.evaluator._calibrate import (
     NO_PROBS,
     CalibrationOutcome,
@@ -346,6 +347,8 @@ def plan_from_spec(
         splits: Item id -> split: the shares and the fit come from the audit split (``None``: every item).
         dev: The dev split's ids (``auto`` chooses on them, ``offset`` fits on the other audit items);
             ``None``: there is no dev split, so ``auto`` is off and ``offset`` has nothing to fit on.
+            With ``[loop] folds >= 2`` the dev split is empty and ``auto`` chooses on every audit
+            item out of fold (:func:`allure.dataset.cross_folds` of ``references`` and ``splits``).
         positions: Run the swapped order whenever the spec swaps (the loop reports position
             consistency), not only to debias.
         more: Any other :class:`PassPlan` field (``options``, ``progress``, ``claim_token``, ...).
@@ -368,6 +371,9 @@ def plan_from_spec(
             },
             objective=spec.loop.objective,
             positive=spec.positive_label,
+            folds=cross_folds(references, splits, spec.loop.folds, spec.loop.seed)
+            if splits is not None
+            else {},
         )
     prior = None
     if references is not None and calibration in ("prior", "auto"):

@@ -372,9 +372,10 @@ class PassReadout:
     own verdicts of the mined audit items (the active prompt's label probabilities, and a pair's
     swapped order's when the pass ran it), then applied to every item.
 
-    ``auto`` keeps the parsed labels unless the read-out is *better* on dev by the guard's rule
-    (:func:`allure.metrics.significantly_better`: one-sided paired permutation test, at least
-    ``min_per_label`` of each label in dev). After :meth:`apply`, :attr:`learned` holds the fitted
+    ``auto`` keeps the parsed labels unless the read-out is *better* on the decision data by the
+    guard's rule (:func:`allure.metrics.significantly_better`: one-sided paired permutation test, at
+    least ``min_per_label`` of each label): the dev split, or, cross-fitted (:attr:`folds`), every fit
+    item labelled out of fold. After :meth:`apply`, :attr:`learned` holds the fitted
     read-out (``None``: none fitted, or ``auto`` kept the parsed labels) and :attr:`decision` says why.
     """
 
@@ -397,6 +398,14 @@ class PassReadout:
     decision: str = ""
     applied: dict[str, Label | None] = field(default_factory=dict)
     """Item id -> the label the read-out gave (empty when nothing was fitted or ``auto`` kept the labels)."""
+    folds: Mapping[str, int] = field(default_factory=dict)
+    """Fit item id -> its cross-fitting fold (``[loop] folds >= 2``; empty: ``auto`` decides on
+    ``dev_ids``). Cross-fitted, ``auto`` fits one read-out per fold on the *other* folds' fit items,
+    labels the fold's items with it, and compares these out-of-fold labels with the parsed ones on
+    every fit item with a reference; what is applied is the read-out fitted on every fit item."""
+    fold_fit_ids: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """After a cross-fitted ``auto``: fold -> the items its read-out was fitted on (the leakage test
+    reads them: never an item of the fold)."""
 
     name: str = ""
     """What the pass's outcome calls it (``read-out (auto)``)."""
@@ -437,11 +446,16 @@ class PassReadout:
             return {}
         out = learned.apply(items, verdicts, swapped, back)
         if self.mode == "auto":
-            dev = sorted(i for i in self.dev_ids if i in verdicts)
+            scored, where = (
+                (self._out_of_fold(fit_items, verdicts, swapped), "out of fold")
+                if self.folds
+                else (out, "on dev")
+            )
+            dev = sorted(i for i in (self.folds or self.dev_ids) if i in verdicts)
             d = significantly_better(
                 [self.references.get(i) for i in dev],
                 [verdicts[i].label for i in dev],
-                [out.get(i) for i in dev],
+                [scored.get(i) for i in dev],
                 labels=self.labels,
                 objective=self.objective,  # type: ignore[arg-type]
                 alpha=self.alpha,
@@ -449,11 +463,37 @@ class PassReadout:
                 seed=self.seed,
             )
             if not d.better:
-                self.decision = f"{self.name}: the parsed labels kept on dev ({d.figures})"
+                self.decision = f"{self.name}: the parsed labels kept {where} ({d.figures})"
                 return {}
-            self.decision = f"{self.name}: adopted on dev ({d.figures})"
+            self.decision = f"{self.name}: adopted {where} ({d.figures})"
         else:
             self.decision = f"{self.name}: {learned.record()['describe']}"
         self.learned = learned
         self.applied = out
+        return out
+
+    def _out_of_fold(
+        self, fit_items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None
+    ) -> dict[str, Label | None]:
+        """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
+        whose read-out cannot be fitted keeps its parsed labels); :attr:`fold_fit_ids` records the fits."""
+        out: dict[str, Label | None] = {}
+        for fold in sorted(set(self.folds.values())):
+            mine = [it for it in fit_items if self.folds.get(it.id) == fold]
+            learned = fit_learned_readout(
+                self.mode,
+                [it for it in fit_items if self.folds.get(it.id) != fold],
+                verdicts,
+                self.references,
+                labels=self.labels,
+                positive=self.positive,
+                not_fit=set(self.not_fit) | {it.id for it in mine},
+                vote=self.vote,
+                objective=self.objective,
+                seed=self.seed,
+                swapped=swapped,
+            )
+            self.fold_fit_ids[fold] = learned.fit_ids if learned is not None else ()
+            if learned is not None and mine:
+                out.update(learned.apply(mine, verdicts, swapped))
         return out

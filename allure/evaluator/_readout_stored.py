@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from allure.dataset import cross_folds
 from allure.evaluator._readout import LearnedReadout, PassReadout, VoteSource
 from allure.labels import Label
 
@@ -39,7 +40,9 @@ def spec_readout(
         spec: The audit spec (a study arm's with its overrides).
         splits: Item id -> split of every item the pass may see.
         references: Item id -> reference label (only the fit and dev items' are handed on).
-        dev: The dev split's ids (``auto`` decides on them; never fitted on).
+        dev: The dev split's ids (``auto`` decides on them; never fitted on); empty when the loop
+            cross-fits (``[loop] folds >= 2``): ``auto`` then decides on every fit item out of fold,
+            its folds :func:`allure.dataset.cross_folds` of ``references`` and ``splits``.
         corrected: Item id -> an auditor's corrected label (approved examples); wins over the reference.
         vote: The approved examples that vote (``None``: ``z`` only).
         mode: The mode (``None``: the spec's ``[evaluator] readout``).
@@ -60,6 +63,9 @@ def spec_readout(
         dev_ids=frozenset(dev),
         not_fit=frozenset(i for i in splits if i not in fit_ids),
         vote=vote,
+        folds={
+            i: j for i, j in cross_folds(references, splits, loop.folds, loop.seed).items() if i in fit_ids
+        },
         objective=loop.objective,
         seed=loop.seed,
         alpha=loop.guard_alpha,

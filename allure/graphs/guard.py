@@ -1,22 +1,24 @@
-"""The guard: a new memory version is adopted only when it is *better* on the dev split.
+"""The guard: a new memory version is adopted only when it is *better* on the decision data.
 
 Zero-shot is candidate 0 (as DSPy's random search and MIPROv2 keep the unoptimised program
 unless it is beaten). After each pass with a new memory version, the loop compares it with the
-*active* version on the dev split (audit items never mined for examples), by the loop's
-objective (balanced accuracy by default: the label prior cannot game it), paired on the same
-items (METHODS.md section 13, issue 34):
+*active* version on the decision data, by the loop's objective (balanced accuracy by default: the
+label prior cannot game it), paired on the same items (METHODS.md section 13, issue 34):
 
 - ``delta`` = objective(new) - objective(active);
 - the new version is **adopted** only when ``delta > guard_margin`` and the one-sided paired
   permutation test of "new is better" gives ``p < guard_alpha``; otherwise the active version
   stays. Decide on evidence, not on its absence: "not significantly worse" adopted noise (a dev
   split of 30 items holding 3 "yes" cannot tell +0.02 from -0.15);
-- when the dev split holds fewer than ``guard_min_per_label`` reference labels of some label, it
-  cannot detect a difference of the size that matters, and the guard says so and keeps the
+- when the decision data holds fewer than ``guard_min_per_label`` reference labels of some label,
+  it cannot detect a difference of the size that matters, and the guard says so and keeps the
   active version.
 
-The decision data is the dev split (not cross-fitted folds of the whole audit split): the
-reason line names its size and the smallest class. The held-out split is never read here.
+The decision data (``[loop] folds``): with ``folds >= 2`` (the default) every audit item with a
+reference label, cross-fitted: each audit item's verdict came from a prompt whose examples were
+mined from the *other* folds (:mod:`allure.graphs.crossfit`), so 100 audit items give 100 paired
+out-of-fold decisions; with ``folds = 0`` the dev split (audit items never mined). The reason line
+names it, its size and the smallest class. The held-out split is never read here.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def guard_decision(
     *,
     active_name: str,
     new_name: str,
+    folds: int = 0,
 ) -> GuardDecision:
     """Decide whether the pass whose verdicts are ``new`` replaces the ``active`` one (see the module).
 
@@ -62,22 +65,24 @@ def guard_decision(
         loop: The loop's settings (objective, guard, margin, alpha, seed).
         labels: The label set.
         references: Item id -> reference label.
-        dev_ids: The dev split's item ids.
+        dev_ids: The decision data's item ids: every audit item when cross-fitted, else the dev split.
         active: Verdicts of the active memory version's pass.
         new: Verdicts of the pass with the new memory version.
         active_name: How the active version is named in the reason (``iteration 1 (zero-shot)``).
         new_name: How the new version is named.
+        folds: The cross-fitting folds of ``dev_ids`` (0: they are the dev split), as the reason says it.
     """
     from allure.metrics import significantly_better
 
     if not loop.guard:
         return GuardDecision(True, f"{new_name} adopted: the guard is off ([loop] guard = false)")
     keep = sorted(i for i in dev_ids if references.get(i) is not None)
+    where = "the audit split" if folds else "dev"
     if not keep:
         return GuardDecision(
             True,
-            f"{new_name} adopted unchecked: no dev item has a reference label "
-            f"(set [loop] dev_fraction above 0 to let the guard compare versions)",
+            f"{new_name} adopted unchecked: no {'audit' if folds else 'dev'} item has a reference label"
+            + ("" if folds else " (set [loop] dev_fraction above 0 to let the guard compare versions)"),
         )
     d = significantly_better(
         [references[i] for i in keep],
@@ -91,19 +96,21 @@ def guard_decision(
         seed=loop.seed,
     )
     if d.thin:
+        power = "a larger audit split" if folds else "a larger audit split or dev_fraction"
         return GuardDecision(
             False,
-            f"{new_name} not adopted: dev holds {d.thin}: the guard cannot detect a difference of the size "
+            f"{new_name} not adopted: {where} holds {d.thin}: the guard cannot detect a difference of the size "
             f"that matters and keeps {active_name} (fewer than [loop] guard_min_per_label = "
-            f"{loop.guard_min_per_label} of a label; a larger audit split or dev_fraction gives it power)",
+            f"{loop.guard_min_per_label} of a label; {power} gives it power)",
         )
     cmp = d.comparison
+    data = f"the audit split out of fold ({folds} folds)" if folds else "the dev split"
     if cmp is None or cmp.delta is None:
         return GuardDecision(
-            False, f"{new_name} not adopted: {d.figures} on the dev split; keeping {active_name}", cmp
+            False, f"{new_name} not adopted: {d.figures} on {data}; keeping {active_name}", cmp
         )
     name = OBJECTIVE_NAMES[loop.objective]
-    figures = f"{name} on the dev split{d.figures[len(name) :]}"
+    figures = f"{name} on {data}{d.figures[len(name) :]}"
     if d.better:
         return GuardDecision(True, f"{new_name} adopted: {figures}, significantly better", cmp)
     why = (

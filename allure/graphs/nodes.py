@@ -15,6 +15,7 @@ from langgraph.types import Command, interrupt
 from allure._fault import fault_point
 from allure.evaluator import polarity_variant, replay_items, run_pass, swapped_order
 from allure.gold_check import GoldCheck
+from allure.graphs.crossfit import decision_data, fold_blocks
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
 from allure.graphs.pairwise import report_positions
 from allure.graphs.passes import (
@@ -28,7 +29,7 @@ from allure.graphs.passes import (
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.readout import readout_step, record_readout
 from allure.graphs.state import AuditContext, LoopState
-from allure.memory import RetrievalPolicy, build_candidates, build_successes, sample_candidates
+from allure.memory import build_candidates, build_successes, sample_candidates
 from allure.models import IclExample, Item, ReviewDecision
 from allure.report import write_run_report
 
@@ -72,16 +73,17 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         if it == 1 and version.size:
             baseline = zero_shot_baseline(ctx, run_id, items, ev)
             update["active_iteration"] = 0
-        blocks = _blocks(ctx, it, items, policy, version.size)
+        blocks = fold_blocks(ctx, run_id, it, items, policy)
         plan = loop_plan(ctx, run_id, it, items, lambda item: blocks[item.id], pairwise=ev.prompts.pairwise)
         if plan.swap:
-            # the swapped order's examples are retrieved for its own text, when it is asked
+            # the swapped order's examples are retrieved for its own text (its item's fold), when it is asked
             swapped = swapped_order(items, labels)
+            origin = {sw.id: x.id for sw, x in zip(swapped, items, strict=True)}
             later: dict[str, list[IclExample]] = {}
 
             def swapped_examples(sw: Item) -> list[IclExample]:
                 if not later:
-                    later.update(_blocks(ctx, it, swapped, policy, version.size))
+                    later.update(fold_blocks(ctx, run_id, it, swapped, policy, origin))
                 return later[sw.id]
 
             plan = replace(plan, swapped_examples_for=swapped_examples)
@@ -121,18 +123,6 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
     }
 
 
-def _blocks(
-    ctx: AuditContext, it: int, batch: list[Item], policy: RetrievalPolicy, size: int
-) -> dict[str, list[IclExample]]:
-    """Each item's examples from the memory (one batched retrieval; none from an empty memory)."""
-    if not size:
-        return {x.id: [] for x in batch}
-    blocks = ctx.memory.retrieve_many(batch, policy)
-    keys = {tuple(ex.id for ex in blocks[x.id]) for x in batch}
-    ctx.say(f"iteration {it}: {len(keys)} distinct ICL block(s) ({policy.kind})")
-    return blocks
-
-
 def _rounded(x: float | None) -> str:
     return "undefined" if x is None else f"{x:.3f}"
 
@@ -164,21 +154,25 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
             f"iteration {it}: dev {name} {_rounded(d.objective(objective))} over {d.n_scored} items; "
             f"labels given {_shares(d.predicted_shares)} (reference {_shares(d.reference_shares)})"
         )
+    data = decision_data(ctx, run_id)
+    ctx.say(f"iteration {it}: {data}")
     active = state.get("active_iteration")
     if active is None or active == it:
+        ctx.store.update_run(run_id, info={"decision_data": data})
         return {"active_iteration": it}
     decision = guard_decision(
         ctx.spec.loop,
         list(ctx.spec.label_set),
         ctx.store.reference_labels(run_id),
-        ctx.dev_ids(run_id),
+        ctx.decision_ids(run_id),
         ctx.verdicts(run_id, active),
         ctx.verdicts(run_id, it),
         active_name=_version_name(ctx, run_id, active, state),
         new_name=_version_name(ctx, run_id, it, state),
+        folds=len(set(ctx.folds(run_id).values())),
     )
     ctx.say(f"iteration {it}: {decision.reason}")
-    ctx.store.update_run(run_id, info={f"guard_{it}": decision.reason})
+    ctx.store.update_run(run_id, info={f"guard_{it}": decision.reason, "decision_data": data})
     if decision.adopt:
         return {"active_iteration": it, "guard_previous": active}
     return {"stop_reason": decision.reason, "guard_previous": active}
@@ -205,7 +199,8 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     if state.get("active_iteration") != it:  # the guard refused this pass's memory version
         return {"proposed": 0}
     dev = ctx.dev_ids(run_id)
-    # the dev split is never mined (the guard decides on it): it counts as held out here
+    # the dev split (folds = 0) is never mined (the guard decides on it): it counts as held out here;
+    # cross-fitted, every audit item is mined (its examples never reach its own fold's prompts)
     items, refs, verdicts = ctx.items(run_id), ctx.store.reference_labels(run_id), ctx.verdicts(run_id, it)
     splits = {i: ("heldout" if i in dev else s) for i, s in ctx.store.splits(run_id).items()}
     mistakes = build_candidates(
@@ -242,17 +237,19 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
 
 
 def _no_gain(ctx: AuditContext, run_id: str, it: int, previous: int | None) -> str:
-    """The reason to stop when the objective on the dev split did not rise over the previously
-    active version, else ``""``. The held-out split is never read for a decision."""
+    """The reason to stop when the objective on the decision data (the audit split out of fold when
+    cross-fitted, else the dev split) did not rise over the previously active version, else ``""``.
+    The held-out split is never read for a decision."""
     if previous is None:
         return ""
     rows = ctx.store.metrics(run_id)
     objective = ctx.spec.loop.objective
+    split, where = ("audit", "the audit split out of fold") if ctx.folds(run_id) else ("dev", "the dev split")
     now, before = (
-        rows[i]["dev"].objective(objective) if "dev" in rows.get(i, {}) else None for i in (it, previous)
+        rows[i][split].objective(objective) if split in rows.get(i, {}) else None for i in (it, previous)
     )
     if now is not None and before is not None and now <= before:
-        return f"no gain on the dev split ({OBJECTIVE_NAMES[objective]} {before:.3f} -> {now:.3f})"
+        return f"no gain on {where} ({OBJECTIVE_NAMES[objective]} {before:.3f} -> {now:.3f})"
     return ""
 
 
@@ -260,7 +257,8 @@ def should_continue(state: LoopState, runtime: Runtime[AuditContext]) -> Command
     """Stop after this evaluation, or review its candidates and go on.
 
     The loop stops when the guard refused this pass, at ``max_iterations``, when the objective on
-    the dev split did not rise over the previously active version (``stop_when_no_gain``), or when
+    the decision data (the audit split out of fold, or the dev split with ``folds = 0``) did not rise
+    over the previously active version (``stop_when_no_gain``), or when
     there is no new candidate. With ``auto_approve`` the
     last pass's candidates are still reviewed and committed (they cost no reviewer time and the
     memory keeps every correction); the loop then stops without evaluating again.

@@ -29,7 +29,8 @@ def loop_plan(
     ctx: AuditContext, run_id: str, it: int, items: list[Item], examples_for: ExamplesFor, *, pairwise: bool
 ) -> PassPlan:
     """The loop's pass as the spec asks for it (:func:`allure.evaluator.plan_from_spec`): calibration
-    chooses on the dev split and fits on the other audit items; the swapped order runs whenever the
+    chooses on the dev split and fits on the other audit items, or, cross-fitted (``[loop] folds``),
+    chooses on every audit item out of fold and fits on every audit item; the swapped order runs whenever the
     spec swaps (the report's position figures)."""
     from allure.evaluator import plan_from_spec
 

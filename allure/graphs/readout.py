@@ -1,12 +1,15 @@
 """``[evaluator] readout`` in the loop: the learned read-out fitted on the mined audit items and
 applied as a pass's last step (issue 34; :class:`allure.evaluator.PassReadout`).
 
-Fit items: the audit items outside the dev split (the items the loop mines), with their reference
-labels, an auditor's corrected label (an approved example of the item) winning over the gold check.
+Fit items: the audit items outside the dev split (the items the loop mines: every audit item when
+the loop cross-fits), with their reference labels, an auditor's corrected label (an approved example
+of the item) winning over the gold check.
 Any label set: ``z`` for two labels (of the spec's positive label, the first where it names none),
 a multinomial fit on each label's log-probability beyond two, and, when a pairwise pass ran the
 swapped order, that order's too (:class:`allure.evaluator.LearnedReadout`).
-The dev split decides ``auto``; the held-out split is never seen (the references handed over hold
+``auto`` is decided on the dev split, or, cross-fitted (``[loop] folds >= 2``), on every fit item
+labelled by a read-out fitted on the other folds (run info ``readout_<iteration>`` keeps each fold's
+fit ids); the held-out split is never seen (the references handed over hold
 no held-out item, and a held-out item among the fit items is refused). What was fitted is stored
 with the pass's memory version (run info ``readout_<iteration>``: mode, features, coefficients, CV
 score, n, date) and shown in report.md.
@@ -67,6 +70,8 @@ def record_readout(
     if step.learned is not None:
         record.update(step.learned.record())
     record["fit_ids"] = sorted(step.learned.fit_ids) if step.learned is not None else []
+    if step.fold_fit_ids:  # cross-fitted auto: what each fold's read-out was fitted on (never the fold)
+        record["fold_fit_ids"] = {str(j): sorted(ids) for j, ids in step.fold_fit_ids.items()}
     record["memory_version"] = ctx.store.memory_versions(run_id).get(it, ("", []))[0]
     ctx.store.update_run(run_id, info={f"readout_{it}": record})
     ctx.say(f"iteration {it}: {step.decision}; {len(changed)} of {len(items)} labels changed")

@@ -68,6 +68,7 @@ class AuditContext:
     _items: dict[str, list[Item]] = field(default_factory=dict, repr=False)
     _verdicts: dict[tuple[str, int], dict[str, Verdict]] = field(default_factory=dict, repr=False)
     _dev: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    _folds: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def items(self, run_id: str) -> list[Item]:
         """The run's items (read once per process: they never change during a run)."""
@@ -76,7 +77,8 @@ class AuditContext:
         return self._items[run_id]
 
     def dev_ids(self, run_id: str) -> set[str]:
-        """The audit items carved out as the dev split (derived from the run's items, split and seed)."""
+        """The audit items carved out as the dev split (derived from the run's items, split and seed;
+        empty when the loop cross-fits: ``[loop] folds >= 2``)."""
         if run_id not in self._dev:
             from allure.dataset import dev_split
 
@@ -85,8 +87,42 @@ class AuditContext:
                 self.store.splits(run_id),
                 self.spec.loop.dev_fraction,
                 self.spec.loop.seed,
+                self.spec.loop.folds,
             )
         return self._dev[run_id]
+
+    def folds(self, run_id: str) -> dict[str, int]:
+        """Audit item id -> its cross-fitting fold (:func:`allure.dataset.cross_folds`; empty with
+        ``folds = 0``). Derived from the run's splits, reference labels and seed, so a process that
+        resumes the run deals the same folds; the first process records their digest (run info
+        ``folds``) and a later one that derives other folds is refused."""
+        if run_id not in self._folds:
+            from allure.dataset import cross_folds, folds_digest
+            from allure.errors import StoreError
+
+            loop = self.spec.loop
+            folds = cross_folds(
+                self.store.reference_labels(run_id), self.store.splits(run_id), loop.folds, loop.seed
+            )
+            if folds:
+                mine = {"k": loop.folds, "n": len(folds), "digest": folds_digest(folds)}
+                stored = (self.store.get_run(run_id).info or {}).get("folds")
+                if stored is None:
+                    self.store.update_run(run_id, info={"folds": mine})
+                elif stored != mine:
+                    raise StoreError(
+                        f"the cross-fitting folds derived now ({mine}) differ from the run's ({stored})",
+                        where=f"run {run_id}, run info 'folds'",
+                        fix="resume the run with the spec and data it started with",
+                    )
+            self._folds[run_id] = folds
+        return self._folds[run_id]
+
+    def decision_ids(self, run_id: str) -> set[str]:
+        """The items every loop decision reads (the guard, the stop rule, ``auto``): every audit item
+        when the loop cross-fits, else the dev split."""
+        folds = self.folds(run_id)
+        return set(folds) if folds else self.dev_ids(run_id)
 
     def verdicts(self, run_id: str, iteration: int) -> dict[str, Verdict]:
         """Item id -> verdict of an iteration (read once per process)."""

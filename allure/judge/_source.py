@@ -183,7 +183,7 @@ def _offset(store: RunStore, src: JudgeSource, verdicts: dict[str, Verdict]) -> 
         store.splits(src.run.id),
         store.reference_labels(src.run.id),
     )
-    dev = dev_split(items, splits, spec.loop.dev_fraction, spec.loop.seed)
+    dev = dev_split(items, splits, spec.loop.dev_fraction, spec.loop.seed, spec.loop.folds)
     pos = list(labels).index(positive)
     p = {
         i: row[pos] / sum(row)

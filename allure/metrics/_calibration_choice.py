@@ -38,13 +38,15 @@ class CalibrationChoice:
     """Dev items with a reference label."""
     evidence: str = ""
     """Why the best mode was not applied (``none`` kept): not significantly better, or too few of a label."""
+    data: str = "dev"
+    """What the choice was made on, as said: ``dev``, or ``the audit split out of fold`` (cross-fitted)."""
 
     def describe(self) -> str:
         """One line: ``chose prior on dev (n = 120): none 0.433, contextual 0.47, ...; refused offset (one label)``."""
         figures = ", ".join(f"{m} {'-' if s is None else f'{s:.3f}'}" for m, s in self.scores.items())
-        out = f"chose {self.mode} on dev (n = {self.n}): {figures}"
+        out = f"chose {self.mode} on {self.data} (n = {self.n}): {figures}"
         if self.refused:
-            out += f"; refused {', '.join(self.refused)} (every dev item given one label)"
+            out += f"; refused {', '.join(self.refused)} (every {'dev' if self.data == 'dev' else 'audit'} item given one label)"
         if self.evidence:
             out += f"; {self.evidence}"
         return out
@@ -66,6 +68,7 @@ def choose_calibration(
     labels: Sequence[Label] | None = None,
     alpha: float | None = 0.05,
     min_per_label: int = 10,
+    data: str = "dev",
 ) -> CalibrationChoice:
     """Choose among ``candidates`` (mode -> dev labels, in the order of ``references``) by ``objective``.
 
@@ -77,6 +80,8 @@ def choose_calibration(
         alpha: Level of the one-sided test the best mode must pass against ``none`` (``None``: no
             test, the highest objective alone decides, as before issue 34).
         min_per_label: Fewest dev items of each label for any mode but ``none`` to be chosen.
+        data: What the labels are of, as the line says it (``dev``; cross-fitted: the out-of-fold
+            labels of every audit item, ``the audit split out of fold``).
     """
     n = sum(r is not None for r in references)
     scores: dict[str, float | None] = {}
@@ -107,6 +112,8 @@ def choose_calibration(
             min_per_label=min_per_label,
         )
         if not d.better:
-            evidence = f"kept none: {best} not shown better on dev ({d.figures})"
+            evidence = f"kept none: {best} not shown better on {data} ({d.figures})"
             best = "none"
-    return CalibrationChoice(mode=best, scores=scores, refused=tuple(refused), n=n, evidence=evidence)
+    return CalibrationChoice(
+        mode=best, scores=scores, refused=tuple(refused), n=n, evidence=evidence, data=data
+    )

@@ -173,6 +173,8 @@ def build_run_report(
         refused_effect=_effect(store, spec, run_id, zero, its[-1]) if its and its[-1] != active else None,
         candidates_file=None if candidates_file is None else str(candidates_file),
         replay_agreement=replay,
+        decision_data=run.info.get("decision_data"),
+        guard=[run.info[f"guard_{i}"] for i in its if f"guard_{i}" in run.info],
     )
 
 

@@ -113,6 +113,16 @@ PRIMARY_NOTE = (
 )
 """What report.md says about which comparison is the claim (issue 34 item 6)."""
 
+CROSS_FITTED = "decided on the audit split out of fold"
+"""How :data:`PRIMARY_NOTE` names the decision data of a cross-fitted run (``[loop] folds >= 2``)."""
+
+
+def primary_note(data: ReportData) -> str:
+    """:data:`PRIMARY_NOTE`, naming the decision data the run's loop read."""
+    if data.decision_data and "cross-fitted" in data.decision_data:
+        return PRIMARY_NOTE.replace("decided on the dev split", CROSS_FITTED)
+    return PRIMARY_NOTE
+
 
 def _readout_lines(data: ReportData) -> list[str]:
     """``## Read-out``: per pass, what the learned read-out fitted (coefficients, CV score, n, date) and decided."""
@@ -130,7 +140,8 @@ def _readout_lines(data: ReportData) -> list[str]:
         out += _refit_lines(r)
     out += [
         "",
-        "Fitted on mined audit items only (never a dev or held-out item); the features never read a reference.",
+        "Fitted on mined audit items only (never a dev or held-out item; cross-fitted, `auto` decided on "
+        "read-outs fitted on the other folds); the features never read a reference.",
         "",
     ]
     return out
@@ -203,7 +214,7 @@ def _summary(data: ReportData) -> list[str]:
         and data.active_iteration is not None
         and not nothing_held_out(data)
     ):
-        out += [PRIMARY_NOTE, ""]
+        out += [primary_note(data), ""]
     f1_line = helped_sentence(data, "f1")
     if f1_line:
         out += [markdown_cell(f1_line), ""]
@@ -228,6 +239,9 @@ def _facts(data: ReportData, plot_name: str) -> list[str]:
     ]
     if data.candidates_file:
         out.append(f"- Disagreements (candidate ICL examples): {markdown_code(data.candidates_file)}")
+    if data.decision_data:
+        out.append(f"- {markdown_cell(data.decision_data[:1].upper() + data.decision_data[1:])}")
+    out += [f"- Guard: {markdown_cell(reason)}" for reason in data.guard]
     return [
         *out,
         "",

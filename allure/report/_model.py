@@ -249,6 +249,11 @@ class ReportData(BaseModel):
     warning); ``None`` when the active version is zero-shot or nothing is held out."""
     refused_effect: IclEffect | None = None
     """Held-out, for the record: the last, refused version against zero-shot (it steered nothing)."""
+    decision_data: str | None = None
+    """What the loop's decisions read (``decision data: 100 audit items, 5 folds, cross-fitted; 12
+    'yes'``, or the dev split's size); ``None``: an older run."""
+    guard: list[str] = Field(default_factory=list)
+    """The guard's reason line of every pass it decided, in order."""
     candidates_file: str | None = None
     """Path of ``candidates.jsonl`` listing the disagreements turned into candidates."""
     replay_agreement: ReplayAgreement | None = None

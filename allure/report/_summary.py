@@ -37,9 +37,13 @@ def effect_sentences(data: ReportData) -> list[str]:
         return []
     out = []
     if data.active_iteration == data.zero_shot_iteration:
+        where = (
+            "the audit split out of fold"
+            if data.decision_data and "cross-fitted" in data.decision_data
+            else "the dev split"
+        )
         out.append(
-            "The loop kept the zero-shot judge: no memory version beat it on the dev split "
-            "(ICL examples did not help)."
+            f"The loop kept the zero-shot judge: no memory version beat it on {where} (ICL examples did not help)."
         )
     elif data.effect is not None:
         o = data.effect.objective

@@ -114,7 +114,7 @@ class ArmRun:
         the read-out (last) is fitted on the study's mined audit items, as the loop fits it."""
         src, loop = self.src, self.src.spec.loop
         spec = arm_spec(src.spec, self.arm)
-        dev = dev_split(src.items, src.splits, loop.dev_fraction, loop.seed)
+        dev = dev_split(src.items, src.splits, loop.dev_fraction, loop.seed, loop.folds)
         step = self._readout(spec, dev)
         return plan_from_spec(
             spec,

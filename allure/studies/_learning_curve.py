@@ -91,7 +91,8 @@ def read_curve_data(store: RunStore, src: StudySource) -> CurveData:
             fix="finish the run first (`allure resume RUN`), or pick a finished run (`allure runs`)",
         )
     items, splits = store.items(run_id), store.splits(run_id)
-    dev = dev_split(items, splits, src.spec.loop.dev_fraction, src.spec.loop.seed)
+    loop = src.spec.loop
+    dev = dev_split(items, splits, loop.dev_fraction, loop.seed, loop.folds)  # the items the loop mined
     refs = store.reference_labels(run_id)
     mined = {it.id for it in items if splits.get(it.id) == "audit" and it.id not in dev}
     refs.update({ex.item_id: ex.correct_label for ex in store.candidates(run_id, status="approved")})

@@ -126,7 +126,7 @@ def test_auto_calibration_chooses_on_dev_undoes_the_lean_and_keeps_a_sound_judge
     a correction wins (the lean gives every dev item one label, so ``none`` is the worst, and dev
     holds at least 10 items of each label: the rise is significant); on the plain server nothing
     beats the parsed labels, and they stay."""
-    big = {"n_per_type": 40, "dev_fraction": 0.7}
+    big = {"n_per_type": 40, "dev_fraction": 0.7, "folds": 0}  # the dev split rule (folds = 0)
     graded, plain_out, n_plain = _audit(tmp_path / "plain", calibration="auto", **big)
     assert set(graded.values()) == {0, 1}
     assert "calibration (auto: none)" in plain_out and "chose none on dev" in plain_out
@@ -143,3 +143,16 @@ def test_auto_calibration_chooses_on_dev_undoes_the_lean_and_keeps_a_sound_judge
     assert cal["mode"] == "auto" and cal["chosen"] in ("contextual", "prior", "offset")
     assert cal["choice"]["scores"]["none"] < cal["choice"]["scores"][cal["chosen"]]
     assert n_plain > 0
+
+
+def test_auto_calibration_chooses_out_of_fold_when_cross_fitted(tmp_path: Path) -> None:
+    """The default ``[loop] folds = 5``: ``auto`` chooses on every audit item, each labelled by the
+    modes as fitted on the other folds; the leaning server's correction wins there too."""
+    leaned, out, n = _audit(tmp_path, "--lean", "0.25", calibration="auto", n_per_type=40)
+    line = next(x for x in out.splitlines() if "calibration (auto:" in x)
+    assert "calibration (auto: none)" not in line, line
+    assert "on the audit split out of fold (5 folds) (n = 52)" in line, line
+    report = json.loads(next((tmp_path / "proj" / ".allure" / "runs").glob("*/report.json")).read_text())
+    cal = report["iterations"][-1]["calibration"]
+    assert cal["choice"]["n"] == 52 and cal["chosen"] in ("contextual", "prior", "offset")
+    assert n == 80 + cal["cf_calls"]  # one call an item: the folds share the pass's calls

@@ -36,8 +36,11 @@ class FakeMemory:
         self.examples.update({e.id: e for e in examples})
         return len(new)
 
-    def retrieve(self, item: Item, policy: Any) -> list[IclExample]:
+    def all(self) -> list[IclExample]:
         return sorted(self.examples.values(), key=lambda e: e.id)
+
+    def retrieve(self, item: Item, policy: Any) -> list[IclExample]:
+        return [e for e in self.all() if e.id not in set(policy.exclude_ids)]
 
     def retrieve_many(self, items: list[Item], policy: Any) -> dict[str, list[IclExample]]:
         return {it.id: self.retrieve(it, policy) for it in items}
@@ -158,9 +161,21 @@ def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
     assert store.get_run(rid).status == "done"
 
 
+def test_stop_when_no_gain_reads_the_audit_split_out_of_fold_when_cross_fitted(tmp_path: Path) -> None:
+    # the default [loop] folds = 5: no dev split is carved; the stop rule reads the audit split
+    out, store, ctx, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=3, guard=False)
+    ba = [store.metrics(rid)[i]["audit"].balanced_accuracy for i in (1, 2)]
+    assert "dev" not in store.metrics(rid)[1] and ctx.dev_ids(rid) == set()
+    assert out["stop_reason"] == (
+        f"no gain on the audit split out of fold (balanced accuracy {ba[0]:.3f} -> {ba[1]:.3f})"
+    )
+    assert store.get_run(rid).info["decision_data"].startswith("decision data: 8 audit items, 5 folds")
+
+
 def test_stop_when_no_gain_stops_the_loop_when_the_dev_objective_does_not_rise(tmp_path: Path) -> None:
     # Replayed labels never change, so the 2nd pass's dev balanced accuracy equals the 1st: no gain.
-    out, store, ctx, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=3, guard=False)
+    # folds = 0: the dev split rule, kept working
+    out, store, ctx, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=3, guard=False, folds=0)
     ba = [store.metrics(rid)[i]["dev"].balanced_accuracy for i in (1, 2)]
     assert ba[0] is not None and ba[0] == ba[1]
     assert out["stop_reason"] == f"no gain on the dev split (balanced accuracy {ba[0]:.3f} -> {ba[1]:.3f})"
@@ -169,7 +184,9 @@ def test_stop_when_no_gain_stops_the_loop_when_the_dev_objective_does_not_rise(t
     assert report["stop_reason"] == out["stop_reason"]
     # The same run with the rule off goes on until nothing new is proposed.
     (tmp_path / "off").mkdir()
-    off, *_ = _replay_run(tmp_path / "off", auto=True, max_iterations=3, stop_when_no_gain=False, guard=False)
+    off, *_ = _replay_run(
+        tmp_path / "off", auto=True, max_iterations=3, stop_when_no_gain=False, guard=False, folds=0
+    )
     assert off["stop_reason"] == "no new candidates"
 
 

@@ -1,4 +1,5 @@
-"""The guard end to end: a memory version is adopted only when it is *better* on the dev split.
+"""The guard end to end: a memory version is adopted only when it is *better* on the dev split
+(``[loop] folds = 0``; the cross-fitted default: ``test_crossfit_loop.py``).
 
 A real audit loop (subprocess CLI) against the scripted server on 127.0.0.1. Zero-shot the
 scripted judge passes responses that mention "room" (keywords); with ``--examples-hurt`` any ICL
@@ -27,7 +28,9 @@ def _audit(
 ) -> tuple[str, RunStore, list[dict]]:
     srv = start_scripted_server(tmp_path, *server_args)
     try:
-        spec = write_spec(tmp_path, srv.base_url, **{"max_iterations": 3, **loop})
+        # these tests are of the dev split rule ([loop] folds = 0); tests/graphs/test_crossfit_loop.py
+        # tests the cross-fitted default
+        spec = write_spec(tmp_path, srv.base_url, **{"max_iterations": 3, "folds": 0, **loop})
         write_dataset(tmp_path / "items.jsonl", n_per_type=n_per_type)
         res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
         assert res.returncode == 0, res.stdout + res.stderr

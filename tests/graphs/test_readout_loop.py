@@ -24,7 +24,7 @@ def test_the_read_out_is_fitted_on_mined_items_only_and_stored_with_the_memory_v
 ) -> None:
     srv = start_scripted_server(tmp_path)
     try:
-        spec = write_spec(tmp_path, srv.base_url, max_iterations=2, dev_fraction=0.5)
+        spec = write_spec(tmp_path, srv.base_url, max_iterations=2, dev_fraction=0.5, folds=0)
         spec.write_text(
             spec.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
         )

@@ -29,7 +29,9 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, st
     tmp = tmp_path_factory.mktemp("audited")
     srv = start_scripted_server(tmp, "--lean", "0.25")
     try:
-        spec = write_spec(tmp, srv.base_url, calibration="contextual", max_iterations=2, guard=False)
+        # the bundle reproduces every item of the pass with folds = 0 (cross-fitted, an audit item's
+        # prompt lacks its own fold's examples: only the held-out items see the judge's whole memory)
+        spec = write_spec(tmp, srv.base_url, calibration="contextual", max_iterations=2, guard=False, folds=0)
         res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=300)
         assert res.returncode == 0, res.stdout + res.stderr
     finally:

@@ -18,7 +18,11 @@ pytestmark = pytest.mark.integration
 def test_a_new_block_gets_its_p_cf_from_content_free_calls(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--lean", "0.25")
     try:
-        spec = write_spec(tmp_path, srv.base_url, calibration="contextual", max_iterations=2, guard=False)
+        # the bundle reproduces every item of the pass with folds = 0 (cross-fitted, an audit item's
+        # prompt lacks its own fold's examples: only the held-out items see the judge's whole memory)
+        spec = write_spec(
+            tmp_path, srv.base_url, calibration="contextual", max_iterations=2, guard=False, folds=0
+        )
         spec.write_text(spec.read_text().replace('kind = "all"', 'kind = "same_problem_type"'))
         res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=300)
         assert res.returncode == 0, res.stdout + res.stderr

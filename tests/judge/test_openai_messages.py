@@ -53,7 +53,11 @@ def _plain_label(doc: dict, block: dict, row: dict, base_url: str) -> object:
 def test_the_plain_messages_sent_with_httpx_give_the_bundles_labels(
     tmp_path: Path, server: ScriptedServer
 ) -> None:
-    spec = write_spec(tmp_path, server.base_url, calibration="contextual", max_iterations=2, guard=False)
+    # the bundle reproduces every item of the pass with folds = 0 (cross-fitted, an audit item's
+    # prompt lacks its own fold's examples: only the held-out items see the judge's whole memory)
+    spec = write_spec(
+        tmp_path, server.base_url, calibration="contextual", max_iterations=2, guard=False, folds=0
+    )
     res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     res = run_cli(tmp_path, "judge", "export", "--format", "openai-messages", "--out", str(tmp_path / "j"))

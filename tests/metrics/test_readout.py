@@ -155,3 +155,28 @@ def test_auto_keeps_the_parsed_labels_unless_the_read_out_is_better_on_dev() -> 
     assert good.apply(items, verdicts) and good.learned is not None and "adopted on dev" in good.decision
     tiny = step(set(sorted(dev)[:8]))  # a dev split with a handful of each label cannot tell
     assert tiny.apply(items, verdicts) == {} and tiny.learned is None and "holds" in tiny.decision
+
+
+def test_cross_fitted_auto_decides_out_of_fold_and_no_fold_fit_holds_its_fold() -> None:
+    """``[loop] folds``: every fit item decides, labelled by a read-out fitted on the other folds."""
+    from allure.dataset import cross_folds
+
+    items, verdicts, refs = _items(200)
+    fit = {i.id for i in items[:100]}
+    folds = cross_folds(refs, {i: "audit" for i in fit}, 5, 0)
+    step = PassReadout(
+        mode="auto",
+        labels=("yes", "no"),
+        positive="yes",
+        fit_ids=frozenset(fit),
+        references={i: refs[i] for i in fit},
+        dev_ids=frozenset(),
+        not_fit=frozenset(i.id for i in items if i.id not in fit),
+        folds=folds,
+    )
+    assert step.apply(items, verdicts) and step.learned is not None
+    assert "adopted out of fold" in step.decision and "n = 100" in step.decision
+    assert set(step.fold_fit_ids) == set(range(5))
+    for j, ids in step.fold_fit_ids.items():
+        assert ids and set(ids) <= fit and not any(folds[i] == j for i in ids)
+    assert set(step.learned.fit_ids) == fit  # what is applied is fitted on every fit item

@@ -68,10 +68,11 @@ def test_the_learning_curve_reads_stored_calls_only_and_never_fits_held_out_item
     finally:
         store.close()
     held = {i for i, s in splits.items() if s == "heldout"}
-    dev = dev_split(items, splits, spec.loop.dev_fraction, spec.loop.seed)
+    # the items the loop mined: every audit item when it cross-fits ([loop] folds, the default)
+    dev = dev_split(items, splits, spec.loop.dev_fraction, spec.loop.seed, spec.loop.folds)
     mined = {i for i, s in splits.items() if s == "audit"} - dev
     fits = record.fits  # type: ignore[attr-defined]
-    assert len(fits) == 4 and held and dev
+    assert len(fits) == 4 and held and mined and spec.loop.folds == 5 and not dev
     for fit in fits:
         assert (
             len(fit.fit_ids) == fit.size and set(fit.fit_ids) <= mined and not set(fit.fit_ids) & (held | dev)

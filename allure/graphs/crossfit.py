@@ -1,0 +1,73 @@
+"""Cross-fitting in the loop (``[loop] folds``; issue 34 item 0): each pass's examples per item with
+the item's own fold left out, and the one line that names the decision data.
+
+An audit item of fold ``j`` is prompted with the memory's examples *except* those mined from fold
+``j``'s items (the policy's ``exclude_ids``, applied before it chooses, so ``top_k`` still gives
+``k``); a held-out item gets the whole memory. Each item is still asked once per pass: the folds
+only change *which* examples an audit item sees, and a prompt whose examples are those of another
+pass is the same prompt, answered from the run store's cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from allure.graphs.state import AuditContext
+from allure.labels import Label
+from allure.memory import RetrievalPolicy
+from allure.models import IclExample, Item
+
+
+def fold_blocks(
+    ctx: AuditContext,
+    run_id: str,
+    it: int,
+    batch: list[Item],
+    policy: RetrievalPolicy,
+    origin: Mapping[str, str] | None = None,
+) -> dict[str, list[IclExample]]:
+    """Each item's examples from the memory, out of fold (see the module); one batched retrieval
+    per fold. ``origin``: a batch item id -> the run's item it stands for (the swapped order's)."""
+    if not ctx.memory.all():
+        return {x.id: [] for x in batch}
+    folds = ctx.folds(run_id)
+    fold_of = {x.id: folds.get((origin or {}).get(x.id, x.id)) for x in batch}
+    mined: dict[int, list[str]] = {}
+    for ex in ctx.memory.all():
+        if (j := folds.get(ex.item_id)) is not None:
+            mined.setdefault(j, []).append(ex.id)
+    groups: dict[int | None, list[Item]] = {}
+    for x in batch:
+        groups.setdefault(fold_of[x.id], []).append(x)
+    blocks: dict[str, list[IclExample]] = {}
+    for fold, members in sorted(groups.items(), key=lambda g: -1 if g[0] is None else g[0]):
+        own = mined.get(fold, []) if fold is not None else []
+        chosen = policy.model_copy(update={"exclude_ids": [*policy.exclude_ids, *own]}) if own else policy
+        blocks.update(ctx.memory.retrieve_many(members, chosen))
+    keys = {tuple(ex.id for ex in blocks[x.id]) for x in batch}
+    across = f", out of fold over {len(set(folds.values()))} folds" if folds else ""
+    ctx.say(f"iteration {it}: {len(keys)} distinct ICL block(s) ({policy.kind}{across})")
+    return blocks
+
+
+def decision_data(ctx: AuditContext, run_id: str) -> str:
+    """``decision data: 100 audit items, 5 folds, cross-fitted; 12 '1'`` (the rarest label's count),
+    or ``decision data: the dev split, 30 items; 3 '1'`` with ``folds = 0``."""
+    refs = ctx.store.reference_labels(run_id)
+    ids = ctx.decision_ids(run_id)
+    known = [r for i in ids if (r := refs.get(i)) is not None]
+    folds = ctx.folds(run_id)
+    where = (
+        f"{len(known)} audit items, {len(set(folds.values()))} folds, cross-fitted"
+        if folds
+        else f"the dev split, {len(known)} items"
+    )
+    return f"decision data: {where}{_rarest(list(ctx.spec.label_set), known)}"
+
+
+def _rarest(labels: list[Label], known: list[Label]) -> str:
+    if not known:
+        return ""
+    counts = {lab: sum(1 for r in known if r == lab) for lab in labels}
+    rare = min(counts, key=lambda lab: counts[lab])
+    return f"; {counts[rare]} {str(rare)!r}"
