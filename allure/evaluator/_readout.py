@@ -447,7 +447,7 @@ class PassReadout:
         out = learned.apply(items, verdicts, swapped, back)
         if self.mode == "auto":
             scored, where = (
-                (self._out_of_fold(fit_items, verdicts, swapped), "out of fold")
+                (self._out_of_fold(fit_items, verdicts, swapped, back), "out of fold")
                 if self.folds
                 else (out, "on dev")
             )
@@ -473,7 +473,11 @@ class PassReadout:
         return out
 
     def _out_of_fold(
-        self, fit_items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None
+        self,
+        fit_items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
         whose read-out cannot be fitted keeps its parsed labels); :attr:`fold_fit_ids` records the fits."""
@@ -492,8 +496,9 @@ class PassReadout:
                 objective=self.objective,
                 seed=self.seed,
                 swapped=swapped,
+                back=back,
             )
             self.fold_fit_ids[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:
-                out.update(learned.apply(mine, verdicts, swapped))
+                out.update(learned.apply(mine, verdicts, swapped, back))
         return out
