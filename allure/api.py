@@ -92,7 +92,7 @@ class Run:
     def verdicts(self, iteration: int | None = None) -> Table[Verdict]:
         """The evaluator's verdicts, every iteration (or one), with ``iteration``, ``split`` and
         ``reference_label`` as extra columns. A pairwise run's swapped-order verdicts have ids ending
-        in ``#swapped``."""
+        in ``#swapped``; the polarity variant's (``[evaluator] polarity_prompt``) in ``#reversed``."""
         with self.project.store() as store:
             its = (
                 [iteration]
@@ -104,7 +104,7 @@ class Run:
             extra: list[dict[str, Any]] = []
             for it in its:
                 for item_id, v in sorted(store.verdicts(self.id, it).items()):
-                    base = item_id.removesuffix("#swapped")
+                    base = item_id.removesuffix("#swapped").removesuffix("#reversed")
                     records.append(v)
                     extra.append(
                         {"iteration": it, "split": splits.get(base), "reference_label": refs.get(base)}

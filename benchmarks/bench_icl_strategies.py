@@ -77,6 +77,9 @@ from allure.studies import ArmSpec, ArmsStudy, StudySource, run_study  # noqa: E
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
+PROMPTS = ROOT / "benchmarks" / "prompts"
+"""The reversed questions of the read-out's polarity variant (``[evaluator] polarity_prompt``; only
+``bench_readout.py`` asks them: a study arm runs no read-out, so this bench sends none)."""
 HALUEVAL_RUBRIC = (
     "yes: the response contains hallucinated content (made-up, unverifiable or false facts, or it does "
     "not follow the query); no: it contains none."
@@ -140,6 +143,9 @@ def halueval_task(args: argparse.Namespace, model: str) -> Task:
                 "prompt": "reference_free",
                 "rubric": HALUEVAL_RUBRIC,
                 "calibration": "none",  # the bench calibrates each arm itself (calibrated() below)
+                # "is the response free of hallucination?": its "yes" means the judge's "no"
+                "polarity_prompt": str(PROMPTS / "halueval_reversed"),
+                "polarity_labels": {"yes": "no", "no": "yes"},
             },
         }
     )
@@ -180,7 +186,14 @@ def cogeval_task(args: argparse.Namespace, model: str) -> Task:
         {
             "name": "bench-icl-strategies-cogeval",
             "dataset": {"path": str(data), "format": "cogeval"},
-            "evaluator": {"kind": "local", "model": model, "calibration": "none"},
+            "evaluator": {
+                "kind": "local",
+                "model": model,
+                "calibration": "none",
+                # "is the response wrong?": its score 1 means the judge's 0
+                "polarity_prompt": str(PROMPTS / "cogeval_reversed"),
+                "polarity_labels": {"1": 0, "0": 1},
+            },
         }
     )
     return Task(
@@ -661,9 +674,10 @@ def store_snapshot(name: str) -> Path:
     return RESULTS / f"icl_strategies.{name}.db.gz"
 
 
-def restore_store(project: Path, name: str) -> None:
-    """Start from the saved run store of an earlier session when this project has none."""
-    db, snap = project_db_path(project), store_snapshot(name)
+def restore_store(project: Path, name: str, snap: Path | None = None) -> None:
+    """Start from the saved run store of an earlier session (``snap``; default: this bench's
+    snapshot of task ``name``) when this project has none."""
+    db, snap = project_db_path(project), snap or store_snapshot(name)
     if db.exists() or not snap.is_file():
         return
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -676,7 +690,12 @@ def save_store(project: Path, name: str, args: argparse.Namespace) -> None:
     """A consistent copy of the run store, gzipped, for a later session to resume from."""
     if not args.save_store:
         return
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    snapshot_store(project, store_snapshot(name))
+
+
+def snapshot_store(project: Path, snap: Path) -> None:
+    """A consistent copy of ``project``'s run store (SQLite's backup, safe while it is written), gzipped to ``snap``."""
+    snap.parent.mkdir(parents=True, exist_ok=True)
     tmp = project / "snapshot.db"
     tmp.unlink(missing_ok=True)
     src = sqlite3.connect(project_db_path(project))
@@ -684,7 +703,7 @@ def save_store(project: Path, name: str, args: argparse.Namespace) -> None:
     src.backup(dst)
     src.close()
     dst.close()
-    with open(tmp, "rb") as fh, gzip.open(store_snapshot(name), "wb", compresslevel=9) as out:
+    with open(tmp, "rb") as fh, gzip.open(snap, "wb", compresslevel=9) as out:
         shutil.copyfileobj(fh, out)
     tmp.unlink()
 

@@ -43,11 +43,13 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sqlite3
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +69,7 @@ from bench_icl_strategies import (  # noqa: E402
     mine_memory,
     render,
     restore_store,
+    snapshot_store,
     table,
 )
 
@@ -85,25 +88,35 @@ from allure.metrics import (  # noqa: E402
     objective_difference,
     too_few,
 )
-from allure.models import Item  # noqa: E402
+from allure.models import Item, Verdict  # noqa: E402
 from allure.store import project_db_path  # noqa: E402
 from allure.studies import ArmSpec  # noqa: E402
 
 CURVE = (25, 50, 100, 200)
 CURVE_DRAWS = 3
+EMPTY = "''"
+"""An empty option value, as a shell command line writes it."""
 K = 8
 
 
 @dataclass
 class Features:
-    """Per item: ``z`` (zero-shot label log-odds) and ``vote`` (the memory's kNN vote)."""
+    """Per item: ``z`` (zero-shot label log-odds), ``vote`` (the memory's kNN vote) and
+    ``z_reversed`` (the polarity variant's label log-odds, read back in the judge's terms)."""
 
     z: dict[str, float]
     vote: dict[str, float]
+    z_reversed: dict[str, float] = field(default_factory=dict)
 
     def matrix(self, items: list[Item], names: tuple[str, ...]) -> np.ndarray:
-        cols = {"z": self.z, "vote": self.vote}
+        cols = {"z": self.z, "vote": self.vote, "z_reversed": self.z_reversed}
         return np.array([[cols[n][it.id] for n in names] for it in items], dtype=np.float64)
+
+
+def item_z(v: Verdict | None, pos: Label) -> float:
+    """A verdict's label log-odds; without probabilities its parsed label as +-2 (0: unparsed)."""
+    lo = log_odds(v.prob_positive) if v else None
+    return lo if lo is not None else (0.0 if not v or v.label is None else (2.0 if v.label == pos else -2.0))
 
 
 def features(t: Task, zero: ArmRun, memory: EpisodicMemory) -> Features:
@@ -112,19 +125,46 @@ def features(t: Task, zero: ArmRun, memory: EpisodicMemory) -> Features:
     from allure.memory._nearest import embedding_text
 
     pos = t.spec.positive_label
-    z = {}
-    for it in t.items:
-        v = zero.verdicts.get(it.id)
-        lo = log_odds(v.prob_positive) if v else None
-        z[it.id] = (
-            lo if lo is not None else (0.0 if not v or v.label is None else (2.0 if v.label == pos else -2.0))
-        )
+    z = {it.id: item_z(zero.verdicts.get(it.id), pos) for it in t.items}
     examples = memory.all()
     ex_vecs = embed([embedding_text(ex.response, ex.task) for ex in examples])
     it_vecs = embed([embedding_text(it.response, it.task) for it in t.items])
     own = [{j for j, ex in enumerate(examples) if ex.item_id == it.id} for it in t.items]
     votes = memory_vote(it_vecs, ex_vecs, [ex.correct_label for ex in examples], pos, k=K, exclude=own)
     return Features(z, {it.id: v for it, v in zip(t.items, votes, strict=True)})
+
+
+def polarity_project(args: argparse.Namespace, name: str) -> Path:
+    """The run store of a task's reversed question: one for every seed that splits the same items
+    again (the question is asked zero-shot, so its calls do not depend on the split or the memory).
+    It starts from the saved snapshot (:func:`polarity_snapshot`) when it has no store yet."""
+    project = args.project / f"{name}-polarity-items{args.items_seed}"
+    restore_store(project, name, polarity_snapshot(project))
+    return project
+
+
+def polarity_snapshot(project: Path) -> Path:
+    """Where the reversed question's calls are saved, gzipped, after a run that sent some (a later
+    session, on another machine, resumes from them)."""
+    return RESULTS / f"readout.{project.name}.db.gz"
+
+
+def reversed_arm(t: Task, project: Path) -> tuple[ArmRun, int]:
+    """The polarity variant (``[evaluator] polarity_prompt`` of the task's spec): one zero-shot call
+    per item with the reversed question, each verdict read back in the judge's terms as the pass
+    pipeline reads it (:meth:`allure.evaluator.PolarityVariant.read_back`); the calls sent."""
+    from allure.evaluator import polarity_variant
+
+    variant = polarity_variant(t.spec)
+    assert variant is not None, f"{t.name}: the task's spec has no polarity_prompt"
+    project.mkdir(parents=True, exist_ok=True)
+    bench = Bench(t, project, EpisodicMemory.open(str(project / "memory")))
+    arm = ArmSpec(name="reversed", example_ids=[], prompt=t.spec.evaluator.polarity_prompt)
+    run = bench.study("reversed", t.items, [arm])["reversed"]
+    if bench.calls:
+        snapshot_store(project, polarity_snapshot(project))
+    back = {i: variant.read_back(v) for i, v in run.verdicts.items()}
+    return ArmRun("reversed question (read back)", back, run.blocks, run.calls, run.wall_s), bench.calls
 
 
 def as_label(t: Task, s: str) -> Label:
@@ -378,7 +418,7 @@ def primary_rows(t: Task, rows: list[Row], arms: list[ArmRun], zero: ArmRun) -> 
     )
 
 
-def run_task(t: Task, project: Path, seed: int, with_loop: bool) -> tuple[str, int]:
+def run_task(t: Task, project: Path, seed: int, with_loop: bool, polarity: Path | None) -> tuple[str, int]:
     t0 = time.perf_counter()
     project.mkdir(parents=True, exist_ok=True)
     restore_store(project, t.name)
@@ -402,6 +442,7 @@ def run_task(t: Task, project: Path, seed: int, with_loop: bool) -> tuple[str, i
         arms.append(arm)
         if fitted:
             fits.append(f"- {title}: {fitted.describe()}")
+    polar, sent = polarity_arms(t, zero, feats, mine, polarity, fits)
     best = max(arms, key=lambda a: dev_score(t, a))
     ok, why = dev_better(t, zero, best)
     auto = ArmRun(
@@ -419,6 +460,7 @@ def run_task(t: Task, project: Path, seed: int, with_loop: bool) -> tuple[str, i
     curve_arms, curve_lines = curve(t, zero, memory, seed)
     others = [
         *arms,
+        *polar,
         knn_arm(t, zero, feats),
         vote_arm(t, zero, feats),
         auto,
@@ -453,10 +495,32 @@ def run_task(t: Task, project: Path, seed: int, with_loop: bool) -> tuple[str, i
         )
     )
     text += (
-        f"\n{bench.calls} calls sent for this task and seed in this run, {time.perf_counter() - t0:.0f} s\n"
+        f"\n{bench.calls + sent} calls sent for this task and seed in this run, "
+        f"{time.perf_counter() - t0:.0f} s\n"
     )
     print(text, flush=True)
-    return text, bench.calls
+    return text, bench.calls + sent
+
+
+def polarity_arms(
+    t: Task, zero: ArmRun, feats: Features, mine: list[Item], project: Path | None, fits: list[str]
+) -> tuple[list[ArmRun], int]:
+    """The polarity variant's arms (none without ``project``): the reversed question read back, and
+    the read-outs with its feature ``z_reversed`` (their calls: zero-shot's and the reversed ones)."""
+    if project is None:
+        return [], 0
+    rev, sent = reversed_arm(t, project)
+    feats.z_reversed = {it.id: item_z(rev.verdicts.get(it.id), t.spec.positive_label) for it in t.items}
+    out = [rev]
+    for names, title in (
+        (("z", "z_reversed"), "read-out (z + reversed)"),
+        (("z", "z_reversed", "vote"), "read-out (z + reversed + vote)"),
+    ):
+        arm, fitted = readout_arm(t, zero, feats, mine, names, title)
+        out.append(replace(arm, calls=arm.calls + rev.calls, wall_s=arm.wall_s + rev.wall_s))
+        if fitted:
+            fits.append(f"- {title}: {fitted.describe()}")
+    return out, sent
 
 
 def control_line(t: Task, controls: list[ArmRun]) -> str:
@@ -521,15 +585,17 @@ def project_for(args: argparse.Namespace, name: str, seed: int) -> Path:
     return args.project / f"{name}-s{seed}{tail}"
 
 
-def uncached(project: Path, t: Task) -> int:
-    """Items of ``t`` with no stored zero-shot call yet (the zero-shot prompt is the same across studies)."""
+def uncached(project: Path, t: Task, study: str = "zero-shot") -> int:
+    """Items of ``t`` with no stored call of ``study`` yet (its prompt is the same across studies)."""
     db = project_db_path(project)
     if not db.exists():
         return len(t.items)
     with sqlite3.connect(db) as c:
         done = {
             r[0]
-            for r in c.execute("SELECT DISTINCT v.item_id FROM verdicts v WHERE v.run_id LIKE '%zero-shot%'")
+            for r in c.execute(
+                "SELECT DISTINCT v.item_id FROM verdicts v WHERE v.run_id LIKE ?", (f"%{study}%",)
+            )
         }
     return sum(1 for it in t.items if it.id not in done)
 
@@ -551,12 +617,20 @@ def main() -> int:
         default=0,
         help="seed of the item draw; another --seeds value splits the same items again (0 new zero-shot calls)",
     )
+    ap.add_argument(
+        "--polarity-tasks",
+        default=None,
+        help="tasks whose polarity variant (the reversed question, one call per item) is asked; default: --tasks",
+    )
     ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "readout")
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--out", type=Path, default=RESULTS / "readout.md")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     loop_seeds = {int(s) for s in args.loop_seeds.split(",") if s}
+    polar = set((args.tasks if args.polarity_tasks is None else args.polarity_tasks).split(",")) & set(
+        args.tasks.split(",")
+    )
     # cached work first: each (task, seed)'s zero-shot and read-out arms, then the loop default's ICL calls
     plan = []
     for seed in seeds:
@@ -566,33 +640,52 @@ def main() -> int:
             restore_store(project, name)
             n = uncached(project, t)
             plan.append((name, seed, n))
+    # the reversed question's calls: once per task (every seed splits the same items again)
+    rev = {
+        n: uncached(polarity_project(args, n), make_task(n, args.items_seed, args), "reversed") for n in polar
+    }
     print(
         "plan: "
         + "; ".join(f"{n} seed {s}: {u} uncached zero-shot calls" for n, s, u in plan)
-        + f"; ~{sum(u for *_, u in plan) * 3 / 3600:.1f} h at ~3 s a call, plus the loop default's ICL calls "
-        "on dev (and held-out if the guard adopts)",
+        + "".join(f"; {n}: {u} uncached reversed-question calls (polarity variant)" for n, u in rev.items())
+        + f"; ~{(sum(u for *_, u in plan) + sum(rev.values())) * 3 / 3600:.1f} h at ~3 s a call, plus the "
+        "loop default's ICL calls on dev (and held-out if the guard adopts)",
         flush=True,
     )
     texts: dict[tuple[str, int], str] = {}
+    # the file as the earlier run left it, read once: this run's own writes are not an earlier run
+    earlier = earlier_sections(args.out, {(n, s) for n, s, _ in plan})
     total = 0
     order = sorted(plan, key=lambda p: (p[2] > 0, p[1], p[2]))
     for name, seed, _ in order:
         t = make_task(name, seed, args)
-        text, calls = run_task(t, project_for(args, name, seed), seed, seed in loop_seeds)
+        text, calls = run_task(
+            t,
+            project_for(args, name, seed),
+            seed,
+            seed in loop_seeds,
+            polarity_project(args, name) if name in polar else None,
+        )
         texts[(name, seed)] = text
         total += calls
-        write(args, texts, total)
+        write(args, texts, total, earlier)
     print(f"calls sent in this run: {total}" + ("\nsecond run: 0 calls" if total == 0 else ""))
     return 0
 
 
-def write(args: argparse.Namespace, texts: dict[tuple[str, int], str], total: int) -> None:
+def write(
+    args: argparse.Namespace,
+    texts: dict[tuple[str, int], str],
+    total: int,
+    earlier: tuple[dict[tuple[str, int], str], str, str],
+) -> None:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout
     header = (
         "# A learned read-out on the embedded judge (issue 34)\n\n"
-        f"`python benchmarks/bench_readout.py --tasks {args.tasks} --seeds {args.seeds} --items {args.items}` "
+        f"`python benchmarks/bench_readout.py --tasks {args.tasks} --seeds {args.seeds} --items {args.items} "
+        f"--loop-seeds {args.loop_seeds or EMPTY}` "
         f"at commit {commit.strip()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"{total} calls sent in this run. Finished: {', '.join(f'{n} seed {s}' for n, s in texts)}.\n\n"
         f"Items: the strategies bench's draw of seed {args.items_seed} (its stored zero-shot calls); a seed "
@@ -604,8 +697,38 @@ def write(args: argparse.Namespace, texts: dict[tuple[str, int], str], total: in
         "zero-shot, two-sided paired permutation test on balanced accuracy, alpha 0.05, unadjusted); every "
         "other arm is exploratory (its p Holm-adjusted over the exploratory arms).\n\n"
     )
+    kept, source, notes = earlier
+    if kept:
+        header += (
+            f"Kept from an earlier run (not run again in this one): {', '.join(f'{n} seed {s}' for n, s in sorted(kept))}; "
+            f"that run: {source}\n\n"
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(header + "\n".join(texts[k] for k in sorted(texts)))
+    every = {**kept, **texts}
+    args.out.write_text(header + "\n".join(every[k] for k in sorted(every)) + notes)
+
+
+def earlier_sections(
+    out: Path, texts: Collection[tuple[str, int]]
+) -> tuple[dict[tuple[str, int], str], str, str]:
+    """The sections of ``out`` for the (task, seed)s this run did not run, the command line (with
+    its commit and date) of the run that wrote them, and the notes written after it (``## ``, kept
+    at the end while any of its sections is kept)."""
+    if not out.is_file():
+        return {}, "", ""
+    old, notes = out.read_text(), ""
+    if "\n## " in old:
+        old, rest = old.split("\n## ", 1)
+        notes = "\n## " + rest
+    kept: dict[tuple[str, int], str] = {}
+    for part in re.split(r"(?m)^(?=### seed \d+, )", old)[1:]:
+        m = re.match(r"### seed (\d+), (\w+):", part)
+        if m and (m.group(2), int(m.group(1))) not in texts:
+            kept[(m.group(2), int(m.group(1)))] = part[:-1] if part.endswith("\n\n") else part
+    first = next((ln for ln in old.splitlines() if ln.startswith("`python benchmarks/bench_readout.py")), "")
+    earlier = next((ln for ln in old.splitlines() if ln.startswith("Kept from an earlier run")), "")
+    source = first.split("; ", 1)[0] or "unknown"
+    return kept, source + (f" (sections it kept: {earlier})" if earlier else ""), notes if kept else ""
 
 
 if __name__ == "__main__":

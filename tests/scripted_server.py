@@ -25,6 +25,11 @@ HTTP 401 with an error body that echoes the request's ``Authorization`` header (
 any ICL example in the prompt, items whose user turn matches REGEX get the right grade and every other
 item the wrong one (a memory that helps on a few chosen items and hurts everywhere else). ``--vary-on REGEX``: a sampled request (temperature above 0) with an odd ``seed`` whose user turn
 matches REGEX gets the opposite grade and a longer answer: repeated samples of those items disagree.
+``--reverse-when MARKER``: when the system prompt contains MARKER (the reversed question, "is the
+response wrong?"), the grade is the opposite. ``--item-bias``: the grader's label log-odds are its
+grade's sign (+-1) plus a yes-bias that differs by item, ``len(response) % 5 - 0.5`` (from -0.5 to
+3.5), the same for both questions: it writes the likelier label, so it says 1 to most items under
+either question, and the log-odds of the two questions read back together cancel the bias.
 ``--invert-if-file PATH``: while PATH exists every grade is the opposite (a provider that silently
 changed the model behind the same name).
 A system prompt that asks for a confidence gets ``confidence: 8`` after the grade, or, for those
@@ -323,6 +328,9 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 hit = re.search(a.examples_right, body["messages"][-1]["content"])
                 graded = right if hit else 1 - right
                 reply = f"score: {graded}"
+            if a.reverse_when and graded is not None and a.reverse_when in body["messages"][0]["content"]:
+                graded = 1 - graded  # the reversed question: its 1 means the response is wrong
+                reply = f"score: {graded}"
             if a.invert_if_file and graded is not None and Path(a.invert_if_file).exists():
                 graded = 1 - graded  # the provider changed the model behind the same name
                 reply = f"score: {graded}"
@@ -342,6 +350,12 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 resp = _response(body["messages"][-1]["content"])
                 p1 = 0.5 + a.lean if resp in CONTENT_FREE else (0.7 if graded else 0.3) + a.lean
                 p1 = min(max(p1, 0.01), 0.99)
+                label = int(p1 > 0.5)
+                reply, p = f"score: {label}", max(p1, 1 - p1)
+            if a.item_bias and graded is not None:
+                resp = _response(body["messages"][-1]["content"])
+                z1 = (2 * graded - 1) + len(resp) % 5 - 0.5
+                p1 = 1.0 / (1.0 + math.exp(-z1))
                 label = int(p1 > 0.5)
                 reply, p = f"score: {label}", max(p1, 1 - p1)
             text = "I cannot tell." if n <= a.fail_first + a.no_label_first else reply
@@ -421,6 +435,8 @@ def main() -> None:
     ap.add_argument("--no-logprobs", action="store_true")
     ap.add_argument("--lean", type=float, default=0.0)
     ap.add_argument("--invert-if-file", default="")
+    ap.add_argument("--reverse-when", default="")
+    ap.add_argument("--item-bias", action="store_true")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

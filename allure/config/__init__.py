@@ -26,6 +26,7 @@ from allure.config._load import (
     replay_source,
 )
 from allure.config._messages import SpecFieldError
+from allure.config._polarity import load_polarity_prompt
 from allure.config._spec import (
     GATE_METRICS,
     AuditSpec,
@@ -55,6 +56,7 @@ __all__ = [
     "SpecFieldError",
     "check_label_parsing",
     "label_pattern_for",
+    "load_polarity_prompt",
     "load_spec",
     "parse_spec",
     "replay_source",

@@ -117,6 +117,17 @@ class EvaluatorSpec(BaseModel):
     default ``auto`` is from evidence decided on dev (``benchmarks/results/readout.md``: adopted on
     HaluEval's dev split, kept the parsed labels on CogEval's). Not part of the
     cache key (no call changes)."""
+    polarity_prompt: str | None = None
+    """The read-out's polarity variant (two-label judges; issue 34): a prompt folder (``system.txt``,
+    ``user.txt``, ``assistant.txt``, as ``prompt``; relative to the spec's folder) that asks the
+    judge's question in the opposite polarity ("is the response free of hallucination?"). One call
+    per item, zero-shot; its label log-odds, read back through :attr:`polarity_labels`, are the
+    read-out's feature ``z_reversed``, which cancels a yes-bias the way swapping cancels a position
+    bias. Written by the user (it cannot be derived from a rubric): its templates may not use
+    ``{rubric}`` (the spec's rubric asks the judge's question). Needs ``readout`` other than ``none``."""
+    polarity_labels: dict[str, str | int] = Field(default_factory=dict)
+    """With :attr:`polarity_prompt`: each answer of the reversed question -> the judge's label it means
+    (e.g. ``{ yes = "no", no = "yes" }``); both sides name every label of ``label_set`` once."""
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     """Sampling temperature (0 to 2, the OpenAI API's range)."""
     max_tokens: int = Field(default=12, ge=1)

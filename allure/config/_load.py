@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from allure.config._messages import bool_error, bool_for_number, spec_error
+from allure.config._polarity import check_polarity_answers, check_polarity_prompt
 from allure.config._spec import AuditSpec
 from allure.errors import AllureError, SpecError
 from allure.labels import default_label_pattern
@@ -60,6 +61,7 @@ def parse_spec(
     if base_dir is not None:
         spec.base_dir = str(base_dir.resolve())
     check_label_parsing(spec, source=source)
+    check_polarity_prompt(spec, source=source, strict=strict)
     return spec
 
 
@@ -114,6 +116,7 @@ def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
     pattern = label_pattern_for(spec, prompts.assistant)
     parser = LabelParser(pattern, spec.vocabulary())
     _check_synonym_parsing(spec, parser, prompts.assistant, pattern, source=source)
+    check_polarity_answers(spec, parser, pattern, source=source)
     for label in spec.label_set:
         answer = prompts.assistant.format(label=label)
         got = parser.parse(answer)

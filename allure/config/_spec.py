@@ -381,6 +381,50 @@ class AuditSpec(BaseModel):
                 gc.negative_label = others[0]
         return self
 
+    @model_validator(mode="after")
+    def _polarity(self) -> AuditSpec:
+        """``polarity_labels`` maps the reversed question's two answers onto the judge's two labels."""
+        ev = self.evaluator
+        if ev.polarity_prompt is None:
+            if ev.polarity_labels:
+                raise SpecFieldError(
+                    "evaluator.polarity_labels",
+                    "polarity_labels is set but polarity_prompt is not",
+                    "set polarity_prompt to the reversed question's prompt folder, or remove polarity_labels",
+                )
+            return self
+        labels = [str(x) for x in self.label_set]
+        example = f"{{ {labels[0]} = {json.dumps(labels[-1])}, {labels[-1]} = {json.dumps(labels[0])} }}"
+        if len(labels) != 2 or ev.prompt == "pairwise":
+            raise SpecFieldError(
+                "evaluator.polarity_prompt",
+                "the polarity variant is for a two-label, single-response judge "
+                f"(label_set [{label_list(self.label_set)}], prompt {ev.prompt!r})",
+                "remove polarity_prompt",
+            )
+        if ev.readout == "none":
+            raise SpecFieldError(
+                "evaluator.polarity_prompt",
+                'polarity_prompt is a feature of the read-out, and readout = "none"',
+                'set readout = "auto" (or "logistic"), or remove polarity_prompt',
+            )
+        got = {str(k): str(v) for k, v in ev.polarity_labels.items()}
+        if sorted(got) != sorted(labels) or sorted(got.values()) != sorted(labels):
+            raise SpecFieldError(
+                "evaluator.polarity_labels",
+                f"polarity_labels = {json.dumps(got)} does not map the reversed question's answers "
+                f"[{', '.join(labels)}] onto the judge's labels [{', '.join(labels)}] one to one",
+                f"map each label to the judge's label it means, e.g. polarity_labels = {example}",
+            )
+        if all(k == v for k, v in got.items()):
+            raise SpecFieldError(
+                "evaluator.polarity_labels",
+                f"polarity_labels = {json.dumps(got)} maps every answer to itself: that is the judge's "
+                "own polarity, not the reversed question",
+                f"map each answer to the judge's label it means, e.g. polarity_labels = {example}",
+            )
+        return self
+
     def vocabulary(self) -> LabelVocabulary:
         """The label set with its synonyms."""
         return LabelVocabulary(self.label_set, self.label_synonyms)

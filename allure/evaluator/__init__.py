@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         reference_shares,
         run_pass,
     )
+    from allure.evaluator._polarity import REVERSED, PolarityVariant, polarity_variant
     from allure.evaluator._readout import (
         LearnedReadout,
         PassReadout,
@@ -120,6 +121,9 @@ _WHERE = {
     "FittedCalibration": "_calibrate",
     "apply_fitted": "_calibrate",
     "block_name": "_content_free",
+    "REVERSED": "_polarity",
+    "PolarityVariant": "_polarity",
+    "polarity_variant": "_polarity",
     "RECORDED": "_pipeline",
     "DebiasSummary": "_pipeline",
     "PassOutcome": "_pipeline",
@@ -166,6 +170,9 @@ __all__ = [
     "PassPlan",
     "PassStats",
     "RECORDED",
+    "REVERSED",
+    "PolarityVariant",
+    "polarity_variant",
     "Readout",
     "ReadoutOutcome",
     "apply_fitted",

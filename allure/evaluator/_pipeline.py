@@ -9,8 +9,9 @@ main order, replaced by each step that is on, in order. Position debiasing (a pa
 ``position_debias`` set) gives one label per pair from its two orders; calibration re-labels the
 main order's verdicts from their label probabilities (fitted and chosen here, or ``fixed``: values
 fitted before); the read-out, last, maps the verdicts (and a swapped order's, when the pass ran it)
-to labels. Debiasing and calibration are never
-both on (the spec's validators refuse it, for a study arm's overrides too). What each caller reads:
+to labels (with ``polarity_prompt``, the reversed question's verdicts too: one more zero-shot call
+per item, asked just before it). Debiasing and calibration are never both on (the spec's
+validators refuse it, for a study arm's overrides too). What each caller reads:
 
 - the loop keeps the main order's verdicts (:attr:`PassOutcome.result`, calibrated in place and
   stored beside the parsed labels) as its metrics' labels; a debiased label is reported beside them
@@ -39,6 +40,7 @@ from allure.evaluator._calibrate import (
     calibrate_pass,
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
+from allure.evaluator._polarity import PolarityVariant
 from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order, swaps_positions
 from allure.labels import Label
 from allure.models import Item, Verdict
@@ -61,10 +63,16 @@ class Readout(Protocol):
     """What it is called in the pass's outcome."""
 
     def apply(
-        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Item id -> the label it reads from the item's verdict (an item left out keeps its label);
-        ``swapped``: item id -> its swapped order's verdict, given when the pass ran that order."""
+        ``swapped``: item id -> its swapped order's verdict, given when the pass ran that order;
+        ``back``: item id -> its verdict under the polarity variant read back in the judge's terms,
+        given when the pass asked it."""
         ...
 
 
@@ -123,6 +131,9 @@ class PassPlan:
     """The verdicts are recorded ones: the swapped order is replayed, not asked."""
     swapped_examples_for: ExamplesFor | None = None
     """The swapped item -> its examples; ``None``: its original's (the loop retrieves for the swapped text)."""
+    polarity: PolarityVariant | None = None
+    """The reversed question (``[evaluator] polarity_prompt``: :func:`~allure.evaluator.polarity_variant`),
+    asked only when there is a read-out; set by a caller whose read-out fits on it (the loop)."""
 
 
 @dataclass
@@ -144,8 +155,10 @@ class PassOutcome:
     calibration: CalibrationOutcome | None = None
     """Includes the fitted values (``p_cf`` per block, ``prior``, ``offset``): :meth:`CalibrationOutcome.fitted`."""
     readout: ReadoutOutcome | None = None
+    reversed: EvalResult | None = None
+    """The polarity variant's verdicts (ids suffixed ``#reversed``), when the pass asked it."""
     stats: PassStats = field(default_factory=PassStats)
-    """Every call of the pass, the swapped order's and the content-free ones included."""
+    """Every call of the pass, the swapped order's, the reversed question's and the content-free ones included."""
 
 
 def _labels_of(items: list[Item], result: EvalResult) -> dict[str, Label | None]:
@@ -189,13 +202,25 @@ def run_pass(
             tell(NO_PROBS)
     out.labels = dict(out.debias.labels) if out.debias is not None else _labels_of(plan.items, result)
     if plan.readout is not None:
-        read = plan.readout.apply(plan.items, result.verdicts, **_swapped_of(plan.items, out.swapped))
+        extra: dict[str, Any] = _swapped_of(plan.items, out.swapped)
+        if plan.polarity is not None:
+            tell(f"asking the reversed question of {len(plan.items)} items (polarity variant)")
+            out.reversed, extra["back"] = plan.polarity.ask(
+                ev,
+                plan.run_id,
+                plan.iteration,
+                plan.items,
+                options=plan.options,
+                claim_token=plan.claim_token or "",
+            )
+        read = plan.readout.apply(plan.items, result.verdicts, **extra)
         changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
         out.labels.update(changed)
         out.readout = ReadoutOutcome(plan.readout.name, len(changed))
     out.stats = replace(result.stats)
-    if out.swapped is not None:
-        out.stats.add(out.swapped.stats)
+    for other in (out.swapped, out.reversed):
+        if other is not None:
+            out.stats.add(other.stats)
     return out
 
 

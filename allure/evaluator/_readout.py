@@ -11,6 +11,9 @@ and returns the label the fitted model gives. The features (:func:`probability_f
 - a pairwise pass that ran the swapped order: the same of the swapped order, read back to the main
   order's labels (``z_swap``, ``lp_swap[l]``: ``first`` <-> ``second``), so that the fit learns the
   position correction instead of averaging the two orders;
+- two labels and ``[evaluator] polarity_prompt``: ``z_reversed``, the log-odds of the positive label
+  read back from the reversed question's verdict (:mod:`allure.evaluator._polarity`), kept only when
+  cross-validation scores it higher than the features without it;
 - approved examples: ``vote``, the similarity-weighted share of the positive label among the ``k``
   nearest approved examples, the item's own never counted (beyond two labels ``vote[l]``, the
   share of each label).
@@ -29,7 +32,7 @@ parsed labels as candidate 0 and adopts the read-out only when the guard finds i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -147,24 +150,36 @@ class LearnedReadout:
         """Whether it reads a pair's swapped order (``z_swap`` or ``lp_swap[l]``)."""
         return any(f == "z_swap" or f.startswith("lp_swap[") for f in self.features)
 
+    @property
+    def reads_reversed(self) -> bool:
+        """Whether it reads the polarity variant's answer (``z_reversed``)."""
+        return "z_reversed" in self.features
+
     def columns(
-        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, list[float]]:
         """Each feature per item (see the module): the label probabilities from the verdicts (``swapped``:
-        item id -> its swapped order's verdict, in that order's terms), ``vote`` from the memory."""
+        item id -> its swapped order's verdict, in that order's terms; ``back``: item id -> its reversed
+        question's verdict read back in the judge's terms), ``vote`` from the memory."""
         labels, cols = self.labels, {}
         if len(labels) == 2:
             pos = self.positive if self.positive is not None else labels[0]
             cols["z"] = [_z(verdicts.get(it.id), pos, labels) for it in items]
             if swapped is not None:  # P(back(pos)) of the swapped order is its P(neg): the sign turns
                 cols["z_swap"] = [-_z(swapped.get(it.id), pos, labels) for it in items]
+            if back is not None:
+                cols["z_reversed"] = [_z(back.get(it.id), pos, labels) for it in items]
         else:
             rows = [_lp(verdicts.get(it.id), labels) for it in items]
             cols.update({f"lp[{lab}]": [r[j] for r in rows] for j, lab in enumerate(labels)})
             if swapped is not None:
-                back = [{0: 1, 1: 0}.get(j, j) for j in range(len(labels))]
+                order = [{0: 1, 1: 0}.get(j, j) for j in range(len(labels))]
                 rows = [_lp(swapped.get(it.id), labels) for it in items]
-                cols.update({f"lp_swap[{lab}]": [r[back[j]] for r in rows] for j, lab in enumerate(labels)})
+                cols.update({f"lp_swap[{lab}]": [r[order[j]] for r in rows] for j, lab in enumerate(labels)})
         if self.vote is not None and any(f.startswith("vote") for f in self.features):
             cols.update(self._votes(items, self.vote))
         return cols
@@ -181,24 +196,33 @@ class LearnedReadout:
         }
 
     def apply(
-        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Item id -> the read-out's label (items without a verdict are left out); ``swapped``: item id
-        -> its swapped order's verdict (needed when :attr:`reads_swapped`).
+        -> its swapped order's verdict (needed when :attr:`reads_swapped`); ``back``: item id -> its
+        reversed question's verdict read back (needed when :attr:`reads_reversed`).
 
         Raises:
-            ReadoutInputMissing: It reads the swapped order and ``swapped`` is ``None``.
+            ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        return self.scored(items, verdicts, swapped)[0]
+        return self.scored(items, verdicts, swapped, back)[0]
 
     def scored(
-        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> tuple[dict[str, Label | None], dict[str, float]]:
         """As :meth:`apply`, with each item's ``P(positive)`` besides its label (a logistic read-out of
         two labels; none for kNN or beyond two labels).
 
         Raises:
-            ReadoutInputMissing: It reads the swapped order and ``swapped`` is ``None``.
+            ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
         todo = [it for it in items if it.id in verdicts]
         if not todo:
@@ -210,7 +234,14 @@ class LearnedReadout:
                 where="the pass's plan (PassPlan.swap)",
                 fix="run the swapped order too (plan_from_spec(..., positions=True)) when this read-out is applied",
             )
-        cols = self.columns(todo, verdicts, swapped)
+        if self.reads_reversed and back is None:
+            raise ReadoutInputMissing(
+                f"{self.name} reads the polarity variant's answer (z_reversed) and the pass did not ask "
+                "the reversed question",
+                where="the pass's plan (PassPlan.polarity)",
+                fix="set the plan's polarity (allure.evaluator.polarity_variant(spec)) when this read-out is applied",
+            )
+        cols = self.columns(todo, verdicts, swapped, back)
         x = np.array([cols[f] for f in self.features], dtype=np.float64).T
         if self.mode == "knn":
             got = knn_labels(np.array(self.knn_x), self.knn_y, x, k=K_NEAREST)
@@ -254,6 +285,7 @@ def fit_learned_readout(
     objective: str = "balanced_accuracy",
     seed: int = 0,
     swapped: Mapping[str, Verdict] | None = None,
+    back: Mapping[str, Verdict] | None = None,
 ) -> LearnedReadout | None:
     """Fit the read-out on ``fit_items`` (the mined audit items) with their ``references``.
 
@@ -270,6 +302,9 @@ def fit_learned_readout(
         seed: Seed of the folds.
         swapped: A pairwise pass that ran the swapped order: item id -> its swapped order's verdict
             (in that order's terms); its label probabilities become features too.
+        back: Two labels: item id -> its verdict under the polarity variant, read back in the judge's
+            terms (``None``: not asked). The logistic read-out then also tries ``z_reversed`` and keeps
+            it only when its cross-validated score is higher (a tie keeps the fewer features).
 
     Raises:
         ReadoutLeak: A dev or held-out item is among ``fit_items``.
@@ -302,15 +337,33 @@ def fit_learned_readout(
     y: list[Label] = [references[it.id] for it in keep]  # type: ignore[misc]
     if len(set(y)) < 2:
         return None
-    cols = base.columns(keep, verdicts, swapped)
-    x = np.array([cols[f] for f in features], dtype=np.float64).T
-    base.fit_x, base.fit_y = x.tolist(), list(y)
     if base.mode == "knn":
+        cols = base.columns(keep, verdicts, swapped)
+        x = np.array([cols[f] for f in features], dtype=np.float64).T
+        base.fit_x, base.fit_y = x.tolist(), list(y)
         base.knn_x, base.knn_y = x.tolist(), y
         base.knn_at = datetime.now(UTC).isoformat(timespec="seconds")
         return base
-    base.fitted = fit_readout(x, y, features, objective=objective, seed=seed)  # type: ignore[arg-type]
-    return base if base.fitted is not None else None
+    n_prob = len(probability_features(labels, swapped=swapped is not None))
+    tries = [features]
+    if back is not None and two:
+        tries.append((*features[:n_prob], "z_reversed", *features[n_prob:]))
+    best: LearnedReadout | None = None
+    for names in tries:
+        cand = replace(base, features=names)
+        cols = cand.columns(keep, verdicts, swapped, back)
+        x = np.array([cols[f] for f in names], dtype=np.float64).T
+        cand.fit_x, cand.fit_y = x.tolist(), list(y)
+        cand.fitted = fit_readout(x, y, names, objective=objective, seed=seed)  # type: ignore[arg-type]
+        if cand.fitted is not None and (best is None or _cv(cand) > _cv(best)):
+            best = cand
+    return best
+
+
+def _cv(learned: LearnedReadout) -> float:
+    """The cross-validated score a feature set is chosen by (-1: none)."""
+    score = learned.fitted.cv_score if learned.fitted is not None else None
+    return -1.0 if score is None else score
 
 
 @dataclass
@@ -362,10 +415,15 @@ class PassReadout:
             self.name = f"read-out ({self.mode})"
 
     def apply(
-        self, items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None = None
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Fit on the mined items' verdicts, label every item; ``{}`` when nothing is fitted or kept.
-        ``swapped``: a pairwise pass's swapped order (item id -> verdict): its features too."""
+        ``swapped``: a pairwise pass's swapped order (item id -> verdict): its features too; ``back``:
+        the polarity variant's verdicts read back (the feature ``z_reversed``)."""
         from allure.metrics import significantly_better
 
         fit_items = [it for it in items if it.id in self.fit_ids]
@@ -381,14 +439,15 @@ class PassReadout:
             objective=self.objective,
             seed=self.seed,
             swapped=swapped,
+            back=back,
         )
         if learned is None:
             self.decision = f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
             return {}
-        out = learned.apply(items, verdicts, swapped)
+        out = learned.apply(items, verdicts, swapped, back)
         if self.mode == "auto":
             scored, where = (
-                (self._out_of_fold(fit_items, verdicts, swapped), "out of fold")
+                (self._out_of_fold(fit_items, verdicts, swapped, back), "out of fold")
                 if self.folds
                 else (out, "on dev")
             )
@@ -414,7 +473,11 @@ class PassReadout:
         return out
 
     def _out_of_fold(
-        self, fit_items: list[Item], verdicts: Mapping[str, Verdict], swapped: Mapping[str, Verdict] | None
+        self,
+        fit_items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None,
+        back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
         whose read-out cannot be fitted keeps its parsed labels); :attr:`fold_fit_ids` records the fits."""
@@ -433,8 +496,9 @@ class PassReadout:
                 objective=self.objective,
                 seed=self.seed,
                 swapped=swapped,
+                back=back,
             )
             self.fold_fit_ids[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:
-                out.update(learned.apply(mine, verdicts, swapped))
+                out.update(learned.apply(mine, verdicts, swapped, back))
         return out

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from allure._fault import fault_point
-from allure.evaluator import replay_items, run_pass, swapped_order
+from allure.evaluator import polarity_variant, replay_items, run_pass, swapped_order
 from allure.gold_check import GoldCheck
 from allure.graphs.crossfit import decision_data, fold_blocks
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
@@ -88,7 +88,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
 
             plan = replace(plan, swapped_examples_for=swapped_examples)
         step = readout_step(ctx, run_id)
-        plan = replace(plan, readout=step)
+        plan = replace(plan, readout=step, polarity=polarity_variant(ctx.spec) if step else None)
         outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration {it}: {msg}"))
         position, debias = report_positions(ctx, run_id, it, items, outcome)
         calibration = report_calibration(ctx, it, items, outcome)

@@ -31,22 +31,29 @@ def applied_readout(src: JudgeSource) -> dict[str, Any] | None:
     when none was applied (``readout = "none"``, nothing fitted, or ``auto`` kept the parsed labels).
 
     Raises:
-        JudgeError: It was applied but cannot be carried (``vote`` feature, ``knn``).
+        JudgeError: It was applied but cannot be carried (``vote`` or ``z_reversed`` feature, ``knn``).
     """
     rec = src.run.info.get(f"readout_{src.iteration}")
     if not isinstance(rec, dict) or "features" not in rec:
         return None  # a fitted read-out's record names its features; a kept or unfitted one does not
     votes = any(str(f).startswith("vote") for f in rec["features"])
-    if rec.get("mode") == "logistic" and not votes and rec.get("coef"):
+    polar = "z_reversed" in rec["features"]  # the reversed question is not part of a bundle
+    if rec.get("mode") == "logistic" and not votes and not polar and rec.get("coef"):
         return rec
-    what = "the memory vote feature" if votes else f"mode {rec.get('mode')!r}"
+    what = (
+        "the memory vote feature"
+        if votes
+        else "the polarity variant's feature z_reversed"
+        if polar
+        else f"mode {rec.get('mode')!r}"
+    )
     raise JudgeError(
         f"pass {src.iteration} applied a learned read-out with {what} ({rec.get('describe', '')}); a bundle "
         "carries only a logistic read-out on the judge's label probabilities, so it would not give the "
         "run's labels back",
         where=f"run {src.run.id}, run info 'readout_{src.iteration}' (spec field 'evaluator.readout')",
-        fix="export a pass without it (`--zero-shot` or `--iteration N`, where its read-out has no vote or "
-        'none), or audit with readout = "none" (or "logistic" before the first approved example)',
+        fix="export a pass without it (`--zero-shot` or `--iteration N`, where its read-out reads neither "
+        'the vote nor z_reversed, or is none), or audit with readout = "none" (or "logistic" before the first approved example)',
     )
 
 

@@ -106,7 +106,7 @@ def post_process(
     on them); ``offset`` has nothing to fit on (labels kept, and said); ``prior`` takes the frozen
     set's reference label shares. ``readout``: the read-out stored with the memory version
     (:func:`allure.reaudit._readout.reaudit_readout`), applied last, as fitted."""
-    from allure.evaluator import plan_from_spec, run_pass
+    from allure.evaluator import plan_from_spec, polarity_variant, run_pass
 
     policy = spec.memory.retrieval
     plan = plan_from_spec(
@@ -120,6 +120,8 @@ def post_process(
         options=options,
         readout=readout,
         positions=bool(getattr(readout, "reads_swapped", False)),  # a read-out of both orders of a pair
+        # a read-out of the reversed question's answer (z_reversed): ask it (stored calls re-used)
+        polarity=polarity_variant(spec) if getattr(readout, "reads_reversed", False) else None,
     )
     if plan.position_debias == "none" and plan.calibration == "none" and readout is None:
         return None
