@@ -14,8 +14,11 @@ and seed:
 3. Arms, read on held-out: ``zero-shot``; ``loop default`` (the loop with its defaults: the default
    strategy, ``calibration = "auto"`` and the one-sided guard (the examples adopted only when their
    calibrated pass is significantly better on dev than calibrated zero-shot and dev holds at least
-   10 of each label), then ``readout = "auto"``: the logistic read-out of the active pass replaces
-   its labels only when significantly better on dev); ``loop default before read-out``;
+   10 of each label; the memory's guard reads dev: the ICL calls were made for it), then
+   ``readout = "auto"`` as the loop's default ``[loop] folds = 5`` decides it: the logistic read-out
+   on ``z`` replaces the labels only when its out-of-fold labels of every audit item (mine + dev,
+   each fold's read-out fitted on the other folds) are significantly better than the pass's; the
+   applied read-out is fitted on every audit item); ``loop default before read-out``;
    ``read-out (z)``, ``read-out (vote)``, ``read-out (z + vote)``: class-weighted L2 logistic
    regression fitted on the mine split only, ``C`` by stratified 5-fold CV there; ``kNN prompting
    (z)``: majority of the 8 mine items nearest in ``z``; ``memory vote`` (``v > 0.5``); ``read-out
@@ -73,6 +76,7 @@ from bench_icl_strategies import (  # noqa: E402
     table,
 )
 
+from allure.dataset import cross_folds  # noqa: E402
 from allure.evaluator import CurveDraw  # noqa: E402
 from allure.labels import Label  # noqa: E402
 from allure.memory import EpisodicMemory, RetrievalPolicy  # noqa: E402
@@ -471,8 +475,11 @@ def run_task(t: Task, project: Path, seed: int, with_loop: bool, polarity: Path 
     # replaces the loop's labels only when the guard's one-sided test finds it better on dev
     base = loop_default(bench, zero, with_loop)
     named = {a.name: a for a in arms}
-    cand = named["read-out (z)" if "adopted" not in base.name else "read-out (z + vote)"]
-    ok2, why2 = dev_better(t, base, cand)
+    if "adopted" in base.name:  # examples adopted (their vote is mined from the mine split): the dev rule
+        cand = named["read-out (z + vote)"]
+        ok2, why2 = dev_better(t, base, cand)
+    else:
+        cand, ok2, why2 = crossfit_readout(t, base, feats, seed)
     pick = cand if ok2 else base
     loop = ArmRun(
         f"loop default ({cand.name} {'adopted' if ok2 else 'not adopted'}: {why2})",
@@ -500,6 +507,43 @@ def run_task(t: Task, project: Path, seed: int, with_loop: bool, polarity: Path 
     )
     print(text, flush=True)
     return text, bench.calls + sent
+
+
+def crossfit_readout(t: Task, base: ArmRun, feats: Features, seed: int) -> tuple[ArmRun, bool, str]:
+    """The loop's ``readout = "auto"`` under its default ``[loop] folds = 5``: every audit item (mine +
+    dev) labelled out of fold by a read-out on ``z`` fitted on the other folds (the library's
+    ``cross_folds``: seeded, stratified by reference label), compared with ``base``'s labels by the
+    guard's one-sided test (alpha 0.05, >= 10 of each label); the arm is the read-out fitted on every
+    audit item (held-out never seen)."""
+    audit = [it for it in t.ids("mine", "dev") if t.reference[it.id] is not None]
+    refs = {it.id: t.reference[it.id] for it in audit}
+    folds = cross_folds(refs, {it.id: "audit" for it in audit}, 5, seed)
+    oof: dict[str, Label | None] = {}
+    for j in sorted(set(folds.values())):
+        fit = [it for it in audit if folds[it.id] != j]
+        test = [it for it in audit if folds[it.id] == j]
+        fitted = fit_readout(feats.matrix(fit, ("z",)), [refs[it.id] for it in fit], ("z",))
+        pred = fitted.predict(feats.matrix(test, ("z",))) if fitted else None
+        oof.update({it.id: as_label(t, pred[i]) if pred else base.label(it.id) for i, it in enumerate(test)})
+    arm, _ = readout_arm(t, base, feats, audit, ("z",), "read-out (z), fitted on the audit split")
+    y = [refs[it.id] for it in audit]
+    thin = too_few(list(t.spec.label_set), y, 10)
+    if thin:
+        return arm, False, f"the audit split holds {thin}: kept"
+    c = objective_difference(
+        y,
+        [base.label(it.id) for it in audit],
+        [oof[it.id] for it in audit],
+        labels=t.spec.label_set,
+        alternative="greater",
+    )
+    ok = c.delta is not None and c.delta > 0 and (c.p_value or 1.0) < 0.05
+    return (
+        arm,
+        ok,
+        f"audit split out of fold over 5 folds (n = {len(audit)}) {c.value_a:.3f} -> {c.value_b:.3f}, "
+        f"one-sided p = {c.p_value:.3g}: {'adopted' if ok else 'kept'}",
+    )
 
 
 def polarity_arms(
