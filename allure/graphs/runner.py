@@ -313,7 +313,7 @@ def resume_run(
             raise StoreError(
                 f"run {run_id} is already done", where=store.where, fix="start a new run with `allure audit`"
             )
-        spec = parse_spec(run.spec, source=f"run {run_id} spec", strict=False)
+        spec = parse_spec(_with_its_rule(run.spec), source=f"run {run_id} spec", strict=False)
         from allure.evaluator import warm_http_client
 
         warm_http_client(spec)  # loads while the run's checkpoint is read
@@ -346,3 +346,13 @@ def resume_run(
         if lease is not None:
             lease.release()
         store.close()
+
+
+def _with_its_rule(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored spec as its run started: every stored spec is a full dump, so one whose ``[loop]`` has
+    no ``folds`` was stored before cross-fitting existed and resumes under the dev-split rule it
+    started with (``folds = 0``), not under today's default."""
+    loop = stored.get("loop")
+    if isinstance(loop, dict) and "folds" not in loop:
+        return {**stored, "loop": {**loop, "folds": 0}}
+    return stored

@@ -134,9 +134,14 @@ class ArmRun:
         )
 
     def _readout(self, spec: AuditSpec, dev: set[str]) -> PassReadout | None:
-        """The arm's read-out step (:func:`allure.evaluator.spec_readout`, as the loop's)."""
+        """The arm's read-out step (:func:`allure.evaluator.spec_readout`, as the loop's) when the spec
+        or the arm names one (``logistic``, ``knn``). With the default ``auto`` (and ``none``) an arm
+        measures the labels its prompt gives: a study compares prompts and examples, and an ``auto``
+        decision made on the study's own items would be read back on them."""
         mined = any(s == "audit" and i not in dev for i, s in self.src.splits.items())
-        if spec.evaluator.readout == "none" or not mined:  # e.g. a held-out study: nothing to fit on
+        if (
+            spec.evaluator.readout in ("none", "auto") or not mined
+        ):  # e.g. a held-out study: nothing to fit on
             return None
         approved = self.memory.all() if self.memory is not None else []
         return spec_readout(

@@ -61,6 +61,8 @@ def study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec],
     evaluator = src.spec.evaluator.model_dump(mode="json", exclude_none=True, exclude=set(NOT_IN_ID))
     if src.spec.evaluator.readout != "auto":
         evaluator["readout"] = src.spec.evaluator.readout
+    if not evaluator.get("polarity_labels"):  # unset (the polarity variant off): the ids made before it
+        evaluator.pop("polarity_labels", None)
     return _hashed(
         kind, src, memory_hash, [a.model_dump(mode="json", exclude_none=True) for a in arms], evaluator, extra
     )
