@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     from allure.evaluator._polarity import REVERSED, PolarityVariant, polarity_variant
     from allure.evaluator._readout import (
         LearnedReadout,
-        PassReadout,
         ReadoutInputMissing,
         ReadoutLeak,
         ReadoutMode,
@@ -67,6 +66,7 @@ if TYPE_CHECKING:
         memory_vote_source,
         probability_features,
     )
+    from allure.evaluator._readout_step import PassReadout
     from allure.evaluator._readout_stored import spec_readout, stored_readout
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
@@ -143,7 +143,7 @@ _WHERE = {
     "swaps_positions": "_swap",
     "Evaluator": "_runner",
     "LearnedReadout": "_readout",
-    "PassReadout": "_readout",
+    "PassReadout": "_readout_step",
     "ReadoutInputMissing": "_readout",
     "ReadoutLeak": "_readout",
     "ReadoutMode": "_readout",

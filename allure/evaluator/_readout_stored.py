@@ -16,7 +16,8 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from allure.dataset import cross_folds
-from allure.evaluator._readout import LearnedReadout, PassReadout, VoteSource
+from allure.evaluator._readout import LearnedReadout, VoteSource
+from allure.evaluator._readout_step import PassReadout
 from allure.labels import Label
 
 if TYPE_CHECKING:
