@@ -25,15 +25,14 @@ from allure.config._load import (
     parse_spec,
     replay_source,
 )
+from allure.config._loop import LoopSpec, Objective
 from allure.config._messages import SpecFieldError
 from allure.config._polarity import load_polarity_prompt
 from allure.config._spec import (
     GATE_METRICS,
     AuditSpec,
     GateSpec,
-    LoopSpec,
     MemorySpec,
-    Objective,
     ReauditSpec,
     ReauditSplit,
 )
