@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from allure.store import RunStore, project_db_path
-from tests.conftest import start_scripted_server, write_spec
+from tests.conftest import ScriptedServer, start_scripted_server, write_spec
 from tests.studies.helpers import study_source
 
 if TYPE_CHECKING:
     from allure.graphs import RunOutcome
     from allure.graphs.prepare import PreparedAudit
     from allure.reaudit import ReauditOutcome
-    from allure.studies import ArmsStudy, StudyRecord
+    from allure.studies import ArmLabels, ArmsStudy, StudyRecord
 
 pytestmark = pytest.mark.integration
 
@@ -46,6 +46,39 @@ def _reaudit_loop_and_arm(
     memory = EpisodicMemory.open(str(root / "memory"))
     study = run_study(project, src, memory, study_kind)
     return reaudit, run, prepared, study
+
+
+def _kept_zero_shot_arm() -> tuple[ArmsStudy, ArmLabels]:
+    """A one-arm (zero-shot) study and the dict its arm's labels land in when it summarises."""
+    from allure.studies import ArmSpec, ArmsStudy
+
+    kept: ArmLabels = {}
+
+    class Kept(ArmsStudy):
+        def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
+            kept.update(labels)
+            return record
+
+    return Kept([ArmSpec(name="zero-shot", example_ids=[])]), kept
+
+
+def _pairwise_spec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: str
+) -> tuple[ScriptedServer, Path]:
+    """A scripted pairwise server that leans to the first response, and an audit spec for it (also the
+    re-audit's) with ``settings`` added to its ``[evaluator]`` table; the caller stops the server."""
+    from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, write_pairwise_csv
+
+    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
+    monkeypatch.chdir(tmp_path)  # the spec's memory location is relative
+    write_pairwise_csv(tmp_path / "pairs.csv")
+    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    path = tmp_path / "audit.toml"
+    spec_text = PAIRWISE_LIVE.format(url=srv.base_url).replace(
+        'prompt = "pairwise"\n', 'prompt = "pairwise"\n' + settings
+    )
+    path.write_text(spec_text + REAUDIT_ALL.format(set="pairs"))
+    return srv, path
 
 
 def test_the_loop_a_study_arm_and_a_reaudit_label_alike(
@@ -90,32 +123,16 @@ def test_a_debiased_pairwise_pass_is_the_same_in_the_loop_a_study_arm_and_a_reau
     study arm and the re-audit score the same debiased labels, and the loop reports the same
     decided accuracy beside its raw verdicts."""
     from allure.metrics import decided_accuracy
-    from allure.studies import ArmLabels, ArmSpec, ArmsStudy
-    from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, last_report, write_pairwise_csv
+    from tests.graphs.test_judge_shapes import last_report
 
-    class Kept(ArmsStudy):
-        labels: ArmLabels = {}
-
-        def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
-            Kept.labels = labels
-            return record
-
-    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
-    monkeypatch.chdir(tmp_path)  # the spec's memory location is relative
-    write_pairwise_csv(tmp_path / "pairs.csv")
-    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    srv, path = _pairwise_spec(tmp_path, monkeypatch, 'position_debias = "consistent"\n')
     project = tmp_path / "proj"
     try:
-        path = tmp_path / "audit.toml"
-        spec_text = PAIRWISE_LIVE.format(url=srv.base_url).replace(
-            'prompt = "pairwise"\n', 'prompt = "pairwise"\nposition_debias = "consistent"\n'
-        )
-        path.write_text(spec_text + REAUDIT_ALL.format(set="pairs"))
-        study_kind = Kept([ArmSpec(name="zero-shot", example_ids=[])])
+        study_kind, kept = _kept_zero_shot_arm()
         reaudit, run, prepared, study = _reaudit_loop_and_arm(path, tmp_path, project, study_kind)
     finally:
         srv.stop()
-    arm = dict(zip([it.id for it in prepared.items], Kept.labels["zero-shot"], strict=True))
+    arm = dict(zip([it.id for it in prepared.items], kept["zero-shot"], strict=True))
     assert study.arms[0].position_debias == "consistent" and 0 < study.arms[0].undecided < len(arm)
     assert reaudit.record.labels == arm
     debias = last_report(tmp_path)["iterations"][-1]["debias"]
@@ -137,15 +154,8 @@ def test_the_loop_a_study_arm_and_a_reaudit_apply_one_logistic_read_out(
     from allure.judge import export_judge
     from allure.memory import EpisodicMemory
     from allure.reaudit import run_reaudit
-    from allure.studies import ArmLabels, ArmSpec, ArmsStudy, run_study
+    from allure.studies import run_study
     from tests.conftest import write_dataset
-
-    class Kept(ArmsStudy):
-        labels: ArmLabels = {}
-
-        def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
-            Kept.labels = labels
-            return record
 
     monkeypatch.setenv("ALLURE_TEST_KEY", "k")
     srv = start_scripted_server(tmp_path, "--lean", "0.25")
@@ -162,7 +172,8 @@ def test_the_loop_a_study_arm_and_a_reaudit_apply_one_logistic_read_out(
         assert run.status == "done"
         prepared, src = study_source(spec, tmp_path)
         memory = EpisodicMemory.open(str(tmp_path / "memory"))
-        study = run_study(project, src, memory, Kept([ArmSpec(name="zero-shot", example_ids=[])]))
+        study_kind, kept = _kept_zero_shot_arm()
+        study = run_study(project, src, memory, study_kind)
         reaudit = run_reaudit(str(path), project)
         export_judge(project, run.run_id, tmp_path / "judge")  # carries the pass's read-out
         bundled = run_reaudit(str(path), project, judge=tmp_path / "judge")
@@ -177,7 +188,7 @@ def test_the_loop_a_study_arm_and_a_reaudit_apply_one_logistic_read_out(
         store.close()
     loop = {i: v.label for i, v in verdicts.items()}
     parsed = {i: v.label if v.raw_label is None else v.raw_label for i, v in verdicts.items()}
-    arm = dict(zip([it.id for it in prepared.items], Kept.labels["zero-shot"], strict=True))
+    arm = dict(zip([it.id for it in prepared.items], kept["zero-shot"], strict=True))
     assert set(loop) == {it.id for it in prepared.items}
     assert set(parsed.values()) == {1} and set(loop.values()) == {0, 1}  # the read-out gave the grades back
     assert arm == loop
@@ -201,33 +212,18 @@ def test_a_pairwise_read_out_of_both_orders_is_the_same_in_the_loop_a_study_arm_
     from allure.graphs import start_run
     from allure.memory import EpisodicMemory
     from allure.reaudit import run_reaudit
-    from allure.studies import ArmLabels, ArmSpec, ArmsStudy, run_study
-    from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, write_pairwise_csv
+    from allure.studies import run_study
 
-    class Kept(ArmsStudy):
-        labels: ArmLabels = {}
-
-        def summarise(self, record: StudyRecord, labels: ArmLabels) -> StudyRecord:
-            Kept.labels = labels
-            return record
-
-    monkeypatch.setenv("ALLURE_TEST_KEY", "k")
-    monkeypatch.chdir(tmp_path)  # the spec's memory location is relative
-    write_pairwise_csv(tmp_path / "pairs.csv")
-    srv = start_scripted_server(tmp_path, "--pairwise-logprobs")
+    srv, path = _pairwise_spec(tmp_path, monkeypatch, 'calibration = "none"\nreadout = "logistic"\n')
     project = tmp_path / "proj"
     try:
-        path = tmp_path / "audit.toml"
-        spec_text = PAIRWISE_LIVE.format(url=srv.base_url).replace(
-            'prompt = "pairwise"\n', 'prompt = "pairwise"\ncalibration = "none"\nreadout = "logistic"\n'
-        )
-        path.write_text(spec_text + REAUDIT_ALL.format(set="pairs"))
         spec = load_spec(path)
         run = start_run(spec, project)
         assert run.status == "done"
         prepared, src = study_source(spec, tmp_path)
         memory = EpisodicMemory.open(str(tmp_path / "memory"))
-        run_study(project, src, memory, Kept([ArmSpec(name="zero-shot", example_ids=[])]))
+        study_kind, kept = _kept_zero_shot_arm()
+        run_study(project, src, memory, study_kind)
         reaudit = run_reaudit(str(path), project)
     finally:
         srv.stop()
@@ -238,7 +234,7 @@ def test_a_pairwise_read_out_of_both_orders_is_the_same_in_the_loop_a_study_arm_
     finally:
         store.close()
     assert rec["features"] == ["z", "z_swap"] and rec["coef"]  # applied without z_swap: refused
-    arm = dict(zip([it.id for it in prepared.items], Kept.labels["zero-shot"], strict=True))
+    arm = dict(zip([it.id for it in prepared.items], kept["zero-shot"], strict=True))
     assert set(loop) == set(arm) and len(loop) == 60
     assert arm == loop
     assert reaudit.record is not None and reaudit.record.labels == loop

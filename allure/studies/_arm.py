@@ -26,7 +26,7 @@ from allure.evaluator import (
 )
 from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
-from allure.metrics import compute_metrics
+from allure.metrics import SplitMetrics, compute_metrics
 from allure.models import IclExample, Item
 from allure.prompts import PromptSet, load_prompt_set
 from allure.studies._options import ArmProgress, Say
@@ -39,6 +39,23 @@ if TYPE_CHECKING:
 
 Examples = dict[str, list[IclExample]]
 """Item id -> the ICL examples of its prompt."""
+
+
+def arm_metrics(src: StudySource, labels: list[Label | None], probs: list[float | None]) -> SplitMetrics:
+    """An arm's metrics: its labels (and P(positive)) against the study items' references, with the
+    spec's label set, bootstrap resamples and seed."""
+    spec = src.spec
+    return compute_metrics(
+        [src.reference.get(it.id) for it in src.items],
+        labels,
+        prob_positive=probs,
+        problem_types=[it.problem_type for it in src.items],
+        generators=[it.generator for it in src.items],
+        labels=tuple(spec.label_set),
+        pos_label=spec.positive_label,
+        n_resamples=spec.loop.bootstrap_resamples,
+        random_state=spec.loop.seed,
+    )
 
 
 def examples_for(arm: ArmSpec, memory: EpisodicMemory, items: list[Item]) -> Examples:
@@ -192,17 +209,7 @@ class ArmRun:
         if outcome.debias is not None:
             debiased, undecided = outcome.debias.used, outcome.debias.inconsistent
             probs = [None] * len(vs)
-        metrics = compute_metrics(
-            [src.reference.get(it.id) for it in src.items],
-            labels,
-            prob_positive=probs,
-            problem_types=[it.problem_type for it in src.items],
-            generators=[it.generator for it in src.items],
-            labels=tuple(src.spec.label_set),
-            pos_label=src.spec.positive_label,
-            n_resamples=src.spec.loop.bootstrap_resamples,
-            random_state=src.spec.loop.seed,
-        )
+        metrics = arm_metrics(src, labels, probs)
         s = outcome.stats
         result = ArmResult(
             arm=arm,

@@ -7,7 +7,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from allure.labels import Label
-from allure.metrics import CurvePoint, compute_metrics, curve_point, curve_points
+from allure.metrics import CurvePoint, curve_point, curve_points
+from allure.studies._arm import arm_metrics
 from allure.studies._learning_curve_record import CurveData, CurveFit, CurvePlan, LearningCurveRecord
 from allure.studies._options import Say
 from allure.studies._protocol import ArmLabels, as_kind
@@ -30,18 +31,7 @@ def _arm_result(
     src: StudySource, arm: ArmSpec, index: int, labels: list[Label | None], probs: list[float | None]
 ) -> ArmResult:
     """An arm read from stored verdicts: no call, every item answered from the store."""
-    spec = src.spec
-    metrics = compute_metrics(
-        [src.reference.get(it.id) for it in src.items],
-        labels,
-        prob_positive=probs,
-        problem_types=[it.problem_type for it in src.items],
-        generators=[it.generator for it in src.items],
-        labels=tuple(spec.label_set),
-        pos_label=spec.positive_label,
-        n_resamples=spec.loop.bootstrap_resamples,
-        random_state=spec.loop.seed,
-    )
+    metrics = arm_metrics(src, labels, probs)
     return ArmResult(
         arm=arm,
         index=index,
