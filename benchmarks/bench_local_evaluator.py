@@ -12,8 +12,8 @@ on a freshly started server (so no pass inherits another's prompt cache):
 Printed: items/s of (2) over (1) (target >= 0.95), the share of prompt tokens served from
 the prompt cache after the first call of pass (2) (target >= 0.9; from
 ``usage.prompt_tokens_details.cached_tokens``, llama.cpp's ``timings.cache_n``), and the
-wall time of (2) over (3) (target <= 2x). The graded items are the demo audit's 100
-(``allure audit --demo``; ``--items`` takes fewer); the ``--icl`` shortest other demo items
+wall time of (2) over (3) (target <= 2x). The graded items are 100 drawn as the demo audit
+draws its 50 (``allure audit --demo``; ``--items`` takes fewer); the ``--icl`` shortest other demo items
 become the examples. The ICL pass pays for its block once, on its first (cold) call: about a
 minute for 20 examples on 2 cores, worth ~25 zero-shot items; so the wall ratio falls
 with the number of items (2.2x at 24 items, measured) towards the steady per-item ratio,
@@ -55,7 +55,7 @@ def pick(n_icl: int, n_items: int) -> tuple[list[IclExample], list[Item]]:
     The items are in the order allure's runner sends them (those sharing a task together,
     where the task first appears), so that the direct pass gets the same prompt-cache reuse.
     """
-    graded = load_items(demo_audit_spec())[:n_items]
+    graded = load_items(demo_audit_spec().model_copy(update={"limit": max(n_items, 100)}))[:n_items]
     first: dict[str, int] = {}
     for k, it in enumerate(graded):
         first.setdefault(it.task, k)

@@ -44,8 +44,8 @@ def test_the_demo_runs_judge_relabels_its_heldout_items_exactly(tmp_path: Path) 
             examples = store.memory_versions(run.id)[2][1]
         finally:
             store.close()
-        # cross-fitted (the default [loop] folds = 5) every audit item is mined: 7 examples (6 with a dev split)
-        assert run.info["active_iteration"] == 1 and len(examples) == 7 and len(heldout) == 41
+        # cross-fitted (the default [loop] folds = 5) every audit item is mined: 5 examples from 28 items
+        assert run.info["active_iteration"] == 1 and len(examples) == 5 and len(heldout) == 22
         with gzip.open(demo_dataset_path(), "rt", encoding="utf-8") as fh:
             rows = [json.loads(x) for x in fh if x.strip()]
         data = tmp_path / "heldout.jsonl"
@@ -55,7 +55,7 @@ def test_the_demo_runs_judge_relabels_its_heldout_items_exactly(tmp_path: Path) 
             res = run_cli(tmp_path, "judge", "export", run.id, *args, "--out", str(bundle), env=ENV)
             assert res.returncode == 0, res.stdout + res.stderr
             got, said = _label(tmp_path, data, bundle, f"prod{it}")  # a fresh project: calls sent again
-            assert "41 items: 0 calls" not in said and f"{0 if it == 1 else 7} examples" in said
+            assert "22 items: 0 calls" not in said and f"{0 if it == 1 else 5} examples" in said
             assert got == {i: verdicts[it][i].label for i in heldout}
     finally:
         srv.stop()
