@@ -29,7 +29,8 @@ def _file_sha256(path: Path) -> str | None:
 
 def _what(src: JudgeSource) -> str:
     if src.zero_shot and src.iteration == src.active:
-        return "the zero-shot judge, which the run's guard kept: no memory version beat it on dev, so it has no examples"
+        where = "the audit split out of fold" if src.spec.loop.folds >= 2 else "dev"
+        return f"the zero-shot judge, which the run's guard kept: no memory version beat it on {where}, so it has no examples"
     if src.zero_shot:
         return "the run's zero-shot judge (no examples), exported with --zero-shot"
     if src.iteration == src.active:

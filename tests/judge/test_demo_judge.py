@@ -54,6 +54,8 @@ def test_the_demo_runs_judge_relabels_its_heldout_items_exactly(tmp_path: Path) 
             bundle = tmp_path / f"judge{it}"
             res = run_cli(tmp_path, "judge", "export", run.id, *args, "--out", str(bundle), env=ENV)
             assert res.returncode == 0, res.stdout + res.stderr
+            if it == 1:  # the guard decided on the cross-fitted audit split, and the card says so
+                assert "no memory version beat it on the audit split out of fold" in res.stdout + res.stderr
             got, said = _label(tmp_path, data, bundle, f"prod{it}")  # a fresh project: calls sent again
             assert "22 items: 0 calls" not in said and f"{0 if it == 1 else 5} examples" in said
             assert got == {i: verdicts[it][i].label for i in heldout}
