@@ -102,6 +102,11 @@ PLAIN_PROGRESS_EVERY_S = 60.0
 """Seconds between two plain progress lines when stderr is not a terminal (a log, cron, CI)."""
 
 
+MIN_CALLS_FOR_ESTIMATE = 3
+"""Calls of a pass done before a plain progress line estimates the time left: a pass's first call
+also pays for its ICL block (a minute on a CPU), so one call alone overstates the rest tenfold."""
+
+
 def _duration(seconds: float) -> str:
     """``45s``, ``12m05s``, ``2h03m``."""
     s = int(max(seconds, 0))
@@ -117,7 +122,8 @@ class PlainProgress:
     of total, time elapsed, estimated time left, errors so far), as the terminal's bar shows.
 
     The runner calls it with (done, total, errors) (:attr:`with_errors`); a new pass (a new total,
-    or fewer done) restarts the estimate, not the elapsed time.
+    or fewer done) restarts the estimate, not the elapsed time; the estimate waits for
+    :data:`MIN_CALLS_FOR_ESTIMATE` calls of the pass.
     """
 
     with_errors = True
@@ -149,10 +155,11 @@ class PlainProgress:
         if now - self.last < self.every_s:
             return
         self.last = now
-        rate = (done - self.pass_done0) / (now - self.pass_start) if now > self.pass_start else 0.0
+        got = done - self.pass_done0
+        rate = got / (now - self.pass_start) if now > self.pass_start else 0.0
         left = (
             f"about {_duration((total - done) / rate)} left"
-            if rate > 0 and total >= done
+            if got >= MIN_CALLS_FOR_ESTIMATE and rate > 0 and total >= done
             else "time left unknown"
         )
         self.out(

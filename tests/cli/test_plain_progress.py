@@ -42,6 +42,13 @@ def test_at_most_one_line_a_minute_with_the_figures() -> None:
     clock.t += 60.0
     p(30, 50, 1)
     assert lines[-1] == "evaluating: 30/50 calls, elapsed 3m00s, about 40s left, 1 error(s) so far"
+    p(0, 20, 0)  # another pass whose first call pays for its ICL block: no estimate from it alone
+    clock.t += 60.0
+    p(1, 20, 0)
+    assert lines[-1] == "evaluating: 1/20 calls, elapsed 4m00s, time left unknown, 0 error(s) so far"
+    clock.t += 60.0
+    p(11, 20, 0)
+    assert lines[-1] == "evaluating: 11/20 calls, elapsed 5m00s, about 1m38s left, 0 error(s) so far"
 
 
 def test_progress_bar_is_plain_off_a_terminal() -> None:
