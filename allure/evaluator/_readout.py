@@ -244,7 +244,10 @@ class LearnedReadout:
         cols = self.columns(todo, verdicts, swapped, back)
         x = np.array([cols[f] for f in self.features], dtype=np.float64).T
         if self.mode == "knn":
-            got = knn_labels(np.array(self.knn_x), self.knn_y, x, k=K_NEAREST)
+            # a fit item is never its own neighbour: its label comes from the other fit items'
+            row = {i: j for j, i in enumerate(self.fit_ids)}
+            own = [{row[it.id]} if it.id in row else set() for it in todo]
+            got = knn_labels(np.array(self.knn_x), self.knn_y, x, k=K_NEAREST, exclude=own)
             return {it.id: g for it, g in zip(todo, got, strict=True)}, {}
         assert self.fitted is not None
         by_str = {str(lab): lab for lab in self.labels}

@@ -55,8 +55,12 @@ class PassReadout:
     labels the fold's items with it, and compares these out-of-fold labels with the parsed ones on
     every fit item with a reference; what is applied is the read-out fitted on every fit item."""
     fold_fit_ids: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    """After a cross-fitted ``auto``: fold -> the items its read-out was fitted on (the leakage test
+    """After a cross-fitted read-out: fold -> the items its read-out was fitted on (the leakage test
     reads them: never an item of the fold)."""
+    out_of_fold: dict[str, Label | None] = field(default_factory=dict)
+    """Cross-fitted, when the read-out is applied: fit item id -> the label of the read-out fitted on
+    the *other* folds. The applied label of a fit item comes from a read-out fitted on it too; the
+    loop's decisions (the guard, the stop rule) read these instead, so that they are out of fold."""
 
     name: str = ""
     """What the pass's outcome calls it (``read-out (auto)``)."""
@@ -96,12 +100,9 @@ class PassReadout:
             self.decision = f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
             return {}
         out = learned.apply(items, verdicts, swapped, back)
+        oof = self._out_of_fold(fit_items, verdicts, swapped, back) if self.folds else {}
         if self.mode == "auto":
-            scored, where = (
-                (self._out_of_fold(fit_items, verdicts, swapped, back), "out of fold")
-                if self.folds
-                else (out, "on dev")
-            )
+            scored, where = (oof, "out of fold") if self.folds else (out, "on dev")
             dev = sorted(i for i in (self.folds or self.dev_ids) if i in verdicts)
             d = significantly_better(
                 [self.references.get(i) for i in dev],
@@ -121,6 +122,7 @@ class PassReadout:
             self.decision = f"{self.name}: {learned.record()['describe']}"
         self.learned = learned
         self.applied = out
+        self.out_of_fold = oof
         return out
 
     def _out_of_fold(
@@ -131,7 +133,8 @@ class PassReadout:
         back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
         """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
-        whose read-out cannot be fitted keeps its parsed labels); :attr:`fold_fit_ids` records the fits."""
+        whose read-out cannot be fitted keeps the labels the pass gave before the read-out);
+        :attr:`fold_fit_ids` records the fits."""
         out: dict[str, Label | None] = {}
         for fold in sorted(set(self.folds.values())):
             mine = [it for it in fit_items if self.folds.get(it.id) == fold]
@@ -152,4 +155,6 @@ class PassReadout:
             self.fold_fit_ids[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:
                 out.update(learned.apply(mine, verdicts, swapped, back))
+            else:
+                out.update({it.id: verdicts[it.id].label for it in mine if it.id in verdicts})
         return out

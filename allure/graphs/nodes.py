@@ -27,9 +27,10 @@ from allure.graphs.passes import (
     zero_shot_baseline,
 )
 from allure.graphs.prepare import prepare_audit
-from allure.graphs.readout import readout_step, record_readout
+from allure.graphs.readout import decision_verdicts, readout_step, record_readout
 from allure.graphs.state import AuditContext, LoopState
 from allure.memory import build_candidates, build_successes, sample_candidates
+from allure.metrics import objective_value
 from allure.models import IclExample, Item, ReviewDecision
 from allure.report import write_run_report
 
@@ -165,8 +166,8 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
         list(ctx.spec.label_set),
         ctx.store.reference_labels(run_id),
         ctx.decision_ids(run_id),
-        ctx.verdicts(run_id, active),
-        ctx.verdicts(run_id, it),
+        decision_verdicts(ctx, run_id, active),
+        decision_verdicts(ctx, run_id, it),
         active_name=_version_name(ctx, run_id, active, state),
         new_name=_version_name(ctx, run_id, it, state),
         folds=len(set(ctx.folds(run_id).values())),
@@ -242,11 +243,20 @@ def _no_gain(ctx: AuditContext, run_id: str, it: int, previous: int | None) -> s
     The held-out split is never read for a decision."""
     if previous is None:
         return ""
-    rows = ctx.store.metrics(run_id)
     objective = ctx.spec.loop.objective
-    split, where = ("audit", "the audit split out of fold") if ctx.folds(run_id) else ("dev", "the dev split")
+    where = "the audit split out of fold" if ctx.folds(run_id) else "the dev split"
+    refs = ctx.store.reference_labels(run_id)
+    ids = sorted(i for i in ctx.decision_ids(run_id) if refs.get(i) is not None)
     now, before = (
-        rows[i][split].objective(objective) if split in rows.get(i, {}) else None for i in (it, previous)
+        objective_value(
+            [refs[i] for i in ids],
+            [v.label if (v := got.get(i)) is not None else None for i in ids],
+            objective=objective,
+            labels=list(ctx.spec.label_set),
+        )
+        if ids
+        else None
+        for got in (decision_verdicts(ctx, run_id, it), decision_verdicts(ctx, run_id, previous))
     )
     if now is not None and before is not None and now <= before:
         return f"no gain on {where} ({OBJECTIVE_NAMES[objective]} {before:.3f} -> {now:.3f})"

@@ -5,6 +5,7 @@ pass's metrics per split."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from allure.graphs.state import AuditContext
@@ -79,17 +80,23 @@ def zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: An
     """Evaluate every item without examples as iteration 0 (zero-shot is always candidate 0).
 
     Run once, when the memory already holds examples at the start of a run, so that the guard and
-    the held-out claim compare with the judge as it is without them. Returns its history entry.
+    the held-out claim compare with the judge as it is without them: with the spec's read-out too, as
+    every pass has it (else the memory would be credited with what the read-out gains). Returns its
+    history entry.
     """
-    from allure.evaluator import run_pass
+    from allure.evaluator import polarity_variant, run_pass
+    from allure.graphs.readout import readout_step, record_readout
 
     ctx.say(f"iteration 0: evaluating {len(items)} items zero-shot (the baseline the memory must beat)")
     ctx.store.record_memory_version(run_id, 0, "", [])
     # the baseline is the main order only (never swapped), as it always was
     plan = loop_plan(ctx, run_id, 0, items, lambda item: [], pairwise=False)
+    step = readout_step(ctx, run_id)
+    plan = replace(plan, readout=step, polarity=polarity_variant(ctx.spec) if step else None)
     outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration 0: {msg}"))
     result = outcome.result
     calibration = report_calibration(ctx, 0, items, outcome)
+    readout = record_readout(ctx, run_id, 0, items, result, step)
     ctx.remember_verdicts(run_id, 0, result.verdicts)
     for split, m in metrics_for(ctx, run_id, 0).items():
         ctx.store.record_metrics(run_id, 0, split, m)
@@ -104,6 +111,7 @@ def zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: An
             "memory_version": "",
             "position": None,
             "calibration": calibration,
+            "readout": readout,
         }
     ]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from allure.graphs.state import AuditContext
-from allure.models import Item
+from allure.models import Item, Verdict
 
 if TYPE_CHECKING:
     from allure.evaluator import EvalResult, PassReadout
@@ -70,9 +70,30 @@ def record_readout(
     if step.learned is not None:
         record.update(step.learned.record())
     record["fit_ids"] = sorted(step.learned.fit_ids) if step.learned is not None else []
-    if step.fold_fit_ids:  # cross-fitted auto: what each fold's read-out was fitted on (never the fold)
+    if step.fold_fit_ids:  # cross-fitted: what each fold's read-out was fitted on (never the fold)
         record["fold_fit_ids"] = {str(j): sorted(ids) for j, ids in step.fold_fit_ids.items()}
+    if step.learned is not None and step.out_of_fold:  # what the loop's decisions read (out of fold)
+        record["out_of_fold"] = dict(sorted(step.out_of_fold.items()))
     record["memory_version"] = ctx.store.memory_versions(run_id).get(it, ("", []))[0]
     ctx.store.update_run(run_id, info={f"readout_{it}": record})
     ctx.say(f"iteration {it}: {step.decision}; {len(changed)} of {len(items)} labels changed")
     return {k: v for k, v in record.items() if k != "fit"}  # the fit's features stay in the store
+
+
+def decision_verdicts(ctx: AuditContext, run_id: str, it: int) -> dict[str, Verdict]:
+    """Pass ``it``'s verdicts as the loop's decisions (the guard, the stop rule) read them: where a
+    cross-fitted read-out was applied, an audit item's label is the one the read-out fitted on the
+    *other* folds gave it (run info ``readout_<it>`` ``out_of_fold``), not the applied one, which
+    comes from a read-out fitted on the item itself. Other verdicts are as stored."""
+    verdicts = ctx.verdicts(run_id, it)
+    rec = (ctx.store.get_run(run_id).info or {}).get(f"readout_{it}")
+    oof = rec.get("out_of_fold") if isinstance(rec, dict) else None
+    if not oof:
+        return verdicts
+    by_str = {str(lab): lab for lab in ctx.spec.label_set}  # JSON gave the labels back as it could
+    return {
+        i: v.model_copy(update={"label": None if oof[i] is None else by_str.get(str(oof[i]))})
+        if i in oof
+        else v
+        for i, v in verdicts.items()
+    }

@@ -49,19 +49,29 @@ def _helped(
 
 
 def _effect(
-    store: RunStore, spec: AuditSpec, run_id: str, zero: int | None, other: int | None
+    store: RunStore,
+    spec: AuditSpec,
+    run_id: str,
+    zero: int | None,
+    other: int | None,
+    *,
+    parsed_zero: bool = False,
 ) -> IclEffect | None:
-    """Held-out: pass ``other`` against the zero-shot pass, by the loop's objective (``None``: same pass)."""
-    if zero is None or other is None or other == zero:
+    """Held-out: pass ``other`` against the zero-shot pass, by the loop's objective (``None``: same
+    pass). ``parsed_zero``: the zero-shot pass's parsed labels (before calibration and read-out), the
+    primary comparison's baseline; then ``other`` may be the zero-shot pass itself (its read-out's or
+    calibration's effect)."""
+    if zero is None or other is None or (other == zero and not parsed_zero):
         return None
     refs = store.reference_labels(run_id)
     keep = [it.id for it in store.items(run_id, split="heldout") if refs.get(it.id) is not None]
     if not keep:
         return None
     a, b = store.verdicts(run_id, zero), store.verdicts(run_id, other)
+    before = {i: v.raw_label if parsed_zero and v.raw_label is not None else v.label for i, v in a.items()}
     return icl_effect(
         [refs[i] for i in keep],
-        [a[i].label if i in a else None for i in keep],
+        [before.get(i) for i in keep],
         [b[i].label if i in b else None for i in keep],
         labels=spec.label_set,
         pos_label=spec.positive_label,
@@ -171,6 +181,7 @@ def build_run_report(
         active_iteration=active,
         effect=_effect(store, spec, run_id, zero, active),
         refused_effect=_effect(store, spec, run_id, zero, its[-1]) if its and its[-1] != active else None,
+        primary=_effect(store, spec, run_id, zero, active, parsed_zero=True),
         candidates_file=None if candidates_file is None else str(candidates_file),
         replay_agreement=replay,
         decision_data=run.info.get("decision_data"),

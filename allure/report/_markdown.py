@@ -108,7 +108,8 @@ def _shares(data: ReportData) -> list[str]:
 PRIMARY_NOTE = (
     "Primary comparison (pre-registered, one per run): the loop's active judge, decided on the dev split "
     "before the held-out split is read, against the zero-shot judge on the held-out split, by the loop's "
-    "objective with a two-sided paired permutation test at alpha 0.05 (the sentence above). Every other "
+    "objective with a two-sided paired permutation test at alpha 0.05 (the 'Primary comparison' sentence above: "
+    "the zero-shot judge's labels as parsed, before any calibration or read-out). Every other "
     "figure in this report is exploratory."
 )
 """What report.md says about which comparison is the claim (issue 34 item 6)."""

@@ -249,6 +249,10 @@ class ReportData(BaseModel):
     warning); ``None`` when the active version is zero-shot or nothing is held out."""
     refused_effect: IclEffect | None = None
     """Held-out, for the record: the last, refused version against zero-shot (it steered nothing)."""
+    primary: IclEffect | None = None
+    """Held-out, the pre-registered primary comparison (issue 34 item 6): the active judge's labels
+    (its memory version, calibration and read-out) against the zero-shot pass's *parsed* labels (before
+    any calibration or read-out); ``None`` when nothing is held out or no pass was zero-shot."""
     decision_data: str | None = None
     """What the loop's decisions read (``decision data: 100 audit items, 5 folds, cross-fitted; 12
     'yes'``, or the dev split's size); ``None``: an older run."""

@@ -64,6 +64,15 @@ def effect_sentences(data: ReportData) -> list[str]:
             )
         if data.effect.warning:
             out.append(f"Warning: {data.effect.warning}.")
+    if data.primary is not None:
+        o = data.primary.objective
+        verdict = f"not significant at alpha 0.05 (n = {o.n})"
+        if o.p_value is not None and o.p_value < 0.05 and o.delta:
+            verdict = "significantly better" if o.delta > 0 else "significantly worse"
+        out.append(
+            f"Primary comparison (pre-registered): the loop's judge (pass {data.active_iteration}) against the "
+            f"zero-shot judge's parsed labels on the held-out split: {_effect_figures(data.primary)}; {verdict}."
+        )
     if data.refused_effect is not None:
         out.append(
             f"The refused memory version (pass {data.iterations[-1].iteration if data.iterations else '?'}) "

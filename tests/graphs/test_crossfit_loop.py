@@ -193,3 +193,34 @@ def test_a_resumed_run_deals_the_same_folds_and_no_item_sees_its_own_folds_examp
         assert fits and set(fits) == {str(j) for j in range(5)}, run.info[f"readout_{it}"]
         for j, ids in fits.items():
             assert ids and all(folds[i] != int(j) and splits[i] == "audit" for i in ids), (it, j)
+
+
+def test_the_guard_reads_a_cross_fitted_read_out_out_of_fold(tmp_path: Path) -> None:
+    """``readout = "knn"`` applied on every pass (the lean: parsed labels all ``1``, the label
+    probabilities keep the grades): an audit item's applied label comes from a read-out fitted on it
+    too, so the run stores each audit item's label from the read-out fitted on the other folds
+    (``out_of_fold``), and the guard's figures are those labels', not the applied ones."""
+    from allure.labels import Label
+    from allure.metrics import objective_value
+
+    said, store, _ = _audit(tmp_path, "--lean", "0.25", spec_extra='readout = "knn"')
+    run = store.list_runs()[-1]
+    folds = _folds(store, run.id)
+    refs = store.reference_labels(run.id)
+    ids = sorted(i for i in folds if refs.get(i) is not None)
+    figures: dict[str, tuple[float | None, float | None]] = {}
+    for it in (1, 2):
+        rec = run.info[f"readout_{it}"]
+        oof = rec["out_of_fold"]
+        assert set(oof) == set(folds), it  # every audit item, none held out
+        applied = store.verdicts(run.id, it)
+        labels: dict[str, list[Label | None]] = {
+            "out of fold": [oof[i] for i in ids],
+            "applied": [applied[i].label for i in ids],
+        }
+        figures[str(it)] = tuple(objective_value([refs[i] for i in ids], got) for got in labels.values())  # type: ignore[assignment]
+    reason = run.info["guard_2"]
+    (oof1, _), (oof2, _) = figures["1"], figures["2"]
+    assert oof1 is not None and oof2 is not None
+    assert f"{oof1:.3f} -> {oof2:.3f}" in reason, (reason, figures)
+    assert "read-out (knn)" in said

@@ -70,3 +70,30 @@ def test_the_read_out_is_fitted_on_mined_items_only_and_stored_with_the_memory_v
     expected = [it for it, (content, _) in versions.items() if content == current]
     assert expected and [r["iteration"] for r in shown] == expected
     assert shown and all("coef" in r and "fit_ids" not in r for r in shown)
+
+
+def test_the_zero_shot_baseline_of_a_run_with_a_memory_gets_the_read_out_too(tmp_path: Path) -> None:
+    """A second run on a memory that already holds examples evaluates iteration 0 zero-shot as the
+    baseline the memory must beat; with ``readout = "logistic"`` that baseline is read out as every
+    pass is (the lean: parsed labels all ``1``, the label probabilities keep the grades), so the
+    guard compares memory with memory, not the read-out's gain with none."""
+    srv = start_scripted_server(tmp_path, "--lean", "0.25")
+    try:
+        spec = write_spec(tmp_path, srv.base_url, max_iterations=1)
+        spec.write_text(
+            spec.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
+        )
+        for _ in range(2):  # the first run fills the memory; the second starts with it
+            res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
+            assert res.returncode == 0, res.stdout + res.stderr
+    finally:
+        srv.stop()
+    store = RunStore(project_db_path(tmp_path / "proj"))
+    second = store.list_runs()[-1]
+    assert second.info["zero_shot_iteration"] == 0
+    rec = second.info["readout_0"]
+    assert rec["coef"] and rec["changed"] > 0  # fitted on the baseline's own mined items and applied
+    base = store.verdicts(second.id, 0)
+    parsed = {v.label if v.raw_label is None else v.raw_label for v in base.values()}
+    assert parsed == {1} and {v.label for v in base.values()} == {0, 1}
+    assert "iteration 0: read-out (logistic)" in res.stdout + res.stderr

@@ -61,7 +61,8 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
     srv = start_scripted_server(tmp_path, "--lean", "0.25", "--strict-min-examples", "5")  # still fooled
     project = tmp_path / "proj"
     try:
-        path = write_spec(tmp_path, srv.base_url, max_iterations=2, guard=False)  # it pauses at review
+        # it pauses at review (no stop on no gain: the zero-shot baseline is read out as well as pass 1)
+        path = write_spec(tmp_path, srv.base_url, max_iterations=2, guard=False, stop_when_no_gain=False)
         path.write_text(
             path.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
             + REAUDIT_ALL

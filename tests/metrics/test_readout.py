@@ -180,3 +180,94 @@ def test_cross_fitted_auto_decides_out_of_fold_and_no_fold_fit_holds_its_fold() 
     for j, ids in step.fold_fit_ids.items():
         assert ids and set(ids) <= fit and not any(folds[i] == j for i in ids)
     assert set(step.learned.fit_ids) == fit  # what is applied is fitted on every fit item
+
+
+def _noise(n: int, seed: int) -> tuple[list[Item], dict[str, Verdict], dict[str, str]]:
+    """Labels the judge's log-odds know nothing of (independent draws), 50 % "yes"."""
+    rng = np.random.default_rng(seed)
+    items = [Item(id=f"n{k}", task="t", response=f"r{k}") for k in range(n)]
+    z = rng.normal(0, 1, n)
+    verdicts = {
+        it.id: Verdict(
+            item_id=it.id, label="yes" if z[k] > 0 else "no", prob_positive=float(1 / (1 + np.exp(-z[k])))
+        )
+        for k, it in enumerate(items)
+    }
+    return items, verdicts, {it.id: ("yes" if rng.random() < 0.5 else "no") for it in items}
+
+
+@pytest.mark.parametrize("mode", ["logistic", "knn"])
+def test_a_cross_fitted_read_out_keeps_each_fit_items_label_from_the_other_folds(mode: str) -> None:
+    """Cross-fitted, every applied read-out (not only ``auto``) also labels each fit item with the
+    read-out fitted on the other folds (:attr:`PassReadout.out_of_fold`): what the loop's decisions
+    read. Each is the other folds' fit's label, never one fitted on the item."""
+    from allure.dataset import cross_folds
+
+    items, verdicts, refs = _noise(120, 3)
+    fit = {i.id for i in items[:80]}
+    folds = cross_folds(refs, {i: "audit" for i in fit}, 5, 0)
+    step = PassReadout(
+        mode=mode,  # type: ignore[arg-type]
+        labels=("yes", "no"),
+        positive="yes",
+        fit_ids=frozenset(fit),
+        references={i: refs[i] for i in fit},
+        dev_ids=frozenset(),
+        not_fit=frozenset(i.id for i in items if i.id not in fit),
+        folds=folds,
+    )
+    assert step.apply(items, verdicts) and step.learned is not None
+    assert set(step.out_of_fold) == fit
+    for j in range(5):
+        mine = [it for it in items if folds.get(it.id) == j]
+        other = fit_learned_readout(
+            mode,  # type: ignore[arg-type]
+            [it for it in items[:80] if folds[it.id] != j],
+            verdicts,
+            refs,
+            labels=["yes", "no"],
+            positive="yes",
+            not_fit={i.id for i in items if i.id not in fit} | {it.id for it in mine},
+        )
+        assert other is not None and set(other.fit_ids) == set(step.fold_fit_ids[j])
+        assert {i: step.out_of_fold[i] for i in (it.id for it in mine)} == other.apply(mine, verdicts)
+
+
+def test_a_fold_whose_read_out_cannot_be_fitted_keeps_the_passs_labels_out_of_fold() -> None:
+    """A fold whose other folds hold a single label has no read-out: its items keep the labels the
+    pass gave before the read-out (not ``None``, which would count as wrong against the read-out)."""
+    items, verdicts, refs = _items(60)
+    fit = [it.id for it in items[:40]]
+    folds = {i: k % 2 for k, i in enumerate(fit)}
+    refs = {i: ("yes" if folds[i] == 0 else "no") for i in fit}  # each fold holds one label only
+    step = PassReadout(
+        mode="logistic",
+        labels=("yes", "no"),
+        positive="yes",
+        fit_ids=frozenset(fit),
+        references=refs,
+        dev_ids=frozenset(),
+        not_fit=frozenset(i.id for i in items[40:]),
+        folds=folds,
+    )
+    step.apply(items, verdicts)
+    assert step.fold_fit_ids == {0: (), 1: ()}
+    assert step.out_of_fold == {i: verdicts[i].label for i in fit}
+
+
+def test_knn_never_counts_a_fit_item_as_its_own_neighbour() -> None:
+    """Labels independent of the features: counted as its own nearest neighbour (a tie goes to the
+    nearest row), a fit item would mostly get its own label back; it gets the others' vote instead."""
+    items, verdicts, refs = _noise(80, 5)
+    learned = fit_learned_readout(
+        "knn", items, verdicts, refs, labels=["yes", "no"], positive="yes", not_fit=set()
+    )
+    assert learned is not None
+    got = learned.apply(items, verdicts)
+    x = np.array(learned.knn_x)
+    assert [got[it.id] for it in items] == knn_labels(
+        x, learned.knn_y, x, k=8, exclude=[{k} for k in range(len(items))]
+    )
+    y = [refs[it.id] for it in items]
+    itself = knn_labels(x, learned.knn_y, x, k=8)
+    assert objective_value(y, itself) > objective_value(y, [got[it.id] for it in items]) + 0.1

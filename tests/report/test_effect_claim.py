@@ -56,3 +56,34 @@ def test_a_refused_version_is_reported_for_the_record_and_zero_shot_kept(tmp_pat
     md = render_markdown(data)  # type: ignore[arg-type]
     assert "## Label shares on the held-out split" in md
     assert "Always answering the majority label `no` scores accuracy 0.840" in md
+
+
+def test_the_primary_comparison_is_stated_against_the_parsed_zero_shot_labels() -> None:
+    """The loop kept the zero-shot prompt but its read-out changed the labels: the summary still says
+    the ICL examples did not help, and the pre-registered primary comparison (the active judge against
+    the zero-shot judge's parsed labels) gives the read-out's held-out effect, significant or not."""
+    ref = ["no"] * 84 + ["yes"] * 16
+    parsed = ["yes"] * 84 + ["yes"] * 16  # the yes-biased judge as parsed: chance
+    read = ["no"] * 70 + ["yes"] * 14 + ["yes"] * 13 + ["no"] * 3  # the read-out undoes the bias
+    primary = icl_effect(ref, parsed, read, labels=["yes", "no"], pos_label="yes", n_resamples=500)
+    data = build_report(2).model_copy(
+        update={
+            "objective": "balanced_accuracy",
+            "zero_shot_iteration": 1,
+            "active_iteration": 1,
+            "primary": primary,
+        }
+    )
+    sentence = helped_sentence(data)  # type: ignore[arg-type]
+    assert sentence is not None and sentence.startswith("The loop kept the zero-shot judge")
+    assert (
+        "Primary comparison (pre-registered): the loop's judge (pass 1) against the zero-shot judge's parsed"
+        in sentence
+    )
+    assert "balanced accuracy 0.500 -> 0.823" in sentence and sentence.endswith("; significantly better.")
+    same = data.model_copy(
+        update={
+            "primary": icl_effect(ref, parsed, parsed, labels=["yes", "no"], pos_label="yes", n_resamples=500)
+        }
+    )
+    assert "not significant at alpha 0.05 (n = 100)" in (helped_sentence(same) or "")  # type: ignore[arg-type]
