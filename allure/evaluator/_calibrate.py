@@ -181,7 +181,7 @@ def calibrate_pass(
         examples_for: The pass's examples per item (a block's content-free inputs get its examples).
         mode: ``contextual``, ``prior``, ``offset`` or ``auto``.
         labels: The label set (the order of the probability rows).
-        prior: ``prior`` (and ``auto``): label (string form) -> share on the audit split.
+        prior: ``prior`` (and ``auto``): label (string form) -> share on the audit split outside dev.
         options: The pass's options (its prompts, sample, generation), used for the content-free calls too.
         target: ``offset`` and ``auto``: the audit and dev references (without, ``auto`` keeps the parsed labels).
     """
@@ -204,7 +204,9 @@ def calibrate_pass(
         if mode in (m, "auto") and p_cf and (m == "contextual" or pi):
             candidates[m] = _by_p_cf(rows, p_cf, labels, pi if m == "prior" else None)
     if mode == "prior" and not pi:
-        out.note = "prior needs the audit split's reference label shares, and no audit item has one"
+        out.note = (
+            "prior needs the audit split's reference label shares, and no audit item outside dev has one"
+        )
     if mode in ("offset", "auto"):
         b = _fit_offset(rows, labels, target)
         if b is not None and target is not None and target.positive is not None:

@@ -140,7 +140,7 @@ def _report_calibration(src: JudgeSource) -> dict[str, Any] | None:
 def fitted_calibration(store: RunStore, src: JudgeSource, verdicts: dict[str, Verdict]) -> FittedValues:
     """The calibration the pass applied, with its values recomputed from the stored calls exactly
     as the pass computed them (``p_cf`` from its content-free calls, ``pi`` and ``b`` from the
-    audit split's references)."""
+    references of the audit split outside dev)."""
     from allure.evaluator import CF_PREFIX
     from allure.metrics import CONTENT_FREE, content_free_mean
 
