@@ -370,8 +370,8 @@ def calibrated(bench: Bench, arm: ArmRun, items: list[Item]) -> ArmRun:
     if mined:
         share = sum(r == pos for _, r in mined) / len(mined)
         modes["offset"] = labels_for("offset", fit_offset([p for p, _ in mined], share))
-    # the loop's rule (calibration = "auto"): best balanced accuracy on dev, a collapse to one label
-    # refused, "none" kept unless another mode is strictly better
+    # the loop's rule (calibration = "auto"): a collapse to one label refused, every other mode tested
+    # against "none" on dev (one-sided, Holm over the modes), the best significant one applied
     pick = choose_calibration(
         {m: [lab.get(it.id) for it in dev] for m, lab in modes.items()},
         [t.reference[it.id] for it in dev],

@@ -44,11 +44,14 @@ Calibration = Literal["none", "contextual", "prior", "offset", "auto"]
 """Contextual calibration of the label probabilities (Zhao et al. 2021; METHODS.md section 8):
 ``contextual`` divides each item's label distribution by the mean distribution of content-free
 inputs ("N/A", "", "[MASK]") sent with the same ICL block (``q = p / p_cf``, argmax);
-``prior`` multiplies by the audit split's reference label shares as well (``q = p * pi / p_cf``),
-for label priors far from uniform; ``offset`` (two labels) shifts the positive label's logit by
-one offset fitted on the audit split so that its predicted share there matches the reference
-share; ``auto`` computes each of ``none``, ``contextual``, ``prior`` and ``offset`` and keeps the
-one with the best objective on the dev split, refusing one that gives every dev item one label."""
+``prior`` multiplies by the reference label shares of the audit items outside dev as well
+(``q = p * pi / p_cf``), for label priors far from uniform; ``offset`` (two labels) shifts the
+positive label's logit by one offset fitted on the audit items outside dev so that its predicted
+share there matches the reference share; ``auto`` computes each of ``none``, ``contextual``,
+``prior`` and ``offset`` on the decision data (dev, or every audit item out of fold), refuses one
+that gives every item one label, tests each other against ``none`` (one-sided, ``[loop]
+guard_alpha`` and ``guard_min_per_label``, Holm-adjusted over the modes) and keeps the best
+objective among those shown better (``none`` when none is)."""
 
 
 class LocalSpec(BaseModel):
@@ -103,7 +106,8 @@ class EvaluatorSpec(BaseModel):
     stays in the run store beside the calibrated one; needs ``logprobs = true`` (a server that
     returns none: said once, labels kept). Not part of the cache key. The default ``auto`` is the
     loop's default from evidence (``benchmarks/results/icl_strategies.md``): it changes labels only
-    when a correction is strictly better on the dev split, and is off where it cannot work (replay,
+    when a correction is shown better on the decision data (each mode tested against the parsed labels
+    at ``[loop] guard_alpha``, Holm-adjusted over the modes), and is off where it cannot work (replay,
     ``logprobs = false``, ``position_debias`` set; see :attr:`applied_calibration`)."""
     readout: ReadoutChoice = "auto"
     """A read-out learned from the mined audit items, applied as the pass's last step (issue 34,

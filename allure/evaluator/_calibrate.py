@@ -5,10 +5,12 @@ second response, correct answers) are replaced by each content-free input ("N/A"
 and sent with the same block: ``p_cf`` is the mean of their label distributions (3 calls per block,
 stored and cached like any call, linked to the pass under ids starting with :data:`CF_PREFIX`).
 Each verdict with label probabilities is then re-labelled ``argmax q`` with ``q = p / p_cf``
-(``contextual``) or ``q = p * pi / p_cf`` (``prior``, ``pi`` the audit split's label shares), or
-(``offset``, two labels) by one logit offset fitted on the audit split's reference share of the
-positive label (no content-free calls); a verdict without probabilities keeps its label. ``auto``
-computes every mode and keeps the one that scores best on the dev split by the loop's objective,
+(``contextual``) or ``q = p * pi / p_cf`` (``prior``, ``pi`` the label shares of the audit split
+outside dev), or (``offset``, two labels) by one logit offset fitted on the reference share of the
+positive label of the audit split outside dev (no content-free calls); a verdict without
+probabilities keeps its label. ``auto`` computes every mode, tests each against ``none`` on the dev
+split by the loop's objective (one-sided, ``[loop] guard_alpha`` and ``guard_min_per_label``,
+Holm-adjusted over the modes) and keeps, among those shown better, the one that scores best,
 refusing a mode that gives every dev item one label (:func:`allure.metrics.choose_calibration`);
 cross-fitted (``[loop] folds >= 2``: :attr:`CalibrationTarget.folds`) it scores every audit item,
 each labelled by the modes as fitted on the other folds, and applies the chosen mode as fitted on
@@ -60,6 +62,10 @@ class CalibrationTarget:
     ``dev``). Cross-fitted, ``auto`` chooses on every audit item of ``fit``, each labelled by the
     modes as fitted on the *other* folds (``prior``'s shares, ``offset``'s ``b``; ``contextual`` reads
     no label); what is applied is fitted on every audit item."""
+    alpha: float = 0.05
+    """``[loop] guard_alpha``: the family-wise level of ``auto``'s tests of each mode against ``none``."""
+    min_per_label: int = 10
+    """``[loop] guard_min_per_label``: fewest decision items of each label for ``auto`` to adopt a mode."""
 
     def decision(self) -> Mapping[str, Label]:
         """The items ``auto`` chooses on: every audit item with a reference when cross-fitted, else dev."""
@@ -68,7 +74,14 @@ class CalibrationTarget:
     def without_fold(self, fold: int) -> CalibrationTarget:
         """This target with fold ``fold``'s items left out of ``fit`` (what is fitted for that fold)."""
         fit = {i: r for i, r in self.fit.items() if self.folds.get(i) != fold}
-        return CalibrationTarget(dev={}, fit=fit, objective=self.objective, positive=self.positive)
+        return CalibrationTarget(
+            dev={},
+            fit=fit,
+            objective=self.objective,
+            positive=self.positive,
+            alpha=self.alpha,
+            min_per_label=self.min_per_label,
+        )
 
 
 @dataclass
@@ -92,7 +105,8 @@ class CalibrationOutcome:
     chosen: str | None = None
     """The mode applied: ``mode`` itself, or what ``auto`` chose (``none``: labels kept as parsed)."""
     choice: dict[str, Any] | None = None
-    """``auto``: the dev split's objective per mode, the refused modes and ``n``."""
+    """``auto``: the decision data's objective per mode, the refused modes, ``n``, each tested mode's
+    Holm-adjusted p (``p_holm``) and the line said."""
     note: str = ""
     """Why a mode could not be applied (e.g. ``offset`` without audit references)."""
     offset: float | None = None
@@ -167,7 +181,7 @@ def calibrate_pass(
         examples_for: The pass's examples per item (a block's content-free inputs get its examples).
         mode: ``contextual``, ``prior``, ``offset`` or ``auto``.
         labels: The label set (the order of the probability rows).
-        prior: ``prior`` (and ``auto``): label (string form) -> share on the audit split.
+        prior: ``prior`` (and ``auto``): label (string form) -> share on the audit split outside dev.
         options: The pass's options (its prompts, sample, generation), used for the content-free calls too.
         target: ``offset`` and ``auto``: the audit and dev references (without, ``auto`` keeps the parsed labels).
     """
@@ -190,7 +204,9 @@ def calibrate_pass(
         if mode in (m, "auto") and p_cf and (m == "contextual" or pi):
             candidates[m] = _by_p_cf(rows, p_cf, labels, pi if m == "prior" else None)
     if mode == "prior" and not pi:
-        out.note = "prior needs the audit split's reference label shares, and no audit item has one"
+        out.note = (
+            "prior needs the audit split's reference label shares, and no audit item outside dev has one"
+        )
     if mode in ("offset", "auto"):
         b = _fit_offset(rows, labels, target)
         if b is not None and target is not None and target.positive is not None:
@@ -317,8 +333,10 @@ def _choose(
     labels: Sequence[Label],
     out: CalibrationOutcome,
 ) -> str:
-    """``auto``: the mode that scores best on dev (:func:`allure.metrics.choose_calibration`); an item
-    without label probabilities keeps its parsed label under every mode."""
+    """``auto``: among the modes shown better than ``none`` on the decision data (one-sided tests at
+    ``[loop] guard_alpha``, Holm-adjusted over the modes), the one that scores best
+    (:func:`allure.metrics.choose_calibration`); an item without label probabilities keeps its
+    parsed label under every mode."""
     from allure.metrics import choose_calibration
 
     decision = target.decision() if target else {}
@@ -335,11 +353,19 @@ def _choose(
         [decision[i] for i in dev],
         objective=target.objective,  # type: ignore[arg-type]
         labels=labels,
+        alpha=target.alpha,
+        min_per_label=target.min_per_label,
         data=f"the audit split out of fold ({len(set(target.folds.values()))} folds)"
         if target.folds
         else "dev",
     )
-    out.choice = {"scores": pick.scores, "refused": list(pick.refused), "n": pick.n, "line": pick.describe()}
+    out.choice = {
+        "scores": pick.scores,
+        "refused": list(pick.refused),
+        "n": pick.n,
+        "p_holm": pick.p_holm,
+        "line": pick.describe(),
+    }
     return pick.mode
 
 

@@ -307,14 +307,18 @@ def _calibrate(ev: Evaluator, plan: PassPlan, result: EvalResult) -> Calibration
 
 
 def reference_shares(
-    references: Mapping[str, Any], splits: Mapping[str, str] | None = None
+    references: Mapping[str, Any],
+    splits: Mapping[str, str] | None = None,
+    without: Collection[str] = (),
 ) -> dict[str, float] | None:
     """The reference label shares (label string -> share) of the audit split's items (every item's
-    when there are no splits: a re-audit's frozen set); ``None`` when no such item has a reference."""
+    when there are no splits: a re-audit's frozen set), the items of ``without`` left out (``prior``
+    calibration leaves the dev split out: ``auto`` scores ``prior`` there); ``None`` when no such item
+    has a reference."""
     known = [
         str(r)
         for i, r in references.items()
-        if r is not None and (splits is None or splits.get(i) == "audit")
+        if r is not None and (splits is None or splits.get(i) == "audit") and i not in without
     ]
     return {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
 
@@ -343,7 +347,8 @@ def plan_from_spec(
         items: The items.
         examples_for: Each item's examples.
         pairwise: Whether the pass's prompt set is pairwise.
-        references: Item id -> reference label (``prior`` takes its shares; with ``dev``, the target).
+        references: Item id -> reference label (``prior`` takes the shares of the audit items outside
+            ``dev``; with ``dev``, the target).
         splits: Item id -> split: the shares and the fit come from the audit split (``None``: every item).
         dev: The dev split's ids (``auto`` chooses on them, ``offset`` fits on the other audit items);
             ``None``: there is no dev split, so ``auto`` is off and ``offset`` has nothing to fit on.
@@ -374,10 +379,13 @@ def plan_from_spec(
             folds=cross_folds(references, splits, spec.loop.folds, spec.loop.seed)
             if splits is not None
             else {},
+            alpha=spec.loop.guard_alpha,
+            min_per_label=spec.loop.guard_min_per_label,
         )
     prior = None
     if references is not None and calibration in ("prior", "auto"):
-        prior = reference_shares(references, splits)
+        # the dev split's labels stay out of ``pi``, as out of ``offset``'s fit: ``auto`` scores it on dev
+        prior = reference_shares(references, splits, without=dev or ())
     return PassPlan(
         run_id=run_id,
         iteration=iteration,

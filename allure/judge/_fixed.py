@@ -39,7 +39,7 @@ class FittedValues:
     p_cf: Mapping[str, Sequence[float]] = field(default_factory=dict)
     """Block name -> the content-free mean distribution (label-set order)."""
     prior: Sequence[float] | None = None
-    """``prior``: the audit split's label shares (label-set order)."""
+    """``prior``: the label shares of the audit split outside dev (label-set order)."""
     offset: float | None = None
     """``offset``: the logit offset ``b``."""
 

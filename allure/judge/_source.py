@@ -3,6 +3,7 @@ fitted calibration, all from the run store (and the memory the run wrote to)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,10 +96,13 @@ def resolved_policy(store: RunStore, src: JudgeSource) -> RetrievalPolicy:
     return policy.model_copy(update={"prior": audit_shares(store, src.run.id)})
 
 
-def audit_shares(store: RunStore, run_id: str) -> dict[str, float] | None:
-    """The audit split's reference label shares (string form), as the loop computes them."""
+def audit_shares(store: RunStore, run_id: str, without: Collection[str] = ()) -> dict[str, float] | None:
+    """The audit split's reference label shares (string form), the items of ``without`` left out, as
+    the loop computes them (the retrieval prior: every audit item; ``prior`` calibration: dev left out)."""
     refs, splits = store.reference_labels(run_id), store.splits(run_id)
-    known = [str(r) for i, r in refs.items() if r is not None and splits.get(i) == "audit"]
+    known = [
+        str(r) for i, r in refs.items() if r is not None and splits.get(i) == "audit" and i not in without
+    ]
     return {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
 
 
@@ -136,7 +140,7 @@ def _report_calibration(src: JudgeSource) -> dict[str, Any] | None:
 def fitted_calibration(store: RunStore, src: JudgeSource, verdicts: dict[str, Verdict]) -> FittedValues:
     """The calibration the pass applied, with its values recomputed from the stored calls exactly
     as the pass computed them (``p_cf`` from its content-free calls, ``pi`` and ``b`` from the
-    audit split's references)."""
+    references of the audit split outside dev)."""
     from allure.evaluator import CF_PREFIX
     from allure.metrics import CONTENT_FREE, content_free_mean
 
@@ -156,7 +160,7 @@ def fitted_calibration(store: RunStore, src: JudgeSource, verdicts: dict[str, Ve
         ]
         if rows:
             p_cf[name] = [float(x) for x in content_free_mean(rows)]
-    shares = audit_shares(store, src.run.id)
+    shares = audit_shares(store, src.run.id, without=_dev(store, src)) if mode == "prior" else None
     prior = [float(shares.get(str(lab), 0.0)) for lab in labels] if shares else None
     offset = None
     if mode == "offset":
@@ -169,21 +173,26 @@ def fitted_calibration(store: RunStore, src: JudgeSource, verdicts: dict[str, Ve
     )
 
 
+def _dev(store: RunStore, src: JudgeSource) -> set[str]:
+    """The run's dev split, as the loop carved it (empty when it cross-fits)."""
+    from allure.dataset import dev_split
+
+    loop = src.spec.loop
+    return dev_split(
+        store.items(src.run.id), store.splits(src.run.id), loop.dev_fraction, loop.seed, loop.folds
+    )
+
+
 def _offset(store: RunStore, src: JudgeSource, verdicts: dict[str, Verdict]) -> float | None:
     """``b`` fitted as the pass fitted it: on the audit items outside dev with a reference label."""
-    from allure.dataset import dev_split
     from allure.metrics import fit_offset
 
     spec = src.spec
     labels, positive = spec.label_set, spec.positive_label
     if positive is None or len(labels) != 2:
         return None
-    items, splits, refs = (
-        store.items(src.run.id),
-        store.splits(src.run.id),
-        store.reference_labels(src.run.id),
-    )
-    dev = dev_split(items, splits, spec.loop.dev_fraction, spec.loop.seed, spec.loop.folds)
+    splits, refs = store.splits(src.run.id), store.reference_labels(src.run.id)
+    dev = _dev(store, src)
     pos = list(labels).index(positive)
     p = {
         i: row[pos] / sum(row)

@@ -127,7 +127,7 @@ class ArmRun:
     def plan(self, progress: ArmProgress | None) -> PassPlan:
         """The arm's pass (:func:`allure.evaluator.plan_from_spec` with the arm's settings): the
         study's items with their reference labels; ``auto`` chooses on the loop's dev split of the
-        study's items, ``offset`` fits on the other audit items, ``prior`` takes the audit items' shares;
+        study's items, ``offset`` fits on the other audit items, ``prior`` takes the shares of the audit items outside dev;
         the read-out (last) is fitted on the study's mined audit items, as the loop fits it."""
         src, loop = self.src, self.src.spec.loop
         spec = arm_spec(src.spec, self.arm)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from allure.config import AuditSpec, EvaluatorSpec
+from allure.config import AuditSpec, EvaluatorSpec, LoopSpec
 from allure.dataset import demo_spec
 from allure.evaluator import (
     CalibrationTarget,
@@ -162,7 +162,8 @@ def test_the_specs_rules_live_in_plan_from_spec() -> None:
     refs: dict[str, Label | None] = {"i0": 0, "i1": 1, "i2": 0, "i3": None}
     splits = {"i0": "audit", "i1": "audit", "i2": "heldout", "i3": "audit"}
     auto = _from_spec(_spec(), pairwise=False, references=refs, splits=splits, dev={"i1"})
-    assert auto.calibration == "auto" and auto.prior == {"0": 0.5, "1": 0.5}  # the audit split's shares
+    # the shares of the audit split outside dev (i1, dev, is where auto scores prior)
+    assert auto.calibration == "auto" and auto.prior == {"0": 1.0}
     assert (
         auto.target is not None and dict(auto.target.dev) == {"i1": 1} and dict(auto.target.fit) == {"i0": 0}
     )
@@ -191,3 +192,57 @@ def test_the_specs_rules_live_in_plan_from_spec() -> None:
         positions=True,
     )
     assert loop.swap and loop.position_debias == "none"
+
+
+def test_prior_shares_leave_the_dev_split_out_and_auto_tests_at_the_specs_guard_level() -> None:
+    """Issue 34 review: with a dev split (``[loop] folds = 0``) ``prior``'s ``pi`` came from every audit
+    item, dev included, and ``auto`` then scored ``prior`` on dev: dev's labels leaked into the mode
+    chosen on them. Here dev holds only ``1``: left out, ``pi`` is the other audit items' 3:1."""
+    refs: dict[str, Label | None] = {f"a{k}": 0 if k < 3 else 1 for k in range(4)}
+    refs |= {f"d{k}": 1 for k in range(4)} | {"h0": 0}
+    splits = {i: "heldout" if i == "h0" else "audit" for i in refs}
+    dev = {f"d{k}" for k in range(4)}
+    spec = _spec().model_copy(
+        update={"loop": LoopSpec(folds=0, dev_fraction=0.5, guard_alpha=0.01, guard_min_per_label=3)}
+    )
+    plan = _from_spec(spec, pairwise=False, references=refs, splits=splits, dev=dev)
+    assert plan.prior == {"0": 0.75, "1": 0.25}  # with dev: {"0": 0.375, "1": 0.625}
+    assert plan.target is not None and (plan.target.alpha, plan.target.min_per_label) == (0.01, 3)
+    # no dev split (cross-fitted, or a re-audit's frozen set): every audit item's shares
+    assert _from_spec(spec, pairwise=False, references=refs, splits=splits, dev=set()).prior == {
+        "0": 0.375,
+        "1": 0.625,
+    }
+
+
+@pytest.mark.parametrize("folds", [{}, {"i0": 0, "i1": 0, "i2": 0, "i3": 1, "i4": 1, "i5": 1}])
+def test_auto_tests_every_mode_at_the_targets_guard_level_on_dev_and_out_of_fold(
+    tmp_path: Path, folds: dict[str, int]
+) -> None:
+    """``auto`` on the dev split (``folds = 0``) and cross-fitted: every mode that gives the judge's
+    grades back rises from 0.5 to 1.0 on 4 changed items (one-sided p = 1/16), Holm-adjusted over the
+    modes tested; the target's ``[loop] guard_alpha`` and ``guard_min_per_label`` decide (the
+    defaults, 0.05 and 10, keep the parsed labels: 2 items of ``1``)."""
+    grades: dict[str, Label] = dict(GRADES)
+    # with a dev split, offset fits on the audit items outside it: none here
+    shape = {"dev": {} if folds else grades, "fit": grades if folds else {}, "positive": 1, "folds": folds}
+    ev, _ = _evaluator(tmp_path)
+    loose = CalibrationTarget(**shape, alpha=0.25, min_per_label=2)  # type: ignore[arg-type]
+    out = run_pass(ev, _plan(_items(), calibration="auto", target=loose, prior={"0": 0.5, "1": 0.5}))
+    cal = out.calibration
+    assert cal is not None and cal.choice is not None and cal.chosen == "contextual"
+    assert out.labels == GRADES
+    tested = sorted(cal.choice["p_holm"])
+    assert tested == (["contextual", "offset", "prior"] if folds else ["contextual", "prior"])
+    assert cal.choice["p_holm"]["contextual"] == pytest.approx(len(tested) / 16)
+    assert "adopted contextual" in cal.choice["line"] and f"over {len(tested)} modes" in cal.choice["line"]
+    strict, _ = _evaluator(tmp_path, "strict.db")
+    kept = run_pass(
+        strict,
+        _plan(_items(), calibration="auto", target=CalibrationTarget(**shape), prior={"0": 0.5, "1": 0.5}),  # type: ignore[arg-type]
+    )
+    assert kept.calibration is not None and kept.calibration.chosen == "none"
+    assert kept.labels == {i: 1 for i in GRADES}
+    assert (
+        "holds 2 '1' items, under [loop] guard_min_per_label = 10" in (kept.calibration.choice or {})["line"]
+    )

@@ -213,3 +213,39 @@ def test_label_with_a_run_id_exports_its_judge_into_the_project_and_reads_the_au
     assert {i: r["label"] for i, r in _rows(tmp_path / "v.jsonl").items()} == {
         i: v.label for i, v in stored.items()
     }
+
+
+def test_a_prior_calibrated_pass_exports_the_shares_of_the_audit_items_outside_dev(tmp_path: Path) -> None:
+    """``prior`` with a dev split (``folds = 0``): the pass's ``pi`` leaves the dev items out (``auto``
+    would score ``prior`` there), and the export recomputes the same ``pi`` from the run store, so
+    the bundle gives the pass's labels back (it refuses values that do not)."""
+    import tomllib
+
+    from allure.dataset import dev_split
+
+    srv = start_scripted_server(tmp_path, "--lean", "0.25")
+    try:
+        spec = write_spec(
+            tmp_path, srv.base_url, calibration="prior", max_iterations=1, folds=0, dev_fraction=0.5
+        )
+        res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+    finally:
+        srv.stop()
+    run = only_run(tmp_path / "proj")
+    store = RunStore(project_db_path(tmp_path / "proj"), create=False)
+    try:
+        refs, splits, items = store.reference_labels(run.id), store.splits(run.id), store.items(run.id)
+    finally:
+        store.close()
+    dev = dev_split(items, splits, 0.5, 0, 0)
+    audit = [str(r) for i, r in refs.items() if splits.get(i) == "audit" and r is not None]
+    outside = [str(r) for i, r in refs.items() if splits.get(i) == "audit" and r is not None and i not in dev]
+    assert dev and outside
+    shares = [outside.count(lab) / len(outside) for lab in ("0", "1")]
+    assert shares != [audit.count(lab) / len(audit) for lab in ("0", "1")]  # dev's labels would change pi
+    report = json.loads(next((tmp_path / "proj" / ".allure" / "runs").glob("*/report.json")).read_text())
+    assert report["iterations"][-1]["calibration"]["prior"] == dict(zip(("0", "1"), shares, strict=True))
+    _export(tmp_path, tmp_path / "bundle")
+    config = tomllib.loads((tmp_path / "bundle" / "judge.toml").read_text())
+    assert config["calibration"]["mode"] == "prior" and config["calibration"]["prior"] == shares
