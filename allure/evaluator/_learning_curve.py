@@ -48,18 +48,12 @@ def judge_verdicts(verdicts: Mapping[str, Verdict]) -> dict[str, Verdict]:
     (calibration, a read-out) changed it, none for an unparsed or failed call a later step gave a
     label, else ``label``; ``raw_label`` then unset. What the learning curve reads (its zero-shot
     labels, and the feature ``z`` of a verdict without label probabilities)."""
-
-    def own(v: Verdict) -> Label | None:
-        if v.raw_label is not None:
-            return v.raw_label
-        return v.label if v.status == "ok" else None
-
-    return {
-        i: v
-        if v.raw_label is None and (v.status == "ok" or v.label is None)
-        else v.model_copy(update={"label": own(v), "raw_label": None})
-        for i, v in verdicts.items()
-    }
+    out: dict[str, Verdict] = {}
+    for i, v in verdicts.items():
+        own = v.raw_label if v.raw_label is not None else v.label if v.status == "ok" else None
+        same = own == v.label and v.raw_label is None
+        out[i] = v if same else v.model_copy(update={"label": own, "raw_label": None})
+    return out
 
 
 def review_order(pool: Sequence[str], repeat: int, seed: int) -> list[str]:
