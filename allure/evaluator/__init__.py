@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from allure.evaluator._content_free import CF_PREFIX, block_name
     from allure.evaluator._kind import BackendKind, backend_kind
     from allure.evaluator._langchain import LangChainBackend
-    from allure.evaluator._learning_curve import CurveDraw, readout_curve, review_order
+    from allure.evaluator._learning_curve import CurveDraw, judge_verdicts, readout_curve, review_order
     from allure.evaluator._open import open_evaluator, warm_http_client
     from allure.evaluator._openai import OpenAIBackend, build_openai_backend
     from allure.evaluator._options import (
@@ -154,6 +154,7 @@ _WHERE = {
     "memory_vote_source": "_readout",
     "CurveDraw": "_learning_curve",
     "readout_curve": "_learning_curve",
+    "judge_verdicts": "_learning_curve",
     "review_order": "_learning_curve",
     "probability_features": "_readout",
 }
@@ -221,6 +222,7 @@ __all__ = [
     "LearnedReadout",
     "CurveDraw",
     "readout_curve",
+    "judge_verdicts",
     "review_order",
     "PassReadout",
     "ReadoutInputMissing",

@@ -7,7 +7,9 @@ seeded shuffle of the pool, one per draw), and the read-out of size ``n`` is fit
 :func:`~allure.evaluator.fit_learned_readout`, the loop's own (features from the stored verdicts,
 never the reference; an item outside the pool is refused with :class:`ReadoutLeak`), and the memory
 vote, when asked, counts only the examples approved from the draw's own items. Nothing here calls
-the evaluator: every feature comes from verdicts already stored.
+the evaluator: every feature comes from verdicts already stored. Those verdicts are the judge's own
+(:func:`judge_verdicts`): a pass's stored labels may carry its calibration or read-out, fitted on the
+very references the curve fits on, and its zero-shot baseline would then not be zero-shot.
 """
 
 from __future__ import annotations
@@ -39,6 +41,19 @@ class CurveDraw:
     @property
     def fitted(self) -> bool:
         return bool(self.labels)
+
+
+def judge_verdicts(verdicts: Mapping[str, Verdict]) -> dict[str, Verdict]:
+    """The verdicts with the label the judge itself gave as ``label``: ``raw_label`` where a later step
+    (calibration, a read-out) changed it, none for an unparsed or failed call a later step gave a
+    label, else ``label``; ``raw_label`` then unset. What the learning curve reads (its zero-shot
+    labels, and the feature ``z`` of a verdict without label probabilities)."""
+    out: dict[str, Verdict] = {}
+    for i, v in verdicts.items():
+        own = v.raw_label if v.raw_label is not None else v.label if v.status == "ok" else None
+        same = own == v.label and v.raw_label is None
+        out[i] = v if same else v.model_copy(update={"label": own, "raw_label": None})
+    return out
 
 
 def review_order(pool: Sequence[str], repeat: int, seed: int) -> list[str]:
@@ -77,7 +92,9 @@ def readout_curve(
     Args:
         pool: The items that may be fitted on (the mined audit items), each with a reference.
         evaluated: The items scored (the held-out split): never fitted on.
-        verdicts: Stored verdicts (their label probabilities are the feature ``z``) of both.
+        verdicts: Stored verdicts (their label probabilities are the feature ``z``) of both, with the
+            judge's own labels (:func:`judge_verdicts`: a verdict without label probabilities reads as
+            its label).
         references: Item id -> reference label of the pool items (an auditor's label winning).
         sizes: The sizes ``n`` (each at most ``len(pool)``).
         repeats: Review orders (draws) per size.

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from allure.judge._fixed import FittedValues
+from allure.judge._readout import refit_sentence
 from allure.metrics import OBJECTIVE_NAMES
 
 if TYPE_CHECKING:
@@ -59,9 +60,15 @@ def first_line(src: JudgeSource, data: ReportData) -> str:
 
 
 def build_card(
-    store: RunStore, src: JudgeSource, fitted: FittedValues, n_examples: int, project: Path
+    store: RunStore,
+    src: JudgeSource,
+    fitted: FittedValues,
+    n_examples: int,
+    project: Path,
+    readout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The card's facts (``card.json``)."""
+    """The card's facts (``card.json``); ``readout``: the read-out carried (``describe``, ``refit``),
+    ``None`` when the pass applied none."""
     from allure.judge._bundle import allure_version
     from allure.report import helped_sentence, read_report
 
@@ -116,6 +123,7 @@ def build_card(
         "examples": n_examples,
         "calibration": fitted.mode,
         "position_debias": spec.evaluator.position_debias,
+        **({"readout": readout} if readout is not None else {}),
     }
 
 
@@ -143,6 +151,13 @@ def card_markdown(card: dict[str, Any]) -> str:
             f"- This judge on the held-out split: n = {h['n']}, {c['objective']} {_num(h['objective'])}, "
             f"accuracy {_num(h['accuracy'])}; label shares {json.dumps(h['label_shares'])} "
             f"(reference {json.dumps(h['reference_shares'])})."
+        )
+    ro = card.get("readout")
+    if ro:
+        refit = ro.get("refit")
+        lines.append(
+            f"- Read-out (applied last): {ro['describe']}"
+            + (f"; {refit_sentence(refit)}, as re-audits apply it." if refit else ".")
         )
     lines.append(f"- Guard decisions: {'; '.join(card['guard'].values()) or 'none'}.")
     lines.append(f"- Stopped: {card['stop_reason']}.")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from allure.judge._bundle import EXAMPLES, JUDGE_TOML, PROMPTS, BundleFiles, toml_text, write_bundle
 from allure.judge._card import build_card, card_markdown
 from allure.judge._fixed import FittedValues, block_name
-from allure.judge._readout import READOUT, applied_readout, fixed_readout, readout_json
+from allure.judge._readout import READOUT, bundle_readout
 from allure.judge._source import (
     JudgeSource,
     check_reproduces,
@@ -100,23 +100,21 @@ def bundle_content(
     prompt_files = _prompt_files(ps)
     verdicts = store.verdicts(src.run.id, src.iteration)
     fitted = fitted_calibration(store, src, verdicts)
-    rec = applied_readout(src)
-    carried = readout_json(rec, spec.positive_label) if rec is not None else None
-    readout = fixed_readout(carried, spec.label_set, f"run {src.run.id}") if carried else None
-    check_reproduces(src, fitted, verdicts, readout)
+    readout = bundle_readout(src)  # the current one (a refit after an approval), as a re-audit applies it
+    check_reproduces(src, fitted, verdicts, readout.own if readout is not None else None)
     examples = pass_examples(store, src, project)
     policy = resolved_policy(store, src)
     config = judge_config(spec, src, policy, fitted, stable_hash(prompt_files), examples)
-    if rec is not None:
-        config["readout"] = {"file": READOUT, "describe": str(rec.get("describe", ""))}
-    card = build_card(store, src, fitted, len(examples), project)
+    if readout is not None:
+        config["readout"] = readout.table
+    card = build_card(store, src, fitted, len(examples), project, readout.card if readout else None)
     files = BundleFiles()
     files.add(JUDGE_TOML, toml_text(config))
     for name, text in prompt_files.items():
         files.add(f"{PROMPTS}/{name}", text)
     files.add(EXAMPLES, "".join(ex.model_dump_json() + "\n" for ex in examples))
-    if carried is not None:
-        files.add(READOUT, carried)
+    if readout is not None:
+        files.add(READOUT, readout.text)
     files.add("card.json", json.dumps(card, indent=2, sort_keys=True) + "\n")
     files.add("card.md", card_markdown(card))
     blocks = {block_name(v.icl_ids): list(v.icl_ids) for i, v in verdicts.items() if not i.startswith("#")}

@@ -84,7 +84,8 @@ class JudgeBundle:
 
     @cached_property
     def readout(self) -> LearnedReadout | None:
-        """The learned read-out the audited pass applied last (``readout.json``; ``None``: none)."""
+        """The learned read-out applied last (``readout.json``: the audited pass's current one, its refit
+        after an approval if any; ``None``: none)."""
         from allure.judge._readout import READOUT, fixed_readout
 
         if "readout" not in self.config:

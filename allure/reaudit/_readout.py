@@ -2,9 +2,9 @@
 being re-audited, applied as it was fitted (no refit at re-audit time, like fixed calibration values),
 as the last step of the re-audit's pass, so that a re-audit's labels are the loop's on the same items.
 
-The read-out applied is the memory version's current one (:meth:`allure.store.RunStore.readouts_of_version`:
+The read-out applied is the memory version's current one (:meth:`allure.store.RunStore.readout_of_version`:
 its latest refit after an approval, else what its pass fitted; the newest if several runs evaluated
-with that version). None is applied with ``readout = "none"``, or when no pass with that memory version fitted one (``auto`` kept the parsed labels).
+with that version); an exported judge of that pass carries the same one. None is applied with ``readout = "none"``, or when no pass with that memory version fitted one (``auto`` kept the parsed labels).
 """
 
 from __future__ import annotations
@@ -44,10 +44,9 @@ def reaudit_readout(
 
     if spec.evaluator.readout == "none":
         return None
-    found = [r for r in store.readouts_of_version(memory_version) if r["record"] is not None]
-    if not found:
+    newest = store.readout_of_version(memory_version)
+    if newest is None:
         return None
-    newest = max(enumerate(found), key=lambda p: (str(p[1]["record"].get("fitted_at") or ""), p[0]))[1]
     rec = newest["record"]
     votes = any(str(f).startswith("vote") for f in rec.get("features", ()))
     vote = memory_vote_source(memory) if votes and hasattr(memory, "embeddings") else None

@@ -9,7 +9,8 @@ on; :meth:`ReadoutsStore.refit_readout` (called by :meth:`ReviewStore.record_dec
 features, with no evaluator call, and stores the result as the iteration's current read-out (run
 info ``readout_refit_<it>``: ``current``, the refitted record; ``history``, one line per refit or
 refusal). A refit the data cannot support (a label with too few fit items) keeps the old read-out and
-says why in the history. The pass's own record stays as it was (an exported judge carries it).
+says why in the history. The pass's own record stays as it was; the current one is what a re-audit
+(:meth:`ReadoutsStore.readout_of_version`) and an exported judge of the pass apply.
 """
 
 from __future__ import annotations
@@ -41,6 +42,16 @@ def current_readout(info: dict[str, Any], iteration: int) -> dict[str, Any] | No
         return refit["current"]
     rec = info.get(f"readout_{iteration}")
     return rec if isinstance(rec, dict) and rec.get("features") else None
+
+
+def readout_refit(info: dict[str, Any], iteration: int) -> dict[str, Any] | None:
+    """The refit the iteration's current read-out is: its history line (``at``, ``n``, ``changed``,
+    ``describe``); ``None`` when the current read-out is what the pass fitted."""
+    refit = info.get(refit_key(iteration))
+    if not isinstance(refit, dict) or not isinstance(refit.get("current"), dict):
+        return None
+    done = [line for line in refit.get("history", []) if isinstance(line, dict) and not line.get("refused")]
+    return done[-1] if done else None
 
 
 def _now() -> str:
@@ -127,6 +138,15 @@ class ReadoutsStore(RunsStore, ReviewStore):
                     }
                 )
         return out
+
+    def readout_of_version(self, content_hash: str) -> dict[str, Any] | None:
+        """The read-out a re-audit with memory version ``content_hash`` applies: of
+        :meth:`readouts_of_version`'s entries with a current read-out, the one fitted (or refitted)
+        last, the later entry on a tie; ``None`` when no pass with that version fitted one."""
+        found = [r for r in self.readouts_of_version(content_hash) if r["record"] is not None]
+        if not found:
+            return None
+        return max(enumerate(found), key=lambda p: (str(p[1]["record"].get("fitted_at") or ""), p[0]))[1]
 
     def refit_readout(self, run_id: str) -> dict[str, Any] | None:
         """Refit the read-out of the run's last fitted pass (the pass its candidates were mined from)

@@ -7,7 +7,9 @@ It sends no call: every feature comes from the source run's stored zero-shot pas
 log-odds ``z``) and its memory (the vote of the examples approved from the draw's own items,
 ``--param features=z`` leaves it out). The pool is what the loop fits its read-out on: the audit
 items outside the dev split with a reference, an auditor's corrected label winning; no held-out or
-dev item is ever fitted on (``ReadoutLeak``). Arms: ``zero-shot`` (the run's zero-shot labels) and
+dev item is ever fitted on (``ReadoutLeak``). Every label the curve reads is the judge's own, the
+one parsed from its output, never the loop's calibration or read-out of it (fitted on the very
+references the curve fits on). Arms: ``zero-shot`` (those labels of the run's zero-shot pass) and
 ``n=N #R`` per size and order, with the shared record (McNemar, Holm) and, per size, the objective's
 mean over draws with its interval, the paired delta against zero-shot and the draws' merged
 permutation p, Holm-adjusted over the sizes (exploratory). A learning curve of the ICL memory
@@ -74,12 +76,14 @@ def source_run(src: StudySource) -> str:
 
 def read_curve_data(store: RunStore, src: StudySource) -> CurveData:
     """The pool (mined audit items with a reference, an auditor's label winning) and the source run's
-    zero-shot verdicts, as the loop's read-out step reads them.
+    zero-shot verdicts with the judge's own labels (:func:`allure.evaluator.judge_verdicts`: the
+    label parsed from its output, never the loop's calibration or read-out of it).
 
     Raises:
         StudyError: The source is not an audit run, or the run has no zero-shot pass.
     """
     from allure.dataset import dev_split
+    from allure.evaluator import judge_verdicts
 
     run_id = source_run(src)
     run = store.get_run(run_id)
@@ -97,7 +101,10 @@ def read_curve_data(store: RunStore, src: StudySource) -> CurveData:
     mined = {it.id for it in items if splits.get(it.id) == "audit" and it.id not in dev}
     refs.update({ex.item_id: ex.correct_label for ex in store.candidates(run_id, status="approved")})
     pool = [it for it in items if it.id in mined and refs.get(it.id) is not None]
-    return CurveData(pool, {it.id: refs[it.id] for it in pool}, store.verdicts(run_id, int(zero)), int(zero))
+    # the judge's own labels: the pass's stored ones may carry the loop's calibration or read-out,
+    # fitted on the references the curve fits on (then its baseline would not be zero-shot)
+    verdicts = judge_verdicts(store.verdicts(run_id, int(zero)))
+    return CurveData(pool, {it.id: refs[it.id] for it in pool}, verdicts, int(zero))
 
 
 @dataclass

@@ -19,7 +19,8 @@ def curve_setup(study: LearningCurveRecord) -> list[str]:
         f"- read-out: the loop's (class-weighted L2 logistic regression on {', '.join(study.features)}, C by "
         f"stratified CV), fitted on the first n of {study.pool} mined audit items (the audit split outside dev, "
         f"an auditor's label winning) in {study.repeats} seeded review order(s); features from the stored "
-        f"zero-shot pass {study.zero_shot_iteration} of the source run (0 calls)",
+        f"zero-shot pass {study.zero_shot_iteration} of the source run (0 calls); zero-shot: that pass's labels "
+        "as the judge parsed them (never the loop's calibration or read-out of them)",
         f"- sizes: {', '.join(map(str, study.sizes)) or 'none'}"
         + (
             f"; skipped (above the pool of {study.pool}): {', '.join(map(str, study.skipped))}"

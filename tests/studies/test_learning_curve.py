@@ -22,10 +22,10 @@ pytestmark = pytest.mark.integration
 PARAMS = ["--param", "sizes=8,16,500", "--param", "repeats=2"]
 
 
-def _audited(tmp: Path, *, approve: bool = True) -> str:
+def _audited(tmp: Path, *server: str, approve: bool = True) -> str:
     """An audit run after its zero-shot pass, its mined candidates approved (finished) or left for
-    review (paused, the memory empty); its id."""
-    srv = start_scripted_server(tmp)
+    review (paused, the memory empty); its id. ``server``: the scripted server's options."""
+    srv = start_scripted_server(tmp, *server)
     try:
         spec = write_spec(tmp, srv.base_url, max_iterations=1)
         write_dataset(tmp / "items.jsonl", n_per_type=30)
@@ -113,3 +113,47 @@ def test_a_learning_curve_needs_a_run_and_good_sizes_not_an_approval(tmp_path: P
     record = load_study(tmp_path / "proj", folder.name)
     assert record.memory_size == 0 and record.features == ["z"] and record.calls == 0  # type: ignore[attr-defined]
     assert [f.size for f in record.fits] == [8, 8, 8]  # type: ignore[attr-defined]
+
+
+def test_the_curves_zero_shot_is_the_judges_parsed_labels_not_the_loops_read_out(tmp_path: Path) -> None:
+    """The zero-shot pass's stored labels changed by a post-processing step (as the loop's read-out or
+    calibration stores them, the parsed label kept beside): the curve's zero-shot arm and its fits
+    still read the labels the judge parsed, so the curve is the one measured before the change. The
+    scripted judge sends no label probabilities: the feature ``z`` of every fit is its label too."""
+    from allure.studies import learning_curve
+
+    run_id = _audited(tmp_path, "--no-logprobs")
+    proj = tmp_path / "proj"
+    before = learning_curve(proj, from_run=run_id, sizes="8,16", repeats=2, name="before")
+    store = RunStore(project_db_path(proj))
+    try:
+        zero = int(store.get_run(run_id).info["zero_shot_iteration"])
+        parsed = store.verdicts(run_id, zero)
+        assert all(v.label_probs is None and v.prob_positive is None for v in parsed.values())
+        flipped = {i: 1 - v.label for i, v in parsed.items() if v.label in (0, 1)}
+        store.set_verdict_labels(run_id, zero, flipped)  # what a read-out that flips every label stores
+        stored = store.verdicts(run_id, zero)
+        held = [i for i, s in store.splits(run_id).items() if s == "heldout"]
+        refs = store.reference_labels(run_id)
+    finally:
+        store.close()
+    assert {i: v.raw_label for i, v in stored.items() if i in flipped} == {
+        i: parsed[i].label for i in flipped
+    }
+    assert {i: v.label for i, v in stored.items() if i in flipped} == flipped
+    after = learning_curve(proj, from_run=run_id, sizes="8,16", repeats=2, name="after")
+
+    def right(labels: dict[str, object]) -> int:
+        return sum(labels.get(i) == refs[i] for i in held if refs.get(i) is not None)
+
+    # the stored (flipped) labels would score otherwise: the comparison below can fail
+    assert right({i: v.label for i, v in stored.items()}) != right({i: v.label for i, v in parsed.items()})
+    zero_before, zero_after = before.arms[0], after.arms[0]
+    assert zero_before.arm.name == zero_after.arm.name == "zero-shot"
+    assert zero_after.metrics == zero_before.metrics  # the judge's parsed labels, not the stored ones
+    assert zero_after.metrics.n_parsed and zero_after.metrics.accuracy is not None
+    assert zero_after.metrics.accuracy * zero_after.metrics.n_parsed == pytest.approx(
+        right({i: v.label for i, v in parsed.items()})
+    )
+    assert after.fits == before.fits  # type: ignore[attr-defined]  # fitted on z from the parsed labels
+    assert after.curve == before.curve  # type: ignore[attr-defined]
