@@ -157,15 +157,16 @@ def test_auto_keeps_the_parsed_labels_unless_the_read_out_is_better_on_dev() -> 
     assert tiny.apply(items, verdicts) == {} and tiny.learned is None and "holds" in tiny.decision
 
 
-def test_cross_fitted_auto_decides_out_of_fold_and_no_fold_fit_holds_its_fold() -> None:
-    """``[loop] folds``: every fit item decides, labelled by a read-out fitted on the other folds."""
+def _cross_fitted(
+    mode: str, items: list[Item], refs: dict[str, str], n_fit: int
+) -> tuple[PassReadout, set[str], dict[str, int]]:
+    """A read-out step over the first ``n_fit`` items as fit items, cross-fitted over 5 folds."""
     from allure.dataset import cross_folds
 
-    items, verdicts, refs = _items(200)
-    fit = {i.id for i in items[:100]}
+    fit = {i.id for i in items[:n_fit]}
     folds = cross_folds(refs, {i: "audit" for i in fit}, 5, 0)
     step = PassReadout(
-        mode="auto",
+        mode=mode,  # type: ignore[arg-type]
         labels=("yes", "no"),
         positive="yes",
         fit_ids=frozenset(fit),
@@ -174,6 +175,13 @@ def test_cross_fitted_auto_decides_out_of_fold_and_no_fold_fit_holds_its_fold() 
         not_fit=frozenset(i.id for i in items if i.id not in fit),
         folds=folds,
     )
+    return step, fit, folds
+
+
+def test_cross_fitted_auto_decides_out_of_fold_and_no_fold_fit_holds_its_fold() -> None:
+    """``[loop] folds``: every fit item decides, labelled by a read-out fitted on the other folds."""
+    items, verdicts, refs = _items(200)
+    step, fit, folds = _cross_fitted("auto", items, refs, 100)
     assert step.apply(items, verdicts) and step.learned is not None
     assert "adopted out of fold" in step.decision and "n = 100" in step.decision
     assert set(step.fold_fit_ids) == set(range(5))
@@ -201,21 +209,8 @@ def test_a_cross_fitted_read_out_keeps_each_fit_items_label_from_the_other_folds
     """Cross-fitted, every applied read-out (not only ``auto``) also labels each fit item with the
     read-out fitted on the other folds (:attr:`PassReadout.out_of_fold`): what the loop's decisions
     read. Each is the other folds' fit's label, never one fitted on the item."""
-    from allure.dataset import cross_folds
-
     items, verdicts, refs = _noise(120, 3)
-    fit = {i.id for i in items[:80]}
-    folds = cross_folds(refs, {i: "audit" for i in fit}, 5, 0)
-    step = PassReadout(
-        mode=mode,  # type: ignore[arg-type]
-        labels=("yes", "no"),
-        positive="yes",
-        fit_ids=frozenset(fit),
-        references={i: refs[i] for i in fit},
-        dev_ids=frozenset(),
-        not_fit=frozenset(i.id for i in items if i.id not in fit),
-        folds=folds,
-    )
+    step, fit, folds = _cross_fitted(mode, items, refs, 80)
     assert step.apply(items, verdicts) and step.learned is not None
     assert set(step.out_of_fold) == fit
     for j in range(5):
