@@ -129,7 +129,7 @@ def test_the_curves_zero_shot_is_the_judges_parsed_labels_not_the_loops_read_out
     try:
         zero = int(store.get_run(run_id).info["zero_shot_iteration"])
         parsed = store.verdicts(run_id, zero)
-        assert all(v.label_probs is None and v.prob_positive is None for v in parsed.values())
+        assert parsed and all(v.label_probs is None and v.prob_positive is None for v in parsed.values())
         flipped = {i: 1 - v.label for i, v in parsed.items() if v.label in (0, 1)}
         store.set_verdict_labels(run_id, zero, flipped)  # what a read-out that flips every label stores
         stored = store.verdicts(run_id, zero)
