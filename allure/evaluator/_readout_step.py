@@ -125,6 +125,17 @@ class PassReadout:
         self.out_of_fold = oof
         return out
 
+    def _vote_without(self, fold: int) -> VoteSource | None:
+        """The memory vote without the examples mined from ``fold``'s items: out of fold, the vote
+        feature must not read their (corrected) labels either, for the fold's fit or its items."""
+        vote = self.vote
+        if vote is None:
+            return None
+        keep = [k for k, i in enumerate(vote.item_ids) if self.folds.get(i) != fold]
+        return VoteSource(
+            vote.vectors[keep], [vote.labels[k] for k in keep], [vote.item_ids[k] for k in keep], vote.embed
+        )
+
     def _out_of_fold(
         self,
         fit_items: list[Item],
@@ -146,7 +157,7 @@ class PassReadout:
                 labels=self.labels,
                 positive=self.positive,
                 not_fit=set(self.not_fit) | {it.id for it in mine},
-                vote=self.vote,
+                vote=self._vote_without(fold),
                 objective=self.objective,
                 seed=self.seed,
                 swapped=swapped,

@@ -266,3 +266,48 @@ def test_knn_never_counts_a_fit_item_as_its_own_neighbour() -> None:
     y = [refs[it.id] for it in items]
     itself = knn_labels(x, learned.knn_y, x, k=8)
     assert objective_value(y, itself) > objective_value(y, [got[it.id] for it in items]) + 0.1
+
+
+def test_out_of_fold_the_memory_vote_never_reads_the_folds_own_examples() -> None:
+    """Pairs of fit items in one fold share a response embedding and a label, and every fit item has
+    an approved example: an item's nearest example (its own left out) is its partner's, which carries
+    its label. Out of fold the vote must not read fold ``j``'s examples, for fold ``j``'s items or its
+    fit; then the vote knows nothing of an item's label and ``auto`` has nothing to adopt."""
+    rng = np.random.default_rng(7)
+    n = 80
+    items = [Item(id=f"p{k}", task="t", response=f"r{k}") for k in range(n)]
+    labels = [("yes" if rng.random() < 0.5 else "no") for _ in range(n // 2)]
+    refs = {it.id: labels[k // 2] for k, it in enumerate(items)}  # a pair (2m, 2m + 1) shares a label
+    folds = {it.id: (k // 2) % 5 for k, it in enumerate(items)}  # ... and a fold
+    pair_vec = rng.normal(size=(n // 2, 64))
+    vec = {it.id: pair_vec[k // 2] for k, it in enumerate(items)}
+    z = rng.normal(size=n)  # the judge knows nothing either
+    verdicts = {
+        it.id: Verdict(
+            item_id=it.id, label="yes" if z[k] > 0 else "no", prob_positive=float(1 / (1 + np.exp(-z[k])))
+        )
+        for k, it in enumerate(items)
+    }
+    vote = VoteSource(
+        np.array([vec[it.id] for it in items]),
+        [refs[it.id] for it in items],
+        [it.id for it in items],
+        lambda its: np.array([vec[it.id] for it in its]),
+    )
+    step = PassReadout(
+        mode="logistic",
+        labels=("yes", "no"),
+        positive="yes",
+        fit_ids=frozenset(refs),
+        references=refs,
+        dev_ids=frozenset(),
+        not_fit=frozenset(),
+        vote=vote,
+        folds=folds,
+    )
+    step.apply(items, verdicts)
+    y = [refs[it.id] for it in items]
+    oof = objective_value(y, [step.out_of_fold[it.id] for it in items])
+    applied = objective_value(y, [step.applied[it.id] for it in items])
+    assert applied is not None and applied > 0.7  # in-sample the partner's example gives the label away
+    assert oof is not None and oof < 0.65, oof  # out of fold it cannot (with the fold's examples: 0.80)
