@@ -51,10 +51,9 @@ if TYPE_CHECKING:
         PassStats,
         Readout,
         ReadoutOutcome,
-        plan_from_spec,
-        reference_shares,
         run_pass,
     )
+    from allure.evaluator._plan_spec import plan_from_spec, reference_shares
     from allure.evaluator._polarity import REVERSED, PolarityVariant, polarity_variant
     from allure.evaluator._readout import (
         LearnedReadout,
@@ -131,8 +130,8 @@ _WHERE = {
     "PassStats": "_pipeline",
     "Readout": "_pipeline",
     "ReadoutOutcome": "_pipeline",
-    "plan_from_spec": "_pipeline",
-    "reference_shares": "_pipeline",
+    "plan_from_spec": "_plan_spec",
+    "reference_shares": "_plan_spec",
     "run_pass": "_pipeline",
     "FALLBACK_NOTE": "_swap",
     "SWAPPED": "_swap",

@@ -24,6 +24,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from allure.evaluator._calibrate_modes import (
+    CalibrationTarget,
+    by_offset,
+    by_p_cf,
+    choose_mode,
+    fitted_offset,
+    out_of_fold_labels,
+)
 from allure.evaluator._content_free import (
     ContentFreePass,
     block_name,
@@ -43,45 +51,6 @@ NO_PROBS = (
     "labels kept as parsed (calibration off for this pass)"
 )
 """Said once when a pass has nothing to calibrate."""
-
-
-@dataclass(frozen=True)
-class CalibrationTarget:
-    """The reference labels ``offset`` and ``auto`` need (never the held-out split's)."""
-
-    dev: Mapping[str, Label] = field(default_factory=dict)
-    """Dev item id -> reference label: ``auto`` chooses its mode on these."""
-    fit: Mapping[str, Label] = field(default_factory=dict)
-    """Audit item id -> reference label: ``offset`` fits its logit offset on these."""
-    objective: str = "balanced_accuracy"
-    """The loop's objective (``auto`` compares modes by it)."""
-    positive: Label | None = None
-    """The positive label (``offset`` needs two labels and this one)."""
-    folds: Mapping[str, int] = field(default_factory=dict)
-    """Audit item id -> its cross-fitting fold (``[loop] folds >= 2``; empty: ``auto`` chooses on
-    ``dev``). Cross-fitted, ``auto`` chooses on every audit item of ``fit``, each labelled by the
-    modes as fitted on the *other* folds (``prior``'s shares, ``offset``'s ``b``; ``contextual`` reads
-    no label); what is applied is fitted on every audit item."""
-    alpha: float = 0.05
-    """``[loop] guard_alpha``: the family-wise level of ``auto``'s tests of each mode against ``none``."""
-    min_per_label: int = 10
-    """``[loop] guard_min_per_label``: fewest decision items of each label for ``auto`` to adopt a mode."""
-
-    def decision(self) -> Mapping[str, Label]:
-        """The items ``auto`` chooses on: every audit item with a reference when cross-fitted, else dev."""
-        return {i: r for i, r in self.fit.items() if i in self.folds} if self.folds else self.dev
-
-    def without_fold(self, fold: int) -> CalibrationTarget:
-        """This target with fold ``fold``'s items left out of ``fit`` (what is fitted for that fold)."""
-        fit = {i: r for i, r in self.fit.items() if self.folds.get(i) != fold}
-        return CalibrationTarget(
-            dev={},
-            fit=fit,
-            objective=self.objective,
-            positive=self.positive,
-            alpha=self.alpha,
-            min_per_label=self.min_per_label,
-        )
 
 
 @dataclass
@@ -202,23 +171,27 @@ def calibrate_pass(
     candidates = {"none": {i: v.label for i, (v, _) in rows.items()}}
     for m in ("contextual", "prior"):
         if mode in (m, "auto") and p_cf and (m == "contextual" or pi):
-            candidates[m] = _by_p_cf(rows, p_cf, labels, pi if m == "prior" else None)
+            candidates[m] = by_p_cf(rows, p_cf, labels, pi if m == "prior" else None)
     if mode == "prior" and not pi:
         out.note = (
             "prior needs the audit split's reference label shares, and no audit item outside dev has one"
         )
     if mode in ("offset", "auto"):
-        b = _fit_offset(rows, labels, target)
+        b = fitted_offset(rows, labels, target)
         if b is not None and target is not None and target.positive is not None:
             out.offset = b
-            candidates["offset"] = _by_offset(rows, labels, target.positive, b)
+            candidates["offset"] = by_offset(rows, labels, target.positive, b)
         elif mode == "offset":
             out.note = "offset needs two labels, a positive label and audit items with label probabilities"
     out.chosen = mode if mode in candidates else "none"
     if mode == "auto":
         parsed = {it.id: v.label for it in items if (v := result.verdicts.get(it.id)) is not None}
-        scored = _out_of_fold(candidates, rows, p_cf, labels, target)
-        out.chosen = _choose(scored, parsed, target, labels, out)
+        scored = out_of_fold_labels(candidates, rows, p_cf, labels, target)
+        out.chosen, note, choice = choose_mode(scored, parsed, target, labels)
+        if note:
+            out.note = note
+        if choice is not None:
+            out.choice = choice
     _relabel(ev, run_id, iteration, items, result, candidates[out.chosen], out)
     return out
 
@@ -251,9 +224,9 @@ def apply_fitted(
         out.blocks = len(p_cf)
         pi = [float(fitted.prior.get(str(lab), 0.0)) for lab in labels] if fitted.prior else None
         if fitted.mode == "contextual" or pi:
-            chosen = _by_p_cf(rows, p_cf, labels, pi if fitted.mode == "prior" else None)
+            chosen = by_p_cf(rows, p_cf, labels, pi if fitted.mode == "prior" else None)
     elif fitted.mode == "offset" and fitted.offset is not None and len(labels) == 2:
-        chosen = _by_offset(rows, labels, ev.positive_label, fitted.offset)
+        chosen = by_offset(rows, labels, ev.positive_label, fitted.offset)
     _relabel(ev, run_id, iteration, items, result, chosen, out)
     return out
 
@@ -297,121 +270,3 @@ def _relabel(
     out.changed = len(changed)
     if changed:
         ev.store.set_verdict_labels(run_id, iteration, changed)
-
-
-def _out_of_fold(
-    candidates: dict[str, dict[str, Label | None]],
-    rows: dict[str, tuple[Any, list[float]]],
-    p_cf: dict[tuple[str, ...], Any],
-    labels: Sequence[Label],
-    target: CalibrationTarget | None,
-) -> dict[str, dict[str, Label | None]]:
-    """``auto``'s labels to choose on: ``candidates`` themselves with a dev split; cross-fitted, each
-    fold's audit items re-labelled by ``prior`` and ``offset`` as fitted on the other folds' items
-    (``none`` and ``contextual`` read no reference label: their labels are already out of fold)."""
-    if target is None or not target.folds:
-        return candidates
-    out = {m: dict(c) for m, c in candidates.items()}
-    for fold in sorted(set(target.folds.values())):
-        mine = {i: r for i, r in rows.items() if target.folds.get(i) == fold}
-        other = target.without_fold(fold)
-        if "prior" in out:
-            known = [str(r) for r in other.fit.values()]
-            pi = [known.count(str(lab)) / len(known) for lab in labels] if known else None
-            out["prior"].update(_by_p_cf(mine, p_cf, labels, pi) if pi else {})
-        if "offset" in out:
-            b = _fit_offset(rows, labels, other)
-            if b is not None and other.positive is not None:
-                out["offset"].update(_by_offset(mine, labels, other.positive, b))
-    return out
-
-
-def _choose(
-    candidates: dict[str, dict[str, Label | None]],
-    parsed: dict[str, Label | None],
-    target: CalibrationTarget | None,
-    labels: Sequence[Label],
-    out: CalibrationOutcome,
-) -> str:
-    """``auto``: among the modes shown better than ``none`` on the decision data (one-sided tests at
-    ``[loop] guard_alpha``, Holm-adjusted over the modes), the one that scores best
-    (:func:`allure.metrics.choose_calibration`); an item without label probabilities keeps its
-    parsed label under every mode."""
-    from allure.metrics import choose_calibration
-
-    decision = target.decision() if target else {}
-    dev = sorted(i for i in decision if i in parsed)
-    if target is None or not dev:
-        out.note = (
-            "auto chooses on the audit split out of fold, and the pass has no audit item with a reference label"
-            if target is not None and target.folds
-            else "auto chooses on the dev split, and the pass has no dev item with a reference label"
-        )
-        return "none"
-    pick = choose_calibration(
-        {m: [c.get(i, parsed[i]) for i in dev] for m, c in candidates.items()},
-        [decision[i] for i in dev],
-        objective=target.objective,  # type: ignore[arg-type]
-        labels=labels,
-        alpha=target.alpha,
-        min_per_label=target.min_per_label,
-        data=f"the audit split out of fold ({len(set(target.folds.values()))} folds)"
-        if target.folds
-        else "dev",
-    )
-    out.choice = {
-        "scores": pick.scores,
-        "refused": list(pick.refused),
-        "n": pick.n,
-        "p_holm": pick.p_holm,
-        "line": pick.describe(),
-    }
-    return pick.mode
-
-
-def _by_p_cf(
-    rows: dict[str, tuple[Any, list[float]]],
-    p_cf: dict[tuple[str, ...], Any],
-    labels: Sequence[Label],
-    pi: list[float] | None,
-) -> dict[str, Label | None]:
-    """``argmax q`` per item whose block has a ``p_cf`` (``q = p / p_cf``, times ``pi`` when given)."""
-    from allure.metrics import calibrate
-
-    out: dict[str, Label | None] = {}
-    for item_id, (v, row) in rows.items():
-        block = tuple(v.icl_ids)
-        if block in p_cf:
-            out[item_id] = labels[int(calibrate([row], p_cf[block], prior=pi)[0].argmax())]
-    return out
-
-
-def _fit_offset(
-    rows: dict[str, tuple[Any, list[float]]], labels: Sequence[Label], target: CalibrationTarget | None
-) -> float | None:
-    """One logit offset fitted on the audit items so that the positive label's predicted share there
-    matches its reference share; ``None`` when it cannot be fitted."""
-    from allure.metrics import fit_offset
-
-    positive = None if target is None else target.positive
-    if target is None or positive is None or len(labels) != 2 or positive not in labels:
-        return None
-    pos = list(labels).index(positive)
-    fit = [i for i in target.fit if i in rows]
-    if not fit:
-        return None
-    share = sum(str(target.fit[i]) == str(target.positive) for i in fit) / len(fit)
-    return float(fit_offset([rows[i][1][pos] / sum(rows[i][1]) for i in fit], share))
-
-
-def _by_offset(
-    rows: dict[str, tuple[Any, list[float]]], labels: Sequence[Label], positive: Label, b: float
-) -> dict[str, Label | None]:
-    """The positive label where its probability shifted by the logit offset ``b`` is over 0.5."""
-    from allure.metrics import apply_offset
-
-    pos = list(labels).index(positive)
-    neg = labels[1 - pos]
-    p = {i: row[pos] / sum(row) for i, (_, row) in rows.items()}
-    q = apply_offset(list(p.values()), b)
-    return {i: (positive if x > 0.5 else neg) for i, x in zip(p, q, strict=True)}

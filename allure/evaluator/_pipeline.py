@@ -18,7 +18,7 @@ validators refuse it, for a study arm's overrides too). What each caller reads:
   (:attr:`PassOutcome.debias`), never stored: "the loop's own metrics stay the raw verdicts'";
 - a study arm and a re-audit score :attr:`PassOutcome.labels`.
 
-:func:`plan_from_spec` turns an audit spec into a plan, so the spec's rules live once: a replay is
+:func:`~allure.evaluator.plan_from_spec` (``_plan_spec``) turns an audit spec into a plan, so the spec's rules live once: a replay is
 never calibrated (:attr:`~allure.config.EvaluatorSpec.applied_calibration`), ``auto`` is off with
 debiasing or without logprobs, and off where there is no dev split to choose on (a re-audit's
 frozen set); a pass swaps when :func:`swaps_positions` says so.
@@ -26,11 +26,10 @@ frozen set); a pass swaps when :func:`swaps_positions` says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from allure.dataset import cross_folds
 from allure.evaluator._calibrate import (
     NO_PROBS,
     CalibrationOutcome,
@@ -41,12 +40,12 @@ from allure.evaluator._calibrate import (
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
 from allure.evaluator._polarity import PolarityVariant
-from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order, swaps_positions
+from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order
 from allure.labels import Label
 from allure.models import Item, Verdict
 
 if TYPE_CHECKING:
-    from allure.config import AuditSpec, Calibration, PositionDebias
+    from allure.config import Calibration, PositionDebias
     from allure.evaluator._runner import Evaluator
 
 PassStats = EvalStats
@@ -303,100 +302,4 @@ def _calibrate(ev: Evaluator, plan: PassPlan, result: EvalResult) -> Calibration
         prior=plan.prior,
         options=plan.options,
         target=plan.target,
-    )
-
-
-def reference_shares(
-    references: Mapping[str, Any],
-    splits: Mapping[str, str] | None = None,
-    without: Collection[str] = (),
-) -> dict[str, float] | None:
-    """The reference label shares (label string -> share) of the audit split's items (every item's
-    when there are no splits: a re-audit's frozen set), the items of ``without`` left out (``prior``
-    calibration leaves the dev split out: ``auto`` scores ``prior`` there); ``None`` when no such item
-    has a reference."""
-    known = [
-        str(r)
-        for i, r in references.items()
-        if r is not None and (splits is None or splits.get(i) == "audit") and i not in without
-    ]
-    return {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
-
-
-def plan_from_spec(
-    spec: AuditSpec,
-    *,
-    run_id: str,
-    iteration: int,
-    items: list[Item],
-    examples_for: ExamplesFor,
-    pairwise: bool,
-    references: Mapping[str, Label | None] | None = None,
-    splits: Mapping[str, str] | None = None,
-    dev: Collection[str] | None = None,
-    positions: bool = False,
-    **more: Any,
-) -> PassPlan:
-    """The pass ``spec`` asks for (its ``[evaluator]`` post-processing; a study arm passes the spec
-    with its overrides, :meth:`~allure.config.EvaluatorSpec.overridden`).
-
-    Args:
-        spec: The audit spec.
-        run_id: The run the calls are linked to.
-        iteration: The pass.
-        items: The items.
-        examples_for: Each item's examples.
-        pairwise: Whether the pass's prompt set is pairwise.
-        references: Item id -> reference label (``prior`` takes the shares of the audit items outside
-            ``dev``; with ``dev``, the target).
-        splits: Item id -> split: the shares and the fit come from the audit split (``None``: every item).
-        dev: The dev split's ids (``auto`` chooses on them, ``offset`` fits on the other audit items);
-            ``None``: there is no dev split, so ``auto`` is off and ``offset`` has nothing to fit on.
-            With ``[loop] folds >= 2`` the dev split is empty and ``auto`` chooses on every audit
-            item out of fold (:func:`allure.dataset.cross_folds` of ``references`` and ``splits``).
-        positions: Run the swapped order whenever the spec swaps (the loop reports position
-            consistency), not only to debias.
-        more: Any other :class:`PassPlan` field (``options``, ``progress``, ``claim_token``, ...).
-    """
-    ev = spec.evaluator
-    swaps = swaps_positions(spec, pairwise, items)
-    debias: PositionDebias = ev.position_debias if swaps else "none"
-    calibration = ev.applied_calibration
-    if calibration == "auto" and dev is None:
-        calibration = "none"
-    target = None
-    if references is not None and dev is not None:
-        known = {i: r for i, r in references.items() if r is not None}
-        target = CalibrationTarget(
-            dev={i: r for i, r in known.items() if i in dev},
-            fit={
-                i: r
-                for i, r in known.items()
-                if (splits is None or splits.get(i) == "audit") and i not in dev
-            },
-            objective=spec.loop.objective,
-            positive=spec.positive_label,
-            folds=cross_folds(references, splits, spec.loop.folds, spec.loop.seed)
-            if splits is not None
-            else {},
-            alpha=spec.loop.guard_alpha,
-            min_per_label=spec.loop.guard_min_per_label,
-        )
-    prior = None
-    if references is not None and calibration in ("prior", "auto"):
-        # the dev split's labels stay out of ``pi``, as out of ``offset``'s fit: ``auto`` scores it on dev
-        prior = reference_shares(references, splits, without=dev or ())
-    return PassPlan(
-        run_id=run_id,
-        iteration=iteration,
-        items=items,
-        examples_for=examples_for,
-        labels=tuple(spec.label_set),
-        swap=swaps and (positions or debias != "none"),
-        position_debias=debias,
-        calibration=calibration,
-        target=target,
-        prior=prior,
-        replay=ev.is_replay,
-        **more,
     )
