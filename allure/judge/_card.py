@@ -28,7 +28,11 @@ def _file_sha256(path: Path) -> str | None:
     return h.hexdigest()
 
 
-def _what(src: JudgeSource) -> str:
+def _what(src: JudgeSource, data: ReportData) -> str:
+    from allure.report import memory_tried
+
+    if src.zero_shot and src.iteration == src.active and not memory_tried(data):
+        return "the zero-shot judge: the run tried no memory version, so it has no examples"
     if src.zero_shot and src.iteration == src.active:
         where = "the audit split out of fold" if src.spec.loop.folds >= 2 else "dev"
         return f"the zero-shot judge, which the run's guard kept: no memory version beat it on {where}, so it has no examples"
@@ -56,7 +60,7 @@ def first_line(src: JudgeSource, data: ReportData) -> str:
             f"({name} {o.value_a:.3f} -> {o.value_b:.3f}, {signif}); "
             f"`allure judge export {src.run.id} --zero-shot` exports the zero-shot judge instead."
         )
-    return f"Judge exported from run {src.run.id}, pass {src.iteration}: {_what(src)}."
+    return f"Judge exported from run {src.run.id}, pass {src.iteration}: {_what(src, data)}."
 
 
 def build_card(
@@ -83,7 +87,7 @@ def build_card(
         "first_line": first_line(src, data),
         "run_id": src.run.id,
         "iteration": src.iteration,
-        "judge": _what(src),
+        "judge": _what(src, data),
         "zero_shot": src.zero_shot,
         "adopted_iteration": src.active,
         "zero_shot_iteration": src.zero_iteration,

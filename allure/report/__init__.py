@@ -21,7 +21,14 @@ from allure.report._model import (
     migrate_report,
 )
 from allure.report._plot import render_plot
-from allure.report._summary import SUMMARY_HEADER, headline, helped_sentence, nothing_held_out, summary_table
+from allure.report._summary import (
+    SUMMARY_HEADER,
+    headline,
+    helped_sentence,
+    memory_tried,
+    nothing_held_out,
+    summary_table,
+)
 from allure.report._write import METRICS_PNG, REPORT_JSON, REPORT_MD, read_report, write_report
 
 __all__ = [
@@ -44,6 +51,7 @@ __all__ = [
     "build_run_report",
     "headline",
     "helped_sentence",
+    "memory_tried",
     "migrate_report",
     "nothing_held_out",
     "read_report",

@@ -30,13 +30,22 @@ def _effect_figures(e: IclEffect) -> str:
     )
 
 
+def memory_tried(data: ReportData) -> bool:
+    """True when some pass other than the zero-shot one was evaluated with examples in memory (only
+    then can the run say whether ICL examples helped)."""
+    return any(it.iteration != data.zero_shot_iteration and it.memory_size > 0 for it in data.iterations)
+
+
 def effect_sentences(data: ReportData) -> list[str]:
     """The held-out claim of a run with a guard: which version the loop kept, whether it helped by
     the objective, and the label-prior warning. Empty for a run without a zero-shot pass."""
     if data.zero_shot_iteration is None or data.active_iteration is None:
         return []
     out = []
-    if data.active_iteration == data.zero_shot_iteration:
+    if data.active_iteration == data.zero_shot_iteration and not memory_tried(data):
+        why = f" (it stopped: {data.stop_reason})" if data.stop_reason else ""
+        out.append(f"The run tried no memory version: it evaluated the zero-shot judge only{why}.")
+    elif data.active_iteration == data.zero_shot_iteration:
         where = (
             "the audit split out of fold"
             if data.decision_data and "cross-fitted" in data.decision_data

@@ -66,7 +66,7 @@ def test_the_primary_comparison_is_stated_against_the_parsed_zero_shot_labels() 
     parsed = ["yes"] * 84 + ["yes"] * 16  # the yes-biased judge as parsed: chance
     read = ["no"] * 70 + ["yes"] * 14 + ["yes"] * 13 + ["no"] * 3  # the read-out undoes the bias
     primary = icl_effect(ref, parsed, read, labels=["yes", "no"], pos_label="yes", n_resamples=500)
-    data = build_report(2).model_copy(
+    data = build_report(3).model_copy(  # pass 2 tried a memory version, which the guard refused
         update={
             "objective": "balanced_accuracy",
             "zero_shot_iteration": 1,
@@ -87,3 +87,20 @@ def test_the_primary_comparison_is_stated_against_the_parsed_zero_shot_labels() 
         }
     )
     assert "not significant at alpha 0.05 (n = 100)" in (helped_sentence(same) or "")  # type: ignore[arg-type]
+
+
+def test_a_one_pass_run_never_says_the_examples_did_not_help() -> None:
+    """Issue 41 item 2: a run that evaluated the zero-shot judge only (one pass, e.g. a full replay)
+    tried no memory version, so the summary says so; it never says the ICL examples did not help.
+    The same run with a second pass that had examples in memory does say that no version beat it."""
+    one = build_report(1).model_copy(
+        update={"objective": "balanced_accuracy", "zero_shot_iteration": 0, "active_iteration": 0}
+    )
+    sentence = helped_sentence(one) or ""  # type: ignore[arg-type]
+    assert sentence.startswith("The run tried no memory version: it evaluated the zero-shot judge only")
+    assert "did not help" not in sentence and "beat it" not in sentence
+    assert "did not help" not in render_markdown(one)  # type: ignore[arg-type]
+    two = build_report(2).model_copy(
+        update={"objective": "balanced_accuracy", "zero_shot_iteration": 0, "active_iteration": 0}
+    )
+    assert "no memory version beat it" in (helped_sentence(two) or "")  # type: ignore[arg-type]
