@@ -91,7 +91,9 @@ def _terminal_table(rows: list[list[str]], title: str) -> Table:
         *(_SHORT.get(h, h) for h in rows[0]),
         title=cell(title),
         caption=(
-            "F1, kappa, AUC: all items" if rows[0][2].startswith("all") else "F1, kappa, AUC: held-out split"
+            "F1, kappa, AUC: all items"
+            if rows[0][2].startswith("all")
+            else "held-out figures per pass for the record (no decision read them); F1, kappa, AUC: held-out split"
         )
         + "; [95% interval]",
         box=box.SIMPLE_HEAD,

@@ -15,7 +15,7 @@ from langgraph.types import Command, interrupt
 from allure._fault import fault_point
 from allure.evaluator import polarity_variant, replay_items, run_pass, swapped_order
 from allure.gold_check import GoldCheck
-from allure.graphs.crossfit import decision_data, fold_blocks
+from allure.graphs.crossfit import decision_data, fold_blocks, own_counts
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
 from allure.graphs.pairwise import report_positions
 from allure.graphs.passes import (
@@ -74,7 +74,8 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         if it == 1 and version.size:
             baseline = zero_shot_baseline(ctx, run_id, items, ev)
             update["active_iteration"] = 0
-        blocks = fold_blocks(ctx, run_id, it, items, policy)
+        withheld: dict[str, list[str]] = {}
+        blocks = fold_blocks(ctx, run_id, it, items, policy, excluded=withheld)
         plan = loop_plan(ctx, run_id, it, items, lambda item: blocks[item.id], pairwise=ev.prompts.pairwise)
         if plan.swap:
             # the swapped order's examples are retrieved for its own text (its item's fold), when it is asked
@@ -95,6 +96,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         calibration = report_calibration(ctx, it, items, outcome)
     result = outcome.result
     readout = record_readout(ctx, run_id, it, items, result, step)
+    own = own_counts(ctx, run_id, it, withheld)
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = outcome.stats.as_dict()
     ctx.say(
@@ -119,6 +121,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
                 "debias": debias,
                 "calibration": calibration,
                 "readout": readout,
+                "own_excluded": own,
             }
         ],
     }
@@ -139,16 +142,16 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     h, a = metrics["heldout"], metrics["audit"]
     objective = ctx.spec.loop.objective
     name = OBJECTIVE_NAMES[objective]
+    # the held-out split is read once, in the final claim (report.md keeps each pass's figures for the
+    # record): while the loop runs, a status line shows the decision data only (issue 41 item 4)
     if h.n == 0:
         ctx.say(
             f"iteration {it}: {name} {_rounded(a.objective(objective))}, accuracy {_rounded(a.accuracy)} "
             f"over all {a.n} items (none held out)"
         )
-    else:
-        ctx.say(
-            f"iteration {it}: held-out {name} {_rounded(h.objective(objective))} "
-            f"(accuracy {_rounded(h.accuracy)}), audit {name} {_rounded(a.objective(objective))}"
-        )
+    elif ctx.folds(run_id):
+        value, n = _decision_objective(ctx, run_id, it)
+        ctx.say(f"iteration {it}: out of fold {name} {_rounded(value)} over {n} audit items")
     if "dev" in metrics:
         d = metrics["dev"]
         ctx.say(
@@ -243,24 +246,28 @@ def _no_gain(ctx: AuditContext, run_id: str, it: int, previous: int | None) -> s
     The held-out split is never read for a decision."""
     if previous is None:
         return ""
-    objective = ctx.spec.loop.objective
     where = "the audit split out of fold" if ctx.folds(run_id) else "the dev split"
+    now, before = (_decision_objective(ctx, run_id, i)[0] for i in (it, previous))
+    if now is not None and before is not None and now <= before:
+        return f"no gain on {where} ({OBJECTIVE_NAMES[ctx.spec.loop.objective]} {before:.3f} -> {now:.3f})"
+    return ""
+
+
+def _decision_objective(ctx: AuditContext, run_id: str, it: int) -> tuple[float | None, int]:
+    """Pass ``it``'s objective on the decision data (its out-of-fold labels when cross-fitted, else
+    the dev split's) and the number of decision items with a reference label."""
     refs = ctx.store.reference_labels(run_id)
     ids = sorted(i for i in ctx.decision_ids(run_id) if refs.get(i) is not None)
-    now, before = (
-        objective_value(
-            [refs[i] for i in ids],
-            [v.label if (v := got.get(i)) is not None else None for i in ids],
-            objective=objective,
-            labels=list(ctx.spec.label_set),
-        )
-        if ids
-        else None
-        for got in (decision_verdicts(ctx, run_id, it), decision_verdicts(ctx, run_id, previous))
+    if not ids:
+        return None, 0
+    got = decision_verdicts(ctx, run_id, it)
+    value = objective_value(
+        [refs[i] for i in ids],
+        [v.label if (v := got.get(i)) is not None else None for i in ids],
+        objective=ctx.spec.loop.objective,
+        labels=list(ctx.spec.label_set),
     )
-    if now is not None and before is not None and now <= before:
-        return f"no gain on {where} ({OBJECTIVE_NAMES[objective]} {before:.3f} -> {now:.3f})"
-    return ""
+    return value, len(ids)
 
 
 def should_continue(state: LoopState, runtime: Runtime[AuditContext]) -> Command[str]:

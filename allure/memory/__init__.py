@@ -38,9 +38,11 @@ if TYPE_CHECKING:
         Balance,
         RetrievalKind,
         RetrievalPolicy,
+        own_examples,
         prior_quotas,
         select_examples,
         stable_order,
+        without_own,
     )
     from allure.memory._server import ChromaServer, free_port
     from allure.memory._sqlite import read_examples_json
@@ -55,6 +57,8 @@ _WHERE = {
     "build_successes": "_candidates",
     "nearest_blocks": "_nearest",
     "prior_quotas": "_policy",
+    "own_examples": "_policy",
+    "without_own": "_policy",
     "is_url": "_client",
     "resolve_location": "_client",
     "sample_candidates": "_candidates",
@@ -117,6 +121,7 @@ __all__ = [
     "is_url",
     "memory_stats",
     "nearest_blocks",
+    "own_examples",
     "prior_quotas",
     "read_examples_jsonl",
     "resolve_location",
@@ -125,6 +130,7 @@ __all__ = [
     "stable_order",
     "tsne_map",
     "tsne_perplexity",
+    "without_own",
 ]
 
 __getattr__ = lazy_exports(__name__, _WHERE)

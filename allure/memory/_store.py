@@ -27,7 +27,14 @@ from allure.memory._collection import (
     example_metadata,
     open_collection,
 )
-from allure.memory._policy import RetrievalPolicy, cap, select_examples, stable_order
+from allure.memory._policy import (
+    RetrievalPolicy,
+    cap,
+    response_index,
+    select_examples,
+    stable_order,
+    without_own,
+)
 from allure.memory._sqlite import read_examples_json
 from allure.models import IclExample, Item
 
@@ -55,6 +62,7 @@ class EpisodicMemory:
         self._by_id: dict[str, IclExample] = {}
         self._mode_counts: Counter[str] = Counter()
         self._memo: dict[tuple[str, str], list[IclExample]] = {}
+        self._responses: dict[str, list[IclExample]] | None = None
         self._text_vectors: dict[str, np.ndarray] = {}
 
     @classmethod
@@ -213,6 +221,7 @@ class EpisodicMemory:
         self._by_id = {ex.id: ex for ex in examples}
         self._mode_counts = Counter(ex.failure_mode for ex in examples)
         self._memo = {}
+        self._responses = None
         return examples
 
     def all(self) -> list[IclExample]:
@@ -261,23 +270,35 @@ class EpisodicMemory:
 
     # -- retrieval --------------------------------------------------------------------------------
     def retrieve(self, item: Item, policy: RetrievalPolicy) -> list[IclExample]:
-        """The examples ``policy`` puts in ``item``'s prompt, in stable (problem type, id) order.
+        """The examples ``policy`` puts in ``item``'s prompt, in stable (problem type, id) order;
+        never an example mined from the item itself, in any run (:func:`~allure.memory._policy.without_own`).
 
         Policies other than ``top_k`` are served from the snapshot (memoised per group or
         problem type); ``top_k`` embeds the item's response and queries Chroma.
         """
-        if policy.kind == "nearest":
-            return self.retrieve_many([item], policy)[item.id]
-        if policy.kind != "top_k":
-            return list(self._select(item, policy))
-        return self._top_k(embed([item.response]), policy)[0]
+        return self.retrieve_many([item], policy)[item.id]
 
-    def retrieve_many(self, items: list[Item], policy: RetrievalPolicy) -> dict[str, list[IclExample]]:
+    def retrieve_many(
+        self, items: list[Item], policy: RetrievalPolicy, *, excluded: dict[str, list[str]] | None = None
+    ) -> dict[str, list[IclExample]]:
         """:meth:`retrieve` for many items: one batched embedding and Chroma query for ``top_k``.
+
+        Args:
+            items: The items.
+            policy: The retrieval policy.
+            excluded: If given, receives item id -> the ids of its own examples the policy would have
+                chosen and that were withheld (an item of this run mined by an earlier one).
 
         Returns:
             Item id -> its examples in stable order.
         """
+        examples = self.all()
+        if self._responses is None:
+            self._responses = response_index(examples)
+        return without_own(self._retrieve_many, self._responses, items, policy, excluded)
+
+    def _retrieve_many(self, items: list[Item], policy: RetrievalPolicy) -> dict[str, list[IclExample]]:
+        """The policy's choice for each item (own examples not yet withheld)."""
         if policy.kind == "nearest":
             return self._nearest(items, policy)
         if policy.kind != "top_k":

@@ -108,6 +108,7 @@ def _iteration(
         debias=entry.get("debias"),
         calibration=entry.get("calibration"),
         readout=_with_refits(store, run_id, it, entry.get("readout")),
+        own_excluded=entry.get("own_excluded") or {},
     )
 
 

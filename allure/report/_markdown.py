@@ -23,7 +23,7 @@ TOP_ROWS = 10
 SPLIT_NAMES = {"heldout": "held-out", "audit": "audit"}
 
 SPLIT_TITLES = {
-    "heldout": "Held-out split (never enters memory)",
+    "heldout": "Held-out split (never enters memory; each pass's figures for the record: no decision read them)",
     "audit": "Audit split (ICL examples mined here)",
 }
 
@@ -243,6 +243,15 @@ def _facts(data: ReportData, plot_name: str) -> list[str]:
     if data.decision_data:
         out.append(f"- {markdown_cell(data.decision_data[:1].upper() + data.decision_data[1:])}")
     out += [f"- Guard: {markdown_cell(reason)}" for reason in data.guard]
+    own = [
+        f"pass {it.iteration}: {it.own_excluded.get('heldout', 0)} held-out, {it.own_excluded.get('audit', 0)} audit"
+        for it in data.iterations
+        if it.memory_size and it.own_excluded
+    ]
+    if own:
+        out.append(
+            f"- Items not shown the example mined from themselves (withheld by retrieval): {'; '.join(own)}"
+        )
     return [
         *out,
         "",

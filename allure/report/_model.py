@@ -185,6 +185,9 @@ class IterationReport(BaseModel):
     readout: dict[str, Any] | None = None
     """With ``[evaluator] readout`` set: what was fitted (mode, features, coefficients, CV score, n,
     date, the fit items) and decided, stored with the pass's memory version (``None`` otherwise)."""
+    own_excluded: dict[str, int] = Field(default_factory=dict)
+    """Split -> how many of its items were not shown an example mined from themselves (an earlier
+    run's, or this run's with a dev split): retrieval withheld it (empty: an older run)."""
 
 
 class ReplayAgreement(BaseModel):

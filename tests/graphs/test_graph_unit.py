@@ -42,8 +42,16 @@ class FakeMemory:
     def retrieve(self, item: Item, policy: Any) -> list[IclExample]:
         return [e for e in self.all() if e.id not in set(policy.exclude_ids)]
 
-    def retrieve_many(self, items: list[Item], policy: Any) -> dict[str, list[IclExample]]:
-        return {it.id: self.retrieve(it, policy) for it in items}
+    def retrieve_many(
+        self, items: list[Item], policy: Any, *, excluded: dict[str, list[str]] | None = None
+    ) -> dict[str, list[IclExample]]:
+        """Every example not excluded, an item's own withheld as the real memory withholds it."""
+        from allure.memory import without_own
+
+        def every(its: list[Item], pol: Any) -> dict[str, list[IclExample]]:
+            return {it.id: self.retrieve(it, pol) for it in its}
+
+        return without_own(every, self.all(), items, policy, excluded)
 
     def embeddings(self) -> tuple[list[IclExample], Any]:
         """No stored embeddings: the read-out's memory vote is left out (``z`` alone)."""
@@ -63,9 +71,15 @@ def test_split_is_stratified_seeded_and_disjoint() -> None:
 
 
 def _replay_run(
-    tmp_path: Path, auto: bool, max_iterations: int, lines: list[str] | None = None, **loop: Any
+    tmp_path: Path,
+    auto: bool,
+    max_iterations: int,
+    lines: list[str] | None = None,
+    memory: FakeMemory | None = None,
+    n_per_type: int = 6,
+    **loop: Any,
 ) -> tuple[Any, RunStore, AuditContext, str, Any]:
-    write_dataset(tmp_path / "items.jsonl")
+    write_dataset(tmp_path / "items.jsonl", n_per_type)
     spec = parse_spec(
         {
             "dataset": {
@@ -90,7 +104,7 @@ def _replay_run(
     ctx = AuditContext(
         spec=spec,
         store=store,
-        memory=FakeMemory(),
+        memory=FakeMemory() if memory is None else memory,
         project_dir=tmp_path,
         run_dir=tmp_path / "run",
         progress=None if lines is None else lines.append,
