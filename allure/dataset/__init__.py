@@ -11,7 +11,7 @@ from allure.dataset._guess import guess_spec
 from allure.dataset._guess_result import Guess
 from allure.dataset._load import column_value, load_items
 from allure.dataset._render import render_spec
-from allure.dataset._sample import allocate, dev_split, split_heldout, stratified_sample
+from allure.dataset._sample import allocate, dev_split, split_heldout, stratified_sample, task_groups
 from allure.dataset._spec import ColumnMap, DatasetFormat, DatasetSpec, GoldScore
 from allure.dataset.demo import DEMO_FILE, demo_audit, demo_audit_spec, demo_dataset_path, demo_spec
 
@@ -40,4 +40,5 @@ __all__ = [
     "dev_split",
     "split_heldout",
     "stratified_sample",
+    "task_groups",
 ]

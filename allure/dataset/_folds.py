@@ -17,31 +17,50 @@ from collections.abc import Mapping
 
 
 def cross_folds(
-    references: Mapping[str, object], splits: Mapping[str, str], k: int, seed: int
+    references: Mapping[str, object],
+    splits: Mapping[str, str],
+    k: int,
+    seed: int,
+    groups: Mapping[str, str] | None = None,
 ) -> dict[str, int]:
     """Audit item id -> its fold in ``range(k)``: seeded (``seed + 2``: the held-out split draws with
     ``seed``, the dev split with ``seed + 1``), stratified by reference label (an item without one is
     its own stratum), so every fold holds each label's share. Empty when ``k < 2``.
 
-    Within a stratum the items are shuffled and dealt round-robin, the deal going on where the
-    previous stratum's stopped, so the folds' sizes differ by one at most overall and per label.
+    ``groups`` (item id -> group key, :func:`allure.dataset.task_groups`): the items of a group go to
+    one fold (CogEval's responses to one prompt), and a group's stratum is its most frequent reference
+    label. ``None``: every item is its own group, keyed by its id.
+
+    Within a stratum the groups are shuffled (then the larger first) and each is dealt to the fold
+    that holds the fewest items so far, ties going to the next fold in turn, the turn going on where
+    the previous stratum's stopped. With one item a group this is a round-robin deal (the folds' sizes
+    differ by one at most overall and per label), item for item the deal of before: a run's folds
+    keep their digest.
     """
     if k < 2:
         return {}
-    strata: dict[str, list[str]] = defaultdict(list)
+    members: dict[str, list[str]] = defaultdict(list)
     for item_id, split in splits.items():
         if split == "audit":
-            ref = references.get(item_id)
-            strata["" if ref is None else f"={ref!s}"].append(item_id)
+            members[(groups or {}).get(item_id, item_id)].append(item_id)
+    strata: dict[str, list[str]] = defaultdict(list)
+    for key, ids in members.items():
+        refs = [f"={ref!s}" for i in ids if (ref := references.get(i)) is not None]
+        strata[max(sorted(set(refs)), key=refs.count) if refs else ""].append(key)
     rng = random.Random(seed + 2)
     out: dict[str, int] = {}
-    start = 0
+    size = [0] * k
+    turn = 0
     for name in sorted(strata):
-        ids = sorted(strata[name])
-        rng.shuffle(ids)
-        for n, item_id in enumerate(ids):
-            out[item_id] = (start + n) % k
-        start = (start + len(ids)) % k
+        keys = sorted(strata[name])
+        rng.shuffle(keys)
+        keys.sort(key=lambda g: -len(members[g]))  # stable: equal sizes stay in shuffled order
+        for key in keys:
+            fold = min(range(k), key=lambda j: (size[j], (j - turn) % k))
+            for item_id in members[key]:
+                out[item_id] = fold
+            size[fold] += len(members[key])
+            turn = (fold + 1) % k
     return out
 
 

@@ -89,25 +89,54 @@ def stratified_sample(items: Sequence[S], limit: int, *, seed: int = 0, by_task:
     return [items[i] for i in sorted(chosen)]
 
 
-def split_heldout(items: Sequence[Item], fraction: float, seed: int) -> dict[str, Split]:
-    """Item id -> ``audit`` or ``heldout``: a seeded split stratified by problem type.
+def task_groups(items: Sequence[Item]) -> dict[str, str]:
+    """Item id -> its group: the smallest id among the items that share its task text (CogEval: the
+    responses to one prompt); an item with an empty task is a group of its own. The held-out split
+    and the cross-fitting folds keep a group on one side, so no item's sibling (another response to
+    the same task) sits on the other side of a split or fold."""
+    first: dict[str, str] = {}
+    for it in sorted(items, key=lambda x: x.id):
+        if it.task:
+            first.setdefault(it.task, it.id)
+    return {it.id: first.get(it.task, it.id) if it.task else it.id for it in items}
 
-    Of each problem type's ``n`` items, ``round(fraction * n)`` are held out, at least one and at
-    most ``n - 1`` when ``n >= 2`` and ``fraction > 0`` (so every type is in both splits).
+
+def split_heldout(
+    items: Sequence[Item], fraction: float, seed: int, *, by_task: bool = True
+) -> dict[str, Split]:
+    """Item id -> ``audit`` or ``heldout``: a seeded split stratified by problem type, the items that
+    share a task text kept on one side (:func:`task_groups`; ``by_task=False``: item by item).
+
+    Of each problem type's ``n`` items, about ``round(fraction * n)`` are held out: its groups are
+    shuffled and held out in turn while fewer are held out (the last group taken may overshoot), at
+    least one group and never the last when ``fraction > 0`` and there are two or more (so every type
+    is in both splits). With one item per task this is the item-by-item split of before, item for
+    item (the groups are keyed by their smallest id, so they sort and shuffle as the ids did). A
+    group's problem type is its first (smallest-id) item's.
     """
-    by_type: dict[str, list[str]] = defaultdict(list)
+    members: dict[str, list[str]] = defaultdict(list)
+    keys = task_groups(items) if by_task else {it.id: it.id for it in items}
+    ptype = {it.id: it.problem_type for it in items}
     for it in items:
-        by_type[it.problem_type].append(it.id)
+        members[keys[it.id]].append(it.id)
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for key in members:
+        by_type[ptype[key]].append(key)
     rng = random.Random(seed)
     out: dict[str, Split] = {}
-    for ptype in sorted(by_type):
-        ids = sorted(by_type[ptype])
-        rng.shuffle(ids)
-        n_held = round(fraction * len(ids))
-        if fraction > 0 and len(ids) >= 2:
-            n_held = min(max(n_held, 1), len(ids) - 1)
-        for i, item_id in enumerate(ids):
-            out[item_id] = "heldout" if i < n_held else "audit"
+    for name in sorted(by_type):
+        groups = sorted(by_type[name])
+        rng.shuffle(groups)
+        n = sum(len(members[g]) for g in groups)
+        n_held = round(fraction * n)
+        if fraction > 0 and n >= 2:
+            n_held = min(max(n_held, 1), n - 1)
+        held = 0
+        for i, key in enumerate(groups):
+            hold = held < n_held and (i < len(groups) - 1 or len(groups) == 1 and n_held >= n)
+            held += len(members[key]) if hold else 0
+            for item_id in members[key]:
+                out[item_id] = "heldout" if hold else "audit"
     return out
 
 
@@ -124,4 +153,6 @@ def dev_split(
     if fraction <= 0 or folds >= 2:
         return set()
     audit = [it for it in items if splits.get(it.id) == "audit"]
-    return {i for i, s in split_heldout(audit, fraction, seed + 1).items() if s == "heldout"}
+    # item by item, as it was carved before splits kept tasks together: a run with a dev split is
+    # derived again by every process that reads it (resume, export), and must find the same one
+    return {i for i, s in split_heldout(audit, fraction, seed + 1, by_task=False).items() if s == "heldout"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from allure.dataset import cross_folds
+from allure.dataset import cross_folds, task_groups
 from allure.evaluator._calibrate import CalibrationTarget
 from allure.evaluator._options import ExamplesFor
 from allure.evaluator._pipeline import PassPlan
@@ -48,6 +48,7 @@ def plan_from_spec(
     references: Mapping[str, Label | None] | None = None,
     splits: Mapping[str, str] | None = None,
     dev: Collection[str] | None = None,
+    folds: Mapping[str, int] | None = None,
     positions: bool = False,
     **more: Any,
 ) -> PassPlan:
@@ -67,7 +68,10 @@ def plan_from_spec(
         dev: The dev split's ids (``auto`` chooses on them, ``offset`` fits on the other audit items);
             ``None``: there is no dev split, so ``auto`` is off and ``offset`` has nothing to fit on.
             With ``[loop] folds >= 2`` the dev split is empty and ``auto`` chooses on every audit
-            item out of fold (:func:`allure.dataset.cross_folds` of ``references`` and ``splits``).
+            item out of fold (:func:`allure.dataset.cross_folds` of ``references`` and ``splits``,
+            the items that share a task text in one fold).
+        folds: The cross-fitting folds when the caller holds them (the loop: the run's own, which an
+            older run may have dealt item by item); ``None``: derived as above.
         positions: Run the swapped order whenever the spec swaps (the loop reports position
             consistency), not only to debias.
         more: Any other :class:`PassPlan` field (``options``, ``progress``, ``claim_token``, ...).
@@ -90,7 +94,9 @@ def plan_from_spec(
             },
             objective=spec.loop.objective,
             positive=spec.positive_label,
-            folds=cross_folds(references, splits, spec.loop.folds, spec.loop.seed)
+            folds=dict(folds)
+            if folds is not None
+            else cross_folds(references, splits, spec.loop.folds, spec.loop.seed, task_groups(items))
             if splits is not None
             else {},
             alpha=spec.loop.guard_alpha,

@@ -45,6 +45,7 @@ def loop_plan(
         references=ctx.store.reference_labels(run_id),
         splits=ctx.store.splits(run_id),
         dev=ctx.dev_ids(run_id),
+        folds=ctx.folds(run_id),
         positions=True,
         progress=ctx.eval_progress,
         claim_token=ctx.lease_token,

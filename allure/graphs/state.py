@@ -92,21 +92,26 @@ class AuditContext:
         return self._dev[run_id]
 
     def folds(self, run_id: str) -> dict[str, int]:
-        """Audit item id -> its cross-fitting fold (:func:`allure.dataset.cross_folds`; empty with
-        ``folds = 0``). Derived from the run's splits, reference labels and seed, so a process that
-        resumes the run deals the same folds; the first process records their digest (run info
-        ``folds``) and a later one that derives other folds is refused."""
+        """Audit item id -> its cross-fitting fold (:func:`allure.dataset.cross_folds`, the items that
+        share a task text in one fold; empty with ``folds = 0``). Derived from the run's items, splits,
+        reference labels and seed, so a process that resumes the run deals the same folds; the first
+        process records their digest (run info ``folds``) and a later one that derives other folds is
+        refused. A run whose recorded folds were dealt item by item (before folds kept tasks
+        together) keeps them."""
         if run_id not in self._folds:
-            from allure.dataset import cross_folds, folds_digest
+            from allure.dataset import cross_folds, folds_digest, task_groups
             from allure.errors import StoreError
 
             loop = self.spec.loop
-            folds = cross_folds(
-                self.store.reference_labels(run_id), self.store.splits(run_id), loop.folds, loop.seed
-            )
+            refs, splits = self.store.reference_labels(run_id), self.store.splits(run_id)
+            folds = cross_folds(refs, splits, loop.folds, loop.seed, task_groups(self.items(run_id)))
             if folds:
                 mine = {"k": loop.folds, "n": len(folds), "digest": folds_digest(folds)}
                 stored = (self.store.get_run(run_id).info or {}).get("folds")
+                if stored is not None and stored != mine:
+                    older = cross_folds(refs, splits, loop.folds, loop.seed)
+                    if stored == {**mine, "digest": folds_digest(older)}:
+                        folds, mine = older, stored
                 if stored is None:
                     self.store.update_run(run_id, info={"folds": mine})
                 elif stored != mine:
