@@ -107,12 +107,15 @@ def split_heldout(
     """Item id -> ``audit`` or ``heldout``: a seeded split stratified by problem type, the items that
     share a task text kept on one side (:func:`task_groups`; ``by_task=False``: item by item).
 
-    Of each problem type's ``n`` items, about ``round(fraction * n)`` are held out: its groups are
-    shuffled and held out in turn while fewer are held out (the last group taken may overshoot), at
-    least one group and never the last when ``fraction > 0`` and there are two or more (so every type
-    is in both splits). With one item per task this is the item-by-item split of before, item for
-    item (the groups are keyed by their smallest id, so they sort and shuffle as the ids did). A
-    group's problem type is its first (smallest-id) item's.
+    Of each problem type's ``n`` items, ``round(fraction * n)`` are meant to be held out, at least one
+    and at most ``n - 1`` when ``n >= 2`` and ``fraction > 0``. Its groups are shuffled, and each
+    (but the last, when there are two or more, so the type stays in both splits) is held out when
+    that brings the count held nearer the aim; a type of two or more groups holds out one at least.
+    What a type's groups cannot meet is carried to the next type (a type of one task goes to one
+    side whole), so the split keeps its share overall. With one item a task this is the item-by-item
+    split of before, item for item: the groups are keyed by their smallest id, so they sort and
+    shuffle as the ids did, and every type meets its aim. A group's problem type is its first
+    (smallest-id) item's.
     """
     members: dict[str, list[str]] = defaultdict(list)
     keys = task_groups(items) if by_task else {it.id: it.id for it in items}
@@ -124,19 +127,28 @@ def split_heldout(
         by_type[ptype[key]].append(key)
     rng = random.Random(seed)
     out: dict[str, Split] = {}
+    carry = 0.0
     for name in sorted(by_type):
         groups = sorted(by_type[name])
         rng.shuffle(groups)
         n = sum(len(members[g]) for g in groups)
-        n_held = round(fraction * n)
+        aim = round(fraction * n)
         if fraction > 0 and n >= 2:
-            n_held = min(max(n_held, 1), n - 1)
-        held = 0
+            aim = min(max(aim, 1), n - 1)
+        want = aim + carry
+        held: set[str] = set()
+        count = 0
         for i, key in enumerate(groups):
-            hold = held < n_held and (i < len(groups) - 1 or len(groups) == 1 and n_held >= n)
-            held += len(members[key]) if hold else 0
+            if (i < len(groups) - 1 or len(groups) == 1) and count + len(members[key]) / 2 < want:
+                held.add(key)
+                count += len(members[key])
+        if not held and fraction > 0 and len(groups) >= 2:
+            held.add(groups[0])
+            count += len(members[groups[0]])
+        carry = want - count
+        for key in groups:
             for item_id in members[key]:
-                out[item_id] = "heldout" if hold else "audit"
+                out[item_id] = "heldout" if key in held else "audit"
     return out
 
 
