@@ -136,7 +136,10 @@ def test_cross_fitting_adopts_a_memory_the_dev_split_cannot_tell_at_the_same_cal
             assert run.info["active_iteration"] == 1, run.info
             assert len(dev) == 12 and n_pos < 10 and f"dev holds {n_pos} '1' item" in run.info["guard_2"]
             assert run.info["decision_data"] == f"decision data: the dev split, 12 items; {n_pos} '1'"
-            assert blocks == 1
+            # the dev split's memory block, and one block for each mined audit item without its own
+            # example (the dev split's items were never mined; no item is shown its own example)
+            own = report["iterations"][1]["own_excluded"]
+            assert own["audit"] > 0 and own["heldout"] == 0 and blocks == 1 + own["audit"], (own, blocks)
     assert calls == {5: 2 * N_PER_TYPE, 0: 2 * N_PER_TYPE}
 
 
