@@ -40,6 +40,7 @@ from allure.evaluator._calibrate import (
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
 from allure.evaluator._polarity import PolarityVariant
+from allure.evaluator._readout_step import probable_only
 from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order
 from allure.labels import Label
 from allure.models import Item, Verdict
@@ -212,7 +213,8 @@ def run_pass(
                 options=plan.options,
                 claim_token=plan.claim_token or "",
             )
-        read = plan.readout.apply(plan.items, result.verdicts, **extra)
+        # a verdict without label probabilities keeps its label, whatever the read-out (unparsed stays unparsed)
+        read = probable_only(plan.readout.apply(plan.items, result.verdicts, **extra), result.verdicts)
         changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
         out.labels.update(changed)
         out.readout = ReadoutOutcome(plan.readout.name, len(changed))

@@ -17,6 +17,25 @@ from allure.labels import Label
 from allure.models import Item, Verdict
 
 
+def reads_probabilities(verdict: Verdict | None) -> bool:
+    """Whether a read-out may label ``verdict``: only from label probabilities. A verdict without them
+    (a replay's recorded label, an unparsed answer, a server that returned no logprobs) keeps the label
+    it has, as calibration keeps it: an unparsed verdict stays unparsed."""
+    if verdict is None:
+        return False
+    if verdict.prob_positive is not None:
+        return True
+    return bool(verdict.label_probs) and sum(verdict.label_probs.values()) > 0
+
+
+def probable_only(
+    read: Mapping[str, Label | None], verdicts: Mapping[str, Verdict]
+) -> dict[str, Label | None]:
+    """``read`` less the items whose verdict has no label probabilities (:func:`reads_probabilities`):
+    they keep their label."""
+    return {i: lab for i, lab in read.items() if reads_probabilities(verdicts.get(i))}
+
+
 @dataclass
 class PassReadout:
     """The pass pipeline's read-out step (the ``Readout`` protocol): fitted when applied, on the pass's
@@ -99,15 +118,16 @@ class PassReadout:
         if learned is None:
             self.decision = f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
             return {}
-        out = learned.apply(items, verdicts, swapped, back)
+        out = probable_only(learned.apply(items, verdicts, swapped, back), verdicts)
         oof = self._out_of_fold(fit_items, verdicts, swapped, back) if self.folds else {}
+        oof.update({i: verdicts[i].label for i in oof if not reads_probabilities(verdicts.get(i))})
         if self.mode == "auto":
             scored, where = (oof, "out of fold") if self.folds else (out, "on dev")
             dev = sorted(i for i in (self.folds or self.dev_ids) if i in verdicts)
             d = significantly_better(
                 [self.references.get(i) for i in dev],
                 [verdicts[i].label for i in dev],
-                [scored.get(i) for i in dev],
+                [scored.get(i, verdicts[i].label) for i in dev],  # an item left out keeps its label
                 labels=self.labels,
                 objective=self.objective,  # type: ignore[arg-type]
                 alpha=self.alpha,

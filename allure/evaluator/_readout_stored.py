@@ -46,10 +46,10 @@ def spec_readout(
             its folds :func:`allure.dataset.cross_folds` of ``references`` and ``splits``.
         corrected: Item id -> an auditor's corrected label (approved examples); wins over the reference.
         vote: The approved examples that vote (``None``: ``z`` only).
-        mode: The mode (``None``: the spec's ``[evaluator] readout``).
+        mode: The mode (``None``: the spec's, :attr:`~allure.config.EvaluatorSpec.applied_readout`).
     """
-    mode = mode or spec.evaluator.readout
-    if mode == "none":
+    mode = mode or spec.evaluator.applied_readout
+    if mode == "none" or spec.evaluator.is_replay:  # a replay never reads out (no label probabilities)
         return None
     fit_ids = frozenset(i for i, s in splits.items() if s == "audit" and i not in dev)
     visible = {i: r for i, r in references.items() if i in fit_ids or i in dev}

@@ -32,7 +32,7 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
     approved candidates) wins over the gold check."""
     from allure.evaluator import memory_vote_source, spec_readout
 
-    if ctx.spec.evaluator.readout == "none":
+    if ctx.spec.evaluator.applied_readout == "none":
         return None
     approved = ctx.store.candidates(run_id, status="approved")
     return spec_readout(

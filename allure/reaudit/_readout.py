@@ -42,7 +42,7 @@ def reaudit_readout(
     """The stored read-out of ``memory_version`` (see the module), or ``None``."""
     from allure.evaluator import memory_vote_source, stored_readout
 
-    if spec.evaluator.readout == "none":
+    if spec.evaluator.applied_readout == "none":
         return None
     newest = store.readout_of_version(memory_version)
     if newest is None:
