@@ -40,7 +40,7 @@ from allure.evaluator._calibrate import (
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
 from allure.evaluator._polarity import PolarityVariant
-from allure.evaluator._readout_step import probable_only
+from allure.evaluator._readout_step import PassReadout, probable_only
 from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order
 from allure.labels import Label
 from allure.models import Item, Verdict
@@ -48,6 +48,7 @@ from allure.models import Item, Verdict
 if TYPE_CHECKING:
     from allure.config import Calibration, PositionDebias
     from allure.evaluator._runner import Evaluator
+    from allure.metrics import ReadoutRecord
 
 PassStats = EvalStats
 """What a whole pass cost: every call, the swapped order's and the content-free ones included."""
@@ -78,11 +79,15 @@ class Readout(Protocol):
 
 @dataclass(frozen=True)
 class ReadoutOutcome:
-    """What the read-out did."""
+    """What the read-out step did."""
 
     name: str
     changed: int
     """Items whose label the read-out changed."""
+    record: ReadoutRecord | None = None
+    """A read-out fitted in the pass (:class:`~allure.evaluator.PassReadout`): what it decided and
+    fitted, as the loop stores it (:meth:`allure.store.RunStore.record_readout`); ``None`` for a
+    read-out applied as it was stored (a re-audit's, an exported judge's)."""
 
 
 @dataclass(frozen=True)
@@ -202,27 +207,49 @@ def run_pass(
             tell(NO_PROBS)
     out.labels = dict(out.debias.labels) if out.debias is not None else _labels_of(plan.items, result)
     if plan.readout is not None:
-        extra: dict[str, Any] = _swapped_of(plan.items, out.swapped)
-        if plan.polarity is not None:
-            tell(f"asking the reversed question of {len(plan.items)} items (polarity variant)")
-            out.reversed, extra["back"] = plan.polarity.ask(
-                ev,
-                plan.run_id,
-                plan.iteration,
-                plan.items,
-                options=plan.options,
-                claim_token=plan.claim_token or "",
-            )
-        # a verdict without label probabilities keeps its label, whatever the read-out (unparsed stays unparsed)
-        read = probable_only(plan.readout.apply(plan.items, result.verdicts, **extra), result.verdicts)
-        changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
-        out.labels.update(changed)
-        out.readout = ReadoutOutcome(plan.readout.name, len(changed))
+        _read_out(ev, plan, out, tell)
     out.stats = replace(result.stats)
     for other in (out.swapped, out.reversed):
         if other is not None:
             out.stats.add(other.stats)
     return out
+
+
+def _read_out(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None]) -> None:
+    """The read-out step, last: the reversed question first when the plan asks it; a read-out fitted
+    in the pass (:class:`~allure.evaluator.PassReadout`) fits, decides and gives its record, one applied
+    as stored only labels. Its labels replace the pass's (a verdict without label probabilities keeps
+    its own: unparsed stays unparsed) and, as calibration's, are written into the main order's
+    verdicts (``raw_label`` keeps the parsed one) and stored beside the parsed labels."""
+    step, result = plan.readout, out.result
+    assert step is not None
+    extra: dict[str, Any] = _swapped_of(plan.items, out.swapped)
+    if plan.polarity is not None:
+        tell(f"asking the reversed question of {len(plan.items)} items (polarity variant)")
+        out.reversed, extra["back"] = plan.polarity.ask(
+            ev,
+            plan.run_id,
+            plan.iteration,
+            plan.items,
+            options=plan.options,
+            claim_token=plan.claim_token or "",
+        )
+    got = step.read(plan.items, result.verdicts, **extra) if isinstance(step, PassReadout) else None
+    read = probable_only(
+        got.labels if got is not None else step.apply(plan.items, result.verdicts, **extra), result.verdicts
+    )
+    changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
+    out.labels.update(changed)
+    relabelled: dict[str, Label | None] = {}
+    for i, lab in read.items():
+        if (v := result.verdicts.get(i)) is not None and v.label != lab:
+            raw = v.label if v.raw_label is None else v.raw_label
+            result.verdicts[i] = v.model_copy(update={"label": lab, "raw_label": raw})
+            relabelled[i] = lab
+    if relabelled:
+        ev.store.set_verdict_labels(plan.run_id, plan.iteration, relabelled)
+    record = got.record(len(relabelled)) if got is not None else None
+    out.readout = ReadoutOutcome(step.name, len(changed), record)
 
 
 def _swapped_of(items: list[Item], swapped: EvalResult | None) -> dict[str, Any]:

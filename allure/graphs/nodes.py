@@ -94,7 +94,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         position, debias = report_positions(ctx, run_id, it, items, outcome)
         calibration = report_calibration(ctx, it, items, outcome)
     result = outcome.result
-    readout = record_readout(ctx, run_id, it, items, result, step)
+    readout = record_readout(ctx, run_id, it, items, outcome)
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = outcome.stats.as_dict()
     ctx.say(

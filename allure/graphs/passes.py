@@ -96,7 +96,7 @@ def zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: An
     outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration 0: {msg}"))
     result = outcome.result
     calibration = report_calibration(ctx, 0, items, outcome)
-    readout = record_readout(ctx, run_id, 0, items, result, step)
+    readout = record_readout(ctx, run_id, 0, items, outcome)
     ctx.remember_verdicts(run_id, 0, result.verdicts)
     for split, m in metrics_for(ctx, run_id, 0).items():
         ctx.store.record_metrics(run_id, 0, split, m)

@@ -76,6 +76,7 @@ from allure.metrics._readout import (
     log_odds,
     memory_vote,
 )
+from allure.metrics._readout_record import ReadoutFit, ReadoutRecord
 from allure.metrics._robustness import (
     NA_CLASS,
     ROBUSTNESS_BANDS,
@@ -151,6 +152,8 @@ __all__ = [
     "too_few",
     "C_GRID",
     "FittedReadout",
+    "ReadoutFit",
+    "ReadoutRecord",
     "fit_readout",
     "MIN_PER_LABEL",
     "knn_labels",

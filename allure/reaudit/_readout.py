@@ -48,7 +48,7 @@ def reaudit_readout(
     if newest is None:
         return None
     rec = newest["record"]
-    votes = any(str(f).startswith("vote") for f in rec.get("features", ()))
+    votes = any(f.startswith("vote") for f in rec.features)
     vote = memory_vote_source(memory) if votes and hasattr(memory, "embeddings") else None
     learned = stored_readout(rec, tuple(spec.label_set), spec.positive_label, vote)
     if learned is None:
@@ -60,8 +60,8 @@ def reaudit_readout(
         learned,
         newest["run_id"],
         newest["iteration"],
-        str(rec.get("fitted_at", "")),
-        str(rec.get("describe", "")),
+        rec.fitted_at,
+        rec.describe,
     )
     tell(
         f"read-out stored with memory version {memory_version[:8]} (run {out.run_id}, iteration {out.iteration}): {out.describe}"
