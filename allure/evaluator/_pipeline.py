@@ -176,6 +176,7 @@ def run_pass(
     say: Callable[[str], None] | None = None,
     *,
     main: EvalResult | None = None,
+    swapped: EvalResult | None = None,
 ) -> PassOutcome:
     """Run ``plan``'s pass through ``ev``: evaluate -> swap -> debias -> calibrate -> read-out.
 
@@ -185,6 +186,8 @@ def run_pass(
         say: Where the pass's notes go (the swapped order starting, a fallback, no probabilities).
         main: The main order's verdicts when the caller labelled them already (a re-audit reads
             them for its drift probe first): the pass then post-processes these.
+        swapped: The swapped order's verdicts (ids suffixed ``#swapped``) when the caller has them
+            already (an export's check of its stored pass): a ``swap`` plan reads these instead of asking.
     """
     tell = say or (lambda _msg: None)
     result = main
@@ -200,7 +203,7 @@ def run_pass(
         )
     out = PassOutcome(result=result, swapped=None, raw_labels=_labels_of(plan.items, result), labels={})
     if plan.swap:
-        _swap(ev, plan, out, tell)
+        _swap(ev, plan, out, tell, swapped)
     if plan.fixed_calibration is not None or plan.calibration != "none":
         out.calibration = _calibrate(ev, plan, result)
         if out.calibration.off:
@@ -261,8 +264,11 @@ def _swapped_of(items: list[Item], swapped: EvalResult | None) -> dict[str, Any]
     return {"swapped": got}
 
 
-def _swap(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None]) -> None:
-    """The swapped order: its verdicts, the position figures and (``position_debias``) one label per pair."""
+def _swap(
+    ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None], given: EvalResult | None
+) -> None:
+    """The swapped order: its verdicts (``given``: the caller's), the position figures and
+    (``position_debias``) one label per pair."""
     from allure.metrics import position_by_group, position_consistency
 
     items, labels = plan.items, plan.labels
@@ -270,19 +276,24 @@ def _swap(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str],
     swapped = swapped_order(items, labels)
     original = {sw.id: x for sw, x in zip(swapped, items, strict=True)}
     examples = plan.swapped_examples_for or (lambda sw: plan.examples_for(original[sw.id]))
-    tell(
-        f"replaying the verdicts recorded with the two responses swapped ({len(swapped)} items)"
-        if plan.replay
-        else f"evaluating {len(swapped)} items with the two responses swapped"
-    )
-    again = ev.evaluate(
-        plan.run_id,
-        plan.iteration,
-        swapped,
-        examples,
-        progress=plan.progress,
-        claim_token=plan.claim_token or "",
-        options=plan.options,
+    if given is None:
+        tell(
+            f"replaying the verdicts recorded with the two responses swapped ({len(swapped)} items)"
+            if plan.replay
+            else f"evaluating {len(swapped)} items with the two responses swapped"
+        )
+    again = (
+        given
+        if given is not None
+        else ev.evaluate(
+            plan.run_id,
+            plan.iteration,
+            swapped,
+            examples,
+            progress=plan.progress,
+            claim_token=plan.claim_token or "",
+            options=plan.options,
+        )
     )
     out.swapped = again
     orig = [out.raw_labels[x.id] for x in items]

@@ -29,7 +29,8 @@ def reads_probabilities(verdict: Verdict | None) -> bool:
         return False
     if verdict.prob_positive is not None:
         return True
-    return bool(verdict.label_probs) and sum(verdict.label_probs.values()) > 0
+    probs = verdict.label_probs
+    return probs is not None and sum(probs.values()) > 0
 
 
 def probable_only(

@@ -65,6 +65,7 @@ from allure.metrics._model import (
 from allure.metrics._objective import objective_value
 from allure.metrics._objective_difference import ObjectiveComparison, PermutationMethod, objective_difference
 from allure.metrics._paired import icl_helped, paired_difference
+from allure.metrics._pass_records import CalibrationValues, ReadoutFit, ReadoutRecord
 from allure.metrics._position import position_by_group, position_consistency
 from allure.metrics._readout import (
     C_GRID,
@@ -76,7 +77,6 @@ from allure.metrics._readout import (
     log_odds,
     memory_vote,
 )
-from allure.metrics._readout_record import ReadoutFit, ReadoutRecord
 from allure.metrics._robustness import (
     NA_CLASS,
     ROBUSTNESS_BANDS,
@@ -152,6 +152,7 @@ __all__ = [
     "too_few",
     "C_GRID",
     "FittedReadout",
+    "CalibrationValues",
     "ReadoutFit",
     "ReadoutRecord",
     "fit_readout",

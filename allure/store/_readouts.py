@@ -22,8 +22,10 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from allure.labels import Label
-from allure.metrics import ReadoutRecord
+from allure.metrics import CalibrationValues, ReadoutRecord
 from allure.models import stable_hash
 from allure.store._review import ReviewStore
 from allure.store._runs import RunsStore
@@ -93,14 +95,20 @@ def _refitted(rec: ReadoutRecord, y: list[Label]) -> tuple[ReadoutRecord | None,
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):  # 26 tiny fits: BLAS threads only fight each other (5x slower on 2 cores)
-        fitted = fit_readout(fit.x, y, rec.features, objective=rec.objective, seed=rec.seed)
+        fitted = fit_readout(
+            np.asarray(fit.x, dtype=np.float64),
+            y,
+            rec.features,
+            objective=rec.objective,  # type: ignore[arg-type]
+            seed=rec.seed,
+        )
     if fitted is None:  # pragma: no cover - the counts above are fit_readout's own rule
         return None, "refit refused by the fit"
     return new.model_copy(update={**dict(fitted), "describe": fitted.describe()}), ""
 
 
 class ReadoutsStore(RunsStore, ReviewStore):
-    """The read-outs of a run's passes, and their refit after an approval."""
+    """The read-outs of a run's passes, their refit after an approval, and the passes' calibration values."""
 
     def _decided(self, run_id: str) -> None:
         """A decision or an undo was stored: refit the read-out if it changed a fit label. The
@@ -118,6 +126,16 @@ class ReadoutsStore(RunsStore, ReviewStore):
     def readout_record(self, run_id: str, iteration: int) -> ReadoutRecord | None:
         """Pass ``iteration``'s stored read-out record (:func:`pass_readout`)."""
         return pass_readout(self.get_run(run_id).info, iteration)
+
+    def record_calibration(self, run_id: str, iteration: int, values: CalibrationValues) -> None:
+        """Store the calibration values pass ``iteration`` applied (run info ``calibration_<it>``): what
+        an exported judge of the pass carries, no refit."""
+        self.update_run(run_id, info={f"calibration_{iteration}": values.model_dump(mode="json")})
+
+    def calibration_values(self, run_id: str, iteration: int) -> CalibrationValues | None:
+        """The calibration values pass ``iteration`` stored (``None``: a pass stored before they were)."""
+        stored = self.get_run(run_id).info.get(f"calibration_{iteration}")
+        return CalibrationValues.model_validate(stored) if isinstance(stored, dict) else None
 
     def readout_iterations(self, run_id: str) -> list[int]:
         """The run's iterations whose pass stored a fitted read-out with its fit items' features."""

@@ -1,11 +1,17 @@
-"""What a pass's read-out step decided and fitted, as one typed record (:class:`ReadoutRecord`).
+"""What a pass's post-processing fitted, as typed records the store keeps with the pass: the read-out
+(:class:`ReadoutRecord`) and the calibration values (:class:`CalibrationValues`).
 
 The pass pipeline returns it (``PassOutcome.readout.record``), the loop stores it with the pass's
 memory version (run info ``readout_<it>``, serialised by :meth:`ReadoutRecord.stored`) and every
 reader (the guard's out-of-fold labels, the refit after an approval, a re-audit, an exported judge,
 report.md, ``memory stats``) reads it back through :meth:`ReadoutRecord.read`. Its serialised form is
-the flat dict runs have always stored, so a stored run of any age parses into it. It sits in
-``metrics/`` beside :class:`~allure.metrics.FittedReadout`, below the store that persists it.
+the flat dict runs have always stored, so a stored run of any age parses into it.
+
+:class:`CalibrationValues` are the values the pass's calibration applied (``p_cf`` per ICL block,
+the prior, the offset; ``CalibrationOutcome.fitted``): the loop stores them with the pass (run info
+``calibration_<it>``) and an exported judge carries them as they are, no refit.
+
+Both sit in ``metrics/`` beside :class:`~allure.metrics.FittedReadout`, below the store that persists them.
 """
 
 from __future__ import annotations
@@ -109,3 +115,18 @@ class ReadoutRecord(BaseModel):
         """What report.md, the loop's history and ``memory stats`` show: :meth:`stored` without the
         fit items' features."""
         return {k: v for k, v in self.stored().items() if k != "fit"}
+
+
+class CalibrationValues(BaseModel):
+    """The calibration a pass applied, with the values it fitted (see the module)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    mode: Literal["none", "contextual", "prior", "offset"] = "none"
+    """What was applied (``auto``'s choice, never ``auto``; ``none``: the parsed labels stood)."""
+    p_cf: dict[str, list[float]] = {}
+    """``contextual`` and ``prior``: ICL block name -> the content-free mean, in label-set order."""
+    prior: dict[str, float] | None = None
+    """``prior``: label string -> share."""
+    offset: float | None = None
+    """``offset``: the positive label's logit offset ``b``."""
