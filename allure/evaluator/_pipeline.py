@@ -10,11 +10,14 @@ main order, replaced by each step that is on, in order. Position debiasing (a pa
 main order's verdicts from their label probabilities (fitted and chosen here, or ``fixed``: values
 fitted before); the read-out, last, maps the verdicts (and a swapped order's, when the pass ran it)
 to labels (with ``polarity_prompt``, the reversed question's verdicts too: one more zero-shot call
-per item, asked just before it). Debiasing and calibration are never both on (the spec's
-validators refuse it, for a study arm's overrides too). What each caller reads:
+per item, asked just before it); a verdict without label probabilities keeps its label through
+calibration and read-out alike (an unparsed verdict stays unparsed). A read-out fitted in the pass
+returns its typed record (:attr:`ReadoutOutcome.record`), which the loop stores. Debiasing and
+calibration are never both on (the spec's validators refuse it, for a study arm's overrides too).
+What each caller reads:
 
-- the loop keeps the main order's verdicts (:attr:`PassOutcome.result`, calibrated in place and
-  stored beside the parsed labels) as its metrics' labels; a debiased label is reported beside them
+- the loop keeps the main order's verdicts (:attr:`PassOutcome.result`, calibrated and read out in
+  place and stored beside the parsed labels) as its metrics' labels; a debiased label is reported beside them
   (:attr:`PassOutcome.debias`), never stored: "the loop's own metrics stay the raw verdicts'";
 - a study arm and a re-audit score :attr:`PassOutcome.labels`.
 

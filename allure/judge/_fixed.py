@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from allure.labels import Label
 from allure.models import Verdict
+
+if TYPE_CHECKING:
+    from allure.evaluator import FittedCalibration
 
 
 def block_name(icl_ids: Sequence[str]) -> str:
@@ -64,3 +67,20 @@ class FittedValues:
 def parsed_label(v: Verdict) -> Label | None:
     """The label as parsed from the output (the store hands back a calibrated one as ``label``)."""
     return v.raw_label if v.raw_label is not None else v.label
+
+
+def fixed_calibration(
+    fitted: FittedValues, labels: list[Label], p_cf_new: dict[str, list[float]]
+) -> FittedCalibration:
+    """The bundle's values as the pass pipeline applies them (new blocks' ``p_cf`` added)."""
+    from allure.evaluator import FittedCalibration
+
+    prior = (
+        {str(lab): float(x) for lab, x in zip(labels, fitted.prior, strict=True)} if fitted.prior else None
+    )
+    return FittedCalibration(
+        mode=fitted.mode,  # type: ignore[arg-type]
+        p_cf={**p_cf_new, **{k: tuple(v) for k, v in fitted.p_cf.items()}},
+        prior=prior,
+        offset=fitted.offset,
+    )

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from allure.errors import JudgeError
-from allure.judge._fixed import FittedValues, parsed_label
-from allure.judge._pass import fixed_calibration
+from allure.judge._fixed import FittedValues, fixed_calibration, parsed_label
 from allure.models import IclExample, Verdict
 
 if TYPE_CHECKING:
