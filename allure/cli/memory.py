@@ -154,7 +154,7 @@ def _readouts_of(project: Path, content_hash: str) -> list[dict[str, Any]]:
         out = []
         for r in store.readouts_of_version(content_hash):
             rec = r["record"] if r["record"] is not None else r["pass_record"]
-            kept = {k: v for k, v in rec.items() if k not in ("fit_ids", "fit")}
+            kept = {k: v for k, v in rec.shown().items() if k != "fit_ids"}
             out.append({"run_id": r["run_id"], "iteration": r["iteration"], **kept, "refits": r["refits"]})
         return out
     finally:

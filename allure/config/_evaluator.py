@@ -120,7 +120,8 @@ class EvaluatorSpec(BaseModel):
     at least ``guard_min_per_label`` dev items of each label), ``none`` (the parsed labels). The
     default ``auto`` is from evidence decided on dev (``benchmarks/results/readout.md``: adopted on
     HaluEval's dev split, kept the parsed labels on CogEval's). Not part of the
-    cache key (no call changes)."""
+    cache key (no call changes). Off for a replay (:attr:`applied_readout`); a verdict without label
+    probabilities keeps its parsed label (an unparsed one stays unparsed)."""
     polarity_prompt: str | None = None
     """The read-out's polarity variant (two-label judges; issue 34): a prompt folder (``system.txt``,
     ``user.txt``, ``assistant.txt``, as ``prompt``; relative to the spec's folder) that asks the
@@ -244,6 +245,17 @@ class EvaluatorSpec(BaseModel):
         if self.calibration == "auto" and (not self.returns_logprobs or self.position_debias != "none"):
             return "none"
         return self.calibration
+
+    @property
+    def applied_readout(self) -> ReadoutChoice:
+        """The read-out a pass applies, by :attr:`applied_calibration`'s rule: a replay never reads out
+        (its recorded labels carry no label probabilities: a read-out of them would only label the
+        verdicts the judge never gave), and ``auto`` is ``none`` where no logprobs are asked."""
+        if self.is_replay:
+            return "none"
+        if self.readout == "auto" and not self.returns_logprobs:
+            return "none"
+        return self.readout
 
     @model_validator(mode="after")
     def _debias_needs(self) -> EvaluatorSpec:

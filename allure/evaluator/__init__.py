@@ -65,7 +65,7 @@ if TYPE_CHECKING:
         memory_vote_source,
         probability_features,
     )
-    from allure.evaluator._readout_step import PassReadout
+    from allure.evaluator._readout_step import PassReadout, ReadoutRead
     from allure.evaluator._readout_stored import spec_readout, stored_readout
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
@@ -143,6 +143,7 @@ _WHERE = {
     "Evaluator": "_runner",
     "LearnedReadout": "_readout",
     "PassReadout": "_readout_step",
+    "ReadoutRead": "_readout_step",
     "ReadoutInputMissing": "_readout",
     "ReadoutLeak": "_readout",
     "ReadoutMode": "_readout",
@@ -224,6 +225,7 @@ __all__ = [
     "judge_verdicts",
     "review_order",
     "PassReadout",
+    "ReadoutRead",
     "ReadoutInputMissing",
     "ReadoutLeak",
     "ReadoutMode",

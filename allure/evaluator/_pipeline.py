@@ -10,11 +10,14 @@ main order, replaced by each step that is on, in order. Position debiasing (a pa
 main order's verdicts from their label probabilities (fitted and chosen here, or ``fixed``: values
 fitted before); the read-out, last, maps the verdicts (and a swapped order's, when the pass ran it)
 to labels (with ``polarity_prompt``, the reversed question's verdicts too: one more zero-shot call
-per item, asked just before it). Debiasing and calibration are never both on (the spec's
-validators refuse it, for a study arm's overrides too). What each caller reads:
+per item, asked just before it); a verdict without label probabilities keeps its label through
+calibration and read-out alike (an unparsed verdict stays unparsed). A read-out fitted in the pass
+returns its typed record (:attr:`ReadoutOutcome.record`), which the loop stores. Debiasing and
+calibration are never both on (the spec's validators refuse it, for a study arm's overrides too).
+What each caller reads:
 
-- the loop keeps the main order's verdicts (:attr:`PassOutcome.result`, calibrated in place and
-  stored beside the parsed labels) as its metrics' labels; a debiased label is reported beside them
+- the loop keeps the main order's verdicts (:attr:`PassOutcome.result`, calibrated and read out in
+  place and stored beside the parsed labels) as its metrics' labels; a debiased label is reported beside them
   (:attr:`PassOutcome.debias`), never stored: "the loop's own metrics stay the raw verdicts'";
 - a study arm and a re-audit score :attr:`PassOutcome.labels`.
 
@@ -40,6 +43,7 @@ from allure.evaluator._calibrate import (
 )
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
 from allure.evaluator._polarity import PolarityVariant
+from allure.evaluator._readout_step import PassReadout, probable_only
 from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order
 from allure.labels import Label
 from allure.models import Item, Verdict
@@ -47,6 +51,7 @@ from allure.models import Item, Verdict
 if TYPE_CHECKING:
     from allure.config import Calibration, PositionDebias
     from allure.evaluator._runner import Evaluator
+    from allure.metrics import ReadoutRecord
 
 PassStats = EvalStats
 """What a whole pass cost: every call, the swapped order's and the content-free ones included."""
@@ -77,11 +82,15 @@ class Readout(Protocol):
 
 @dataclass(frozen=True)
 class ReadoutOutcome:
-    """What the read-out did."""
+    """What the read-out step did."""
 
     name: str
     changed: int
     """Items whose label the read-out changed."""
+    record: ReadoutRecord | None = None
+    """A read-out fitted in the pass (:class:`~allure.evaluator.PassReadout`): what it decided and
+    fitted, as the loop stores it (:meth:`allure.store.RunStore.record_readout`); ``None`` for a
+    read-out applied as it was stored (a re-audit's, an exported judge's)."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +179,7 @@ def run_pass(
     say: Callable[[str], None] | None = None,
     *,
     main: EvalResult | None = None,
+    swapped: EvalResult | None = None,
 ) -> PassOutcome:
     """Run ``plan``'s pass through ``ev``: evaluate -> swap -> debias -> calibrate -> read-out.
 
@@ -179,6 +189,8 @@ def run_pass(
         say: Where the pass's notes go (the swapped order starting, a fallback, no probabilities).
         main: The main order's verdicts when the caller labelled them already (a re-audit reads
             them for its drift probe first): the pass then post-processes these.
+        swapped: The swapped order's verdicts (ids suffixed ``#swapped``) when the caller has them
+            already (an export's check of its stored pass): a ``swap`` plan reads these instead of asking.
     """
     tell = say or (lambda _msg: None)
     result = main
@@ -194,33 +206,56 @@ def run_pass(
         )
     out = PassOutcome(result=result, swapped=None, raw_labels=_labels_of(plan.items, result), labels={})
     if plan.swap:
-        _swap(ev, plan, out, tell)
+        _swap(ev, plan, out, tell, swapped)
     if plan.fixed_calibration is not None or plan.calibration != "none":
         out.calibration = _calibrate(ev, plan, result)
         if out.calibration.off:
             tell(NO_PROBS)
     out.labels = dict(out.debias.labels) if out.debias is not None else _labels_of(plan.items, result)
     if plan.readout is not None:
-        extra: dict[str, Any] = _swapped_of(plan.items, out.swapped)
-        if plan.polarity is not None:
-            tell(f"asking the reversed question of {len(plan.items)} items (polarity variant)")
-            out.reversed, extra["back"] = plan.polarity.ask(
-                ev,
-                plan.run_id,
-                plan.iteration,
-                plan.items,
-                options=plan.options,
-                claim_token=plan.claim_token or "",
-            )
-        read = plan.readout.apply(plan.items, result.verdicts, **extra)
-        changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
-        out.labels.update(changed)
-        out.readout = ReadoutOutcome(plan.readout.name, len(changed))
+        _read_out(ev, plan, out, tell)
     out.stats = replace(result.stats)
     for other in (out.swapped, out.reversed):
         if other is not None:
             out.stats.add(other.stats)
     return out
+
+
+def _read_out(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None]) -> None:
+    """The read-out step, last: the reversed question first when the plan asks it; a read-out fitted
+    in the pass (:class:`~allure.evaluator.PassReadout`) fits, decides and gives its record, one applied
+    as stored only labels. Its labels replace the pass's (a verdict without label probabilities keeps
+    its own: unparsed stays unparsed) and, as calibration's, are written into the main order's
+    verdicts (``raw_label`` keeps the parsed one) and stored beside the parsed labels."""
+    step, result = plan.readout, out.result
+    assert step is not None
+    extra: dict[str, Any] = _swapped_of(plan.items, out.swapped)
+    if plan.polarity is not None:
+        tell(f"asking the reversed question of {len(plan.items)} items (polarity variant)")
+        out.reversed, extra["back"] = plan.polarity.ask(
+            ev,
+            plan.run_id,
+            plan.iteration,
+            plan.items,
+            options=plan.options,
+            claim_token=plan.claim_token or "",
+        )
+    got = step.read(plan.items, result.verdicts, **extra) if isinstance(step, PassReadout) else None
+    read = probable_only(
+        got.labels if got is not None else step.apply(plan.items, result.verdicts, **extra), result.verdicts
+    )
+    changed = {i: lab for i, lab in read.items() if i in out.labels and out.labels[i] != lab}
+    out.labels.update(changed)
+    relabelled: dict[str, Label | None] = {}
+    for i, lab in read.items():
+        if (v := result.verdicts.get(i)) is not None and v.label != lab:
+            raw = v.label if v.raw_label is None else v.raw_label
+            result.verdicts[i] = v.model_copy(update={"label": lab, "raw_label": raw})
+            relabelled[i] = lab
+    if relabelled:
+        ev.store.set_verdict_labels(plan.run_id, plan.iteration, relabelled)
+    record = got.record(len(relabelled)) if got is not None else None
+    out.readout = ReadoutOutcome(step.name, len(changed), record)
 
 
 def _swapped_of(items: list[Item], swapped: EvalResult | None) -> dict[str, Any]:
@@ -232,8 +267,11 @@ def _swapped_of(items: list[Item], swapped: EvalResult | None) -> dict[str, Any]
     return {"swapped": got}
 
 
-def _swap(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None]) -> None:
-    """The swapped order: its verdicts, the position figures and (``position_debias``) one label per pair."""
+def _swap(
+    ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None], given: EvalResult | None
+) -> None:
+    """The swapped order: its verdicts (``given``: the caller's), the position figures and
+    (``position_debias``) one label per pair."""
     from allure.metrics import position_by_group, position_consistency
 
     items, labels = plan.items, plan.labels
@@ -241,19 +279,24 @@ def _swap(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str],
     swapped = swapped_order(items, labels)
     original = {sw.id: x for sw, x in zip(swapped, items, strict=True)}
     examples = plan.swapped_examples_for or (lambda sw: plan.examples_for(original[sw.id]))
-    tell(
-        f"replaying the verdicts recorded with the two responses swapped ({len(swapped)} items)"
-        if plan.replay
-        else f"evaluating {len(swapped)} items with the two responses swapped"
-    )
-    again = ev.evaluate(
-        plan.run_id,
-        plan.iteration,
-        swapped,
-        examples,
-        progress=plan.progress,
-        claim_token=plan.claim_token or "",
-        options=plan.options,
+    if given is None:
+        tell(
+            f"replaying the verdicts recorded with the two responses swapped ({len(swapped)} items)"
+            if plan.replay
+            else f"evaluating {len(swapped)} items with the two responses swapped"
+        )
+    again = (
+        given
+        if given is not None
+        else ev.evaluate(
+            plan.run_id,
+            plan.iteration,
+            swapped,
+            examples,
+            progress=plan.progress,
+            claim_token=plan.claim_token or "",
+            options=plan.options,
+        )
     )
     out.swapped = again
     orig = [out.raw_labels[x.id] for x in items]

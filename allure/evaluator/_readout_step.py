@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from allure.evaluator._readout import (
     LearnedReadout,
@@ -15,6 +16,62 @@ from allure.evaluator._readout import (
 )
 from allure.labels import Label
 from allure.models import Item, Verdict
+
+if TYPE_CHECKING:
+    from allure.metrics import ReadoutRecord
+
+
+def reads_probabilities(verdict: Verdict | None) -> bool:
+    """Whether a read-out may label ``verdict``: only from label probabilities. A verdict without them
+    (a replay's recorded label, an unparsed answer, a server that returned no logprobs) keeps the label
+    it has, as calibration keeps it: an unparsed verdict stays unparsed."""
+    if verdict is None:
+        return False
+    if verdict.prob_positive is not None:
+        return True
+    probs = verdict.label_probs
+    return probs is not None and sum(probs.values()) > 0
+
+
+def probable_only(
+    read: Mapping[str, Label | None], verdicts: Mapping[str, Verdict]
+) -> dict[str, Label | None]:
+    """``read`` less the items whose verdict has no label probabilities (:func:`reads_probabilities`):
+    they keep their label."""
+    return {i: lab for i, lab in read.items() if reads_probabilities(verdicts.get(i))}
+
+
+@dataclass(frozen=True)
+class ReadoutRead:
+    """What the read-out step gave on one pass (:meth:`PassReadout.read`; the step is not changed)."""
+
+    labels: dict[str, Label | None]
+    """Item id -> the label the read-out gave (empty when nothing was fitted or ``auto`` kept the labels)."""
+    decision: str
+    """What the step decided, in words."""
+    learned: LearnedReadout | None = None
+    """The read-out fitted on every fit item (``None``: none fitted, or ``auto`` kept the parsed labels)."""
+    fold_fit_ids: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """Cross-fitted: fold -> the items its read-out was fitted on (the leakage test reads them: never
+    an item of the fold)."""
+    out_of_fold: dict[str, Label | None] = field(default_factory=dict)
+    """Cross-fitted, when the read-out is applied: fit item id -> the label of the read-out fitted on
+    the *other* folds. The applied label of a fit item comes from a read-out fitted on it too; the
+    loop's decisions (the guard, the stop rule) read these instead, so that they are out of fold."""
+
+    def record(self, changed: int) -> ReadoutRecord:
+        """The typed record of this read-out (``changed``: the verdicts whose label it changed)."""
+        from allure.metrics import ReadoutRecord
+
+        rec: dict[str, Any] = {"decision": self.decision, "changed": changed}
+        if self.learned is not None:
+            rec.update(self.learned.record())
+        rec["fit_ids"] = sorted(self.learned.fit_ids) if self.learned is not None else []
+        if self.fold_fit_ids:
+            rec["fold_fit_ids"] = {str(j): sorted(ids) for j, ids in self.fold_fit_ids.items()}
+        if self.learned is not None and self.out_of_fold:
+            rec["out_of_fold"] = dict(sorted(self.out_of_fold.items()))
+        return ReadoutRecord.model_validate(rec)
 
 
 @dataclass
@@ -26,8 +83,9 @@ class PassReadout:
     ``auto`` keeps the parsed labels unless the read-out is *better* on the decision data by the
     guard's rule (:func:`allure.metrics.significantly_better`: one-sided paired permutation test, at
     least ``min_per_label`` of each label): the dev split, or, cross-fitted (:attr:`folds`), every fit
-    item labelled out of fold. After :meth:`apply`, :attr:`learned` holds the fitted
-    read-out (``None``: none fitted, or ``auto`` kept the parsed labels) and :attr:`decision` says why.
+    item labelled out of fold. :meth:`read` returns what it gave (:class:`ReadoutRead`: the labels,
+    the fitted read-out, the decision, the out-of-fold labels; its typed record); the step itself
+    does not change.
     """
 
     mode: ReadoutMode
@@ -45,22 +103,11 @@ class PassReadout:
     seed: int = 0
     alpha: float = 0.05
     min_per_label: int = 10
-    learned: LearnedReadout | None = None
-    decision: str = ""
-    applied: dict[str, Label | None] = field(default_factory=dict)
-    """Item id -> the label the read-out gave (empty when nothing was fitted or ``auto`` kept the labels)."""
     folds: Mapping[str, int] = field(default_factory=dict)
     """Fit item id -> its cross-fitting fold (``[loop] folds >= 2``; empty: ``auto`` decides on
     ``dev_ids``). Cross-fitted, ``auto`` fits one read-out per fold on the *other* folds' fit items,
     labels the fold's items with it, and compares these out-of-fold labels with the parsed ones on
     every fit item with a reference; what is applied is the read-out fitted on every fit item."""
-    fold_fit_ids: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    """After a cross-fitted read-out: fold -> the items its read-out was fitted on (the leakage test
-    reads them: never an item of the fold)."""
-    out_of_fold: dict[str, Label | None] = field(default_factory=dict)
-    """Cross-fitted, when the read-out is applied: fit item id -> the label of the read-out fitted on
-    the *other* folds. The applied label of a fit item comes from a read-out fitted on it too; the
-    loop's decisions (the guard, the stop rule) read these instead, so that they are out of fold."""
 
     name: str = ""
     """What the pass's outcome calls it (``read-out (auto)``)."""
@@ -76,9 +123,21 @@ class PassReadout:
         swapped: Mapping[str, Verdict] | None = None,
         back: Mapping[str, Verdict] | None = None,
     ) -> dict[str, Label | None]:
-        """Fit on the mined items' verdicts, label every item; ``{}`` when nothing is fitted or kept.
+        """The ``Readout`` protocol: :meth:`read`'s labels."""
+        return self.read(items, verdicts, swapped, back).labels
+
+    def read(
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
+    ) -> ReadoutRead:
+        """Fit on the mined items' verdicts, label every item (no label when nothing is fitted or kept),
+        decide (``auto``); the pipeline's read-out step (:func:`allure.evaluator.run_pass`) calls it.
         ``swapped``: a pairwise pass's swapped order (item id -> verdict): its features too; ``back``:
-        the polarity variant's verdicts read back (the feature ``z_reversed``)."""
+        the polarity variant's verdicts read back (the feature ``z_reversed``). A verdict without label
+        probabilities keeps its label (:func:`reads_probabilities`)."""
         from allure.metrics import significantly_better
 
         fit_items = [it for it in items if it.id in self.fit_ids]
@@ -97,17 +156,19 @@ class PassReadout:
             back=back,
         )
         if learned is None:
-            self.decision = f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
-            return {}
-        out = learned.apply(items, verdicts, swapped, back)
-        oof = self._out_of_fold(fit_items, verdicts, swapped, back) if self.folds else {}
+            return ReadoutRead(
+                {}, f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
+            )
+        out = probable_only(learned.apply(items, verdicts, swapped, back), verdicts)
+        oof, fits = self._out_of_fold(fit_items, verdicts, swapped, back) if self.folds else ({}, {})
+        oof.update({i: verdicts[i].label for i in oof if not reads_probabilities(verdicts.get(i))})
         if self.mode == "auto":
             scored, where = (oof, "out of fold") if self.folds else (out, "on dev")
             dev = sorted(i for i in (self.folds or self.dev_ids) if i in verdicts)
             d = significantly_better(
                 [self.references.get(i) for i in dev],
                 [verdicts[i].label for i in dev],
-                [scored.get(i) for i in dev],
+                [scored.get(i, verdicts[i].label) for i in dev],  # an item left out keeps its label
                 labels=self.labels,
                 objective=self.objective,  # type: ignore[arg-type]
                 alpha=self.alpha,
@@ -115,15 +176,13 @@ class PassReadout:
                 seed=self.seed,
             )
             if not d.better:
-                self.decision = f"{self.name}: the parsed labels kept {where} ({d.figures})"
-                return {}
-            self.decision = f"{self.name}: adopted {where} ({d.figures})"
+                return ReadoutRead(
+                    {}, f"{self.name}: the parsed labels kept {where} ({d.figures})", fold_fit_ids=fits
+                )
+            decision = f"{self.name}: adopted {where} ({d.figures})"
         else:
-            self.decision = f"{self.name}: {learned.record()['describe']}"
-        self.learned = learned
-        self.applied = out
-        self.out_of_fold = oof
-        return out
+            decision = f"{self.name}: {learned.record()['describe']}"
+        return ReadoutRead(out, decision, learned, fits, oof)
 
     def _vote_without(self, fold: int) -> VoteSource | None:
         """The memory vote without the examples mined from ``fold``'s items: out of fold, the vote
@@ -142,11 +201,12 @@ class PassReadout:
         verdicts: Mapping[str, Verdict],
         swapped: Mapping[str, Verdict] | None,
         back: Mapping[str, Verdict] | None = None,
-    ) -> dict[str, Label | None]:
+    ) -> tuple[dict[str, Label | None], dict[int, tuple[str, ...]]]:
         """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
-        whose read-out cannot be fitted keeps the labels the pass gave before the read-out);
-        :attr:`fold_fit_ids` records the fits."""
+        whose read-out cannot be fitted keeps the labels the pass gave before the read-out), and
+        each fold's fit ids (:attr:`ReadoutRead.fold_fit_ids`)."""
         out: dict[str, Label | None] = {}
+        fits: dict[int, tuple[str, ...]] = {}
         for fold in sorted(set(self.folds.values())):
             mine = [it for it in fit_items if self.folds.get(it.id) == fold]
             learned = fit_learned_readout(
@@ -163,9 +223,9 @@ class PassReadout:
                 swapped=swapped,
                 back=back,
             )
-            self.fold_fit_ids[fold] = learned.fit_ids if learned is not None else ()
+            fits[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:
                 out.update(learned.apply(mine, verdicts, swapped, back))
             else:
                 out.update({it.id: verdicts[it.id].label for it in mine if it.id in verdicts})
-        return out
+        return out, fits

@@ -13,7 +13,7 @@ of a pass from a spec, and one way to apply a read-out stored with a memory vers
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from allure.dataset import cross_folds
 from allure.evaluator._readout import LearnedReadout, VoteSource
@@ -23,6 +23,7 @@ from allure.labels import Label
 if TYPE_CHECKING:
     from allure.config import AuditSpec
     from allure.evaluator._readout import ReadoutMode
+    from allure.metrics import ReadoutRecord
 
 
 def spec_readout(
@@ -46,10 +47,10 @@ def spec_readout(
             its folds :func:`allure.dataset.cross_folds` of ``references`` and ``splits``.
         corrected: Item id -> an auditor's corrected label (approved examples); wins over the reference.
         vote: The approved examples that vote (``None``: ``z`` only).
-        mode: The mode (``None``: the spec's ``[evaluator] readout``).
+        mode: The mode (``None``: the spec's, :attr:`~allure.config.EvaluatorSpec.applied_readout`).
     """
-    mode = mode or spec.evaluator.readout
-    if mode == "none":
+    mode = mode or spec.evaluator.applied_readout
+    if mode == "none" or spec.evaluator.is_replay:  # a replay never reads out (no label probabilities)
         return None
     fit_ids = frozenset(i for i, s in splits.items() if s == "audit" and i not in dev)
     visible = {i: r for i, r in references.items() if i in fit_ids or i in dev}
@@ -75,29 +76,28 @@ def spec_readout(
 
 
 def stored_readout(
-    rec: Mapping[str, Any], labels: tuple[Label, ...], positive: Label | None, vote: VoteSource | None
+    rec: ReadoutRecord, labels: tuple[Label, ...], positive: Label | None, vote: VoteSource | None
 ) -> LearnedReadout | None:
     """The read-out a stored record describes, ready to apply as it was fitted (no refit, no
     reference read); ``None`` when the record holds no fitted read-out (``auto`` kept the parsed
     labels, or nothing was fitted) or its ``vote`` features have no voters here.
 
     Args:
-        rec: The record (run info ``readout_<it>`` or its refit).
+        rec: The record (run info ``readout_<it>`` or its refit, read by :func:`allure.store.pass_readout`).
         labels: The label set.
         positive: The spec's positive label of a two-label set (the record's own, where it names one,
             wins: the label ``z`` is the log-odds of); unused beyond two labels.
         vote: The memory's approved examples (``None``: no voters).
     """
-    from allure.metrics import FittedReadout
-
-    features = tuple(rec.get("features") or ())
+    features = rec.features
     if not features or (any(f.startswith("vote") for f in features) and vote is None):
         return None
     two = len(labels) == 2
-    pos = (rec.get("positive", positive if positive is not None else labels[0])) if two else None
-    name = f"read-out ({rec.get('mode')}, stored)"
-    if rec.get("mode") == "knn":
-        fit = rec.get("fit") or {}
+    own = rec.positive if rec.positive is not None else positive
+    pos = (own if own is not None else labels[0]) if two else None
+    name = f"read-out ({rec.mode}, stored)"
+    if rec.mode == "knn":
+        fit = rec.fit
         by_str = {str(lab): lab for lab in labels}
         return LearnedReadout(
             name=name,
@@ -105,12 +105,17 @@ def stored_readout(
             labels=labels,
             positive=pos,
             features=features,
-            knn_x=[[float(v) for v in row] for row in fit.get("x", [])],
-            knn_y=[by_str[str(y)] for y in fit.get("y", [])],
+            knn_x=[[float(v) for v in row] for row in (fit.x if fit else [])],
+            knn_y=[by_str[str(y)] for y in (fit.y if fit else [])],
             vote=vote,
-            fit_ids=tuple(fit.get("ids", [])),
+            fit_ids=tuple(fit.ids if fit else ()),
         )
-    fitted = FittedReadout.model_validate({k: rec[k] for k in FittedReadout.model_fields if k in rec})
     return LearnedReadout(
-        name=name, mode="logistic", labels=labels, positive=pos, features=features, fitted=fitted, vote=vote
+        name=name,
+        mode="logistic",
+        labels=labels,
+        positive=pos,
+        features=features,
+        fitted=rec.fitted,
+        vote=vote,
     )

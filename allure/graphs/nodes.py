@@ -93,9 +93,9 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         plan = replace(plan, readout=step, polarity=polarity_variant(ctx.spec) if step else None)
         outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration {it}: {msg}"))
         position, debias = report_positions(ctx, run_id, it, items, outcome)
-        calibration = report_calibration(ctx, it, items, outcome)
+        calibration = report_calibration(ctx, run_id, it, items, outcome)
     result = outcome.result
-    readout = record_readout(ctx, run_id, it, items, result, step)
+    readout = record_readout(ctx, run_id, it, items, outcome)
     own = own_counts(ctx, run_id, it, withheld)
     ctx.remember_verdicts(run_id, it, result.verdicts)
     stats = outcome.stats.as_dict()

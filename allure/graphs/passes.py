@@ -5,7 +5,7 @@ pass's metrics per split."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from allure.graphs.state import AuditContext
@@ -53,10 +53,17 @@ def loop_plan(
 
 
 def report_calibration(
-    ctx: AuditContext, it: int, items: list[Item], outcome: PassOutcome
+    ctx: AuditContext, run_id: str, it: int, items: list[Item], outcome: PassOutcome
 ) -> dict[str, Any] | None:
-    """Say what ``[evaluator] calibration`` changed in the pass; its report entry (``None`` when off)."""
+    """Store the calibration values the pass applied (:meth:`allure.store.RunStore.record_calibration`:
+    what an exported judge carries, ``none`` when calibration was off) and say what ``[evaluator]
+    calibration`` changed in the pass; its report entry (``None`` when off)."""
+    from allure.metrics import CalibrationValues
+
     out = outcome.calibration
+    fitted = out.fitted() if out is not None else None
+    values = CalibrationValues() if fitted is None else CalibrationValues.model_validate(asdict(fitted))
+    ctx.store.record_calibration(run_id, it, values)
     if out is None:
         return None
     if not out.off:
@@ -96,8 +103,8 @@ def zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: An
     plan = replace(plan, readout=step, polarity=polarity_variant(ctx.spec) if step else None)
     outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration 0: {msg}"))
     result = outcome.result
-    calibration = report_calibration(ctx, 0, items, outcome)
-    readout = record_readout(ctx, run_id, 0, items, result, step)
+    calibration = report_calibration(ctx, run_id, 0, items, outcome)
+    readout = record_readout(ctx, run_id, 0, items, outcome)
     ctx.remember_verdicts(run_id, 0, result.verdicts)
     for split, m in metrics_for(ctx, run_id, 0).items():
         ctx.store.record_metrics(run_id, 0, split, m)

@@ -10,9 +10,11 @@ swapped order, that order's too (:class:`allure.evaluator.LearnedReadout`).
 ``auto`` is decided on the dev split, or, cross-fitted (``[loop] folds >= 2``), on every fit item
 labelled by a read-out fitted on the other folds (run info ``readout_<iteration>`` keeps each fold's
 fit ids); the held-out split is never seen (the references handed over hold
-no held-out item, and a held-out item among the fit items is refused). What was fitted is stored
-with the pass's memory version (run info ``readout_<iteration>``: mode, features, coefficients, CV
-score, n, date) and shown in report.md.
+no held-out item, and a held-out item among the fit items is refused). The pass pipeline fits,
+decides and applies it (its labels written there, as calibration's); here its typed record
+(:class:`allure.metrics.ReadoutRecord`) is stored with the pass's memory version (run info
+``readout_<iteration>``: mode, features, coefficients, CV score, n, date) through one store method,
+and shown in report.md.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from allure.graphs.state import AuditContext
 from allure.models import Item, Verdict
 
 if TYPE_CHECKING:
-    from allure.evaluator import EvalResult, PassReadout
+    from allure.evaluator import PassOutcome, PassReadout
 
 
 def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
@@ -32,7 +34,7 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
     approved candidates) wins over the gold check."""
     from allure.evaluator import memory_vote_source, spec_readout
 
-    if ctx.spec.evaluator.readout == "none":
+    if ctx.spec.evaluator.applied_readout == "none":
         return None
     approved = ctx.store.candidates(run_id, status="approved")
     return spec_readout(
@@ -46,48 +48,33 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
 
 
 def record_readout(
-    ctx: AuditContext, run_id: str, it: int, items: list[Item], result: EvalResult, step: PassReadout | None
+    ctx: AuditContext, run_id: str, it: int, items: list[Item], outcome: PassOutcome
 ) -> dict[str, Any] | None:
-    """After the pass (:func:`allure.evaluator.run_pass` applied ``step`` last): keep the read-out's
-    labels in the pass's verdicts and the run store, and store what was fitted with the pass's memory
-    version (run info ``readout_<it>``, with the fit items' features: an approval refits it from them,
-    :meth:`allure.store.RunStore.refit_readout`); ``None`` when ``readout = "none"``."""
-    if step is None:
+    """After the pass (:func:`allure.evaluator.run_pass` applied the read-out step last and wrote its
+    labels into the verdicts and the store): store the step's typed record with the pass's memory
+    version (:meth:`allure.store.RunStore.record_readout`, run info ``readout_<it>``, with the fit
+    items' features: an approval refits it from them, :meth:`allure.store.RunStore.refit_readout`);
+    what the history shows (``None`` when the pass had no read-out)."""
+    got = outcome.readout
+    if got is None or got.record is None:
         return None
-    changed = {
-        i: lab
-        for i, lab in step.applied.items()
-        if (v := result.verdicts.get(i)) is not None and v.label != lab
-    }
-    for i, lab in changed.items():
-        v = result.verdicts[i]
-        result.verdicts[i] = v.model_copy(
-            update={"label": lab, "raw_label": v.label if v.raw_label is None else v.raw_label}
-        )
-    if changed:
-        ctx.store.set_verdict_labels(run_id, it, changed)
-    record: dict[str, Any] = {"decision": step.decision, "changed": len(changed)}
-    if step.learned is not None:
-        record.update(step.learned.record())
-    record["fit_ids"] = sorted(step.learned.fit_ids) if step.learned is not None else []
-    if step.fold_fit_ids:  # cross-fitted: what each fold's read-out was fitted on (never the fold)
-        record["fold_fit_ids"] = {str(j): sorted(ids) for j, ids in step.fold_fit_ids.items()}
-    if step.learned is not None and step.out_of_fold:  # what the loop's decisions read (out of fold)
-        record["out_of_fold"] = dict(sorted(step.out_of_fold.items()))
-    record["memory_version"] = ctx.store.memory_versions(run_id).get(it, ("", []))[0]
-    ctx.store.update_run(run_id, info={f"readout_{it}": record})
-    ctx.say(f"iteration {it}: {step.decision}; {len(changed)} of {len(items)} labels changed")
-    return {k: v for k, v in record.items() if k != "fit"}  # the fit's features stay in the store
+    version = ctx.store.memory_versions(run_id).get(it, ("", []))[0]
+    record = got.record.model_copy(update={"memory_version": version})
+    ctx.store.record_readout(run_id, it, record)
+    ctx.say(f"iteration {it}: {record.decision}; {record.changed} of {len(items)} labels changed")
+    return record.shown()  # the fit's features stay in the store
 
 
 def decision_verdicts(ctx: AuditContext, run_id: str, it: int) -> dict[str, Verdict]:
     """Pass ``it``'s verdicts as the loop's decisions (the guard, the stop rule) read them: where a
     cross-fitted read-out was applied, an audit item's label is the one the read-out fitted on the
-    *other* folds gave it (run info ``readout_<it>`` ``out_of_fold``), not the applied one, which
+    *other* folds gave it (the stored record's ``out_of_fold``), not the applied one, which
     comes from a read-out fitted on the item itself. Other verdicts are as stored."""
+    from allure.store import pass_readout
+
     verdicts = ctx.verdicts(run_id, it)
-    rec = (ctx.store.get_run(run_id).info or {}).get(f"readout_{it}")
-    oof = rec.get("out_of_fold") if isinstance(rec, dict) else None
+    rec = pass_readout(ctx.store.get_run(run_id).info or {}, it)
+    oof = rec.out_of_fold if rec is not None else {}
     if not oof:
         return verdicts
     by_str = {str(lab): lab for lab in ctx.spec.label_set}  # JSON gave the labels back as it could

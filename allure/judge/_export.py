@@ -99,9 +99,9 @@ def bundle_content(
     ps = load_prompt_set(spec.evaluator.prompt)
     prompt_files = _prompt_files(ps)
     verdicts = store.verdicts(src.run.id, src.iteration)
-    fitted = fitted_calibration(store, src, verdicts)
+    fitted = fitted_calibration(store, src)  # the values the pass stored, no refit
     readout = bundle_readout(src)  # the current one (a refit after an approval), as a re-audit applies it
-    check_reproduces(src, fitted, verdicts, readout.own if readout is not None else None)
+    check_reproduces(store, src, fitted, verdicts, readout.own if readout is not None else None)
     examples = pass_examples(store, src, project)
     policy = resolved_policy(store, src)
     config = judge_config(spec, src, policy, fitted, stable_hash(prompt_files), examples)

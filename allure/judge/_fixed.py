@@ -1,26 +1,25 @@
 """An exported judge's calibration: the values fitted on its audit, as the bundle keeps them.
 
-The audit's pass chose a mode on dev (``auto``) and fitted its values; a bundle keeps the mode
-applied and the values (``p_cf`` per ICL block, the prior ``pi``, the offset ``b``). Labelling
-hands them to the pass pipeline (``PassPlan.fixed_calibration``, :mod:`allure.judge._pass`);
-:func:`apply_fitted` here is the export's own check that the values give the pass's stored labels
-back, over stored verdicts, with the same arithmetic (:func:`allure.metrics.calibrate`, ``apply_offset``):
-
-- ``contextual``: ``argmax p / p_cf``; ``prior``: ``argmax p * pi / p_cf``; ``offset`` (two labels):
-  the positive label where ``sigmoid(logit(p_pos) + b) > 0.5``;
-- a verdict without label probabilities keeps its parsed label; so does one whose block has no
-  ``p_cf`` (a block the audit never saw gets its ``p_cf`` from 3 content-free calls first,
-  :func:`block_name` keys them as the audit did).
+The audit's pass chose a mode (``auto``), fitted its values and stored them with the pass
+(:class:`allure.metrics.CalibrationValues`); a bundle keeps the mode applied and those values
+(``p_cf`` per ICL block, the prior ``pi``, the offset ``b``), never refitted. Labelling, and the
+export's check that they give the pass's labels back (:func:`allure.judge._source.check_reproduces`),
+hand them to the pass pipeline (``PassPlan.fixed_calibration``, :mod:`allure.judge._pass`): no
+arithmetic of its own here. A block the audit never saw gets its ``p_cf`` from 3 content-free calls
+first (:func:`block_name` keys them as the audit did).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from allure.labels import Label
 from allure.models import Verdict
+
+if TYPE_CHECKING:
+    from allure.evaluator import FittedCalibration
 
 
 def block_name(icl_ids: Sequence[str]) -> str:
@@ -65,52 +64,23 @@ class FittedValues:
         return self.mode in ("contextual", "prior")
 
 
-def probability_row(probs: Mapping[str, float] | None, labels: Sequence[Label]) -> list[float] | None:
-    """The label probabilities in label-set order (``None``: none, or all zero), as calibration reads them."""
-    if not probs:
-        return None
-    row = [float(probs.get(str(lab), 0.0)) for lab in labels]
-    return row if sum(row) > 0 else None
-
-
 def parsed_label(v: Verdict) -> Label | None:
     """The label as parsed from the output (the store hands back a calibrated one as ``label``)."""
     return v.raw_label if v.raw_label is not None else v.label
 
 
-def apply_fitted(
-    fitted: FittedValues,
-    verdicts: Mapping[str, Verdict],
-    labels: Sequence[Label],
-    positive: Label | None,
-    p_cf: Mapping[str, Sequence[float]] | None = None,
-) -> dict[str, Label | None]:
-    """Item id -> the label ``fitted`` gives each verdict (its parsed label where it gives none).
+def fixed_calibration(
+    fitted: FittedValues, labels: list[Label], p_cf_new: dict[str, list[float]]
+) -> FittedCalibration:
+    """The bundle's values as the pass pipeline applies them (new blocks' ``p_cf`` added)."""
+    from allure.evaluator import FittedCalibration
 
-    ``p_cf``: blocks' content-free means beside the bundle's (blocks the audit never saw)."""
-    from allure.metrics import apply_offset, calibrate
-
-    out = {i: parsed_label(v) for i, v in verdicts.items()}
-    rows = {
-        i: row for i, v in verdicts.items() if (row := probability_row(v.label_probs, labels)) is not None
-    }
-    if (
-        fitted.mode == "offset"
-        and fitted.offset is not None
-        and positive is not None
-        and positive in labels
-        and len(labels) == 2
-    ):
-        pos = list(labels).index(positive)
-        neg = labels[1 - pos]
-        ids = list(rows)
-        q = apply_offset([rows[i][pos] / sum(rows[i]) for i in ids], fitted.offset)
-        out.update({i: (positive if x > 0.5 else neg) for i, x in zip(ids, q, strict=True)})
-    elif fitted.needs_p_cf:
-        means = {**(p_cf or {}), **fitted.p_cf}
-        pi = list(fitted.prior) if fitted.mode == "prior" and fitted.prior else None
-        for i, row in rows.items():
-            block = means.get(block_name(verdicts[i].icl_ids))
-            if block is not None:
-                out[i] = labels[int(calibrate([row], list(block), prior=pi)[0].argmax())]
-    return out
+    prior = (
+        {str(lab): float(x) for lab, x in zip(labels, fitted.prior, strict=True)} if fitted.prior else None
+    )
+    return FittedCalibration(
+        mode=fitted.mode,  # type: ignore[arg-type]
+        p_cf={**p_cf_new, **{k: tuple(v) for k, v in fitted.p_cf.items()}},
+        prior=prior,
+        offset=fitted.offset,
+    )

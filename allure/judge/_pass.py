@@ -15,13 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from allure.judge._fixed import FittedValues, block_name
+from allure.judge._fixed import block_name, fixed_calibration
 from allure.labels import Label
 from allure.models import IclExample, Item, Verdict
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-    from allure.evaluator import EvalResult, Evaluator, FittedCalibration, PassOptions
+    from allure.evaluator import EvalResult, Evaluator, PassOptions
     from allure.judge._judge import JudgeBundle
 
 
@@ -51,23 +51,6 @@ def _retrieve(judge: JudgeBundle, items: list[Item]) -> dict[str, list[IclExampl
 
     memory = EpisodicMemory.from_examples(judge.examples, location=str(judge.folder))
     return memory.retrieve_many(items, judge.policy)
-
-
-def fixed_calibration(
-    fitted: FittedValues, labels: list[Label], p_cf_new: dict[str, list[float]]
-) -> FittedCalibration:
-    """The bundle's values as the pass pipeline applies them (new blocks' ``p_cf`` added)."""
-    from allure.evaluator import FittedCalibration
-
-    prior = (
-        {str(lab): float(x) for lab, x in zip(labels, fitted.prior, strict=True)} if fitted.prior else None
-    )
-    return FittedCalibration(
-        mode=fitted.mode,  # type: ignore[arg-type]
-        p_cf={**p_cf_new, **{k: tuple(v) for k, v in fitted.p_cf.items()}},
-        prior=prior,
-        offset=fitted.offset,
-    )
 
 
 def _new_blocks(

@@ -29,34 +29,37 @@ from allure.labels import Label
 if TYPE_CHECKING:
     from allure.evaluator import LearnedReadout
     from allure.judge._source import JudgeSource
+    from allure.metrics import ReadoutRecord
 
 READOUT = "readout.json"
 """The bundle file holding the fitted read-out (absent: the pass applied none)."""
 
 
-def applied_readout(src: JudgeSource) -> dict[str, Any] | None:
-    """The read-out the exported pass applied (run info ``readout_<iteration>``), as stored; ``None``
-    when none was applied (``readout = "none"``, nothing fitted, or ``auto`` kept the parsed labels).
+def applied_readout(src: JudgeSource) -> ReadoutRecord | None:
+    """The read-out the exported pass applied (its stored record, :func:`allure.store.pass_readout`);
+    ``None`` when none was applied (``readout = "none"``, nothing fitted, or ``auto`` kept the parsed labels).
 
     Raises:
         JudgeError: It was applied but cannot be carried (``vote`` or ``z_reversed`` feature, ``knn``).
     """
-    rec = src.run.info.get(f"readout_{src.iteration}")
-    if not isinstance(rec, dict) or "features" not in rec:
+    from allure.store import pass_readout
+
+    rec = pass_readout(src.run.info, src.iteration)
+    if rec is None or not rec.applied:
         return None  # a fitted read-out's record names its features; a kept or unfitted one does not
-    votes = any(str(f).startswith("vote") for f in rec["features"])
-    polar = "z_reversed" in rec["features"]  # the reversed question is not part of a bundle
-    if rec.get("mode") == "logistic" and not votes and not polar and rec.get("coef"):
+    votes = any(f.startswith("vote") for f in rec.features)
+    polar = "z_reversed" in rec.features  # the reversed question is not part of a bundle
+    if rec.mode == "logistic" and not votes and not polar and rec.coef:
         return rec
     what = (
         "the memory vote feature"
         if votes
         else "the polarity variant's feature z_reversed"
         if polar
-        else f"mode {rec.get('mode')!r}"
+        else f"mode {rec.mode!r}"
     )
     raise JudgeError(
-        f"pass {src.iteration} applied a learned read-out with {what} ({rec.get('describe', '')}); a bundle "
+        f"pass {src.iteration} applied a learned read-out with {what} ({rec.describe}); a bundle "
         "carries only a logistic read-out on the judge's label probabilities, so it would not give the "
         "run's labels back",
         where=f"run {src.run.id}, run info 'readout_{src.iteration}' (spec field 'evaluator.readout')",
@@ -65,9 +68,7 @@ def applied_readout(src: JudgeSource) -> dict[str, Any] | None:
     )
 
 
-def carried_readout(
-    src: JudgeSource, applied: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def carried_readout(src: JudgeSource, applied: ReadoutRecord) -> tuple[ReadoutRecord, dict[str, Any] | None]:
     """What the bundle carries for a pass that applied ``applied``: its current read-out, as a
     re-audit applies it (the latest refit after an approval, else ``applied``), and the refit's line
     of the refit history (``at``, ``n``, ``changed``; ``None``: the pass's own read-out)."""
@@ -79,7 +80,7 @@ def carried_readout(
     return rec, readout_refit(src.run.info, src.iteration)
 
 
-def refit_facts(applied: dict[str, Any], refit: dict[str, Any] | None) -> dict[str, Any] | None:
+def refit_facts(applied: ReadoutRecord, refit: dict[str, Any] | None) -> dict[str, Any] | None:
     """A refit in a bundle's terms (``readout.json``'s ``refit``, the card's): when, on how many
     fit items, how many of their labels an approval corrected, and what the pass itself applied."""
     if refit is None:
@@ -88,8 +89,8 @@ def refit_facts(applied: dict[str, Any], refit: dict[str, Any] | None) -> dict[s
         "refitted_at": refit.get("at"),
         "n": refit.get("n"),
         "labels_corrected": refit.get("changed"),
-        "pass_fitted_at": applied.get("fitted_at"),
-        "pass_describe": applied.get("describe", ""),
+        "pass_fitted_at": applied.fitted_at,
+        "pass_describe": applied.describe,
     }
 
 
@@ -102,14 +103,14 @@ def refit_sentence(facts: dict[str, Any]) -> str:
     )
 
 
-def readout_json(rec: dict[str, Any], positive: Label | None, refit: dict[str, Any] | None = None) -> str:
+def readout_json(rec: ReadoutRecord, positive: Label | None, refit: dict[str, Any] | None = None) -> str:
     """``readout.json``'s text: the fitted model exactly as stored (coefficients, intercept, classes),
     and ``refit`` (:func:`refit_facts`) when it is a refit after an approval."""
-    from allure.metrics import FittedReadout
-
-    fitted = FittedReadout.model_validate({k: rec[k] for k in FittedReadout.model_fields if k in rec})
+    fitted = rec.fitted
+    assert fitted is not None  # applied_readout carries logistic read-outs only
     # the label z is the log-odds of: the spec's positive label, or the first label where it names none
-    positive = rec.get("positive", positive) if len(fitted.features) and fitted.features[0] == "z" else None
+    own = rec.positive if rec.positive is not None else positive
+    positive = own if len(fitted.features) and fitted.features[0] == "z" else None
     doc = {"mode": "logistic", "positive_label": positive, "fitted": fitted.model_dump(mode="json")}
     if refit is not None:
         doc["refit"] = refit
@@ -145,7 +146,7 @@ def bundle_readout(src: JudgeSource) -> BundleReadout | None:
     facts = refit_facts(applied, refit)
     text = readout_json(rec, positive, facts)
     fixed_readout(text, labels, where)  # the refit is a read-out of this judge too
-    describe = str(rec.get("describe", ""))
+    describe = rec.describe
     table = {"file": READOUT, "describe": describe}
     if facts is not None:
         table["refit"] = refit_sentence(facts)

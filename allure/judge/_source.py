@@ -1,21 +1,23 @@
-"""What an export reads from a finished run: which pass is the judge, its examples and its
-fitted calibration, all from the run store (and the memory the run wrote to)."""
+"""What an export reads from a finished run: which pass is the judge, its examples and the
+calibration values the pass stored (no refit), all from the run store (and the memory the run
+wrote to); and the export's check that they give the pass's labels back, by the pass pipeline."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from allure.errors import JudgeError
-from allure.judge._fixed import FittedValues, apply_fitted, block_name, probability_row
-from allure.models import IclExample, Item, Verdict
+from allure.judge._fixed import FittedValues, fixed_calibration, parsed_label
+from allure.models import IclExample, Verdict
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-    from allure.evaluator import Readout
+    from allure.evaluator import Evaluator, Readout
     from allure.memory import RetrievalPolicy
+    from allure.metrics import CalibrationValues
     from allure.store import RunRecord, RunStore
 
 
@@ -137,96 +139,69 @@ def _report_calibration(src: JudgeSource) -> dict[str, Any] | None:
     return None if entry is None or entry.calibration is None else entry.calibration.model_dump()
 
 
-def fitted_calibration(store: RunStore, src: JudgeSource, verdicts: dict[str, Verdict]) -> FittedValues:
-    """The calibration the pass applied, with its values recomputed from the stored calls exactly
-    as the pass computed them (``p_cf`` from its content-free calls, ``pi`` and ``b`` from the
-    references of the audit split outside dev)."""
-    from allure.evaluator import CF_PREFIX
-    from allure.metrics import CONTENT_FREE, content_free_mean
+def stored_calibration(store: RunStore, src: JudgeSource) -> CalibrationValues:
+    """The calibration values the pass applied, as the pass stored them (no refit): run info
+    ``calibration_<it>`` (:meth:`allure.store.RunStore.calibration_values`); a pass stored before
+    them has the same values in its report entry (``CalibrationOutcome.as_dict``), read back
+    through :meth:`CalibrationOutcome.fitted`."""
+    from allure.evaluator import CalibrationOutcome
+    from allure.metrics import CalibrationValues
 
-    spec = src.spec
-    cal = _report_calibration(src) if spec.evaluator.applied_calibration != "none" else None
-    mode = "none" if not cal or cal.get("off") else str(cal.get("chosen") or cal.get("mode"))
-    labels = spec.label_set
-    if mode == "none":
-        return FittedValues()
-    p_cf: dict[str, list[float]] = {}
-    for name in sorted({block_name(v.icl_ids) for i, v in verdicts.items() if not i.startswith("#")}):
-        rows = [
-            r
-            for k in range(len(CONTENT_FREE))
-            if (v := verdicts.get(f"{CF_PREFIX}{name}-{k}")) is not None
-            and (r := probability_row(v.label_probs, labels)) is not None
-        ]
-        if rows:
-            p_cf[name] = [float(x) for x in content_free_mean(rows)]
-    shares = audit_shares(store, src.run.id, without=_dev(store, src)) if mode == "prior" else None
-    prior = [float(shares.get(str(lab), 0.0)) for lab in labels] if shares else None
-    offset = None
-    if mode == "offset":
-        offset = _offset(store, src, verdicts)
-    return FittedValues(
-        mode=mode,
-        p_cf=p_cf if mode != "offset" else {},
-        prior=prior if mode == "prior" else None,
-        offset=offset,
-    )
+    values = store.calibration_values(src.run.id, src.iteration)
+    if values is not None:
+        return values
+    cal = _report_calibration(src) if src.spec.evaluator.applied_calibration != "none" else None
+    if not cal:
+        return CalibrationValues()
+    known = {k: v for k, v in cal.items() if k in CalibrationOutcome.__dataclass_fields__}
+    return CalibrationValues.model_validate(asdict(CalibrationOutcome(**known).fitted()))
 
 
-def _dev(store: RunStore, src: JudgeSource) -> set[str]:
-    """The run's dev split, as the loop carved it (empty when it cross-fits)."""
-    from allure.dataset import dev_split
-
-    loop = src.spec.loop
-    return dev_split(
-        store.items(src.run.id), store.splits(src.run.id), loop.dev_fraction, loop.seed, loop.folds
-    )
-
-
-def _offset(store: RunStore, src: JudgeSource, verdicts: dict[str, Verdict]) -> float | None:
-    """``b`` fitted as the pass fitted it: on the audit items outside dev with a reference label."""
-    from allure.metrics import fit_offset
-
-    spec = src.spec
-    labels, positive = spec.label_set, spec.positive_label
-    if positive is None or len(labels) != 2:
-        return None
-    splits, refs = store.splits(src.run.id), store.reference_labels(src.run.id)
-    dev = _dev(store, src)
-    pos = list(labels).index(positive)
-    p = {
-        i: row[pos] / sum(row)
-        for i, v in verdicts.items()
-        if not i.startswith("#") and (row := probability_row(v.label_probs, labels)) is not None
-    }
-    fit = [
-        i for i, r in refs.items() if r is not None and splits.get(i) == "audit" and i not in dev and i in p
-    ]
-    if not fit:
-        return None
-    share = sum(str(refs[i]) == str(positive) for i in fit) / len(fit)
-    return float(fit_offset([p[i] for i in fit], share))
+def fitted_calibration(store: RunStore, src: JudgeSource) -> FittedValues:
+    """The calibration the pass applied with the values it stored (:func:`stored_calibration`), as a
+    bundle keeps them (``judge.toml``'s ``[calibration]``, the prior in label-set order)."""
+    values = stored_calibration(store, src)
+    labels = src.spec.label_set
+    prior = [float(values.prior.get(str(lab), 0.0)) for lab in labels] if values.prior else None
+    return FittedValues(mode=values.mode, p_cf=values.p_cf, prior=prior, offset=values.offset)
 
 
 def check_reproduces(
-    src: JudgeSource, fitted: FittedValues, verdicts: dict[str, Verdict], readout: Readout | None = None
+    store: RunStore,
+    src: JudgeSource,
+    fitted: FittedValues,
+    verdicts: dict[str, Verdict],
+    readout: Readout | None = None,
 ) -> None:
-    """Refuse to export values that would not give the pass's own stored labels back (``readout``:
-    the carried read-out, applied last to the calibrated verdicts as the pass applied it)."""
-    from allure.evaluator import SWAPPED
+    """Refuse to export values that would not give the pass's own stored labels back: the pass
+    pipeline's own steps (:func:`allure.evaluator.run_pass` with ``fixed_calibration`` and the
+    carried ``readout``) run over the pass's stored verdicts as parsed, nothing asked, nothing written
+    to the pass."""
+    from allure.evaluator import SWAPPED, EvalResult, PassPlan, run_pass
 
-    items = {i: v for i, v in verdicts.items() if not i.startswith("#")}
     if src.spec.evaluator.position_debias != "none":
         return  # debiased labels are recomputed from both orders, not stored
-    got = apply_fitted(fitted, items, src.spec.label_set, src.spec.positive_label)
-    if readout is not None:  # applied to the main order, the swapped order's verdicts beside it
-        main = {
-            i: v.model_copy(update={"label": got[i]}) for i, v in items.items() if not i.endswith(SWAPPED)
-        }
-        swapped = {i.removesuffix(SWAPPED): v for i, v in items.items() if i.endswith(SWAPPED)}
-        more = {"swapped": swapped} if swapped else {}
-        got.update(readout.apply([Item(id=i, task="", response="") for i in main], main, **more))
-    differ = sorted(i for i, v in items.items() if got[i] != v.label)
+    labels = src.spec.label_set
+    stored = {i: v for i, v in verdicts.items() if "#" not in i}
+    main = {i: v.model_copy(update={"label": parsed_label(v), "raw_label": None}) for i, v in stored.items()}
+    swapped = {i: v for i, v in verdicts.items() if i.endswith(SWAPPED)}
+    both = bool(readout is not None and getattr(readout, "reads_swapped", False) and swapped)
+    items = [it for it in store.items(src.run.id) if it.id in main]
+    plan = PassPlan(
+        run_id=f"{src.run.id}#export-check",  # no verdict is linked to it: the check writes nothing
+        iteration=src.iteration,
+        items=items,
+        examples_for=lambda item: [],
+        labels=tuple(labels),
+        swap=both,
+        fixed_calibration=fixed_calibration(fitted, labels, {}) if fitted.mode != "none" else None,
+        readout=readout,
+    )
+    ev = _scratch_evaluator(store, src)
+    out = run_pass(
+        ev, plan, main=EvalResult(verdicts=main), swapped=EvalResult(verdicts=swapped) if both else None
+    )
+    differ = sorted(i for i, v in stored.items() if out.labels.get(i) != v.label)
     if differ:
         raise JudgeError(
             f"the fitted calibration ({fitted.mode}) does not give {len(differ)} of the pass's stored "
@@ -234,3 +209,11 @@ def check_reproduces(
             where=f"run {src.run.id}, iteration {src.iteration}",
             fix="report this; export --iteration with another pass meanwhile",
         )
+
+
+def _scratch_evaluator(store: RunStore, src: JudgeSource) -> Evaluator:
+    """An evaluator with the pass's options over its store and no backend: the check's pass sends no
+    call (its verdicts are given) and writes no label (its run id links no verdict)."""
+    from allure.evaluator import Evaluator, backend_kind
+
+    return Evaluator(backend_kind(src.spec.evaluator.kind).options(src.spec), store=store)

@@ -65,6 +65,7 @@ from allure.metrics._model import (
 from allure.metrics._objective import objective_value
 from allure.metrics._objective_difference import ObjectiveComparison, PermutationMethod, objective_difference
 from allure.metrics._paired import icl_helped, paired_difference
+from allure.metrics._pass_records import CalibrationValues, ReadoutFit, ReadoutRecord
 from allure.metrics._position import position_by_group, position_consistency
 from allure.metrics._readout import (
     C_GRID,
@@ -151,6 +152,9 @@ __all__ = [
     "too_few",
     "C_GRID",
     "FittedReadout",
+    "CalibrationValues",
+    "ReadoutFit",
+    "ReadoutRecord",
     "fit_readout",
     "MIN_PER_LABEL",
     "knn_labels",

@@ -42,13 +42,13 @@ def reaudit_readout(
     """The stored read-out of ``memory_version`` (see the module), or ``None``."""
     from allure.evaluator import memory_vote_source, stored_readout
 
-    if spec.evaluator.readout == "none":
+    if spec.evaluator.applied_readout == "none":
         return None
     newest = store.readout_of_version(memory_version)
     if newest is None:
         return None
     rec = newest["record"]
-    votes = any(str(f).startswith("vote") for f in rec.get("features", ()))
+    votes = any(f.startswith("vote") for f in rec.features)
     vote = memory_vote_source(memory) if votes and hasattr(memory, "embeddings") else None
     learned = stored_readout(rec, tuple(spec.label_set), spec.positive_label, vote)
     if learned is None:
@@ -60,8 +60,8 @@ def reaudit_readout(
         learned,
         newest["run_id"],
         newest["iteration"],
-        str(rec.get("fitted_at", "")),
-        str(rec.get("describe", "")),
+        rec.fitted_at,
+        rec.describe,
     )
     tell(
         f"read-out stored with memory version {memory_version[:8]} (run {out.run_id}, iteration {out.iteration}): {out.describe}"

@@ -16,7 +16,7 @@ from allure.store._backend import advisory_key
 from allure.store._heartbeat import HEARTBEAT_S
 from allure.store._leases import LEASE_STALE_S, LeaseHolder, RunLease, pid_runs
 from allure.store._pg_faults import ConnectionLostError, as_lost, pg_connect, reconnect_s
-from allure.store._readouts import current_readout, readout_refit, refit_key
+from allure.store._readouts import current_readout, pass_readout, readout_refit, refit_key
 from allure.store._review import CLAIM_STALE_S, CandidateStatus, verdict_of
 from allure.store._review_claims import CLAIM_BATCH, DoubleReview, ReviewClaims
 from allure.store._runs import RunRecord, RunStatus
@@ -46,6 +46,7 @@ __all__ = [
     "RunStatus",
     "RunStore",
     "current_readout",
+    "pass_readout",
     "readout_refit",
     "refit_key",
     "StoreSpec",

@@ -179,18 +179,18 @@ class ArmRun:
             self.say(f"  calibration ({out.applied}): {out.changed} labels changed{out.why}")
         return {"mode": out.applied, "changed": out.changed, "cf_calls": out.cf_calls}
 
-    def _read_out(self, plan: PassPlan, outcome: PassOutcome) -> dict[str, Any] | None:
+    def _read_out(self, outcome: PassOutcome) -> dict[str, Any] | None:
         """Say what the read-out did; the arm's read-out entry (``None``: none applied)."""
-        step = plan.readout
-        if not isinstance(step, PassReadout) or outcome.readout is None:
+        got = outcome.readout
+        if got is None or got.record is None:
             return None
         if self.say:
-            self.say(f"  {step.decision}; {outcome.readout.changed} labels changed")
-        if step.learned is None:  # nothing fitted, or ``auto`` kept the parsed labels
+            self.say(f"  {got.record.decision}; {got.changed} labels changed")
+        if not got.record.applied:  # nothing fitted, or ``auto`` kept the parsed labels
             return None
-        entry: dict[str, Any] = {"decision": step.decision, "changed": outcome.readout.changed}
-        entry.update({k: v for k, v in step.learned.record().items() if k != "fit"})
-        entry["fit_ids"] = sorted(step.learned.fit_ids)  # mined audit items only, as the loop's
+        loop_only = ("out_of_fold", "fold_fit_ids", "memory_version")
+        entry = {k: v for k, v in got.record.shown().items() if k not in loop_only}  # fit ids: mined items
+        entry.update(decision=got.record.decision, changed=got.changed)
         return entry
 
     def run(self, progress: ArmProgress | None) -> tuple[ArmResult, list[Label | None]]:
@@ -201,7 +201,7 @@ class ArmRun:
         outcome = run_pass(self.ev, plan, say=None if say is None else lambda msg: say(f"  {msg}"))
         res = outcome.result
         calibrated = self._said(outcome)
-        read_out = self._read_out(plan, outcome)
+        read_out = self._read_out(outcome)
         vs = [res.verdicts.get(it.id) for it in src.items]
         labels: list[Label | None] = [outcome.labels[it.id] for it in src.items]
         probs = [v.prob_positive if v else None for v in vs]

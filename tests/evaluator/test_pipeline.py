@@ -150,6 +150,33 @@ def test_the_readout_is_applied_last(tmp_path: Path) -> None:
     assert out.raw_labels == {i: 1 for i in GRADES}
 
 
+class MuteOnFive(LeaningJudge):
+    """As :class:`LeaningJudge`, but item ``i5``'s answer parses to no label and carries no logprobs."""
+
+    async def complete(self, messages: Sequence[Any], **settings: Any) -> Reply:
+        if "item 5" not in str(messages[-1].content):
+            return await super().complete(messages, **settings)
+        self.calls += 1
+        return Reply(text="I cannot tell", logprobs=None, usage=Usage(prompt_tokens=10, completion_tokens=3))
+
+
+def test_no_readout_labels_a_verdict_without_label_probabilities(tmp_path: Path) -> None:
+    ev = Evaluator(grader_options(logprobs=True), store=RunStore(tmp_path / "a.db"), backend=MuteOnFive())
+    out = run_pass(ev, _plan(_items(), readout=AllZero()))
+    assert out.raw_labels["i5"] is None and out.result.verdicts["i5"].status == "unparsed"
+    assert out.labels["i5"] is None  # unparsed stays unparsed, though the read-out answered 0 for it
+    assert {i: lab for i, lab in out.labels.items() if i != "i5"} == {i: 0 for i in GRADES if i != "i5"}
+    assert out.readout is not None and out.readout.changed == len(GRADES) - 1
+
+
+def test_a_replay_never_reads_out_as_it_never_calibrates() -> None:
+    for readout in ("auto", "logistic", "knn"):
+        replay = _spec(kind="replay", readout=readout).evaluator
+        assert (replay.applied_readout, replay.applied_calibration) == ("none", "none")
+        assert _spec(readout=readout).evaluator.applied_readout == readout  # a live judge keeps it
+    assert _spec(readout="auto", logprobs=False).evaluator.applied_readout == "none"
+
+
 def _spec(**evaluator: Any) -> AuditSpec:
     return AuditSpec(dataset=demo_spec(), evaluator=EvaluatorSpec(**evaluator))
 

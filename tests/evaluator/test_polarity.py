@@ -149,9 +149,11 @@ def test_the_reversed_question_cancels_a_yes_bias_and_is_asked_once(
         rev_yes = sum(v.label == 1 for i, v in stored.items() if i.endswith(REVERSED)) / N
         assert main_yes > 0.6 and rev_yes > 0.6, (main_yes, rev_yes)
         # the read-out's CV kept z_reversed, and it beats z alone on the items it was not fitted on
-        assert step.learned is not None and step.learned.features == ("z", "z_reversed")
-        z_only, step_z = _pass(spec, store, items, truth, polarity=False)
-        assert step_z.learned is not None and step_z.learned.features == ("z",)
+        assert both.readout is not None and both.readout.record is not None  # the pass's typed record
+        assert both.readout.record.features == ("z", "z_reversed")
+        z_only, _ = _pass(spec, store, items, truth, polarity=False)
+        assert z_only.readout is not None and z_only.readout.record is not None
+        assert z_only.readout.record.features == ("z",)
         ba_both, ba_z = _held_ba(both, items, truth), _held_ba(z_only, items, truth)
         assert ba_both >= 0.95 and ba_both > ba_z + 0.1, (ba_both, ba_z)
         # a second pass sends 0 calls: both questions' calls come from the run store

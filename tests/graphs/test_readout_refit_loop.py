@@ -97,28 +97,26 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
         assert [x["changed"] for x in refits] == list(range(1, len(pending) + 1))
         assert per_decision < 2.0 and max(x["wall_s"] for x in refits) < 1.0
         now = current_readout(info, 1)
-        assert now is not None and now["memory_version"] == first["memory_version"]
-        assert now["fit"]["x"] == first["fit"]["x"] and now["fitted_at"] >= first["fitted_at"]
+        assert now is not None and now.fit is not None and now.memory_version == first["memory_version"]
+        assert now.fit.x == first["fit"]["x"] and now.fitted_at >= first["fitted_at"]
         stats = run_cli(tmp_path, "memory", "stats", "--memory", str(tmp_path / "memory"), "--json")
         assert stats.returncode == 0, stats.stdout + stats.stderr
         shown = json.loads(stats.stdout)["readouts"]
-        assert [(r["iteration"], r["coef"], len(r["refits"])) for r in shown] == [
-            (1, now["coef"], len(pending))
-        ]
+        assert [(r["iteration"], r["coef"], len(r["refits"])) for r in shown] == [(1, now.coef, len(pending))]
         text = run_cli(tmp_path, "memory", "stats", "--memory", str(tmp_path / "memory"))
         assert f"refitted {len(pending)} time(s) after approvals, no evaluator call" in text.stdout
-        assert now["describe"] in text.stdout
+        assert now.describe in text.stdout
         reaudit = run_reaudit(str(path), project)  # the memory is still the version the pass used
         done = resume_run(project, run.run_id)  # the loop goes on; its report lists the refits
         assert done.status == "done"
     finally:
         srv.stop()
     assert reaudit.record is not None
-    assert reaudit.record.fingerprint.readout == f"{run.run_id}:1:{now['fitted_at']}"
+    assert reaudit.record.fingerprint.readout == f"{run.run_id}:1:{now.fitted_at}"
     memory = EpisodicMemory.open(str(tmp_path / "memory"))
     refit = stored_readout(now, (0, 1), 1, memory_vote_source(memory))
     assert refit is not None
     assert reaudit.record.labels == refit.apply(items, verdicts)
     md = (Path(done.run_dir) / "report.md").read_text()
     assert f"{len(pending)} of {len(fit)} fit labels corrected by auditors" in md
-    assert f"current read-out (applied by re-audits of this memory version): {now['describe']}" in md
+    assert f"current read-out (applied by re-audits of this memory version): {now.describe}" in md

@@ -249,3 +249,37 @@ def test_a_prior_calibrated_pass_exports_the_shares_of_the_audit_items_outside_d
     _export(tmp_path, tmp_path / "bundle")
     config = tomllib.loads((tmp_path / "bundle" / "judge.toml").read_text())
     assert config["calibration"]["mode"] == "prior" and config["calibration"]["prior"] == shares
+
+
+def test_the_export_carries_the_calibration_values_the_pass_stored_and_checks_them_by_the_pipeline(
+    audited: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The pass stores the values its calibration applied (run info ``calibration_<it>``); the export
+    carries those (no refit) and checks them by running the pass pipeline over the stored verdicts:
+    values that do not give the pass's labels back are refused."""
+    import tomllib
+
+    root, run_id = audited
+    store = RunStore(project_db_path(root / "proj"), create=False)
+    try:
+        values = store.calibration_values(run_id, 2)
+    finally:
+        store.close()
+    assert values is not None and values.mode == "contextual" and values.p_cf
+    _export(root, tmp_path / "bundle")
+    config = tomllib.loads((tmp_path / "bundle" / "judge.toml").read_text())
+    assert config["calibration"]["p_cf"] == values.p_cf  # what the pass stored, as it stored it
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    store = RunStore(project_db_path(copy / "proj"), create=False)
+    try:  # uniform p_cf: calibration would give the parsed labels, not the pass's calibrated ones
+        flat = values.model_copy(update={"p_cf": {k: [0.5, 0.5] for k in values.p_cf}})
+        store.record_calibration(run_id, 2, flat)
+    finally:
+        store.close()
+    res = run_cli(copy, "judge", "export", "--out", str(tmp_path / "refused"))
+    assert res.returncode != 0
+    assert (
+        "does not give" in res.stdout + res.stderr
+        and "of the pass's stored labels back" in res.stdout + res.stderr
+    )

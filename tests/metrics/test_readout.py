@@ -151,10 +151,10 @@ def test_auto_keeps_the_parsed_labels_unless_the_read_out_is_better_on_dev() -> 
             vote=vote,
         )
 
-    good = step(dev)
-    assert good.apply(items, verdicts) and good.learned is not None and "adopted on dev" in good.decision
-    tiny = step(set(sorted(dev)[:8]))  # a dev split with a handful of each label cannot tell
-    assert tiny.apply(items, verdicts) == {} and tiny.learned is None and "holds" in tiny.decision
+    good = step(dev).read(items, verdicts)
+    assert good.labels and good.learned is not None and "adopted on dev" in good.decision
+    tiny = step(set(sorted(dev)[:8])).read(items, verdicts)  # a handful of each label cannot tell
+    assert tiny.labels == {} and tiny.learned is None and "holds" in tiny.decision
 
 
 def _cross_fitted(
@@ -182,12 +182,18 @@ def test_cross_fitted_auto_decides_out_of_fold_and_no_fold_fit_holds_its_fold() 
     """``[loop] folds``: every fit item decides, labelled by a read-out fitted on the other folds."""
     items, verdicts, refs = _items(200)
     step, fit, folds = _cross_fitted("auto", items, refs, 100)
-    assert step.apply(items, verdicts) and step.learned is not None
-    assert "adopted out of fold" in step.decision and "n = 100" in step.decision
-    assert set(step.fold_fit_ids) == set(range(5))
-    for j, ids in step.fold_fit_ids.items():
+    got = step.read(items, verdicts)
+    assert got.labels and got.learned is not None
+    assert "adopted out of fold" in got.decision and "n = 100" in got.decision
+    assert set(got.fold_fit_ids) == set(range(5))
+    for j, ids in got.fold_fit_ids.items():
         assert ids and set(ids) <= fit and not any(folds[i] == j for i in ids)
-    assert set(step.learned.fit_ids) == fit  # what is applied is fitted on every fit item
+    assert set(got.learned.fit_ids) == fit  # what is applied is fitted on every fit item
+    record = got.record(changed=3)  # the typed record the pass stores, and reads back
+    assert (
+        record.applied and record.changed == 3 and sorted(record.fold_fit_ids) == [str(j) for j in range(5)]
+    )
+    assert type(record).read(record.stored()) == record
 
 
 def _noise(n: int, seed: int) -> tuple[list[Item], dict[str, Verdict], dict[str, str]]:
@@ -211,8 +217,9 @@ def test_a_cross_fitted_read_out_keeps_each_fit_items_label_from_the_other_folds
     read. Each is the other folds' fit's label, never one fitted on the item."""
     items, verdicts, refs = _noise(120, 3)
     step, fit, folds = _cross_fitted(mode, items, refs, 80)
-    assert step.apply(items, verdicts) and step.learned is not None
-    assert set(step.out_of_fold) == fit
+    got = step.read(items, verdicts)
+    assert got.labels and got.learned is not None
+    assert set(got.out_of_fold) == fit
     for j in range(5):
         mine = [it for it in items if folds.get(it.id) == j]
         other = fit_learned_readout(
@@ -224,8 +231,8 @@ def test_a_cross_fitted_read_out_keeps_each_fit_items_label_from_the_other_folds
             positive="yes",
             not_fit={i.id for i in items if i.id not in fit} | {it.id for it in mine},
         )
-        assert other is not None and set(other.fit_ids) == set(step.fold_fit_ids[j])
-        assert {i: step.out_of_fold[i] for i in (it.id for it in mine)} == other.apply(mine, verdicts)
+        assert other is not None and set(other.fit_ids) == set(got.fold_fit_ids[j])
+        assert {i: got.out_of_fold[i] for i in (it.id for it in mine)} == other.apply(mine, verdicts)
 
 
 def test_a_fold_whose_read_out_cannot_be_fitted_keeps_the_passs_labels_out_of_fold() -> None:
@@ -245,9 +252,9 @@ def test_a_fold_whose_read_out_cannot_be_fitted_keeps_the_passs_labels_out_of_fo
         not_fit=frozenset(i.id for i in items[40:]),
         folds=folds,
     )
-    step.apply(items, verdicts)
-    assert step.fold_fit_ids == {0: (), 1: ()}
-    assert step.out_of_fold == {i: verdicts[i].label for i in fit}
+    got = step.read(items, verdicts)
+    assert got.fold_fit_ids == {0: (), 1: ()}
+    assert got.out_of_fold == {i: verdicts[i].label for i in fit}
 
 
 def test_knn_never_counts_a_fit_item_as_its_own_neighbour() -> None:
@@ -305,9 +312,9 @@ def test_out_of_fold_the_memory_vote_never_reads_the_folds_own_examples() -> Non
         vote=vote,
         folds=folds,
     )
-    step.apply(items, verdicts)
+    got = step.read(items, verdicts)
     y = [refs[it.id] for it in items]
-    oof = objective_value(y, [step.out_of_fold[it.id] for it in items])
-    applied = objective_value(y, [step.applied[it.id] for it in items])
+    oof = objective_value(y, [got.out_of_fold[it.id] for it in items])
+    applied = objective_value(y, [got.labels[it.id] for it in items])
     assert applied is not None and applied > 0.7  # in-sample the partner's example gives the label away
     assert oof is not None and oof < 0.65, oof  # out of fold it cannot (with the fold's examples: 0.80)

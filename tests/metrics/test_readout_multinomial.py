@@ -217,6 +217,7 @@ def test_the_bundle_carries_a_vote_free_logistic_read_out_and_refuses_vote_and_k
 
     from allure.errors import JudgeError
     from allure.judge._readout import applied_readout, fixed_readout, readout_json
+    from allure.metrics import ReadoutRecord
 
     items, main, swapped, refs = _pairs(80, 4)
     learned = fit_learned_readout(
@@ -228,8 +229,8 @@ def test_the_bundle_carries_a_vote_free_logistic_read_out_and_refuses_vote_and_k
         return SimpleNamespace(iteration=1, run=SimpleNamespace(id="r1", info={"readout_1": rec}))
 
     rec = learned.record()
-    assert applied_readout(src(rec)) == rec
-    carried = fixed_readout(readout_json(rec, None), ["A", "B"], "bundle")
+    assert applied_readout(src(rec)) == ReadoutRecord.read(rec)  # a stored record read back typed
+    carried = fixed_readout(readout_json(ReadoutRecord.model_validate(rec), None), ["A", "B"], "bundle")
     assert carried.features == ("z", "z_swap") and carried.positive == "A" and carried.reads_swapped
     assert carried.apply(items, main, swapped) == learned.apply(items, main, swapped)
     votes = ({**rec, "features": ["z", "z_swap", "vote"]}, {**rec, "features": ["lp[A]", "vote[A]"]})
@@ -237,7 +238,7 @@ def test_the_bundle_carries_a_vote_free_logistic_read_out_and_refuses_vote_and_k
         with pytest.raises(JudgeError, match="read-out with"):
             applied_readout(src(other))
     with pytest.raises(JudgeError, match="does not fit this judge"):
-        fixed_readout(readout_json(rec, None), ["A", "B", "tie"], "bundle")
+        fixed_readout(readout_json(ReadoutRecord.model_validate(rec), None), ["A", "B", "tie"], "bundle")
 
 
 def test_auto_adopts_a_multinomial_read_out_only_when_it_is_better_on_dev() -> None:
@@ -265,12 +266,12 @@ def test_auto_adopts_a_multinomial_read_out_only_when_it_is_better_on_dev() -> N
             not_fit=frozenset(dev),
         )
 
-    good = step(dev)
-    out = good.apply(items, verdicts)
+    good = step(dev).read(items, verdicts)
+    out = good.labels
     assert out and good.learned is not None and "adopted on dev" in good.decision
     assert good.learned.features == ("lp[1]", "lp[2]", "lp[3]") and set(out.values()) <= set(GRADES)
-    tiny = step(set(sorted(dev)[:12]))  # a handful of each label cannot tell
-    assert tiny.apply(items, verdicts) == {} and tiny.learned is None and "holds" in tiny.decision
+    tiny = step(set(sorted(dev)[:12])).read(items, verdicts)  # a handful of each label cannot tell
+    assert tiny.labels == {} and tiny.learned is None and "holds" in tiny.decision
 
 
 def test_beyond_two_labels_the_memory_votes_once_per_label_and_never_for_the_item_itself() -> None:

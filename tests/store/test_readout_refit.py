@@ -9,6 +9,7 @@ import numpy as np
 
 from allure.evaluator import fit_learned_readout
 from allure.labels import Label
+from allure.metrics import ReadoutRecord
 from allure.models import IclExample, Item, ReviewDecision, Verdict
 from allure.store import RunStore, current_readout
 
@@ -55,7 +56,9 @@ def test_a_correction_refits_the_read_out_in_well_under_a_second_and_an_undo_ref
     store = RunStore(tmp_path / "allure.db")
     try:
         run_id, refs = _run(store, [k % 2 for k in range(100)])
-        first = store.get_run(run_id).info["readout_1"]
+        stored = store.get_run(run_id).info["readout_1"]  # a record as runs have always stored it
+        first = store.readout_record(run_id, 1)  # ... read back typed
+        assert first is not None and first.fit is not None and first.coef == stored["coef"]
         _decide(store, run_id, "i0", refs["i0"])  # approved as the reference says: no fit label changed
         assert "readout_refit_1" not in store.get_run(run_id).info
         wrong = [f"i{k}" for k in range(0, 40, 2)]  # 20 items of label 0 the auditor calls 1
@@ -67,18 +70,14 @@ def test_a_correction_refits_the_read_out_in_well_under_a_second_and_an_undo_ref
         # each refit, from the stored features: well under a second for 100 items, no evaluator call
         assert [(line["refused"], line["wall_s"] < 1.0) for line in refit["history"]] == [("", True)] * 20
         now = current_readout(info, 1)
-        assert now is refit["current"] or now == refit["current"]
-        assert now["n"] == 100 and now["fit"]["x"] == first["fit"]["x"]  # the stored features, no call
-        assert [now["fit"]["y"][k] for k in range(0, 40, 2)] == [1] * 20
-        assert now["n_per_label"] == {"0": 30, "1": 70} and now["coef"] != first["coef"]
-        assert (
-            now["fitted_at"]
-            and now["cv_score"] is not None
-            and "refitted after an approval" in now["decision"]
-        )
+        assert now is not None and now == ReadoutRecord.read(refit["current"]) and now.fit is not None
+        assert now.n == 100 and now.fit.x == first.fit.x  # the stored features, no call
+        assert [now.fit.y[k] for k in range(0, 40, 2)] == [1] * 20
+        assert now.n_per_label == {"0": 30, "1": 70} and now.coef != first.coef
+        assert now.fitted_at and now.cv_score is not None and "refitted after an approval" in now.decision
         shown = store.readouts_of_version("mem-1")
         assert [(r["run_id"], r["iteration"]) for r in shown] == [(run_id, 1)]
-        assert shown[0]["record"]["coef"] == now["coef"] and shown[0]["pass_record"]["coef"] == first["coef"]
+        assert shown[0]["record"].coef == now.coef and shown[0]["pass_record"].coef == first.coef
         for i in wrong:  # undone: the references are the fit labels again, and so is the fit
             store.undo_decision(
                 run_id,
@@ -86,8 +85,13 @@ def test_a_correction_refits_the_read_out_in_well_under_a_second_and_an_undo_ref
                 IclExample(id=f"icl-{i}", item_id=i, task="t", response="r", correct_label=0),
             )
         back = current_readout(store.get_run(run_id).info, 1)
-        assert back is not None and back["fit"]["y"] == first["fit"]["y"] and back["coef"] == first["coef"]
-        assert store.get_run(run_id).info["readout_1"] == first  # the pass's own record is never changed
+        assert (
+            back is not None
+            and back.fit is not None
+            and back.fit.y == first.fit.y
+            and back.coef == first.coef
+        )
+        assert store.get_run(run_id).info["readout_1"] == stored  # the pass's own record is never changed
     finally:
         store.close()
 
@@ -96,7 +100,7 @@ def test_a_refit_the_fit_items_cannot_support_is_refused_and_the_old_read_out_ke
     store = RunStore(tmp_path / "allure.db")
     try:
         run_id, _ = _run(store, [0, 0, 0, 0, 0, 1, 1, 0, 0, 0])
-        first = store.get_run(run_id).info["readout_1"]
+        first = store.readout_record(run_id, 1)
         _decide(store, run_id, "i5", 0)  # one "1" left: fewer than 2 of a label
         info = store.get_run(run_id).info
         line = info["readout_refit_1"]["history"][-1]
