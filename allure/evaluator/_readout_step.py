@@ -24,8 +24,9 @@ class PassReadout:
     swapped order's when the pass ran it), then applied to every item.
 
     ``auto`` keeps the parsed labels unless the read-out is *better* on the decision data by the
-    guard's rule (:func:`allure.metrics.significantly_better`: one-sided paired permutation test, at
-    least ``min_per_label`` of each label): the dev split, or, cross-fitted (:attr:`folds`), every fit
+    guard's rule (:func:`allure.metrics.significantly_better`: the one-sided test of
+    :func:`allure.metrics.better_p` at :attr:`alpha`, the read-out's share of the run's
+    :class:`allure.metrics.DecisionFamily`; at least ``min_per_label`` of each label): the dev split, or, cross-fitted (:attr:`folds`), every fit
     item labelled out of fold. After :meth:`apply`, :attr:`learned` holds the fitted
     read-out (``None``: none fitted, or ``auto`` kept the parsed labels) and :attr:`decision` says why.
     """
@@ -114,10 +115,11 @@ class PassReadout:
                 min_per_label=self.min_per_label,
                 seed=self.seed,
             )
+            level = f"at alpha {self.alpha:.3g}, the read-out's share of the run's decisions"
             if not d.better:
-                self.decision = f"{self.name}: the parsed labels kept {where} ({d.figures})"
+                self.decision = f"{self.name}: the parsed labels kept {where} ({d.figures}; {level})"
                 return {}
-            self.decision = f"{self.name}: adopted {where} ({d.figures})"
+            self.decision = f"{self.name}: adopted {where} ({d.figures}; {level})"
         else:
             self.decision = f"{self.name}: {learned.record()['describe']}"
         self.learned = learned
