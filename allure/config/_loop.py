@@ -60,12 +60,17 @@ class LoopSpec(BaseModel):
     split, the guard is off. Ignored when the loop cross-fits (``folds >= 2``)."""
     guard: StrictBool = True
     """Adopt a new memory version only when it is *better* than the active one on the decision data
-    (every audit item out of fold, or the dev split with ``folds = 0``; one-sided paired permutation
-    test at ``guard_alpha``): zero-shot stays active on no evidence."""
+    (every audit item out of fold, or the dev split with ``folds = 0``; the one-sided test of
+    :func:`allure.metrics.better_p` at the memory's level in the run's family, see ``guard_alpha``):
+    zero-shot stays active on no evidence."""
     guard_margin: float = Field(default=0.0, ge=0.0, le=1.0)
     """The least rise of the objective on the decision data the guard adopts (0: any significant rise)."""
     guard_alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
-    """Significance level of the guard's one-sided test that the new version is better."""
+    """The run's family-wise level of every adoption decision (issue 41; docs/DECISIONS.md): split
+    in equal shares over the kinds the run may adopt (calibration ``auto``'s modes, Holm within a
+    pass; the read-out ``auto``; each new memory version, over the configurations a pass may end
+    with), so the chance that a run adopts anything that is not better is at most this
+    (:func:`decision_family`)."""
     guard_min_per_label: int = Field(default=10, ge=1, le=10_000)
     """The guard adopts nothing when the decision data holds fewer reference labels than this of some
     label (e.g. 3 "yes" items): such data cannot detect a difference of the size that matters."""

@@ -74,7 +74,7 @@ def significantly_better(
 
 
 def one_sided(
-    references: Sequence[Label],
+    references: Sequence[Label | None],
     a: Sequence[Label | None],
     b: Sequence[Label | None],
     labels: Sequence[Label],
