@@ -59,13 +59,6 @@ def _mc(rate: float, runs: int) -> str:
     return f"{rate:.3f} +- {math.sqrt(max(rate * (1 - rate), 1e-12) / runs):.3f}"
 
 
-def _threshold_move(rng: np.random.Generator, n: int, n_pos: int, q: float) -> tuple[np.ndarray, ...]:
-    t = np.array([0] * n_pos + [1] * (n - n_pos))
-    move = rng.random(n) < q
-    a = np.where(move, 0, np.where(rng.random(n) < np.where(t == 0, 0.7, 0.3), 0, 1))
-    return t, a, np.where(move, 1, a)
-
-
 def _old_run(rng: np.random.Generator, w: world.World, passes: int) -> bool:
     """The rule before issue 41: every decision at alpha, the paired sign-flip test (Holm over modes)."""
 
@@ -113,7 +106,7 @@ def null_part(runs: int) -> list[str]:
     for n, n_pos in ((100, 14), (300, 60)):
         for q in (0.03, 0.05, 0.08, 0.12, 0.2):
             rng = np.random.default_rng(1)
-            draws = [_threshold_move(rng, n, n_pos, q) for _ in range(runs)]
+            draws = [world.threshold_move(rng, n, n_pos, q) for _ in range(runs)]
             old = sum(sign_flip_p(t, a, b) < ALPHA for t, a, b in draws) / runs
             new = sum(max(stratified_p(t, a, b)[0], sign_flip_p(t, a, b)) < ALPHA for t, a, b in draws) / runs
             out.append(f"| {n} | {n_pos} | {q:g} | {_mc(old, runs)} | {_mc(new, runs)} |")

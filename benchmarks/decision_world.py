@@ -70,6 +70,15 @@ def _judge(rng: np.random.Generator, y: np.ndarray, u: np.ndarray) -> list[str]:
     return [str(x) for x in out]
 
 
+def threshold_move(rng: np.random.Generator, n: int, n_pos: int, q: float) -> tuple[np.ndarray, ...]:
+    """Codes of one test's null (0: the minority label): a share ``q`` of each label, answered 0 by A,
+    moved to 1 by B; the true balanced accuracy unchanged."""
+    t = np.array([0] * n_pos + [1] * (n - n_pos))
+    move = rng.random(n) < q
+    a = np.where(move, 0, np.where(rng.random(n) < np.where(t == 0, 0.7, 0.3), 0, 1))
+    return t, a, np.where(move, 1, a)
+
+
 def moved(labels: list[str], u: np.ndarray, moves: tuple[tuple[float, float, str], ...]) -> list[str]:
     """``labels`` with every item in a band of ``moves`` given that band's label."""
     out = list(labels)

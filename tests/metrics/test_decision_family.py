@@ -50,15 +50,6 @@ def test_the_family_splits_alpha_over_the_kinds_declared_and_the_levels_sum_to_a
         DecisionFamily.declare(1.5, readout=True)
 
 
-def _threshold_move(rng: np.random.Generator, n: int, n_pos: int, q: float) -> tuple[np.ndarray, ...]:
-    """Codes: 0 the minority label; a share ``q`` of each label, answered 0 by A, moved to 1 by B
-    (true balanced accuracy unchanged)."""
-    t = np.array([0] * n_pos + [1] * (n - n_pos))
-    moved = rng.random(n) < q
-    a = np.where(moved, 0, np.where(rng.random(n) < np.where(t == 0, 0.7, 0.3), 0, 1))
-    return t, a, np.where(moved, 1, a)
-
-
 @pytest.mark.parametrize(("n", "n_pos", "q"), [(100, 14, 0.08), (300, 60, 0.03)])
 def test_a_threshold_move_toward_the_majority_is_not_called_better_more_often_than_alpha(
     n: int, n_pos: int, q: float
@@ -66,7 +57,8 @@ def test_a_threshold_move_toward_the_majority_is_not_called_better_more_often_th
     """The paired sign-flip test rejects such a move far above alpha; the new test stays within it."""
     rng = np.random.default_rng(7)
     runs = 400
-    draws = [_threshold_move(rng, n, n_pos, q) for _ in range(runs)]
+    world = _world()
+    draws = [world.threshold_move(rng, n, n_pos, q) for _ in range(runs)]
     new = sum(max(stratified_p(t, a, b)[0], sign_flip_p(t, a, b)) < 0.05 for t, a, b in draws) / runs
     old = sum(sign_flip_p(t, a, b) < 0.05 for t, a, b in draws) / runs
     assert new <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / runs)
