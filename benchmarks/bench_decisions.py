@@ -8,6 +8,7 @@ read-out's power on stored HaluEval calls. Reads stored calls only (no server, n
    ``decision_world.py`` (3 passes, calibration and read-out ``auto``, the guard), under the old
    rule (every decision at alpha with the old test: Holm over the modes, one test for the read-out
    and one per memory version) and the new one (the run's :class:`allure.metrics.DecisionFamily`).
+   ``composite``: nulls where the moves' means agree by label but their spread does not.
 2. ``power``: 100 draws of 100 audit items (14 "yes", 86 "no") from the 600 HaluEval items of the
    stored zero-shot pass (``benchmarks/results/icl_strategies.halueval.db.gz``, study
    ``halueval-zero-shot``). As the loop's ``readout = "auto"`` with ``[loop] folds = 5``: each fold's
@@ -18,7 +19,7 @@ read-out's power on stored HaluEval calls. Reads stored calls only (no server, n
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_decisions.py [--runs 2000] [--draws 100] [--part null,power]
+    .venv/bin/python benchmarks/bench_decisions.py [--runs 2000] [--draws 100] [--part null,composite,power]
 """
 
 from __future__ import annotations
@@ -131,6 +132,49 @@ def null_part(runs: int) -> list[str]:
     return out
 
 
+def _noise(
+    rng: np.random.Generator, n: int, n_pos: int, up: tuple[float, float], down: tuple[float, float]
+) -> tuple[np.ndarray, ...]:
+    """Codes (0: minority): B moves an item A answered 1 to 0 with probability ``up[label]`` and one
+    A answered 0 to 1 with ``down[label]``; equal mean moves per label: the true balanced accuracy unchanged."""
+    t = np.array([0] * n_pos + [1] * (n - n_pos))
+    a = rng.integers(0, 2, n)
+    u = rng.random(n)
+    to0 = (a == 1) & (u < np.where(t == 0, up[0], up[1]))
+    to1 = (a == 0) & (u < np.where(t == 0, down[0], down[1]))
+    return t, a, np.where(to0, 0, np.where(to1, 1, a))
+
+
+def composite_part(runs: int) -> list[str]:
+    """Nulls where the moves' means agree by label but not their spread: the label permutation alone
+    is not exact there, the sign-flip test is when the moves are symmetric noise."""
+    out = ["## Null: moves with equal means by label, unequal spread (why the larger of two p-values)", ""]
+    out += [
+        "| n | positives | minority items: P(to minority), P(to majority) | majority items: the same | sign-flip | label permutation | better_p (larger) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    cases = (
+        ((0.2, 0.2), (0.0, 0.0)),
+        ((0.0, 0.0), (0.2, 0.2)),
+        ((0.3, 0.1), (0.2, 0.0)),
+        ((0.1, 0.1), (0.05, 0.05)),
+    )
+    for n, n_pos in ((100, 14), (300, 60)):
+        for (up0, down0), (up1, down1) in cases:
+            rng = np.random.default_rng(3)
+            draws = [_noise(rng, n, n_pos, (up0, up1), (down0, down1)) for _ in range(runs)]
+            sf = np.array([sign_flip_p(t, a, b) for t, a, b in draws])
+            lp = np.array([stratified_p(t, a, b)[0] for t, a, b in draws])
+            rates = [float(np.mean(x < ALPHA)) for x in (sf, lp, np.maximum(sf, lp))]
+            out.append(
+                f"| {n} | {n_pos} | {up0:g}, {down0:g} | {up1:g}, {down1:g} | "
+                + " | ".join(_mc(r, runs) for r in rates)
+                + " |"
+            )
+            print(out[-1], flush=True)
+    return out
+
+
 def _halueval() -> tuple[list[str], dict[str, str], dict[str, str | None], dict[str, float]]:
     """The stored zero-shot pass: item ids, references, parsed labels, label log-odds ``z``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -209,7 +253,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--draws", type=int, default=100)
-    parser.add_argument("--part", default="null,power")
+    parser.add_argument("--part", default="null,composite,power")
     parser.add_argument("--out", default=str(RESULTS / "decisions.md"))
     args = parser.parse_args()
     parts = set(args.part.split(","))
@@ -218,6 +262,8 @@ def main() -> int:
     out.append("")
     if "null" in parts:
         out += [*null_part(args.runs), ""]
+    if "composite" in parts:
+        out += [*composite_part(args.runs), ""]
     if "power" in parts:
         out += [*power_part(args.draws), ""]
     text = "\n".join(out)
