@@ -25,7 +25,7 @@ from allure.config._load import (
     parse_spec,
     replay_source,
 )
-from allure.config._loop import LoopSpec, Objective
+from allure.config._loop import LoopSpec, Objective, decision_family
 from allure.config._messages import SpecFieldError
 from allure.config._polarity import load_polarity_prompt
 from allure.config._spec import (
@@ -38,6 +38,7 @@ from allure.config._spec import (
 )
 
 __all__ = [
+    "decision_family",
     "GATE_METRICS",
     "AuditSpec",
     "Calibration",

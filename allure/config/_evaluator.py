@@ -49,8 +49,9 @@ inputs ("N/A", "", "[MASK]") sent with the same ICL block (``q = p / p_cf``, arg
 positive label's logit by one offset fitted on the audit items outside dev so that its predicted
 share there matches the reference share; ``auto`` computes each of ``none``, ``contextual``,
 ``prior`` and ``offset`` on the decision data (dev, or every audit item out of fold), refuses one
-that gives every item one label, tests each other against ``none`` (one-sided, ``[loop]
-guard_alpha`` and ``guard_min_per_label``, Holm-adjusted over the modes) and keeps the best
+that gives every item one label, tests each other against ``none`` (one-sided, at calibration's
+share of ``[loop] guard_alpha`` in the run's family, ``guard_min_per_label``, Holm-adjusted over
+the modes) and keeps the best
 objective among those shown better (``none`` when none is)."""
 
 
@@ -116,7 +117,8 @@ class EvaluatorSpec(BaseModel):
     log-probability; a pairwise pass that swaps also reads the swapped order's, so the fit learns the
     position correction; regularisation by stratified cross-validation on the mined items), ``knn``
     (kNN prompting on the label probabilities), ``auto`` (the logistic read-out, adopted only
-    when the guard finds it better on dev than the parsed labels: one-sided paired permutation test,
+    when the guard finds it better on dev than the parsed labels: one-sided test of
+    :func:`allure.metrics.better_p` at the read-out's share of ``[loop] guard_alpha``,
     at least ``guard_min_per_label`` dev items of each label), ``none`` (the parsed labels). The
     default ``auto`` is from evidence decided on dev (``benchmarks/results/readout.md``: adopted on
     HaluEval's dev split, kept the parsed labels on CogEval's). Not part of the

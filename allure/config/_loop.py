@@ -3,11 +3,15 @@ guard and stop rule."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from allure.config._messages import SpecFieldError
+
+if TYPE_CHECKING:
+    from allure.config._spec import AuditSpec
+    from allure.metrics import DecisionFamily
 
 Objective = Literal["balanced_accuracy", "kappa", "macro_f1", "accuracy"]
 """The objective of the loop's decisions and claims (see :class:`LoopSpec`)."""
@@ -56,12 +60,17 @@ class LoopSpec(BaseModel):
     split, the guard is off. Ignored when the loop cross-fits (``folds >= 2``)."""
     guard: StrictBool = True
     """Adopt a new memory version only when it is *better* than the active one on the decision data
-    (every audit item out of fold, or the dev split with ``folds = 0``; one-sided paired permutation
-    test at ``guard_alpha``): zero-shot stays active on no evidence."""
+    (every audit item out of fold, or the dev split with ``folds = 0``; the one-sided test of
+    :func:`allure.metrics.better_p` at the memory's level in the run's family, see ``guard_alpha``):
+    zero-shot stays active on no evidence."""
     guard_margin: float = Field(default=0.0, ge=0.0, le=1.0)
     """The least rise of the objective on the decision data the guard adopts (0: any significant rise)."""
     guard_alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
-    """Significance level of the guard's one-sided test that the new version is better."""
+    """The run's family-wise level of every adoption decision (issue 41; docs/DECISIONS.md): split
+    in equal shares over the kinds the run may adopt (calibration ``auto``'s modes, Holm within a
+    pass; the read-out ``auto``; each new memory version, over the configurations a pass may end
+    with), so the chance that a run adopts anything that is not better is at most this
+    (:func:`decision_family`)."""
     guard_min_per_label: int = Field(default=10, ge=1, le=10_000)
     """The guard adopts nothing when the decision data holds fewer reference labels than this of some
     label (e.g. 3 "yes" items): such data cannot detect a difference of the size that matters."""
@@ -89,3 +98,23 @@ class LoopSpec(BaseModel):
                 "use folds = 5 (cross-fitting, the default), 2 or more, or folds = 0 (a dev split)",
             )
         return v
+
+
+def decision_family(spec: AuditSpec) -> DecisionFamily:
+    """The run's declared family of adoption decisions (issue 41 item 0; docs/DECISIONS.md), from the
+    spec alone, so the pass pipeline, the read-out step and the guard read the same levels:
+    ``calibration = "auto"`` where it applies (its modes other than ``none``: ``contextual``,
+    ``prior``, and ``offset`` with two labels), ``readout = "auto"`` (one test), and, with the guard
+    on, up to ``max_iterations`` new memory versions (a run that starts with a memory tests that many;
+    one that starts empty, one fewer: the count stays on the safe side)."""
+    from allure.metrics import DecisionFamily
+
+    ev, loop = spec.evaluator, spec.loop
+    decides = loop.folds >= 2 or loop.dev_fraction > 0
+    modes = (3 if len(spec.label_set) == 2 else 2) if ev.applied_calibration == "auto" and decides else 0
+    return DecisionFamily.declare(
+        loop.guard_alpha,
+        calibration_modes=modes,
+        readout=ev.readout == "auto",
+        memory_versions=loop.max_iterations if loop.guard else 0,
+    )

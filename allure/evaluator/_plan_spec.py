@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from allure.config import decision_family
 from allure.dataset import cross_folds, task_groups
 from allure.evaluator._calibrate import CalibrationTarget
 from allure.evaluator._options import ExamplesFor
@@ -99,7 +100,7 @@ def plan_from_spec(
             else cross_folds(references, splits, spec.loop.folds, spec.loop.seed, task_groups(items))
             if splits is not None
             else {},
-            alpha=spec.loop.guard_alpha,
+            alpha=decision_family(spec).level("calibration"),
             min_per_label=spec.loop.guard_min_per_label,
         )
     prior = None

@@ -81,11 +81,12 @@ class PassReadout:
     swapped order's when the pass ran it), then applied to every item.
 
     ``auto`` keeps the parsed labels unless the read-out is *better* on the decision data by the
-    guard's rule (:func:`allure.metrics.significantly_better`: one-sided paired permutation test, at
-    least ``min_per_label`` of each label): the dev split, or, cross-fitted (:attr:`folds`), every fit
-    item labelled out of fold. :meth:`read` returns what it gave (:class:`ReadoutRead`: the labels,
-    the fitted read-out, the decision, the out-of-fold labels; its typed record); the step itself
-    does not change.
+    guard's rule (:func:`allure.metrics.significantly_better`: the one-sided test of
+    :func:`allure.metrics.better_p` at :attr:`alpha`, the read-out's share of the run's
+    :class:`allure.metrics.DecisionFamily`; at least ``min_per_label`` of each label): the dev
+    split, or, cross-fitted (:attr:`folds`), every fit item labelled out of fold. :meth:`read`
+    returns what it gave (:class:`ReadoutRead`: the labels, the fitted read-out, the decision, the
+    out-of-fold labels; its typed record); the step itself does not change.
     """
 
     mode: ReadoutMode
@@ -175,11 +176,12 @@ class PassReadout:
                 min_per_label=self.min_per_label,
                 seed=self.seed,
             )
+            level = f"at alpha {self.alpha:.3g}, the read-out's share of the run's decisions"
             if not d.better:
                 return ReadoutRead(
-                    {}, f"{self.name}: the parsed labels kept {where} ({d.figures})", fold_fit_ids=fits
+                    {}, f"{self.name}: the parsed labels kept {where} ({d.figures}; {level})", fold_fit_ids=fits
                 )
-            decision = f"{self.name}: adopted {where} ({d.figures})"
+            decision = f"{self.name}: adopted {where} ({d.figures}; {level})"
         else:
             decision = f"{self.name}: {learned.record()['describe']}"
         return ReadoutRead(out, decision, learned, fits, oof)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
+from allure.config import decision_family
 from allure.dataset import cross_folds
 from allure.evaluator._readout import LearnedReadout, VoteSource
 from allure.evaluator._readout_step import PassReadout
@@ -70,7 +71,7 @@ def spec_readout(
         },
         objective=loop.objective,
         seed=loop.seed,
-        alpha=loop.guard_alpha,
+        alpha=decision_family(spec).level("readout"),
         min_per_label=loop.guard_min_per_label,
     )
 

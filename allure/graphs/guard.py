@@ -6,8 +6,10 @@ unless it is beaten). After each pass with a new memory version, the loop compar
 label prior cannot game it), paired on the same items (METHODS.md section 13, issue 34):
 
 - ``delta`` = objective(new) - objective(active);
-- the new version is **adopted** only when ``delta > guard_margin`` and the one-sided paired
-  permutation test of "new is better" gives ``p < guard_alpha``; otherwise the active version
+- the new version is **adopted** only when ``delta > guard_margin`` and the one-sided test of "new
+  is better" (:func:`allure.metrics.better_p`) gives ``p`` below the memory's level in the run's
+  declared family (:class:`allure.metrics.DecisionFamily`: ``guard_alpha`` split over every kind of
+  decision the run may take; docs/DECISIONS.md); otherwise the active version
   stays. Decide on evidence, not on its absence: "not significantly worse" adopted noise (a dev
   split of 30 items holding 3 "yes" cannot tell +0.02 from -0.15);
 - when the decision data holds fewer than ``guard_min_per_label`` reference labels of some label,
@@ -31,7 +33,7 @@ from allure.metrics import OBJECTIVE_NAMES
 
 if TYPE_CHECKING:
     from allure.config import LoopSpec
-    from allure.metrics import ObjectiveComparison
+    from allure.metrics import DecisionFamily, ObjectiveComparison
     from allure.models import Verdict
 
 
@@ -58,6 +60,7 @@ def guard_decision(
     active_name: str,
     new_name: str,
     folds: int = 0,
+    family: DecisionFamily | None = None,
 ) -> GuardDecision:
     """Decide whether the pass whose verdicts are ``new`` replaces the ``active`` one (see the module).
 
@@ -71,9 +74,12 @@ def guard_decision(
         active_name: How the active version is named in the reason (``iteration 1 (zero-shot)``).
         new_name: How the new version is named.
         folds: The cross-fitting folds of ``dev_ids`` (0: they are the dev split), as the reason says it.
+        family: The run's declared decisions (:func:`allure.config.decision_family`): the guard tests
+            at the memory's level; ``None``: at ``guard_alpha`` alone.
     """
     from allure.metrics import significantly_better
 
+    alpha = loop.guard_alpha if family is None else family.level("memory")
     if not loop.guard:
         return GuardDecision(True, f"{new_name} adopted: the guard is off ([loop] guard = false)")
     keep = sorted(i for i in dev_ids if references.get(i) is not None)
@@ -90,7 +96,7 @@ def guard_decision(
         [v.label if (v := new.get(i)) else None for i in keep],
         labels=labels,
         objective=loop.objective,
-        alpha=loop.guard_alpha,
+        alpha=alpha,
         margin=loop.guard_margin,
         min_per_label=loop.guard_min_per_label,
         seed=loop.seed,
@@ -112,10 +118,16 @@ def guard_decision(
     name = OBJECTIVE_NAMES[loop.objective]
     figures = f"{name} on {data}{d.figures[len(name) :]}"
     if d.better:
-        return GuardDecision(True, f"{new_name} adopted: {figures}, significantly better", cmp)
+        level = (
+            ""
+            if family is None
+            else f" at alpha {alpha:.3g} (the memory's share of the run's {family.alpha:g})"
+        )
+        return GuardDecision(True, f"{new_name} adopted: {figures}, significantly better{level}", cmp)
     why = (
         f"not a rise beyond the margin {loop.guard_margin:g}"
         if cmp.delta <= loop.guard_margin
-        else f"a rise not significant at alpha {loop.guard_alpha:g}"
+        else f"a rise not significant at alpha {alpha:.3g}"
+        + ("" if family is None else f" (the memory's share of the run's {family.alpha:g})")
     )
     return GuardDecision(False, f"{new_name} not adopted: {figures}, {why}; keeping {active_name}", cmp)

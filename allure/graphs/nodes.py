@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from allure._fault import fault_point
+from allure.config import decision_family
 from allure.evaluator import polarity_variant, replay_items, run_pass, swapped_order
 from allure.gold_check import GoldCheck
 from allure.graphs.crossfit import decision_data, fold_blocks, own_counts
@@ -160,9 +161,14 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
         )
     data = decision_data(ctx, run_id)
     ctx.say(f"iteration {it}: {data}")
+    family = decision_family(ctx.spec)
+    if it == 1:
+        ctx.say(f"iteration {it}: {family.describe()}")
+        ctx.store.update_run(run_id, info={"decisions": family.describe()})
+    tested = _tests_run(state, it)
     active = state.get("active_iteration")
     if active is None or active == it:
-        ctx.store.update_run(run_id, info={"decision_data": data})
+        ctx.store.update_run(run_id, info={"decision_data": data, "decisions_tested": tested})
         return {"active_iteration": it}
     decision = guard_decision(
         ctx.spec.loop,
@@ -174,12 +180,35 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
         active_name=_version_name(ctx, run_id, active, state),
         new_name=_version_name(ctx, run_id, it, state),
         folds=len(set(ctx.folds(run_id).values())),
+        family=family,
     )
     ctx.say(f"iteration {it}: {decision.reason}")
-    ctx.store.update_run(run_id, info={f"guard_{it}": decision.reason, "decision_data": data})
+    guards = int(ctx.store.get_run(run_id).info.get("guard_tests", 0))
+    guards += decision.comparison is not None and decision.comparison.p_value is not None
+    ctx.store.update_run(
+        run_id,
+        info={
+            f"guard_{it}": decision.reason,
+            "decision_data": data,
+            "guard_tests": guards,
+            "decisions_tested": tested + guards,
+        },
+    )
     if decision.adopt:
         return {"active_iteration": it, "guard_previous": active}
     return {"stop_reason": decision.reason, "guard_previous": active}
+
+
+def _tests_run(state: LoopState, it: int) -> int:
+    """One-sided adoption tests the run has run up to pass ``it`` before its guard: each pass's
+    calibration modes tested by ``auto`` and its read-out test (from the passes' history), plus the
+    guard's tests, counted apart (run info ``guard_tests``; issue 41: the report says how many were tested)."""
+    n = 0
+    for h in state.get("history", []):
+        cal = h.get("calibration") or {}
+        n += len((cal.get("choice") or {}).get("p_holm") or {})
+        n += "one-sided p = " in str((h.get("readout") or {}).get("decision", ""))
+    return n
 
 
 def _shares(shares: dict[str, float] | None) -> str:

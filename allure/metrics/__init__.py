@@ -36,6 +36,7 @@ from allure.metrics._debias import (
     debias_pairwise,
     decided_accuracy,
 )
+from allure.metrics._family import DecisionFamily, DecisionKind, DecisionPoint
 from allure.metrics._groups import errors_by_group
 from allure.metrics._holm import holm_adjust
 from allure.metrics._icl_effect import (
@@ -101,6 +102,7 @@ from allure.metrics._robustness import (
     text_consistency,
     tvd,
 )
+from allure.metrics._stratified import better_p, sign_flip_p, stratified_p
 
 __all__ = [
     "OBJECTIVE_NAMES",
@@ -149,6 +151,12 @@ __all__ = [
     "holm_adjust",
     "BetterDecision",
     "significantly_better",
+    "better_p",
+    "sign_flip_p",
+    "stratified_p",
+    "DecisionFamily",
+    "DecisionKind",
+    "DecisionPoint",
     "too_few",
     "C_GRID",
     "FittedReadout",

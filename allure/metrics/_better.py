@@ -1,10 +1,12 @@
 """Decide on evidence: is B *better* than A on the decision data (issue 34 item 0)?
 
-One rule for every choice that replaces the active judge (a memory version, a read-out): B is
-adopted only when ``delta = objective(B) - objective(A) > margin`` and the one-sided paired
-permutation test of "B better than A" gives ``p < alpha``, and only when the decision data holds at
+One rule for every choice that replaces the active judge (a calibration mode, a read-out, a memory
+version): B is adopted only when ``delta = objective(B) - objective(A) > margin`` and the one-sided
+test of "B better than A" (:func:`allure.metrics.better_p`: for balanced accuracy, conditioned on
+the reference labels, issue 41 item 1) gives ``p < alpha``, and only when the decision data holds at
 least ``min_per_label`` reference labels of every label (fewer cannot detect a difference of the
-size that matters: 30 dev items holding 3 "yes" cannot tell +0.02 from -0.15).
+size that matters: 30 dev items holding 3 "yes" cannot tell +0.02 from -0.15). ``alpha`` is the
+level the run's :class:`allure.metrics.DecisionFamily` gives the decision, not the run's own.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from allure.metrics._common import Label
+from allure.metrics._common import Label, optional
 from allure.metrics._model import OBJECTIVE_NAMES, Objective
-from allure.metrics._objective_difference import ObjectiveComparison, objective_difference
+from allure.metrics._objective import objective_rows, one_confusion, paired_codes
+from allure.metrics._objective_difference import ObjectiveComparison
+from allure.metrics._stratified import better_p, coded_p
 
 
 def too_few(labels: Sequence[Label], references: Sequence[Label | None], least: int) -> str:
@@ -34,7 +38,7 @@ class BetterDecision:
 
     better: bool
     figures: str
-    """``balanced accuracy 0.537 -> 0.556 (+0.019, one-sided permutation p = 0.41, n = 30)``, or why not."""
+    """``balanced accuracy 0.537 -> 0.556 (+0.019, one-sided p = 0.41, n = 30)``, or why not."""
     thin: str = ""
     """Non-empty when the data holds too few of a label (``3 'yes' items``)."""
     comparison: ObjectiveComparison | None = None
@@ -58,21 +62,56 @@ def significantly_better(
     thin = too_few(labels, refs, min_per_label)
     if thin:
         return BetterDecision(False, f"the decision data holds {thin}", thin)
-    cmp = objective_difference(
-        refs,
-        [a[i] for i in keep],
-        [b[i] for i in keep],
-        objective=objective,
-        labels=labels,
-        alpha=alpha,
-        random_state=seed,
-        alternative="greater",
-    )
+    cmp = one_sided(refs, [a[i] for i in keep], [b[i] for i in keep], labels, objective, alpha, seed)
     if cmp.delta is None or cmp.value_a is None or cmp.value_b is None:
         return BetterDecision(False, f"{OBJECTIVE_NAMES[objective]} undefined (n = {cmp.n})", comparison=cmp)
     p = 1.0 if cmp.p_value is None else cmp.p_value
     figures = (
         f"{OBJECTIVE_NAMES[objective]} {cmp.value_a:.3f} -> {cmp.value_b:.3f} "
-        f"({cmp.delta:+.3f}, one-sided permutation p = {p:.3g}, n = {cmp.n})"
+        f"({cmp.delta:+.3f}, one-sided p = {p:.3g}, n = {cmp.n})"
     )
     return BetterDecision(cmp.delta > margin and p < alpha, figures, comparison=cmp)
+
+
+def one_sided(
+    references: Sequence[Label | None],
+    a: Sequence[Label | None],
+    b: Sequence[Label | None],
+    labels: Sequence[Label],
+    objective: Objective,
+    alpha: float,
+    seed: int | None,
+) -> ObjectiveComparison:
+    """Both values, ``delta`` and the one-sided ``p`` of :func:`allure.metrics.better_p` (no interval)."""
+    labs, t, ca, cb = paired_codes(references, a, b, labels)
+    va = optional(objective_rows(objective, one_confusion(t, ca, len(labs)), len(labs))[0])
+    vb = optional(objective_rows(objective, one_confusion(t, cb, len(labs)), len(labs))[0])
+    delta = None if va is None or vb is None else vb - va
+    p = None
+    if delta is not None:
+        p = (
+            coded_p(t, ca, cb, objective, seed=seed)
+            if objective in ("balanced_accuracy", "accuracy")
+            else better_p(references, a, b, labels=labels, objective=objective, seed=seed)
+        )
+    if objective in ("balanced_accuracy", "accuracy"):
+        m = int(((ca == t) != (cb == t)).sum())
+    else:
+        m = int((ca != cb).sum())
+    return ObjectiveComparison(
+        objective=objective,
+        n=len(t),
+        value_a=va,
+        value_b=vb,
+        delta=delta,
+        ci_low=None,
+        ci_high=None,
+        p_value=p,
+        alternative="greater",
+        n_discordant=m,
+        method="exact" if objective == "accuracy" or len(set(t.tolist())) <= 2 else "monte-carlo",
+        n_permutations=0,
+        alpha=alpha,
+        helped="yes" if delta is not None and p is not None and delta > 0 and p < alpha else "unclear",
+        statement=f"one-sided p = {p if p is not None else 'undefined'} over {len(t)} items ({m} differ)",
+    )

@@ -6,7 +6,8 @@ there, while the reference labels hold two or more, is refused: answering one la
 exactly chance on balanced accuracy, and a judge that is worse than chance would otherwise "gain" by
 giving up (HaluEval: the prior-corrected zero-shot judge answered "no" to every item, BA 0.433 ->
 0.500). ``none`` (the parsed labels) is kept unless another mode is *better* by the guard's rule
-(:func:`allure.metrics.significantly_better`: one-sided paired permutation test, at least
+(:func:`allure.metrics.significantly_better`: the one-sided test of :func:`allure.metrics.better_p`,
+at ``alpha``: calibration's share of the run's :class:`allure.metrics.DecisionFamily`; at least
 ``min_per_label`` decision items of each label; issue 34: 30 dev items holding 3 "yes" chose
 contextual on noise), and because up to three modes are tried, **every** remaining mode is tested
 against ``none`` and the p-values are Holm-adjusted over the modes tested (:func:`holm_adjust`): testing

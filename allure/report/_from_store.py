@@ -186,8 +186,18 @@ def build_run_report(
         candidates_file=None if candidates_file is None else str(candidates_file),
         replay_agreement=replay,
         decision_data=run.info.get("decision_data"),
+        decisions=_decisions(run.info),
         guard=[run.info[f"guard_{i}"] for i in its if f"guard_{i}" in run.info],
     )
+
+
+def _decisions(info: dict[str, Any]) -> str | None:
+    """The declared family's line and the tests the run ran (``None``: a run from before issue 41)."""
+    line = info.get("decisions")
+    if not line:
+        return None
+    tested = info.get("decisions_tested")
+    return line if tested is None else f"{line}; {tested} tested in this run"
 
 
 def write_run_report(

@@ -242,6 +242,8 @@ def _facts(data: ReportData, plot_name: str) -> list[str]:
         out.append(f"- Disagreements (candidate ICL examples): {markdown_code(data.candidates_file)}")
     if data.decision_data:
         out.append(f"- {markdown_cell(data.decision_data[:1].upper() + data.decision_data[1:])}")
+    if data.decisions:
+        out.append(f"- {markdown_cell(data.decisions[:1].upper() + data.decisions[1:])}")
     out += [f"- Guard: {markdown_cell(reason)}" for reason in data.guard]
     own = [
         f"pass {it.iteration}: {it.own_excluded.get('heldout', 0)} held-out, {it.own_excluded.get('audit', 0)} audit"

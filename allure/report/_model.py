@@ -259,6 +259,10 @@ class ReportData(BaseModel):
     decision_data: str | None = None
     """What the loop's decisions read (``decision data: 100 audit items, 5 folds, cross-fitted; 12
     'yes'``, or the dev split's size); ``None``: an older run."""
+    decisions: str | None = None
+    """The run's declared family of adoption decisions and how many one-sided tests it ran
+    (``decisions: 8 candidates declared, family-wise alpha 0.05 (...); 5 tested``, issue 41);
+    ``None``: an older run."""
     guard: list[str] = Field(default_factory=list)
     """The guard's reason line of every pass it decided, in order."""
     candidates_file: str | None = None
