@@ -60,6 +60,14 @@ def stable_hash(*parts: Any, length: int = 16) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:length]
 
 
+ITEM_TEXT = ("task", "response", "response_b", "rubric", "gold_answers")
+"""The :class:`Item` fields a prompt can show: the task, the response(s), the rubric, the accepted answers."""
+
+ITEM_CONTENT = (*ITEM_TEXT, "problem_type", "group", "generator")
+"""What an :class:`Item` holds besides its id, labels and metadata: what an example copies from its
+item, and what a judge's input may give."""
+
+
 class Item(BaseModel):
     """One generator response to be labelled by the evaluator."""
 

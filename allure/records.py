@@ -64,12 +64,13 @@ def open_text(path: Path) -> IO[str]:
     return path.open(encoding="utf-8-sig", newline="")
 
 
-def check_file(path: Path, *, error: type[AllureError], what: str, fix: str) -> None:
-    """Raise ``error`` unless ``path`` is an existing file (``what`` names it in the message)."""
+def check_file(
+    path: Path, *, error: type[AllureError], fix: str, what: str = "file", message: str | None = None
+) -> None:
+    """Raise ``error`` unless ``path`` is an existing file: ``message``, or ``what`` not found."""
     if not path.is_file():
-        raise error(
-            f"{what} not found" + (" (it is a folder)" if path.is_dir() else ""), where=str(path), fix=fix
-        )
+        problem = message or f"{what} not found" + (" (it is a folder)" if path.is_dir() else "")
+        raise error(problem, where=str(path), fix=fix)
 
 
 def parse_json_object(

@@ -29,6 +29,12 @@ if TYPE_CHECKING:
 console = Console(stderr=True, highlight=False)
 
 
+def command_group(name: str, help: str) -> typer.Typer:
+    """The subcommands ``allure NAME ...``: their help texts plain ('[reaudit]' stays, never read as
+    markup), the group's help shown when it is called without a subcommand."""
+    return typer.Typer(rich_markup_mode=None, name=name, help=help, no_args_is_help=True)
+
+
 def project_folder(value: Path) -> Path:
     """Check ``--project``: a folder (or one that can be made there); a file is an error.
 

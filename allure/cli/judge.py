@@ -7,12 +7,10 @@ from pathlib import Path
 
 import typer
 
-from allure.cli._common import ProjectOpt, echo, progress_bar, say
+from allure.cli._common import ProjectOpt, command_group, echo, progress_bar, say
 
-judge_app = typer.Typer(
-    rich_markup_mode=None,
-    help="Export the audited judge as a versioned bundle, and label new data with it.",
-    no_args_is_help=True,
+judge_app = command_group(
+    "judge", "Export the audited judge as a versioned bundle, and label new data with it."
 )
 
 

@@ -9,19 +9,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
-from allure.cli._common import echo, echo_json, limit_note, option_groups, project_folder
+from allure.cli._common import command_group, echo, echo_json, limit_note, option_groups, project_folder
 from allure.errors import MemoryStoreError
 from allure.safe_text import one_line
 
 if TYPE_CHECKING:
     from allure.memory import ClusterMethod, ClusterOptions, ClusterReport, EpisodicMemory
 
-memory_app = typer.Typer(
-    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
-    name="memory",
-    help="Inspect and manage the episodic memory of approved ICL examples.",
-    no_args_is_help=True,
-)
+memory_app = command_group("memory", "Inspect and manage the episodic memory of approved ICL examples.")
 
 MemoryOpt = typer.Option(
     None,

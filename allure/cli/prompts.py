@@ -7,14 +7,9 @@ from pathlib import Path
 
 import typer
 
-from allure.cli._common import ProjectOpt, echo
+from allure.cli._common import ProjectOpt, command_group, echo
 
-prompts_app = typer.Typer(
-    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
-    name="prompts",
-    help="Prompt sets: list, show, diff, and write rule-based rephrasings.",
-    no_args_is_help=True,
-)
+prompts_app = command_group("prompts", "Prompt sets: list, show, diff, and write rule-based rephrasings.")
 
 
 @prompts_app.command("list")

@@ -7,13 +7,10 @@ from pathlib import Path
 
 import typer
 
-from allure.cli._common import ProjectOpt, echo, say
+from allure.cli._common import ProjectOpt, command_group, echo, say
 
-store_app = typer.Typer(
-    rich_markup_mode=None,
-    name="store",
-    help="Manage where the project's run store lives (SQLite file or a PostgreSQL server).",
-    no_args_is_help=True,
+store_app = command_group(
+    "store", "Manage where the project's run store lives (SQLite file or a PostgreSQL server)."
 )
 
 

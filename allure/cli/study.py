@@ -8,16 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from allure.cli._common import ProjectOpt, echo, option_groups, progress_bars, say
+from allure.cli._common import ProjectOpt, command_group, echo, option_groups, progress_bars, say
 
 if TYPE_CHECKING:
     from allure.studies import StudyRecord
 
-study_app = typer.Typer(
-    rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup
-    name="study",
-    help="Studies: arms over one frozen item set (ablation, ICL_x sweep), compared pairwise.",
-    no_args_is_help=True,
+study_app = command_group(
+    "study", "Studies: arms over one frozen item set (ablation, ICL_x sweep), compared pairwise."
 )
 
 FromRunOpt = typer.Option(None, "--from-run", help="Audit run whose held-out items the study evaluates.")

@@ -14,6 +14,7 @@ from allure.config._polarity import check_polarity_answers, check_polarity_promp
 from allure.config._spec import AuditSpec
 from allure.errors import AllureError, SpecError
 from allure.labels import default_label_pattern
+from allure.records import check_file
 
 if TYPE_CHECKING:
     pass
@@ -158,12 +159,9 @@ def load_spec(path: str | Path) -> AuditSpec:
         SpecError: missing file, TOML syntax error (with line), or an invalid field.
     """
     p = Path(path)
-    if not p.is_file():
-        raise SpecError(
-            "audit spec not found",
-            where=str(p),
-            fix="pass an existing TOML file, or run `allure audit --demo`",
-        )
+    check_file(
+        p, error=SpecError, what="audit spec", fix="pass an existing TOML file, or run `allure audit --demo`"
+    )
     try:
         text = p.read_text(encoding="utf-8-sig")
         data = tomllib.loads(text)

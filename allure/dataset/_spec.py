@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from allure.models import ITEM_TEXT
+
 DatasetFormat = Literal["auto", "jsonl", "json", "csv", "parquet", "cogeval"]
 """How a dataset file is read.
 
@@ -25,11 +27,7 @@ DatasetFormat = Literal["auto", "jsonl", "json", "csv", "parquet", "cogeval"]
 
 SINGLE_COLUMN_FIELDS = (
     "id",
-    "task",
-    "response",
-    "response_b",
-    "rubric",
-    "gold_answers",
+    *ITEM_TEXT,
     "gold_label",
     "recorded_label",
     "recorded_output",

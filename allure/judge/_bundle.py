@@ -21,6 +21,7 @@ from typing import Any
 
 from allure.errors import JudgeError
 from allure.judge._toml import dumps_toml, read_toml
+from allure.records import check_file
 
 FORMAT = 1
 """The bundle format this allure writes and reads (a newer one is refused)."""
@@ -137,12 +138,12 @@ def read_bundle(folder: Path, allure_version: str) -> BundleOnDisk:
     """
     folder = Path(folder)
     man_path = folder / MANIFEST
-    if not man_path.is_file():
-        raise JudgeError(
-            "no judge bundle here (manifest.json is missing)",
-            where=str(man_path),
-            fix="pass the folder `allure judge export --out DIR` wrote",
-        )
+    check_file(
+        man_path,
+        error=JudgeError,
+        message="no judge bundle here (manifest.json is missing)",
+        fix="pass the folder `allure judge export --out DIR` wrote",
+    )
     try:
         manifest = json.loads(man_path.read_text(encoding="utf-8"))
         digests = dict(manifest["files"])
@@ -161,12 +162,12 @@ def read_bundle(folder: Path, allure_version: str) -> BundleOnDisk:
     files: dict[str, str] = {}
     for rel, digest in sorted(digests.items()):
         path = folder / rel
-        if not path.is_file():
-            raise JudgeError(
-                "a file of the bundle is missing",
-                where=str(path),
-                fix="export the judge again (`allure judge export`)",
-            )
+        check_file(
+            path,
+            error=JudgeError,
+            message="a file of the bundle is missing",
+            fix="export the judge again (`allure judge export`)",
+        )
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != digest:
             raise JudgeError(

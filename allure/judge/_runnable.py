@@ -16,22 +16,12 @@ from pydantic import BaseModel, Field
 
 from allure.errors import JudgeError
 from allure.labels import Label
-from allure.models import Item, stable_hash
+from allure.models import ITEM_CONTENT, Item, stable_hash
 
 if TYPE_CHECKING:
     from allure.judge._judge import JudgeBundle
 
-ITEM_KEYS = (
-    "id",
-    "task",
-    "response",
-    "response_b",
-    "rubric",
-    "gold_answers",
-    "problem_type",
-    "group",
-    "generator",
-)
+ITEM_KEYS = ("id", *ITEM_CONTENT)
 
 
 class JudgeVerdict(BaseModel):

@@ -10,23 +10,32 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from allure.labels import Label
 from allure.memory.failure_modes import classify_failure
-from allure.models import IclExample, Item, Split, Verdict
+from allure.models import ITEM_CONTENT, IclExample, Item, Split, Verdict
 
-_FROM_ITEM = {
-    "task",
-    "response",
-    "response_b",
-    "rubric",
-    "gold_answers",
-    "problem_type",
-    "group",
-    "generator",
-}
+_FROM_ITEM = set(ITEM_CONTENT)
 """The fields a candidate copies from its item."""
+
+
+def _audit_verdicts(
+    items: list[Item],
+    references: Mapping[str, Label | None],
+    splits: Mapping[str, Split],
+    verdicts: Mapping[str, Verdict],
+    *,
+    correct: bool,
+) -> Iterator[tuple[Item, Label, Verdict]]:
+    """(item, reference, verdict) of each audit item with a reference and a parsed verdict that is
+    right (``correct``) or wrong, in item order."""
+    for item in items:
+        ref, v = references.get(item.id), verdicts.get(item.id)
+        if ref is None or v is None or v.status != "ok" or (v.label == ref) != correct:
+            continue
+        if splits[item.id] == "audit":
+            yield item, ref, v
 
 
 def build_candidates(
@@ -49,10 +58,7 @@ def build_candidates(
         extract: The gold check's answer extraction, for the failure-mode rules.
     """
     out = []
-    for item in items:
-        ref, v = references.get(item.id), verdicts.get(item.id)
-        if ref is None or v is None or v.status != "ok" or v.label == ref or splits[item.id] != "audit":
-            continue
+    for item, ref, v in _audit_verdicts(items, references, splits, verdicts, correct=False):
         fa = classify_failure(
             response=item.response,
             task=item.task,
@@ -107,10 +113,7 @@ def build_successes(
     Seeded, stratified by problem type; ids are prefixed with :data:`SUCCESS_PREFIX`.
     """
     out = []
-    for item in items:
-        ref, v = references.get(item.id), verdicts.get(item.id)
-        if ref is None or v is None or v.status != "ok" or v.label != ref or splits[item.id] != "audit":
-            continue
+    for item, ref, v in _audit_verdicts(items, references, splits, verdicts, correct=True):
         out.append(
             IclExample.model_validate(
                 item.model_dump(include=_FROM_ITEM)

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure.robustness._consistency import ConsistencyRecord, ConsistencyStudy, consistency_study
+    from allure.robustness._consistency import ConsistencyStudy, consistency_study
+    from allure.robustness._consistency_report import ConsistencyRecord
     from allure.robustness._entail import nli_entailment
-    from allure.robustness._entropy import EntropyRecord, EntropyStudy, entropy_study
+    from allure.robustness._entropy import EntropyStudy, entropy_study
+    from allure.robustness._entropy_report import EntropyRecord
     from allure.robustness._reports import (
         ConsistencyReport,
         EntropyReport,
@@ -33,15 +35,16 @@ if TYPE_CHECKING:
     from allure.robustness._reproducibility import reproducibility
     from allure.robustness._request import RequestRecord, RequestStudy, request_study
     from allure.robustness._sampling import cluster_samples
-    from allure.robustness._sensitivity import SensitivityRecord, SensitivityStudy, sensitivity_study
+    from allure.robustness._sensitivity import SensitivityStudy, sensitivity_study
+    from allure.robustness._sensitivity_report import SensitivityRecord
     from allure.robustness._variants import prompt_variants
 
 _WHERE = {
-    "ConsistencyRecord": "_consistency",
+    "ConsistencyRecord": "_consistency_report",
     "ConsistencyStudy": "_consistency",
     "consistency_study": "_consistency",
     "nli_entailment": "_entail",
-    "EntropyRecord": "_entropy",
+    "EntropyRecord": "_entropy_report",
     "EntropyStudy": "_entropy",
     "cluster_samples": "_sampling",
     "entropy_study": "_entropy",
@@ -55,7 +58,7 @@ _WHERE = {
     "RequestRecord": "_request",
     "RequestStudy": "_request",
     "request_study": "_request",
-    "SensitivityRecord": "_sensitivity",
+    "SensitivityRecord": "_sensitivity_report",
     "SensitivityStudy": "_sensitivity",
     "sensitivity_study": "_sensitivity",
     "prompt_variants": "_variants",

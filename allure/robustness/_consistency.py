@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import ClassVar, Unpack
 
 from allure.errors import StudyError
-from allure.labels import Label
 from allure.prompts import (
     PROMPTS_DIR,
     Rephrasing,
@@ -32,24 +31,14 @@ from allure.prompts import (
     prompt_texts,
     write_prompt_set,
 )
-from allure.robustness._base import RobustStudy
-from allure.robustness._consistency_report import consistency_report, score_number
+from allure.robustness._base import RobustStudy, run_robust
+from allure.robustness._consistency_report import ConsistencyRecord, consistency_report, score_number
 from allure.robustness._entail import Entail, evaluator_entailment, nli_entailment
 from allure.robustness._reports import ConsistencyReport, PromptVariant
-from allure.robustness._sampling import check_sampling, raw_outputs, sample_at
-from allure.robustness._variants import prompt_variants
+from allure.robustness._sampling import SAMPLING_PARAMS, check_sampling, raw_outputs, sample_at
+from allure.robustness._variants import VARIANT_PARAMS, prompt_variants
 from allure.safe_text import markdown_cell as md
-from allure.studies import (
-    ArmSpec,
-    ParamType,
-    StudyContext,
-    StudyOptions,
-    StudyRecord,
-    StudySource,
-    as_kind,
-    open_source,
-    run_study,
-)
+from allure.studies import ArmLabels, ArmSpec, ParamType, StudyContext, StudyOptions, StudyRecord, StudySource
 from allure.studies.figures import fmt
 
 SCORE_PATTERN = r"(?i)confidence\s*[:=]\s*(-?\d+(?:\.\d+)?)"
@@ -158,14 +147,6 @@ def consistency_pairs(
     return [(a, 1, b, 1) for a, b in sorted(seen)]
 
 
-class ConsistencyRecord(StudyRecord):
-    """``study.json`` of a score consistency study: the shared record and its :class:`ConsistencyReport`."""
-
-    kind: str = "consistency"
-    consistency: ConsistencyReport
-    """Per pair of prompts the K self-scores and TC, Siegel-Tukey, the flagged pairs."""
-
-
 @dataclass
 class ConsistencyStudy(RobustStudy):
     """The score consistency study as a :class:`~allure.studies.Study`."""
@@ -173,16 +154,13 @@ class ConsistencyStudy(RobustStudy):
     kind: ClassVar[str] = "consistency"
     result: ClassVar[type[StudyRecord]] = ConsistencyRecord
     params: ClassVar[dict[str, ParamType]] = {
-        "samples": "int",
-        "temperature": "float",
+        **SAMPLING_PARAMS,
+        **VARIANT_PARAMS,
         "scale": "text",
         "score_pattern": "text",
         "score_instruction": "text",
         "pair_column": "text",
-        "rephrasings": "int",
-        "prompts": "names",
         "nli": "text",
-        "seed": "int",
     }
     project: Path
     src: StudySource
@@ -198,8 +176,6 @@ class ConsistencyStudy(RobustStudy):
         cls,
         context: StudyContext,
         *,
-        samples: int = 5,
-        temperature: float = 0.7,
         scale: str = "1-10",
         score_pattern: str | None = None,
         score_instruction: str = SCORE_INSTRUCTION,
@@ -208,6 +184,8 @@ class ConsistencyStudy(RobustStudy):
         prompts: Sequence[str] | None = None,
         nli: str | Path | None = None,
         seed: int = 0,
+        samples: int = 5,
+        temperature: float = 0.7,
     ) -> ConsistencyStudy:
         """The checked settings, the scored prompt variants (written) and the arms, as
         :func:`consistency_study` takes them."""
@@ -256,46 +234,46 @@ class ConsistencyStudy(RobustStudy):
 
         return cls(arms, proj, src, head, pairs, entail_nli)
 
-    def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
+    def report(self, record: StudyRecord, labels: ArmLabels) -> ConsistencyReport:
         entail = self.entail or evaluator_entailment(self.project, self.src, record.id)
         outputs = raw_outputs(self.project, record, self.src)
-        report = consistency_report(record, outputs, self.src, self.head, self.pairs, entail)
-        return as_kind(
-            ConsistencyRecord, record, consistency=report, findings=[*report.findings, *record.findings]
-        )
+        return consistency_report(record, outputs, self.src, self.head, self.pairs, entail)
 
-    def sections(self, result: StudyRecord) -> list[str]:
-        assert isinstance(result, ConsistencyRecord)
-        return consistency_markdown(result.consistency)
+    def markdown(self, report: ConsistencyReport) -> list[str]:
+        return consistency_markdown(report)
 
 
-def consistency_study(
-    project: str | Path = ".",
-    *,
-    samples: int = 5,
-    temperature: float = 0.7,
-    scale: str = "1-10",
-    score_pattern: str | None = None,
-    score_instruction: str = SCORE_INSTRUCTION,
-    pair_column: str | None = None,
-    rephrasings: int | None = None,
-    prompts: Sequence[str] | None = None,
-    nli: str | Path | None = None,
-    seed: int = 0,
-    **options: Unpack[StudyOptions],
-) -> ConsistencyRecord:
+class ConsistencyOptions(StudyOptions, total=False):
+    """The keyword arguments of :func:`consistency_study`: the study's own (its ``params``) and the
+    :class:`~allure.studies.StudyOptions`; the defaults are :meth:`ConsistencyStudy.prepare`'s."""
+
+    samples: int
+    temperature: float
+    scale: str
+    score_pattern: str | None
+    score_instruction: str
+    pair_column: str | None
+    rephrasings: int | None
+    prompts: Sequence[str] | None
+    nli: str | Path | None
+    seed: int
+
+
+def consistency_study(project: str | Path = ".", **options: Unpack[ConsistencyOptions]) -> ConsistencyRecord:
     """Score consistency across paired prompts (see the module docstring).
 
     Args:
-        samples: K, answers per prompt (at least 2).
-        temperature: Sampling temperature (above 0).
-        scale: The declared score scale, ``LOW-HIGH``.
+        samples: K, answers per prompt (at least 2; default 5).
+        temperature: Sampling temperature (above 0; default 0.7).
+        scale: The declared score scale, ``LOW-HIGH`` (default ``1-10``).
         score_pattern: Regex whose first group is the self-score (default :data:`SCORE_PATTERN`).
-        score_instruction: Appended to the system prompt; ``{low}`` and ``{high}`` are the scale.
+        score_instruction: Appended to the system prompt; ``{low}`` and ``{high}`` are the scale
+            (default :data:`SCORE_INSTRUCTION`).
         pair_column: Dataset column (kept in ``Item.metadata``) holding each item's paired item id;
             default: pairs from the rephrasings (``rephrasings`` defaults to 2 then).
         rephrasings: Q rule-based prompt variants; ``prompts``: your own instead.
         nli: A local NLI checkpoint folder for the entailment; default: the evaluator judges it.
+        seed: Seed of the rule-based rephrasings (default 0).
         options: as :func:`~allure.robustness.sensitivity_study` takes them (``from_run``, ``spec``, ...).
 
     Returns:
@@ -304,22 +282,7 @@ def consistency_study(
     Raises:
         StudyError: ``K < 2``, ``T <= 0``, a scale the pattern cannot read, no pair, an unusable NLI folder.
     """
-    proj = Path(project).resolve()
-    src, mem, run = open_source(proj, options)
-    study = ConsistencyStudy.prepare(
-        StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05)),
-        samples=samples,
-        temperature=temperature,
-        scale=scale,
-        score_pattern=score_pattern,
-        score_instruction=score_instruction,
-        pair_column=pair_column,
-        rephrasings=rephrasings,
-        prompts=prompts,
-        nli=nli,
-        seed=seed,
-    )
-    result = run_study(proj, src, mem, study, **run)
+    result = run_robust(ConsistencyStudy, project, options)
     assert isinstance(result, ConsistencyRecord)
     return result
 

@@ -1,4 +1,4 @@
-"""The figures of a finished score consistency study (seed 002) from each arm's raw outputs: per pair
+"""The record and figures of a finished score consistency study (seed 002) from each arm's raw outputs: per pair
 of prompts the self-scores and the text consistency TC of each side, each compared by Siegel-Tukey."""
 
 from __future__ import annotations
@@ -13,6 +13,14 @@ from allure.metrics import siegel_tukey, text_consistency
 from allure.robustness._entail import Entail
 from allure.robustness._reports import ConsistencyPair, ConsistencyReport
 from allure.studies import StudyRecord, StudySource
+
+
+class ConsistencyRecord(StudyRecord):
+    """``study.json`` of a score consistency study: the shared record and its :class:`ConsistencyReport`."""
+
+    kind: str = "consistency"
+    consistency: ConsistencyReport
+    """Per pair of prompts the K self-scores and TC, Siegel-Tukey, the flagged pairs."""
 
 
 def score_number(text: str | None) -> float | None:

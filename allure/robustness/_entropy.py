@@ -28,29 +28,23 @@ from pathlib import Path
 from typing import ClassVar, Literal, Unpack, cast
 
 from allure.errors import StudyError
-from allure.labels import Label
 from allure.models import stable_hash
 from allure.prompts import write_prompt_set
-from allure.robustness._base import RobustStudy
+from allure.robustness._base import RobustStudy, run_robust
 from allure.robustness._entropy_report import EntropyRecord, entropy_report
-from allure.robustness._reports import (
-    EntropyReport,
-    PromptVariant,
-)
-from allure.robustness._sampling import check_sampling, raw_outputs, sample_at
-from allure.robustness._variants import CONDITIONS, prompt_variants, sensitivity_arms
+from allure.robustness._reports import EntropyReport, PromptVariant
+from allure.robustness._sampling import SAMPLING_PARAMS, check_sampling, raw_outputs, sample_at
+from allure.robustness._variants import CONDITIONS, VARIANT_PARAMS, prompt_variants, sensitivity_arms
 from allure.safe_text import markdown_cell as md
 from allure.studies import (
+    ArmLabels,
     ArmSpec,
     ParamType,
     StudyContext,
     StudyOptions,
     StudyRecord,
     StudySource,
-    as_kind,
     load_study,
-    open_source,
-    run_study,
 )
 from allure.studies.figures import figure, fmt, png
 
@@ -73,29 +67,32 @@ def entropy_arms(
     return arms
 
 
-def entropy_study(
-    project: str | Path = ".",
-    *,
-    samples: int = 5,
-    temperature: float = 0.7,
-    rephrasings: int | None = None,
-    prompts: Sequence[str] | None = None,
-    conditions: Sequence[str] = CONDITIONS,
-    clusterer: Clusterer = "hdbscan",
-    against: Sequence[str] = (),
-    seed: int = 0,
-    **options: Unpack[StudyOptions],
-) -> EntropyRecord:
+class EntropyOptions(StudyOptions, total=False):
+    """The keyword arguments of :func:`entropy_study`: the study's own (its ``params``) and the
+    :class:`~allure.studies.StudyOptions`; the defaults are :meth:`EntropyStudy.prepare`'s."""
+
+    samples: int
+    temperature: float
+    rephrasings: int | None
+    prompts: Sequence[str] | None
+    conditions: Sequence[str]
+    clusterer: Clusterer
+    against: Sequence[str]
+    seed: int
+
+
+def entropy_study(project: str | Path = ".", **options: Unpack[EntropyOptions]) -> EntropyRecord:
     """Semantic entropy robustness of the evaluator (see the module docstring).
 
     Args:
-        samples: M, sampled answers per item, prompt variant and condition (at least 2).
-        temperature: The sampling temperature (above 0).
+        samples: M, sampled answers per item, prompt variant and condition (at least 2; default 5).
+        temperature: The sampling temperature (above 0; default 0.7).
         rephrasings: Q rule-based prompt variants (rho_1 = the original); default: the original only.
         prompts: Prompt sets (names or folders) as rho_2.. instead.
-        conditions: ``memory`` and/or ``zero-shot``.
-        clusterer: ``hdbscan`` or ``kmeans``.
+        conditions: ``memory`` and/or ``zero-shot`` (default both).
+        clusterer: ``hdbscan`` (default) or ``kmeans``.
         against: Ids of earlier entropy studies on the same items to compare per-item R with.
+        seed: Seed of the rule-based rephrasings (default 0).
         options: as :func:`~allure.robustness.sensitivity_study` takes them: ``from_run``, ``spec``,
             ``split``, ``memory``, ``max_prompt_tokens``, ``name``, ``alpha``, ``say``, ``arm_progress``.
 
@@ -106,21 +103,7 @@ def entropy_study(
         StudyError: ``M < 2``, ``T <= 0``, an unknown condition or clusterer, a study in ``against``
             that is not an entropy study over the same items; as the sensitivity study otherwise.
     """
-    proj = Path(project).resolve()
-    src, mem, run = open_source(proj, options)
-    context = StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05))
-    study = EntropyStudy.prepare(
-        context,
-        samples=samples,
-        temperature=temperature,
-        rephrasings=rephrasings,
-        prompts=prompts,
-        conditions=conditions,
-        clusterer=clusterer,
-        against=against,
-        seed=seed,
-    )
-    result = run_study(proj, src, mem, study, **run)
+    result = run_robust(EntropyStudy, project, options)
     assert isinstance(result, EntropyRecord)
     return result
 
@@ -146,14 +129,11 @@ class EntropyStudy(RobustStudy):
     kind: ClassVar[str] = "entropy"
     result: ClassVar[type[StudyRecord]] = EntropyRecord
     params: ClassVar[dict[str, ParamType]] = {
-        "samples": "int",
-        "temperature": "float",
-        "rephrasings": "int",
-        "prompts": "names",
+        **SAMPLING_PARAMS,
+        **VARIANT_PARAMS,
         "conditions": "names",
         "clusterer": "text",
         "against": "names",
-        "seed": "int",
     }
     project: Path
     src: StudySource
@@ -168,14 +148,14 @@ class EntropyStudy(RobustStudy):
         cls,
         context: StudyContext,
         *,
-        samples: int = 5,
-        temperature: float = 0.7,
         rephrasings: int | None = None,
         prompts: Sequence[str] | None = None,
         conditions: Sequence[str] = CONDITIONS,
         clusterer: str = "hdbscan",
         against: Sequence[str] = (),
         seed: int = 0,
+        samples: int = 5,
+        temperature: float = 0.7,
     ) -> EntropyStudy:
         """The checked settings, the prompt variants (written) and the arms, as :func:`entropy_study` takes them."""
         check_sampling(samples, temperature)
@@ -210,18 +190,15 @@ class EntropyStudy(RobustStudy):
         )
         return cls(arms, proj, src, head, earlier, context.alpha)
 
-    def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
+    def report(self, record: StudyRecord, labels: ArmLabels) -> EntropyReport:
         outputs = raw_outputs(self.project, record, self.src)
-        report = entropy_report(record, outputs, self.src, self.head, against=self.against, alpha=self.alpha)
-        return as_kind(EntropyRecord, record, entropy=report, findings=[*report.findings, *record.findings])
+        return entropy_report(record, outputs, self.src, self.head, against=self.against, alpha=self.alpha)
 
-    def sections(self, result: StudyRecord) -> list[str]:
-        assert isinstance(result, EntropyRecord)
-        return entropy_markdown(result.entropy)
+    def markdown(self, report: EntropyReport) -> list[str]:
+        return entropy_markdown(report)
 
-    def plots(self, result: StudyRecord) -> dict[str, bytes]:
-        assert isinstance(result, EntropyRecord)
-        return {"entropy.png": entropy_png(result.entropy, result.id)}
+    def figure(self, report: EntropyReport, study_id: str) -> bytes:
+        return entropy_png(report, study_id)
 
 
 def entropy_markdown(r: EntropyReport) -> list[str]:

@@ -20,7 +20,6 @@ from typing import ClassVar, Unpack
 
 from allure._text_errors import read_json_file
 from allure.errors import StudyError
-from allure.labels import Label
 from allure.models import Item, stable_hash
 from allure.prompts import (
     PROMPTS_DIR,
@@ -33,21 +32,11 @@ from allure.prompts import (
     prompt_texts,
     write_prompt_set,
 )
-from allure.robustness._base import RobustStudy
+from allure.robustness._base import RobustStudy, run_robust
 from allure.robustness._entail import ask_evaluator, free_text_spec, prompt_folder
 from allure.robustness._reports import RequestReport
 from allure.robustness._reproducibility import agreement
-from allure.studies import (
-    ArmSpec,
-    ParamType,
-    StudyContext,
-    StudyOptions,
-    StudyRecord,
-    StudySource,
-    as_kind,
-    open_source,
-    run_study,
-)
+from allure.studies import ArmLabels, ArmSpec, ParamType, StudyContext, StudyOptions, StudyRecord, StudySource
 from allure.studies.figures import fmt
 
 REQUEST_PROMPT = {
@@ -84,19 +73,21 @@ def _written_by(folder: str) -> str:
     )
 
 
-def request_study(
-    project: str | Path = ".",
-    *,
-    procedure_from: str | None = None,
-    zero_shot: bool = False,
-    **options: Unpack[StudyOptions],
-) -> RequestRecord:
+class RequestOptions(StudyOptions, total=False):
+    """The keyword arguments of :func:`request_study`: the study's own (its ``params``) and the
+    :class:`~allure.studies.StudyOptions`; the defaults are :meth:`RequestStudy.prepare`'s."""
+
+    procedure_from: str | None
+    zero_shot: bool
+
+
+def request_study(project: str | Path = ".", **options: Unpack[RequestOptions]) -> RequestRecord:
     """ReQuest with the study's evaluator (see the module docstring).
 
     Args:
         procedure_from: A procedure prompt set written by an earlier request study (inter-model);
             default: ask this evaluator.
-        zero_shot: Run both arms without the memory's examples (as the ReQuest paper does).
+        zero_shot: Run both arms without the memory's examples (as the ReQuest paper does; default no).
         options: as :func:`~allure.robustness.sensitivity_study` takes them (``from_run``, ``spec``, ...).
 
     Returns:
@@ -106,11 +97,7 @@ def request_study(
         StudyError: No source, an empty memory; the procedure is empty.
         SpecError: The procedure prompt set lost a placeholder or a label instruction.
     """
-    proj = Path(project).resolve()
-    src, mem, run = open_source(proj, options)
-    context = StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05))
-    study = RequestStudy.prepare(context, procedure_from=procedure_from, zero_shot=zero_shot)
-    result = run_study(proj, src, mem, study, **run)
+    result = run_robust(RequestStudy, project, options)
     assert isinstance(result, RequestRecord)
     return result
 
@@ -199,34 +186,35 @@ class RequestStudy(RobustStudy):
 
         return cls(arms, src, procedure, written_by, folder)
 
-    def summarise(self, record: StudyRecord, labels_by_arm: dict[str, list[Label | None]]) -> StudyRecord:
+    def report(self, record: StudyRecord, labels: ArmLabels) -> RequestReport:
         src, written_by = self.src, self.written_by
         ids = [it.id for it in src.items]
         result = agreement(
             f"{record.id}@original",
             f"{record.id}@procedure",
             [src.reference.get(i) for i in ids],
-            dict(zip(ids, labels_by_arm["original"], strict=True)),
-            dict(zip(ids, labels_by_arm["procedure"], strict=True)),
+            dict(zip(ids, labels["original"], strict=True)),
+            dict(zip(ids, labels["procedure"], strict=True)),
             [written_by, str(record.evaluator.get("model", ""))],
             list(src.spec.label_set),
         )
-        report = RequestReport(
+        return RequestReport(
             procedure=self.procedure,
             written_by=written_by,
             procedure_prompt=self.folder,
             reproducibility=result,
         )
-        finding = (
-            f"ReQuest ({result.kind}): running the procedure the evaluator wrote gives PerRR = "
-            f"{fmt(result.perrr)}, PreRR = {fmt(result.prerr)} against the original prompt "
-            f"({len(result.disagreements)} item(s) labelled differently)"
-        )
-        return as_kind(RequestRecord, record, request=report, findings=[finding, *record.findings])
 
-    def sections(self, result: StudyRecord) -> list[str]:
-        assert isinstance(result, RequestRecord)
-        return request_markdown(result.request)
+    def findings(self, report: RequestReport) -> list[str]:
+        x = report.reproducibility
+        return [
+            f"ReQuest ({x.kind}): running the procedure the evaluator wrote gives PerRR = "
+            f"{fmt(x.perrr)}, PreRR = {fmt(x.prerr)} against the original prompt "
+            f"({len(x.disagreements)} item(s) labelled differently)"
+        ]
+
+    def markdown(self, report: RequestReport) -> list[str]:
+        return request_markdown(report)
 
 
 def request_markdown(r: RequestReport) -> list[str]:

@@ -11,10 +11,13 @@ import numpy as np
 
 from allure.errors import StudyError
 from allure.store import open_project_store
-from allure.studies import StudyRecord, StudySource
+from allure.studies import ParamType, StudyRecord, StudySource
 
 MAX_SAMPLES = 100
 """Most samples per item and prompt a sampling study draws (each is one call per item)."""
+
+SAMPLING_PARAMS: dict[str, ParamType] = {"samples": "int", "temperature": "float"}
+"""The ``--param`` keys of the sampling kinds (what :func:`check_sampling` checks)."""
 
 
 def check_sampling(samples: int, temperature: float, flag: str = "--samples") -> None:

@@ -14,35 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Unpack
 
-from allure.labels import Label
 from allure.prompts import write_prompt_set
-from allure.robustness._base import RobustStudy
-from allure.robustness._reports import (
-    PromptVariant,
-    SensitivityReport,
-)
-from allure.robustness._sensitivity_report import sensitivity_report
-from allure.robustness._variants import prompt_variants, sensitivity_arms
+from allure.robustness._base import RobustStudy, run_robust
+from allure.robustness._reports import PromptVariant, SensitivityReport
+from allure.robustness._sensitivity_report import SensitivityRecord, sensitivity_report
+from allure.robustness._variants import VARIANT_PARAMS, prompt_variants, sensitivity_arms
 from allure.safe_text import markdown_cell as md
-from allure.studies import (
-    ParamType,
-    StudyContext,
-    StudyOptions,
-    StudyRecord,
-    StudySource,
-    as_kind,
-    open_source,
-    run_study,
-)
+from allure.studies import ArmLabels, ParamType, StudyContext, StudyOptions, StudyRecord, StudySource
 from allure.studies.figures import figure, fmt, png
-
-
-class SensitivityRecord(StudyRecord):
-    """``study.json`` of a sensitivity study: the shared record and its :class:`SensitivityReport`."""
-
-    kind: str = "sensitivity"
-    sensitivity: SensitivityReport
-    """Per condition S_tau, C_y and micro-F1, the paired with/without-memory comparison."""
 
 
 @dataclass
@@ -51,12 +30,7 @@ class SensitivityStudy(RobustStudy):
 
     kind: ClassVar[str] = "sensitivity"
     result: ClassVar[type[StudyRecord]] = SensitivityRecord
-    params: ClassVar[dict[str, ParamType]] = {
-        "rephrasings": "int",
-        "prompts": "names",
-        "seed": "int",
-        "meta_prompt": "text",
-    }
+    params: ClassVar[dict[str, ParamType]] = {**VARIANT_PARAMS, "meta_prompt": "text"}
     src: StudySource
     variants: list[PromptVariant]
 
@@ -84,36 +58,33 @@ class SensitivityStudy(RobustStudy):
             write_prompt_set(folder, r)
         return cls(sensitivity_arms(variants, src), src, variants)
 
-    def summarise(self, record: StudyRecord, labels: dict[str, list[Label | None]]) -> StudyRecord:
-        report = sensitivity_report(record, labels, self.src, self.variants)
-        return as_kind(
-            SensitivityRecord, record, sensitivity=report, findings=[*report.findings, *record.findings]
-        )
+    def report(self, record: StudyRecord, labels: ArmLabels) -> SensitivityReport:
+        return sensitivity_report(record, labels, self.src, self.variants)
 
-    def sections(self, result: StudyRecord) -> list[str]:
-        assert isinstance(result, SensitivityRecord)
-        return sensitivity_markdown(result.sensitivity)
+    def markdown(self, report: SensitivityReport) -> list[str]:
+        return sensitivity_markdown(report)
 
-    def plots(self, result: StudyRecord) -> dict[str, bytes]:
-        assert isinstance(result, SensitivityRecord)
-        return {"sensitivity.png": sensitivity_png(result.sensitivity, result.id)}
+    def figure(self, report: SensitivityReport, study_id: str) -> bytes:
+        return sensitivity_png(report, study_id)
 
 
-def sensitivity_study(
-    project: str | Path = ".",
-    *,
-    rephrasings: int | None = 4,
-    prompts: Sequence[str] | None = None,
-    seed: int = 0,
-    meta_prompt: str | Path | None = None,
-    **options: Unpack[StudyOptions],
-) -> SensitivityRecord:
+class SensitivityOptions(StudyOptions, total=False):
+    """The keyword arguments of :func:`sensitivity_study`: the study's own (its ``params``) and the
+    :class:`~allure.studies.StudyOptions`; the defaults are :meth:`SensitivityStudy.prepare`'s."""
+
+    rephrasings: int | None
+    prompts: Sequence[str] | None
+    seed: int
+    meta_prompt: str | Path | None
+
+
+def sensitivity_study(project: str | Path = ".", **options: Unpack[SensitivityOptions]) -> SensitivityRecord:
     """Prompt sensitivity and consistency with and without the memory (see the module docstring).
 
     Args:
-        rephrasings: Q, rule-based (rho_1 = the original); ignored when ``prompts`` is given.
+        rephrasings: Q, rule-based (rho_1 = the original; default 4); ignored when ``prompts`` is given.
         prompts: Prompt sets (saved names or folders) to use as rho_2.. instead.
-        seed: Seed of the rule-based rephrasings (of the LLM's samples with ``meta_prompt``).
+        seed: Seed of the rule-based rephrasings (of the LLM's samples with ``meta_prompt``; default 0).
         meta_prompt: A meta-prompt file (holding ``{text}``): the evaluator writes the rephrasings.
         options: :class:`~allure.studies.StudyOptions` (``from_run``, ``spec``, ``split``, ``memory``,
             ``max_prompt_tokens``, ``name``, ``alpha``, ``say``, ``arm_progress``).
@@ -124,14 +95,9 @@ def sensitivity_study(
     Raises:
         StudyError: No source, an empty memory, ``Q < 2``.
         SpecError: A rephrasing lost a placeholder or a label instruction.
+        TypeError: An option no study takes.
     """
-    proj = Path(project).resolve()
-    src, mem, run = open_source(proj, options)
-    context = StudyContext(proj, src, mem, alpha=run.get("alpha", 0.05))
-    study = SensitivityStudy.prepare(
-        context, rephrasings=rephrasings, prompts=prompts, seed=seed, meta_prompt=meta_prompt
-    )
-    result = run_study(proj, src, mem, study, **run)
+    result = run_robust(SensitivityStudy, project, options)
     assert isinstance(result, SensitivityRecord)
     return result
 

@@ -1,4 +1,4 @@
-"""The figures of a finished sensitivity study (seed 001) from each arm's labels: per condition S_tau,
+"""The record and figures of a finished sensitivity study (seed 001) from each arm's labels: per condition S_tau,
 C_y and micro-F1; the most sensitive items and least consistent pairs; the labels each rephrasing
 flips; and the paired with/without-memory difference in S_tau."""
 
@@ -29,6 +29,14 @@ from allure.robustness._reports import (
 )
 from allure.robustness._variants import CONDITIONS, TOP, short
 from allure.studies import StudyRecord, StudySource
+
+
+class SensitivityRecord(StudyRecord):
+    """``study.json`` of a sensitivity study: the shared record and its :class:`SensitivityReport`."""
+
+    kind: str = "sensitivity"
+    sensitivity: SensitivityReport
+    """Per condition S_tau, C_y and micro-F1, the paired with/without-memory comparison."""
 
 
 def _text(v: Label | None) -> str:

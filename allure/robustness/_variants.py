@@ -25,13 +25,16 @@ from allure.prompts import (
     rule_rephrasings,
 )
 from allure.robustness._reports import PromptVariant
-from allure.studies import ArmSpec, StudySource
+from allure.studies import ArmSpec, ParamType, StudySource
 
 CONDITIONS = ("memory", "zero-shot")
 """The two conditions, in arm order."""
 
 TOP = 10
 """How many items and pairs the report lists."""
+
+VARIANT_PARAMS: dict[str, ParamType] = {"rephrasings": "int", "prompts": "names", "seed": "int"}
+"""The ``--param`` keys of the kinds that run prompt variants (the arguments of :func:`prompt_variants`)."""
 
 
 def short(text: str, n: int = 160) -> str:

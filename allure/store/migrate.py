@@ -28,6 +28,7 @@ from typing import Any
 
 from allure.errors import StoreError
 from allure.models import utcnow
+from allure.records import check_file
 from allure.store._checkpoint_copy import CheckpointCounts, copy_checkpoints, setup_checkpoints
 from allure.store._copy import (
     SKIPPED,
@@ -110,12 +111,12 @@ def _check_url(url: str) -> None:
 
 def _open_source(project: Path) -> RunStore:
     db = project_db_path(project)
-    if not db.is_file():
-        raise StoreError(
-            "no SQLite run store to migrate",
-            where=str(db),
-            fix="pass the project folder with --project (it holds .allure/allure.db)",
-        )
+    check_file(
+        db,
+        error=StoreError,
+        message="no SQLite run store to migrate",
+        fix="pass the project folder with --project (it holds .allure/allure.db)",
+    )
     source = RunStore(db, create=False)
     live = [h for h in source.lease_holders() if h.alive()]
     if live:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from allure.studies import (
     ArmSpec,
     ArmsStudy,
+    StudyOptions,
     StudyRecord,
     load_study,
     open_source,
@@ -110,6 +112,18 @@ def test_a_kinds_params_are_its_functions_options(kind: str) -> None:
         taken = [p for p in inspect.signature(prepare).parameters if p != "context"]
         assert sorted(known) == sorted(taken)
     assert known and set(known.values()) <= {"text", "int", "float", "names", "flag"}
+
+
+@pytest.mark.parametrize("kind", ["consistency", "entropy", "request", "sensitivity"])
+def test_a_robustness_functions_own_options_are_its_kinds_params(kind: str) -> None:
+    """A robustness function's keyword arguments beyond the shared study options are its kind's
+    ``params``: ``run_robust`` hands exactly those to ``prepare`` and the rest to the source."""
+    import allure.robustness as robustness
+
+    function = getattr(robustness, f"{kind}_study")
+    (typed,) = typing.get_args(typing.get_type_hints(function, include_extras=True)["options"])
+    own = typed.__optional_keys__ - StudyOptions.__optional_keys__
+    assert own and own == set(study_kind(kind).params)
 
 
 @pytest.mark.parametrize(
