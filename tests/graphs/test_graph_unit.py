@@ -61,7 +61,10 @@ class FakeMemory:
 
 
 def test_split_is_stratified_seeded_and_disjoint() -> None:
-    items = [Item(id=f"{p}-{i}", task="t", response="r", problem_type=p) for p in "ab" for i in range(10)]
+    # one task an item (the items sharing a task go to one side: tests/dataset/test_folds.py)
+    items = [
+        Item(id=f"{p}-{i}", task=f"t{p}{i}", response="r", problem_type=p) for p in "ab" for i in range(10)
+    ]
     s1, s2 = split_heldout(items, 0.3, 1), split_heldout(items, 0.3, 1)
     assert s1 == s2
     for p in "ab":

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_run import run_cli
-from tests.conftest import start_scripted_server, write_spec
+from tests.conftest import start_scripted_server, write_dataset, write_spec
 
 pytestmark = pytest.mark.integration
 
@@ -24,6 +24,9 @@ def test_a_new_block_gets_its_p_cf_from_content_free_calls(tmp_path: Path) -> No
             tmp_path, srv.base_url, calibration="contextual", max_iterations=2, guard=False, folds=0
         )
         spec.write_text(spec.read_text().replace('kind = "all"', 'kind = "same_problem_type"'))
+        # 12 items a type: each type's memory holds two examples or more, so an audit item that is not
+        # shown its own example still gets examples (no item ever sees its own: issue 41 item 3)
+        write_dataset(tmp_path / "items.jsonl", 12)
         res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=300)
         assert res.returncode == 0, res.stdout + res.stderr
         res = run_cli(tmp_path, "judge", "export", "--out", str(tmp_path / "j"))
