@@ -36,6 +36,7 @@ def spec_readout(
     corrected: Mapping[str, Label],
     vote: VoteSource | None,
     mode: ReadoutMode | None = None,
+    folds: Mapping[str, int] | None = None,
 ) -> PassReadout | None:
     """The pass's read-out step as ``spec`` asks (``None``: ``readout = "none"``).
 
@@ -49,6 +50,8 @@ def spec_readout(
         corrected: Item id -> an auditor's corrected label (approved examples); wins over the reference.
         vote: The approved examples that vote (``None``: ``z`` only).
         mode: The mode (``None``: the spec's, :attr:`~allure.config.EvaluatorSpec.applied_readout`).
+        folds: Item id -> fold, as the loop dealt them (responses to one task kept together); ``None``:
+            dealt here item by item (a study arm's own items).
     """
     mode = mode or spec.evaluator.applied_readout
     if mode == "none" or spec.evaluator.is_replay:  # a replay never reads out (no label probabilities)
@@ -67,7 +70,11 @@ def spec_readout(
         not_fit=frozenset(i for i in splits if i not in fit_ids),
         vote=vote,
         folds={
-            i: j for i, j in cross_folds(references, splits, loop.folds, loop.seed).items() if i in fit_ids
+            i: j
+            for i, j in (
+                folds if folds is not None else cross_folds(references, splits, loop.folds, loop.seed)
+            ).items()
+            if i in fit_ids
         },
         objective=loop.objective,
         seed=loop.seed,

@@ -44,6 +44,7 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
         dev=ctx.dev_ids(run_id),
         corrected={ex.item_id: ex.correct_label for ex in approved},
         vote=memory_vote_source(ctx.memory),
+        folds=ctx.folds(run_id),
     )
 
 
