@@ -29,6 +29,7 @@ def _run(tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
     return runner.invoke(app, ["memory", *args, "--project", str(tmp_path)])
 
 
+@pytest.mark.integration
 def test_list_stats_and_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _mem(tmp_path)
     res = _run(tmp_path, "list")
@@ -109,6 +110,7 @@ def test_map_writes_a_png(tmp_path: Path) -> None:
     assert out.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.integration
 def test_missing_or_corrupt_memory_exits_2(tmp_path: Path) -> None:
     args = ("memory", "list", "--project", str(tmp_path))
     proc = allure(*args, env={"ALLURE_MEMORY": None}, timeout=120)

@@ -83,6 +83,7 @@ def test_a_segment_behind_its_log_is_not_trusted(tmp_path: Path) -> None:
     assert read_examples_json(tmp_path / "not-a-store", "icl_examples") is None
 
 
+@pytest.mark.integration
 def test_stats_and_version_import_no_chromadb(tmp_path: Path) -> None:
     loc, _ = _filled(tmp_path)
     code = (

@@ -17,6 +17,8 @@ from allure.store import project_db_path
 from tests.cli_run import run_cli
 from tests.reaudit.helpers import write_reaudit_spec
 
+pytestmark = pytest.mark.integration
+
 
 def reaudit_rows(project: Path) -> int:
     db = project_db_path(project)
