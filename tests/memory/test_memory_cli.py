@@ -71,6 +71,7 @@ def test_show_counts_the_verdicts_that_carried_the_example(tmp_path: Path) -> No
     assert "carried it: 2; right 1 of 2" in res.stdout
 
 
+@pytest.mark.slow
 def test_export_import_delete(tmp_path: Path) -> None:
     mem = _mem(tmp_path)
     out = tmp_path / "mem.jsonl"
@@ -102,6 +103,7 @@ def test_import_with_a_bad_line_leaves_the_memory_unchanged(tmp_path: Path) -> N
     assert mem.version() == before
 
 
+@pytest.mark.slow
 def test_map_writes_a_png(tmp_path: Path) -> None:
     _mem(tmp_path)
     out = tmp_path / "map.png"

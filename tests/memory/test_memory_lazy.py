@@ -122,6 +122,7 @@ def test_the_cluster_cache_keeps_the_newest_reports(tmp_path: Path, monkeypatch:
     assert cached_clusters(mem, n_clusters=4) is not None
 
 
+@pytest.mark.slow
 def test_stats_cli_says_when_clusters_are_not_computed_or_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
