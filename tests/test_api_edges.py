@@ -174,6 +174,7 @@ def test_frame_is_still_accepted(tmp_path: Path) -> None:
     assert allure.audit(spec, data=df, project=tmp_path).status == "done"
 
 
+@pytest.mark.integration
 def test_an_interrupted_reaudit_still_writes_junit_and_json(tmp_path: Path) -> None:
     import json
     import xml.etree.ElementTree as ET

@@ -39,6 +39,7 @@ def project(paused: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
     return copy_project(paused, tmp_path)
 
 
+@pytest.mark.integration
 def test_a_healthy_project(project: tuple[Path, str]) -> None:
     root, run_id = project
     res = allure("doctor", cwd=root)
@@ -47,6 +48,7 @@ def test_a_healthy_project(project: tuple[Path, str]) -> None:
     assert f"run {run_id}: paused" in res.stdout and "integrity: ok" in res.stdout
 
 
+@pytest.mark.integration
 def test_a_damaged_run_store(project: tuple[Path, str]) -> None:
     root, _ = project
     corrupt_pages(root / ".allure" / "allure.db")
@@ -55,6 +57,7 @@ def test_a_damaged_run_store(project: tuple[Path, str]) -> None:
     assert "FAIL  run store" in res.stdout and ".recover" in res.stdout
 
 
+@pytest.mark.integration
 def test_a_paused_run_without_its_checkpoint(project: tuple[Path, str]) -> None:
     root, run_id = project
     (root / ".allure" / "checkpoints.db").unlink()
@@ -63,11 +66,13 @@ def test_a_paused_run_without_its_checkpoint(project: tuple[Path, str]) -> None:
     assert f"FAIL  checkpoints: run {run_id}" in res.stdout and "allure audit SPEC" in res.stdout
 
 
+@pytest.mark.integration
 def test_an_unknown_run_is_exit_2(project: tuple[Path, str]) -> None:
     res = allure("doctor", "run-nope", cwd=project[0])
     assert res.returncode == 2 and "unknown run 'run-nope'" in res.stderr and "fix:" in res.stderr
 
 
+@pytest.mark.integration
 def test_an_orphaned_lease(project: tuple[Path, str]) -> None:
     root, run_id = project
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -90,6 +95,7 @@ def test_an_orphaned_lease(project: tuple[Path, str]) -> None:
     assert f"allure resume {run_id}" in res.stdout
 
 
+@pytest.mark.integration
 def test_broken_index_is_found_and_rebuilt_from_the_memory_itself(project: tuple[Path, str]) -> None:
     root, _ = project
     memory_with_broken_index(root)
@@ -104,6 +110,7 @@ def test_broken_index_is_found_and_rebuilt_from_the_memory_itself(project: tuple
     assert "1500 example(s), index answers" in res.stdout
 
 
+@pytest.mark.integration
 def test_unreadable_memory_is_rebuilt_from_the_run_stores_approvals(project: tuple[Path, str]) -> None:
     root, _ = project
     mem = root / ".allure" / "memory"
@@ -119,6 +126,7 @@ def test_unreadable_memory_is_rebuilt_from_the_run_stores_approvals(project: tup
     assert res.stdout.count("icl-") == 2
 
 
+@pytest.mark.integration
 def test_a_memory_segment_behind_its_log_is_not_trusted_by_the_rebuild(project: tuple[Path, str]) -> None:
     """The rebuild reads the memory with the memory's own reader: a metadata segment that has not
     applied its logged writes is refused there too, and the run store's approvals are used."""
@@ -188,6 +196,7 @@ def test_doctor_leaves_an_older_store_unmigrated(tmp_path: Path) -> None:
     conn.close()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("version", [SCHEMA_VERSION + 1, 99])
 def test_a_store_newer_than_this_allure_is_a_finding(project: tuple[Path, str], version: int) -> None:
     # issue 36 group 7: such a store was reported healthy ("0 problems")

@@ -82,6 +82,7 @@ def test_positive_label_defaults() -> None:
         _spec(label_set=["A", "B"], label_synonyms={"C": ["c"]})
 
 
+@pytest.mark.integration
 def test_a_pattern_that_cannot_parse_a_label_fails_at_load_naming_it(tmp_path: Path) -> None:
     spec = tmp_path / "audit.toml"
     spec.write_text(

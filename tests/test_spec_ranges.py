@@ -197,6 +197,7 @@ def test_a_secret_in_a_bad_base_url_is_not_echoed(tmp_path: Path) -> None:
     assert "[redacted]@h" in info.value.render()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("bad", ["label_set = [0, 1, 1]", "label_set = [0, 1]\n[evaluator]\nconcurrency = 0"])
 def test_validate_exits_2_without_traceback(tmp_path: Path, bad: str) -> None:
     (tmp_path / "items.jsonl").write_text('{"answer": "x"}\n')

@@ -19,6 +19,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.integration
 def test_get_and_post_json_answer_with_status_and_json(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path)
     try:

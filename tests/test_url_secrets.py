@@ -21,6 +21,7 @@ def test_redact_url_and_text() -> None:
     assert url_problem("http://h/v1") is None and url_problem("gopher://h") is not None
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "secret_url", ["http://bob:hunter22@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?key=sekret99"]
 )

@@ -39,8 +39,6 @@ def audit(
     project: Path = ProjectOpt,
 ) -> None:
     """Run the ALLURE loop: evaluate, check against gold, propose ICL examples, review, re-run."""
-    from allure.graphs import start_run
-
     if sum(x is not None and x is not False for x in (spec_path, demo or None, dataset)) != 1:
         raise typer.BadParameter("give exactly one of SPEC.toml, --demo or --dataset")
     if spec_path is not None:
@@ -75,6 +73,10 @@ def audit(
     if auto_approve:
         data["auto_approve"] = True
     spec: AuditSpec = parse_spec(data, source=source, base_dir=Path(spec_path).parent if spec_path else None)
+    from allure.graphs import (
+        start_run,
+    )  # after the spec is read: a bad one is refused without the loop's imports
+
     with progress_bar("evaluating") as bar:
         outcome = start_run(spec, project, progress=say, eval_progress=bar)
     print_outcome(outcome, project)

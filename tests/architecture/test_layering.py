@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.architecture.imports import find_cycle, import_graph
 
 ABOVE_GRAPHS = (
@@ -25,6 +27,7 @@ def _package(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
+@pytest.mark.integration
 def test_layers_below_the_tui_never_load_textual() -> None:
     code = (
         "import sys\n"

@@ -305,6 +305,7 @@ CASES: dict[str, Case] = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", list(CASES))
 def test_bad_input_exits_2_names_the_place_and_the_fix_and_writes_nothing(
     base: tuple[Path, str], tmp_path: Path, name: str

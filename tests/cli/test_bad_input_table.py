@@ -255,6 +255,7 @@ def test_the_table_is_big_enough() -> None:
     } <= commands
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("args", "words"), TABLE, ids=[" ".join(a[:3]).replace("\x1b", "ESC") for a, _ in TABLE]
 )
@@ -273,6 +274,7 @@ def test_bad_input(base: dict[str, str | Path], args: list[str], words: list[str
         assert not (root / stray).exists() and not Path("/tmp/evil").exists()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "args",
     [

@@ -12,6 +12,8 @@ import pytest
 
 from tests.cli_run import allure
 
+pytestmark = pytest.mark.integration
+
 
 def rows_for(shape: str, n: int = 12) -> list[dict[str, Any]]:
     out = []

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.cli_run import allure
 from tests.conftest import write_replay_spec
+
+pytestmark = pytest.mark.integration
 
 NARROW = {"COLUMNS": "80"}
 """A terminal 80 columns wide."""

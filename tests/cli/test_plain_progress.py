@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from allure.cli._common import PlainProgress, progress_bar
 from allure.evaluator import build_openai_backend
 from allure.store import RunStore
@@ -56,6 +58,7 @@ def test_progress_bar_is_plain_off_a_terminal() -> None:
         assert isinstance(bar, PlainProgress)
 
 
+@pytest.mark.integration
 def test_the_runner_reports_errors_so_far(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--die-after", "2")
     try:
@@ -83,6 +86,7 @@ def test_the_runner_reports_errors_so_far(tmp_path: Path) -> None:
         srv.stop()
 
 
+@pytest.mark.integration
 def test_a_pairwise_pass_counts_both_orders(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--delay", "0.05")
     try:

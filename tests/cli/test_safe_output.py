@@ -87,6 +87,7 @@ bootstrap_resamples = 100
     return proj, res
 
 
+@pytest.mark.integration
 def test_audit_output_and_report_md(hostile_project: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     proj, res = hostile_project
     assert_safe(res.stdout + res.stderr)
@@ -96,6 +97,7 @@ def test_audit_output_and_report_md(hostile_project: tuple[Path, subprocess.Comp
     assert "type0-\u241b]0;pwned" in md  # the problem-type table shows the data, made visible
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "args",
     [
@@ -120,6 +122,7 @@ def test_commands_that_print_data(
         assert "\\u001b]0;pwned" in res.stdout  # the data itself is intact, escaped as JSON
 
 
+@pytest.mark.integration
 def test_memory_show_and_an_error_naming_hostile_data(
     hostile_project: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
@@ -136,6 +139,7 @@ def test_memory_show_and_an_error_naming_hostile_data(
     assert "nope-" in missing.stderr and "fix:" in missing.stderr
 
 
+@pytest.mark.integration
 def test_runs_never_cuts_an_id_when_piped(
     hostile_project: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:

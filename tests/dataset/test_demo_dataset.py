@@ -67,6 +67,7 @@ def test_demo_prefers_short_responses(demo: list[Item]) -> None:
     assert max(len(i.response) for i in demo) <= 2500
 
 
+@pytest.mark.slow
 def test_demo_covers_every_scored_graph_task_generator(demo: list[Item]) -> None:
     full = load_items(DatasetSpec(path=str(shared_file(COGEVAL))))
     scored = [i for i in full if i.recorded_label is not None]

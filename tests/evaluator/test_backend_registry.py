@@ -107,6 +107,7 @@ def test_a_toy_backend_from_its_own_package_runs_an_audit(tmp_path: Path) -> Non
     assert "Traceback" not in gone.stderr
 
 
+@pytest.mark.integration
 def test_an_unknown_kind_is_refused_at_load_with_the_closest_name(tmp_path: Path) -> None:
     text = replay_spec_text(tmp_path).replace('kind = "replay"', 'kind = "opneai"')
     (tmp_path / "audit.toml").write_text(text)

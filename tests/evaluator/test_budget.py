@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from allure.evaluator import Evaluator, LangChainBackend, TokenCounter
@@ -81,6 +82,7 @@ def test_token_counter_estimates_without_a_server() -> None:
     assert TokenCounter("http://127.0.0.1:9/v1", timeout_s=0.5).method.startswith("estimate")  # nothing there
 
 
+@pytest.mark.integration
 def test_saved_token_counts_spare_the_server(tmp_path: Path) -> None:
     from tests.conftest import start_scripted_server
 

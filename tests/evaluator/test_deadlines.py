@@ -157,6 +157,7 @@ store.close()
 """
 
 
+@pytest.mark.integration
 def test_an_interrupted_pass_leaves_no_task_pending_at_exit(tmp_path: Path) -> None:
     """Ctrl-C in a pass leaves ``run_until_complete`` at once; closing the evaluator then ends the
     pass's tasks (its watchdogs, workers and HTTP session) instead of dropping them pending."""

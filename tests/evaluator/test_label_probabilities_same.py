@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,6 +82,7 @@ def same(a: object, b: object) -> bool:
     return a == b
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     labels=st.sampled_from(LABEL_SETS),
@@ -104,6 +106,7 @@ def test_the_pass_reading_is_the_definitions(labels, content, pick, numbers) -> 
     assert same(label_probabilities(lp, label, labels, positive, negative), expected)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     data=st.data(), labels=st.sampled_from(LABEL_SETS), numbers=st.lists(logprob, min_size=50, max_size=50)

@@ -97,6 +97,7 @@ def test_sigterm_handler_is_installed_while_running_and_restored() -> None:
     assert set() == server_module._LIVE
 
 
+@pytest.mark.integration
 def test_cli_serve_with_a_bad_model_exits_2_with_the_fix(tmp_path: Path) -> None:
     done = allure("serve", "--model", str(tmp_path / "none.gguf"), timeout=60)
     assert done.returncode == 2

@@ -122,6 +122,7 @@ def _held_ba(out: PassOutcome, items: list[Item], truth: dict[str, Label]) -> fl
     return got
 
 
+@pytest.mark.integration
 def test_the_reversed_question_cancels_a_yes_bias_and_is_asked_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.integration
+
 SCRIPT = """
 import sys, threading, types
 from allure.evaluator import warm_http_client

@@ -119,6 +119,7 @@ def _replay_run(
     return out, store, ctx, rid, graph
 
 
+@pytest.mark.slow
 def test_the_status_line_tells_capped_candidates_from_corrected_ones(tmp_path: Path) -> None:
     lines: list[str] = []
     _, store, _, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=1, lines=lines, max_candidates=1)
@@ -147,6 +148,7 @@ def test_last_pass_without_auto_approve_stops_without_review(tmp_path: Path) -> 
     assert store.candidates(rid, status="pending", iteration=1)  # listed for the record, not reviewed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("auto", [True, False])
 def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
     # the guard is off: replayed labels never change, and the guard adopts only a significant rise
@@ -178,6 +180,7 @@ def test_loop_with_in_memory_saver(tmp_path: Path, auto: bool) -> None:
     assert store.get_run(rid).status == "done"
 
 
+@pytest.mark.slow
 def test_stop_when_no_gain_reads_the_audit_split_out_of_fold_when_cross_fitted(tmp_path: Path) -> None:
     # the default [loop] folds = 5: no dev split is carved; the stop rule reads the audit split
     out, store, ctx, rid, _ = _replay_run(tmp_path, auto=True, max_iterations=3, guard=False)
@@ -189,6 +192,7 @@ def test_stop_when_no_gain_reads_the_audit_split_out_of_fold_when_cross_fitted(t
     assert store.get_run(rid).info["decision_data"].startswith("decision data: 8 audit items, 5 folds")
 
 
+@pytest.mark.slow
 def test_stop_when_no_gain_stops_the_loop_when_the_dev_objective_does_not_rise(tmp_path: Path) -> None:
     # Replayed labels never change, so the 2nd pass's dev balanced accuracy equals the 1st: no gain.
     # folds = 0: the dev split rule, kept working

@@ -9,8 +9,12 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli_run import run_cli
 from tests.conftest import ScriptedServer
+
+pytestmark = pytest.mark.integration
 
 
 def last_report(tmp: Path) -> dict[str, Any]:

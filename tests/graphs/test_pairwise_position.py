@@ -13,6 +13,8 @@ import pytest
 from tests.cli_run import run_cli
 from tests.conftest import ScriptedServer
 
+pytestmark = pytest.mark.integration
+
 # item: problem type, human label, recorded verdict, recorded verdict with the responses swapped
 # written in the swapped order's terms ("A" there names the response shown first: original B)
 ROWS = [

@@ -29,6 +29,7 @@ def _run(tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
     return runner.invoke(app, ["memory", *args, "--project", str(tmp_path)])
 
 
+@pytest.mark.integration
 def test_list_stats_and_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _mem(tmp_path)
     res = _run(tmp_path, "list")
@@ -70,6 +71,7 @@ def test_show_counts_the_verdicts_that_carried_the_example(tmp_path: Path) -> No
     assert "carried it: 2; right 1 of 2" in res.stdout
 
 
+@pytest.mark.slow
 def test_export_import_delete(tmp_path: Path) -> None:
     mem = _mem(tmp_path)
     out = tmp_path / "mem.jsonl"
@@ -101,6 +103,7 @@ def test_import_with_a_bad_line_leaves_the_memory_unchanged(tmp_path: Path) -> N
     assert mem.version() == before
 
 
+@pytest.mark.slow
 def test_map_writes_a_png(tmp_path: Path) -> None:
     _mem(tmp_path)
     out = tmp_path / "map.png"
@@ -109,6 +112,7 @@ def test_map_writes_a_png(tmp_path: Path) -> None:
     assert out.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.integration
 def test_missing_or_corrupt_memory_exits_2(tmp_path: Path) -> None:
     args = ("memory", "list", "--project", str(tmp_path))
     proc = allure(*args, env={"ALLURE_MEMORY": None}, timeout=120)

@@ -55,6 +55,7 @@ def test_perplexity_adapts_to_small_sizes() -> None:
     assert tsne_perplexity(10_000) == 30.0
 
 
+@pytest.mark.slow
 def test_cluster_memory_and_map_on_a_real_store(memory: EpisodicMemory, tmp_path: Path) -> None:
     memory.add(mixed_examples())
     rep = cluster_memory(memory, method="kmeans", k_range=(2, 5))
@@ -83,6 +84,7 @@ def _many_blobs(k: int, per: int, dim: int = 48, seed: int = 0) -> tuple[np.ndar
     return np.vstack(rows), truth
 
 
+@pytest.mark.slow
 def test_hdbscan_finds_twenty_groups_where_silhouette_kmeans_picks_few() -> None:
     emb, truth = _many_blobs(20, 15)
     ids = [f"e{i}" for i in range(len(truth))]

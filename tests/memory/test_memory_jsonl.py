@@ -12,6 +12,7 @@ from allure.errors import MemoryStoreError
 from allure.memory import EpisodicMemory, export_jsonl, import_jsonl, read_examples_jsonl
 
 
+@pytest.mark.slow
 def test_round_trip_is_exact(memory: EpisodicMemory, tmp_path: Path) -> None:
     exs = mixed_examples()
     exs[0] = exs[0].model_copy(update={"response": "unicode ✓ — «quotes» and\nnewlines", "wrong_label": None})

@@ -83,6 +83,7 @@ def test_a_segment_behind_its_log_is_not_trusted(tmp_path: Path) -> None:
     assert read_examples_json(tmp_path / "not-a-store", "icl_examples") is None
 
 
+@pytest.mark.integration
 def test_stats_and_version_import_no_chromadb(tmp_path: Path) -> None:
     loc, _ = _filled(tmp_path)
     code = (
@@ -121,6 +122,7 @@ def test_the_cluster_cache_keeps_the_newest_reports(tmp_path: Path, monkeypatch:
     assert cached_clusters(mem, n_clusters=4) is not None
 
 
+@pytest.mark.slow
 def test_stats_cli_says_when_clusters_are_not_computed_or_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

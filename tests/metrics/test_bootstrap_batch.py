@@ -44,6 +44,7 @@ def test_resample_statistics_match_sklearn_per_resample(seed: int, n: int) -> No
             assert areas[b] == pytest.approx(sk.roc_auc_score(tb == 2, sb))
 
 
+@pytest.mark.slow
 def test_compute_metrics_ci_equals_a_sklearn_bootstrap_on_the_same_resamples() -> None:
     rng = np.random.default_rng(9)
     n = 90

@@ -86,6 +86,7 @@ def test_holm_hand_values_and_invariants() -> None:
         holm_adjust([0.1, 1.2])
 
 
+@pytest.mark.slow
 def test_paired_bootstrap_matches_a_loop_over_the_same_resamples() -> None:
     rng = np.random.default_rng(7)
     y = list(rng.integers(0, 2, 80))

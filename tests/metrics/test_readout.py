@@ -42,6 +42,7 @@ def test_a_logistic_read_out_turns_a_backwards_score_into_a_good_one() -> None:
     assert ba_zero is not None and ba_read is not None and ba_zero < 0.4 and ba_read > 0.7
 
 
+@pytest.mark.slow
 def test_the_shuffled_label_control_scores_chance_on_dev() -> None:
     """Fitted on permuted labels, the read-out scores chance on held-back items (mean over permutations:
     a single permutation may land on either sign of an informative feature)."""

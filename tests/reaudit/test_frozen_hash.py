@@ -14,6 +14,8 @@ from allure.store import project_db_path
 from tests.cli_run import run_cli
 from tests.reaudit.helpers import write_reaudit_spec
 
+pytestmark = pytest.mark.integration
+
 
 def relabel(doc: dict) -> None:
     first = doc["items"][0]

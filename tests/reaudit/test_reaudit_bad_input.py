@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
 from tests.reaudit.helpers import write_reaudit_spec
+
+pytestmark = pytest.mark.integration
 
 
 def _snapshot(project: Path) -> dict[str, int]:

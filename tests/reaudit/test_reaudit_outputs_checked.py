@@ -8,6 +8,7 @@ record, and the gate's exit status stays what the gate said.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from allure.store import project_db_path
 from tests.cli_run import run_cli
 from tests.reaudit.helpers import write_reaudit_spec
 
+pytestmark = pytest.mark.integration
+
 
 def reaudit_rows(project: Path) -> int:
     db = project_db_path(project)
@@ -24,6 +27,24 @@ def reaudit_rows(project: Path) -> int:
         return 0
     with sqlite3.connect(db) as conn:
         return int(conn.execute("SELECT COUNT(*) FROM reaudits").fetchone()[0])
+
+
+@pytest.fixture(scope="module")
+def reaudited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project with one replay re-audit of set ``nightly`` (its spec ``reaudit.toml``), run once
+    for the module; each test that needs it works on a copy (:func:`project`)."""
+    root = tmp_path_factory.mktemp("reaudited")
+    spec = write_reaudit_spec(root, None, kind="replay")
+    assert run_cli(root, "reaudit", str(spec), "--project", str(root), project=False).returncode == 0
+    return root
+
+
+@pytest.fixture
+def project(reaudited: Path, tmp_path: Path) -> Path:
+    """A fresh copy of :func:`reaudited`'s project, for one test to change."""
+    root = tmp_path / "p"
+    shutil.copytree(reaudited, root)
+    return root
 
 
 @pytest.mark.parametrize(
@@ -36,15 +57,14 @@ def reaudit_rows(project: Path) -> int:
         ("--notify", "file:///etc/passwd", "only http:// and https://"),
     ],
 )
-def test_bad_output_is_refused_before_any_work(tmp_path: Path, option: str, value: str, words: str) -> None:
-    spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    assert run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False).returncode == 0
-    (tmp_path / "audit-spec-as-folder").write_text("a file")
-    before = reaudit_rows(tmp_path)
-    res = run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), option, value, project=False)
+def test_bad_output_is_refused_before_any_work(project: Path, option: str, value: str, words: str) -> None:
+    spec = project / "reaudit.toml"
+    (project / "audit-spec-as-folder").write_text("a file")
+    before = reaudit_rows(project)
+    res = run_cli(project, "reaudit", str(spec), "--project", str(project), option, value, project=False)
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and words in res.stderr and "fix:" in res.stderr, res.stderr
-    assert reaudit_rows(tmp_path) == before == 1
+    assert reaudit_rows(project) == before == 1
 
 
 def test_webhook_failing_after_the_work_keeps_the_gate_status(tmp_path: Path) -> None:
@@ -69,22 +89,20 @@ def test_webhook_failing_after_the_work_keeps_the_gate_status(tmp_path: Path) ->
     assert reaudit_rows(tmp_path) == 1
 
 
-def test_history_plot_and_memory_map_into_an_unwritable_place(tmp_path: Path) -> None:
-    spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    assert run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False).returncode == 0
+def test_history_plot_and_memory_map_into_an_unwritable_place(project: Path) -> None:
     res = run_cli(
-        tmp_path,
+        project,
         "history",
         "nightly",
         "--project",
-        str(tmp_path),
+        str(project),
         "--plot",
         "/proc/nope/p.png",
         project=False,
     )
     assert res.returncode == 2 and "option '--plot'" in res.stderr and "Traceback" not in res.stderr
     res = run_cli(
-        tmp_path, "memory", "map", "--project", str(tmp_path), "--out", "/proc/nope/m.png", project=False
+        project, "memory", "map", "--project", str(project), "--out", "/proc/nope/m.png", project=False
     )
     assert res.returncode == 2 and "option '--out'" in res.stderr and "Traceback" not in res.stderr, (
         res.stderr

@@ -104,11 +104,13 @@ accuracy = 0.1
     return tmp
 
 
+@pytest.mark.integration
 def test_run_report_markdown(project: Path) -> None:
     [report] = list((project / "proj").glob(".allure/runs/*/report.md"))
     assert_tables_well_formed(report.read_text(encoding="utf-8"))
 
 
+@pytest.mark.integration
 def test_replay_reaudit_outputs_parse(project: Path) -> None:
     res = run_cli(
         project, "reaudit", "audit.toml", "--junit", "j.xml", "--markdown", "s.md", "--json", "r.json"
@@ -141,6 +143,7 @@ def test_replay_reaudit_outputs_parse(project: Path) -> None:
     assert_tables_well_formed(markdown_summary(bad))
 
 
+@pytest.mark.integration
 def test_study_markdown(project: Path) -> None:
     runs = sorted((project / "proj" / ".allure" / "runs").iterdir())
     res = run_cli(project, "study", "ablation", "--from-run", runs[0].name)

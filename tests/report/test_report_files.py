@@ -267,6 +267,7 @@ def test_accepts_the_loop_shapes(tmp_path: Path) -> None:
     assert read_report(tmp_path).iterations[0].splits.keys() == {"heldout", "audit", "all"}
 
 
+@pytest.mark.integration
 def test_importing_report_and_metrics_stays_light() -> None:
     # matplotlib is imported only when a plot is drawn; sklearn never by allure.metrics.
     import subprocess

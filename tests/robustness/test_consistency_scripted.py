@@ -51,6 +51,7 @@ def _tiny_nli(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.integration
 def test_consistency_flags_the_pairs_whose_self_scores_spread_differently(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--vary-on", VARY_ON)
     try:
@@ -98,6 +99,7 @@ def test_consistency_flags_the_pairs_whose_self_scores_spread_differently(tmp_pa
         srv.stop()
 
 
+@pytest.mark.integration
 def test_pairs_from_the_rephrasings(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path)
     try:
@@ -111,6 +113,7 @@ def test_pairs_from_the_rephrasings(tmp_path: Path) -> None:
         srv.stop()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

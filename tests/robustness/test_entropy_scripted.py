@@ -23,6 +23,7 @@ from tests.robustness.specs import robust_spec
 VARY_ON = r"path to room 4\d\?"
 
 
+@pytest.mark.integration
 def test_entropy_finds_the_items_whose_samples_disagree(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--vary-on", VARY_ON)
     try:
@@ -79,6 +80,7 @@ def test_entropy_finds_the_items_whose_samples_disagree(tmp_path: Path) -> None:
         srv.stop()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

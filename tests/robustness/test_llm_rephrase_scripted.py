@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from allure.robustness import sensitivity_study
 from tests.cli_run import run_cli
 from tests.conftest import start_scripted_server
 from tests.robustness.specs import robust_spec
+
+pytestmark = pytest.mark.integration
 
 META = "Rewrite this prompt text in other words. Keep every {placeholder} and quoted answer as is.\n<<<\n{text}\n>>>\n"
 

@@ -18,6 +18,8 @@ from tests.cli_run import run_cli
 from tests.conftest import start_scripted_server
 from tests.robustness.specs import robust_spec
 
+pytestmark = pytest.mark.integration
+
 
 def test_request_runs_the_procedure_the_evaluator_wrote(tmp_path: Path) -> None:
     srv = start_scripted_server(

@@ -20,6 +20,8 @@ from tests.cli_run import run_cli as _cli
 from tests.conftest import start_scripted_server
 from tests.robustness.specs import robust_spec
 
+pytestmark = pytest.mark.integration
+
 WORSE_ON = r"path to room 4\d\?"
 
 

@@ -39,6 +39,7 @@ def other_process():  # type: ignore[no-untyped-def]
     proc.wait(10)
 
 
+@pytest.mark.integration
 def test_a_live_owner_blocks_a_second_writer(
     backend: Backend, other_process: subprocess.Popen[bytes]
 ) -> None:
@@ -51,6 +52,7 @@ def test_a_live_owner_blocks_a_second_writer(
     assert store.get_run(rid).status == "running"  # its owner lives
 
 
+@pytest.mark.integration
 def test_a_dead_owner_is_taken_over_and_its_run_reads_interrupted(
     backend: Backend, other_process: subprocess.Popen[bytes]
 ) -> None:
@@ -69,6 +71,7 @@ def test_a_dead_owner_is_taken_over_and_its_run_reads_interrupted(
     assert store.lease_holder(rid) is None
 
 
+@pytest.mark.integration
 def test_a_stale_heartbeat_is_dead_even_if_the_pid_lives(
     backend: Backend, other_process: subprocess.Popen[bytes]
 ) -> None:
@@ -79,6 +82,7 @@ def test_a_stale_heartbeat_is_dead_even_if_the_pid_lives(
         assert lease.owned
 
 
+@pytest.mark.integration
 def test_wait_takes_the_lease_when_its_owner_ends(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
     """The waiter keeps finding the lease busy while its owner lives (seen through its attempts,
     not the clock), and takes it once the owner ends (when the test closes the owner's stdin)."""
@@ -150,6 +154,7 @@ def test_heartbeat_is_renewed(backend: Backend, monkeypatch: pytest.MonkeyPatch)
         assert store.lease_holder(rid).heartbeat_at > first  # type: ignore[union-attr]
 
 
+@pytest.mark.integration
 def test_claims_on_in_flight_prompts(backend: Backend, other_process: subprocess.Popen[bytes]) -> None:
     store = backend.open("a.db")
     a, b = store.create_run({"a": 1}), store.create_run({"b": 1})
@@ -168,6 +173,7 @@ def test_claims_on_in_flight_prompts(backend: Backend, other_process: subprocess
     )  # released with the lease
 
 
+@pytest.mark.integration
 def test_two_threads_one_winner(backend: Backend, other_process: subprocess.Popen[bytes]) -> None:
     """Two stores on one file race for a lease left by a dead owner: exactly one takes it."""
     setup = backend.open("a.db")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from allure.evaluator import fit_learned_readout
 from allure.labels import Label
@@ -50,6 +51,7 @@ def _decide(store: RunStore, run_id: str, item: str, label: Label) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_correction_refits_the_read_out_in_well_under_a_second_and_an_undo_refits_it_back(
     tmp_path: Path,
 ) -> None:

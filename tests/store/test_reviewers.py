@@ -48,6 +48,7 @@ def _age(store: RunStore, token: str) -> None:
         )
 
 
+@pytest.mark.integration
 def test_two_reviewer_processes_never_get_the_same_candidate(backend: Backend) -> None:
     store = backend.open()
     ids = _run(store, 60)
@@ -127,6 +128,7 @@ time.sleep(120)
 """
 
 
+@pytest.mark.integration
 def test_a_killed_reviewer_process_on_this_host_is_released_at_once(backend: Backend) -> None:
     store = backend.open()
     ids = _run(store, 3)
@@ -231,6 +233,7 @@ def test_kappa_equals_the_hand_computation(backend: Backend) -> None:
     )
 
 
+@pytest.mark.integration
 def test_cli_agreement_and_a_bad_share(backend: Backend, tmp_path: Path) -> None:
     store = backend.open()
     ids = _run(store, 2)

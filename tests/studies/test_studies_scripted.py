@@ -22,6 +22,8 @@ from tests.cli_run import TEST_KEY, cli_args, cli_env, run_cli
 from tests.conftest import start_scripted_server, write_dataset, write_spec
 from tests.memory.memory_examples import make_example
 
+pytestmark = pytest.mark.integration
+
 N_PER_TYPE = 30  # 60 items: 20 correct, 20 wrong that mention "room", 20 plain wrong
 
 MEMORY = {

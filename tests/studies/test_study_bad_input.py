@@ -12,6 +12,8 @@ from tests.cli_run import run_cli
 from tests.conftest import write_spec
 from tests.memory.memory_examples import make_example
 
+pytestmark = pytest.mark.integration
+
 
 def study(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run_cli(tmp, "study", *args)

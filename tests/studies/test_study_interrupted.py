@@ -13,6 +13,8 @@ from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
 from tests.conftest import write_replay_spec
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:

@@ -89,6 +89,7 @@ def _write(project: Path, record: dict[str, object]) -> None:
     (folder / "study.md").write_text(f"# Study {record['id']}\n")
 
 
+@pytest.mark.integration
 def test_version_1_records_open_as_their_kinds_types(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     clusters = [{"name": "keywords", "size": 3, "by_mode": {"keywords": 3}}]

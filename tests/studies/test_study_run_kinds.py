@@ -79,6 +79,7 @@ def test_every_built_in_kind_is_covered() -> None:
     assert set(BUILTIN) <= set(study_kinds())
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kind", sorted(PARAMS))
 def test_study_run_runs_every_built_in_kind(tmp_path: Path, kind: str) -> None:
     srv = start_scripted_server(tmp_path)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+import pytest
+
 from allure.errors import StudyError
 from allure.studies import (
     ArmLabels,
@@ -25,6 +27,8 @@ from allure.studies import (
     study_markdown,
     write_study,
 )
+
+pytestmark = pytest.mark.integration
 
 
 class ToyRecord(StudyRecord):

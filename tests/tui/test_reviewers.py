@@ -48,6 +48,7 @@ async def test_reviewer_name_lands_in_the_decision_and_others_candidates_stay_ou
     store.close()
 
 
+@pytest.mark.integration
 def test_review_app_does_not_open_while_another_process_writes_the_run(tmp_path: Path) -> None:
     store = make_run(tmp_path, 2)
     with store.acquire_lease(RUN, "resume"):  # a resume in progress, in this process
