@@ -18,6 +18,7 @@ from allure.config._evaluator import (
     PositionDebias,
     ReadoutChoice,
 )
+from allure.config._family import decision_family
 from allure.config._load import (
     check_label_parsing,
     label_pattern_for,
@@ -25,7 +26,7 @@ from allure.config._load import (
     parse_spec,
     replay_source,
 )
-from allure.config._loop import LoopSpec, Objective, decision_family
+from allure.config._loop import LoopSpec, Objective
 from allure.config._messages import SpecFieldError
 from allure.config._polarity import load_polarity_prompt
 from allure.config._spec import (
