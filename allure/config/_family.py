@@ -24,6 +24,6 @@ def decision_family(spec: AuditSpec) -> DecisionFamily:
     return DecisionFamily.declare(
         loop.guard_alpha,
         calibration_modes=modes,
-        readout=ev.readout == "auto",
+        readout=ev.applied_readout == "auto",
         memory_versions=loop.max_iterations if loop.guard else 0,
     )

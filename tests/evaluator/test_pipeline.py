@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from allure.config import AuditSpec, EvaluatorSpec, LoopSpec
+from allure.config import AuditSpec, EvaluatorSpec, LoopSpec, decision_family
 from allure.dataset import demo_spec
 from allure.evaluator import (
     CalibrationTarget,
@@ -234,7 +234,10 @@ def test_prior_shares_leave_the_dev_split_out_and_auto_tests_at_the_specs_guard_
     )
     plan = _from_spec(spec, pairwise=False, references=refs, splits=splits, dev=dev)
     assert plan.prior == {"0": 0.75, "1": 0.25}  # with dev: {"0": 0.375, "1": 0.625}
-    assert plan.target is not None and (plan.target.alpha, plan.target.min_per_label) == (0.01, 3)
+    # auto tests at calibration's share of the run's decision family (docs/DECISIONS.md), never above the spec's level
+    level = decision_family(spec).level("calibration")
+    assert 0 < level < 0.01
+    assert plan.target is not None and (plan.target.alpha, plan.target.min_per_label) == (level, 3)
     # no dev split (cross-fitted, or a re-audit's frozen set): every audit item's shares
     assert _from_spec(spec, pairwise=False, references=refs, splits=splits, dev=set()).prior == {
         "0": 0.375,
