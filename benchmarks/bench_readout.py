@@ -277,7 +277,7 @@ def summary(results: list[Result]) -> list[str]:
     return out
 
 
-def write(args: argparse.Namespace, results: list[Result], sent: int, wall: float) -> None:
+def write(args: argparse.Namespace, results: list[Result], sent: int, wall: float, planned: int) -> None:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
@@ -290,7 +290,8 @@ def write(args: argparse.Namespace, results: list[Result], sent: int, wall: floa
         f"`PYTHONPATH=. python benchmarks/bench_readout.py --tasks {args.tasks} --seeds {args.seeds}` at commit "
         f"{commit}{' (with uncommitted changes under allure/)' if dirty else ''}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {sent} calls sent, "
-        f"embedded server started {sum(r.server_starts for r in results)} time(s), {wall / 60:.1f} min.",
+        f"embedded server started {sum(r.server_starts for r in results)} time(s), {wall / 60:.1f} min"
+        + (f" (partial: {len(results)} of {planned} runs finished)." if len(results) < planned else "."),
         "",
         "Each row is one `allure.audit` run as a user starts it with `--auto-approve`: the worked example's "
         "spec (`examples/halueval_general.toml`; `examples/cogeval_replay.toml` with the embedded judge in place of "
@@ -356,8 +357,10 @@ def main() -> int:
         r = run_one(p)
         results.append(r)
         print(section(r), flush=True)
-    sent = sum(int(it.get("calls") or 0) for r in results for it in r.report.get("iterations") or [])
-    write(args, results, sent, time.perf_counter() - t0)
+        sent = sum(int(it.get("calls") or 0) for r in results for it in r.report.get("iterations") or [])
+        write(
+            args, results, sent, time.perf_counter() - t0, len(plans)
+        )  # after each run: a partial file says so
     print(f"calls sent in this run: {sent}; wrote {args.out}")
     return 0
 
