@@ -310,6 +310,7 @@ def write(args: argparse.Namespace, results: list[Result], sent: int, wall: floa
         "`primary`: the run's one pre-registered comparison (report.json `primary`): the loop's judge against the "
         "zero-shot judge's parsed labels on the held-out split, balanced accuracy, paired permutation test, alpha 0.05.",
         "",
+        "",
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(head) + "\n".join(section(r) for r in results))
