@@ -34,6 +34,7 @@ Rerun (a few minutes a task; writes ``benchmarks/results/icl_strategies.md`` fre
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -42,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stored_calls import RESULTS, ROOT, fresh_project, server_starts, snapshot  # noqa: E402
+from stored_calls import RESULTS, ROOT, ServerRefused, fresh_project, server_starts, snapshot  # noqa: E402
 
 from allure.config import parse_spec  # noqa: E402
 from allure.gold_check import GoldCheck  # noqa: E402
@@ -62,7 +63,7 @@ def counts_dir(project: Path) -> Path:
     return project / ".allure" / "token-counts"
 
 
-def run_task(name: str, project: Path, refuse: bool) -> tuple[StudyRecord, int]:
+def run_task(name: str, project: Path, max_new_calls: int) -> tuple[StudyRecord, int]:
     """The task's strategy study over its stored calls; the study and the server's starts."""
     fresh_project(project, snapshot(name))
     store = open_project_store(project, create=False)
@@ -126,16 +127,18 @@ def run_task(name: str, project: Path, refuse: bool) -> tuple[StudyRecord, int]:
         source={"spec": f"bench_icl_strategies ({name})", "split": "bench"},
         memory_location=memory.location,
     )
-    with server_starts(refuse=refuse) as starts:
-        study = run_study(
-            project,
-            src,
-            memory,
-            ArmsStudy(arms),
-            name=f"{name}-strategies",
-            say=lambda s: print(s, flush=True),
-        )
-    if starts and not refuse:  # the server counted tokens: keep its counts for the next rerun
+
+    def say(line: str) -> None:  # the study's plan line comes before any call: refuse more than allowed
+        print(line, flush=True)
+        new = re.search(r"(\d+) not yet stored", line)
+        if new and int(new.group(1)) > max_new_calls:
+            raise ServerRefused(
+                f"the study needs {new.group(1)} new calls, --max-new-calls is {max_new_calls}"
+            )
+
+    with server_starts(refuse=max_new_calls == 0) as starts:
+        study = run_study(project, src, memory, ArmsStudy(arms), name=f"{name}-strategies", say=say)
+    if starts:  # the server counted tokens: keep its counts for the next rerun
         for f in counts_dir(project).glob("*.json"):
             shutil.copy(f, RESULTS / f"{token_counts(name)}{f.name}")
     return study, len(starts)
@@ -147,7 +150,6 @@ def _f(x: float | None, fmt: str = ".3f") -> str:
 
 def render(name: str, study: StudyRecord, starts: int) -> str:
     """The study's arms and its comparisons with zero-shot, as the study record holds them."""
-    by_arm = {c.arm: c for c in study.comparisons}
     out = [
         f"### {name}: {study.n_items} items (dev + held-out), study `{study.id}`",
         "",
@@ -156,7 +158,7 @@ def render(name: str, study: StudyRecord, starts: int) -> str:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in study.arms:
-        m, c = r.metrics, by_arm.get(r.arm.name)
+        m, c = r.metrics, r.comparison
         acc = m.ci.accuracy
         o = c.objective if c else None
         out.append(
@@ -174,6 +176,21 @@ def render(name: str, study: StudyRecord, starts: int) -> str:
     return "\n".join(out)
 
 
+def write(args: argparse.Namespace, texts: list[str], total: int, wall: float) -> None:
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    header = (
+        f"# ICL strategies on the embedded judge\n\n`PYTHONPATH=. python benchmarks/bench_icl_strategies.py "
+        f"--tasks {args.tasks}` at commit {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: "
+        f"{total} calls sent, {wall / 60:.1f} min. Each table is one study "
+        "(`allure.studies.run_study`) over stored calls; its comparisons are the study's (McNemar exact, "
+        "Holm over the arms, paired bootstrap), on dev + held-out together: the bench decides nothing.\n\n"
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(header + "\n".join(texts))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tasks", default="halueval,cogeval", help="comma-separated: halueval, cogeval")
@@ -181,7 +198,7 @@ def main() -> int:
         "--max-new-calls",
         type=int,
         default=0,
-        help="0: refuse to start the embedded server (every prompt must be stored); above 0: let it start",
+        help="refuse a study that needs more calls; 0 also refuses to start the embedded server (token counts included)",
     )
     ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "icl_strategies")
     ap.add_argument("--out", type=Path, default=RESULTS / "icl_strategies.md")
@@ -189,23 +206,12 @@ def main() -> int:
     t0 = time.perf_counter()
     texts, total = [], 0
     for name in args.tasks.split(","):
-        study, starts = run_task(name, args.project / name, refuse=args.max_new_calls == 0)
+        study, starts = run_task(name, args.project / name, args.max_new_calls)
         total += sum(r.calls for r in study.arms)
         text = render(name, study, starts)
         print(text, flush=True)
         texts.append(text)
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-    ).stdout.strip()
-    header = (
-        f"# ICL strategies on the embedded judge\n\n`PYTHONPATH=. python benchmarks/bench_icl_strategies.py "
-        f"--tasks {args.tasks}` at commit {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: "
-        f"{total} calls sent, {(time.perf_counter() - t0) / 60:.1f} min. Each table is one study "
-        "(`allure.studies.run_study`) over stored calls; its comparisons are the study's (McNemar exact, "
-        "Holm over the arms, paired bootstrap), on dev + held-out together: the bench decides nothing.\n\n"
-    )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(header + "\n".join(texts))
+        write(args, texts, total, time.perf_counter() - t0)  # after each task
     print(f"calls sent in this run: {total}")
     return 0
 
