@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         apply_fitted,
         calibrate_pass,
     )
-    from allure.evaluator._content_free import CF_PREFIX, block_name
+    from allure.evaluator._content_free import CF_PREFIX, block_name, content_free_item
     from allure.evaluator._kind import BackendKind, backend_kind
     from allure.evaluator._langchain import LangChainBackend
     from allure.evaluator._learning_curve import CurveDraw, judge_verdicts, readout_curve, review_order
@@ -120,6 +120,7 @@ _WHERE = {
     "FittedCalibration": "_calibrate",
     "apply_fitted": "_calibrate",
     "block_name": "_content_free",
+    "content_free_item": "_content_free",
     "REVERSED": "_polarity",
     "PolarityVariant": "_polarity",
     "polarity_variant": "_polarity",
@@ -178,6 +179,7 @@ __all__ = [
     "ReadoutOutcome",
     "apply_fitted",
     "block_name",
+    "content_free_item",
     "plan_from_spec",
     "reference_shares",
     "run_pass",

@@ -36,6 +36,8 @@ def label_row(probs: Mapping[str, float] | None, labels: Sequence[Label]) -> lis
 
 
 def content_free_item(item: Item, key: str, k: int, text: str) -> Item:
+    """``item`` with every field replaced by the content-free input ``text``: the ``k``-th content-free
+    call of block ``key`` (what a pass sends; a caller can plan its cost before sending it)."""
     return item.model_copy(
         update={
             "id": f"{CF_PREFIX}{key}-{k}",

@@ -71,7 +71,7 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         update["zero_shot_iteration"] = 0 if version.size else 1
     labels = ctx.spec.label_set
     # a replay needs the swapped order's recorded verdicts among the items it opens with
-    with open_evaluator(ctx.spec, ctx.store, replay_items(items, labels)) as ev:
+    with open_evaluator(ctx.spec, ctx.store, replay_items(items, labels), lazy_start=True) as ev:
         if it == 1 and version.size:
             baseline = zero_shot_baseline(ctx, run_id, items, ev)
             update["active_iteration"] = 0
