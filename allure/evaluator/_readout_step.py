@@ -13,6 +13,7 @@ from allure.evaluator._readout import (
     VoteSource,
     fit_learned_readout,
 )
+from allure.evaluator._readout_features import FeatureTable, feature_table
 from allure.labels import Label
 from allure.models import Item, Verdict
 
@@ -82,6 +83,12 @@ class PassReadout:
         from allure.metrics import significantly_better
 
         fit_items = [it for it in items if it.id in self.fit_ids]
+        # every fit and application below reads its rows from one reading of the verdicts (issue 41)
+        table = feature_table(
+            items, verdicts, labels=self.labels, positive=self.positive, swapped=swapped, back=back
+        )
+        if self.vote is not None:
+            self.vote = self.vote.remembering(items)
         learned = fit_learned_readout(
             self.mode,
             fit_items,
@@ -95,12 +102,13 @@ class PassReadout:
             seed=self.seed,
             swapped=swapped,
             back=back,
+            table=table,
         )
         if learned is None:
             self.decision = f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
             return {}
-        out = learned.apply(items, verdicts, swapped, back)
-        oof = self._out_of_fold(fit_items, verdicts, swapped, back) if self.folds else {}
+        out = learned.apply(items, verdicts, swapped, back, table=table)
+        oof = self._out_of_fold(fit_items, verdicts, swapped, back, table) if self.folds else {}
         if self.mode == "auto":
             scored, where = (oof, "out of fold") if self.folds else (out, "on dev")
             dev = sorted(i for i in (self.folds or self.dev_ids) if i in verdicts)
@@ -142,6 +150,7 @@ class PassReadout:
         verdicts: Mapping[str, Verdict],
         swapped: Mapping[str, Verdict] | None,
         back: Mapping[str, Verdict] | None = None,
+        table: FeatureTable | None = None,
     ) -> dict[str, Label | None]:
         """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
         whose read-out cannot be fitted keeps the labels the pass gave before the read-out);
@@ -162,10 +171,11 @@ class PassReadout:
                 seed=self.seed,
                 swapped=swapped,
                 back=back,
+                table=table,
             )
             self.fold_fit_ids[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:
-                out.update(learned.apply(mine, verdicts, swapped, back))
+                out.update(learned.apply(mine, verdicts, swapped, back, table=table))
             else:
                 out.update({it.id: verdicts[it.id].label for it in mine if it.id in verdicts})
         return out

@@ -68,7 +68,9 @@ from allure.metrics._paired import icl_helped, paired_difference
 from allure.metrics._position import position_by_group, position_consistency
 from allure.metrics._readout import (
     C_GRID,
+    FALLBACK_MARGIN,
     MIN_PER_LABEL,
+    Z_LIMIT,
     FittedReadout,
     fit_readout,
     knn_labels,
@@ -153,6 +155,8 @@ __all__ = [
     "FittedReadout",
     "fit_readout",
     "MIN_PER_LABEL",
+    "FALLBACK_MARGIN",
+    "Z_LIMIT",
     "knn_labels",
     "label_log_probs",
     "log_odds",
