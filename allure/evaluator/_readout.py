@@ -32,6 +32,7 @@ parsed labels as candidate 0 and adopts the read-out only when the guard finds i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -181,11 +182,15 @@ class LearnedReadout:
         """``(len(items), len(features))``: :attr:`features` of ``items``, the label probabilities'
         from ``table`` when it holds them (a pass reads them once: :func:`feature_table`)."""
         probs = [f for f in self.features if not f.startswith("vote")]
-        if table is None or not table.serves(items, probs):
+        try:
+            x = table.matrix(items, probs) if table is not None else None
+        except KeyError:  # a table of other items or features: read these here
+            x = None
+        if x is None:
             table = feature_table(
                 items, verdicts, labels=self.labels, positive=self.positive, swapped=swapped, back=back
             )
-        x = table.matrix(items, probs)
+            x = table.matrix(items, probs)
         if len(probs) == len(self.features):
             return x
         votes = self._votes(items, self.vote) if self.vote is not None else {}
@@ -297,7 +302,7 @@ def fit_learned_readout(
     *,
     labels: Sequence[Label],
     positive: Label | None,
-    not_fit: set[str],
+    not_fit: AbstractSet[str],
     vote: VoteSource | None = None,
     objective: str = "balanced_accuracy",
     seed: int = 0,

@@ -58,7 +58,7 @@ def z_column(verdicts: Sequence[Verdict | None], positive: Label, labels: Sequen
     eps = math.exp(-Z_LIMIT)
     q = np.clip(p, eps, 1.0 - eps)
     z = np.clip(np.log(q) - np.log1p(-q), -Z_LIMIT, Z_LIMIT)
-    for i in np.flatnonzero(np.isnan(p)):
+    for i in np.flatnonzero(np.isnan(p)).tolist():
         z[i] = verdict_z(verdicts[i], positive, labels)
     return z
 
@@ -77,8 +77,11 @@ def lp_columns(verdicts: Sequence[Verdict | None], labels: Sequence[Label]) -> n
         dtype=np.float64,
     ).reshape(len(verdicts), k)
     total = rows.sum(axis=1)
-    for i in np.flatnonzero(total <= 0):  # no probabilities: the softmax of the margin on the parsed label
-        parsed = None if verdicts[i] is None else verdicts[i].label  # type: ignore[union-attr]
+    for i in np.flatnonzero(
+        total <= 0
+    ).tolist():  # no probabilities: the softmax of the margin on the parsed label
+        v = verdicts[i]
+        parsed = None if v is None else v.label
         rows[i] = [math.exp(FALLBACK_MARGIN) if lab == parsed else 1.0 for lab in labels]
     total = rows.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore"):
@@ -95,12 +98,12 @@ class FeatureTable:
     cols: dict[str, np.ndarray]
     """Feature name -> its value per row."""
 
-    def serves(self, items: Sequence[Item], names: Sequence[str]) -> bool:
-        """Whether it holds every item and every one of the (label-probability) feature ``names``."""
-        return all(f in self.cols for f in names) and all(it.id in self.rows for it in items)
-
     def matrix(self, items: Sequence[Item], names: Sequence[str]) -> np.ndarray:
-        """``(len(items), len(names))``: the features ``names`` of ``items``."""
+        """``(len(items), len(names))``: the features ``names`` of ``items``.
+
+        Raises:
+            KeyError: An item or a feature it does not hold.
+        """
         idx = np.fromiter((self.rows[it.id] for it in items), dtype=np.int64, count=len(items))
         return np.column_stack([self.cols[f][idx] for f in names]) if names else np.zeros((len(items), 0))
 

@@ -156,16 +156,17 @@ class PassReadout:
         whose read-out cannot be fitted keeps the labels the pass gave before the read-out);
         :attr:`fold_fit_ids` records the fits."""
         out: dict[str, Label | None] = {}
+        fold_of = [self.folds.get(it.id) for it in fit_items]
         for fold in sorted(set(self.folds.values())):
-            mine = [it for it in fit_items if self.folds.get(it.id) == fold]
+            mine = [it for it, f in zip(fit_items, fold_of, strict=True) if f == fold]
             learned = fit_learned_readout(
                 self.mode,
-                [it for it in fit_items if self.folds.get(it.id) != fold],
+                [it for it, f in zip(fit_items, fold_of, strict=True) if f != fold],
                 verdicts,
                 self.references,
                 labels=self.labels,
                 positive=self.positive,
-                not_fit=set(self.not_fit) | {it.id for it in mine},
+                not_fit=self.not_fit | {it.id for it in mine},
                 vote=self._vote_without(fold),
                 objective=self.objective,
                 seed=self.seed,

@@ -78,10 +78,11 @@ def test_the_class_weights_are_scikit_learns_balanced_ones_on_each_fits_items() 
 )
 def test_the_fit_is_scikit_learns_within_its_tolerance(n: int, k: int, f: int, seed: int) -> None:
     x, y = _data(n, k, f, seed)
-    c, cv, model = _sklearn_readout(x, y)
+    best_c, cv, model = _sklearn_readout(x, y)
     ours = fit_readout(x, y, [f"f{j}" for j in range(f)])
     assert ours is not None
-    assert ours.C == c and ours.cv_score == pytest.approx(cv, abs=1e-12)
+    chosen = ours.C
+    assert chosen == best_c and ours.cv_score == pytest.approx(cv, abs=1e-12)
     assert ours.labels == tuple(str(v) for v in model.classes_)
     assert np.abs(np.array(ours.coef) - model.coef_).max() < 2e-3
     assert np.abs(np.array(ours.intercept) - model.intercept_).max() < 2e-3
@@ -110,7 +111,9 @@ def _verdicts(n: int, seed: int) -> list[Verdict | None]:
         kind = j % 5
         if kind == 0:  # a verdict with label probabilities and prob_positive
             p = float(rng.uniform(0, 1))
-            out.append(Verdict(item_id=f"i{j}", label="yes", prob_positive=p, label_probs={"yes": p, "no": 1 - p}))
+            out.append(
+                Verdict(item_id=f"i{j}", label="yes", prob_positive=p, label_probs={"yes": p, "no": 1 - p})
+            )
         elif kind == 1:  # probabilities only
             p = float(rng.uniform(0, 1))
             out.append(Verdict(item_id=f"i{j}", label="no", label_probs={"yes": p, "no": 1 - p}))
