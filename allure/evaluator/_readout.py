@@ -199,7 +199,10 @@ class LearnedReadout:
 
     def _votes(self, items: list[Item], vote: VoteSource) -> dict[str, list[float]]:
         """``vote`` (two labels: the positive label's share) or ``vote[l]`` per label beyond two."""
-        own = [{j for j, i in enumerate(vote.item_ids) if i == it.id} for it in items]
+        rows: dict[str, set[int]] = {}
+        for j, i in enumerate(vote.item_ids):  # each item's own examples (never its voters)
+            rows.setdefault(i, set()).add(j)
+        own = [rows.get(it.id, set()) for it in items]
         queries = vote.embed(items)
         return {
             f"vote[{lab}]" if self.positive is None else "vote": memory_vote(
