@@ -296,7 +296,10 @@ def fit_readout(
     labels = sorted(counts)
     code_of = {v: labels.index(s) for v, s in as_str.items()}
     codes = np.fromiter(map(code_of.__getitem__, y), dtype=np.int64, count=len(y))
-    scores, coef, intercept = _cv_scores(x, codes, len(labels), grid, k, seed, objective)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # many small matrix products: more BLAS threads only spin (2x the CPU)
+        scores, coef, intercept = _cv_scores(x, codes, len(labels), grid, k, seed, objective)
     best = max(range(len(grid)), key=lambda c: (-1.0 if scores[c] is None else scores[c], -grid[c]))
     return FittedReadout(
         features=tuple(features),
