@@ -24,7 +24,10 @@ it is allure's own HTTP library: the bar is read against it; both ratios are pri
 Usage::
 
     python benchmarks/bench_client_overhead.py [--n 5000] [--cases 64:0,16:50] [--rounds 1]
-        [--workers 2] [--profile-n 2000] [--no-profile]
+        [--workers 2] [--profile-n 2000] [--no-profile] [--readout-none]
+
+``--readout-none`` times a second allure arm with ``readout = "none"`` in each round: the default
+(``auto``) fits, decides and applies the learned read-out before the pass ends.
 
 No download, no install: the server uses the standard library (and uvloop when installed).
 """
@@ -109,8 +112,11 @@ def write_dataset(path: Path, n: int) -> None:
             fh.write(json.dumps(row) + "\n")
 
 
-def write_spec(project: Path, data: Path, base_url: str, concurrency: int) -> Path:
-    """One zero-shot pass over every item, no held-out split, nothing to review."""
+def write_spec(
+    project: Path, data: Path, base_url: str, concurrency: int, readout: str | None = None
+) -> Path:
+    """One zero-shot pass over every item, no held-out split, nothing to review; ``readout``: the
+    spec's ``[evaluator] readout`` (``None``: the default, ``auto``)."""
     project.mkdir(parents=True, exist_ok=True)
     spec = project / "audit.toml"
     spec.write_text(
@@ -133,6 +139,7 @@ api_key_env = "{KEY_ENV}"
 concurrency = {concurrency}
 max_retries = 0
 calibration = "none"  # the per-call cost of the same N requests (auto would add 3 content-free calls)
+{"" if readout is None else f'readout = "{readout}"'}
 [memory]
 location = "{project / "memory"}"
 [loop]
@@ -512,6 +519,11 @@ def main() -> int:
     ap.add_argument("--no-profile", action="store_true", help="skip the profile")
     ap.add_argument("--keep", action="store_true", help="keep the temporary projects")
     ap.add_argument(
+        "--readout-none",
+        action="store_true",
+        help="also time allure with [evaluator] readout = none in each round (the read-out's share)",
+    )
+    ap.add_argument(
         "--compare",
         type=Path,
         default=None,
@@ -525,6 +537,7 @@ def main() -> int:
     write_dataset(data, args.n)
     print(f"dataset: {args.n} items ({time.perf_counter() - t0:.1f} s to write); {_load()}")
     summary = []
+    none_summary: list[tuple[int, float, float]] = []
     try:
         for conc_f, delay in cases:
             conc = int(conc_f)
@@ -536,12 +549,16 @@ def main() -> int:
                 per_round: list[dict[str, dict[str, Any]]] = []
                 for r in range(args.rounds):
                     per_round.append({})
-                    for kind in ("httpx", "aiohttp", "allure") + (("compare",) if args.compare else ()):
-                        if kind in ("allure", "compare"):
+                    extra = (("compare",) if args.compare else ()) + (
+                        ("readout-none",) if args.readout_none else ()
+                    )
+                    for kind in ("httpx", "aiohttp", "allure", *extra):
+                        if kind in ("allure", "compare", "readout-none"):
                             project = tmp / f"{kind}-c{conc}-d{delay:g}-r{r}"
                             root = args.compare if kind == "compare" else ROOT
+                            readout = "none" if kind == "readout-none" else None
                             res = run_allure(
-                                write_spec(project, data, server.base_url, conc),
+                                write_spec(project, data, server.base_url, conc, readout),
                                 project,
                                 root,
                             )
@@ -569,6 +586,12 @@ def main() -> int:
                     f"  allure at {args.compare}: {c['calls_s']:.0f} calls/s ({c['cpu_ms']:.3f} ms CPU/call), "
                     f"allure/raw httpx {c['calls_s'] / h['calls_s']:.3f} ({c['load']})"
                 )
+            if "readout-none" in best:
+                rn = best["readout-none"]
+                print(
+                    f"  allure, readout = none: {rn['calls_s']:.0f} calls/s ({rn['cpu_ms']:.3f} ms CPU/call), "
+                    f"allure/raw aiohttp {rn['calls_s'] / a['calls_s']:.3f} ({rn['load']})"
+                )
             print(
                 f"  allure/raw httpx {al['calls_s'] / h['calls_s']:.3f} (calls/s)   "
                 f"{h['cpu_ms'] / al['cpu_ms']:.3f} (CPU per call: the calls/s ratio of a CPU-bound client "
@@ -582,12 +605,21 @@ def main() -> int:
                         for x in per_round
                     )
                 )
+                if args.readout_none:
+                    print(
+                        "  each round, readout = none, allure/raw aiohttp: "
+                        + ", ".join(
+                            f"{x['readout-none']['calls_s'] / x['aiohttp']['calls_s']:.3f}" for x in per_round
+                        )
+                    )
             print(
                 f"  allure times: process start + load {al['start_load_s']:.1f} s, evaluate {al['eval_s']:.1f} s, "
                 f"score + report {al['after_eval_s']:.1f} s, exit {al['exit_s']:.1f} s, "
                 f"wall {al['wall_s']:.1f} s"
             )
             summary.append((conc, delay, len(bodies), h["calls_s"], a["calls_s"], al["calls_s"]))
+            if "readout-none" in best:
+                none_summary.append((conc, delay, best["readout-none"]["calls_s"] / a["calls_s"]))
         if not args.no_profile:
             server = Server(tmp, 0.0, args.workers)
             try:
@@ -615,6 +647,10 @@ def main() -> int:
                 f"  concurrency {conc:3d}, {delay:3g} ms, {n} calls: raw httpx {h_s:6.0f}, raw aiohttp {a_s:6.0f}, "
                 f"allure {al_s:6.0f} calls/s; allure/raw aiohttp {al_s / a_s:.3f} "
                 f"({'meets' if al_s / a_s >= bar else 'misses'} {bar}), allure/raw httpx {al_s / h_s:.3f}"
+            )
+        for conc, delay, ratio in none_summary:
+            print(
+                f"  concurrency {conc:3d}, {delay:3g} ms, readout = none (same run): allure/raw aiohttp {ratio:.3f}"
             )
         for conc, delay, _n, h_s, a_s, _al in summary:
             if delay == 0:

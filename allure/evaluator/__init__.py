@@ -53,7 +53,7 @@ if TYPE_CHECKING:
         ReadoutOutcome,
         run_pass,
     )
-    from allure.evaluator._plan_spec import plan_from_spec, reference_shares
+    from allure.evaluator._plan_spec import extra_calls, plan_from_spec, readout_reads, reference_shares
     from allure.evaluator._polarity import REVERSED, PolarityVariant, polarity_variant
     from allure.evaluator._readout import (
         LearnedReadout,
@@ -131,7 +131,9 @@ _WHERE = {
     "PassStats": "_pipeline",
     "Readout": "_pipeline",
     "ReadoutOutcome": "_pipeline",
+    "extra_calls": "_plan_spec",
     "plan_from_spec": "_plan_spec",
+    "readout_reads": "_plan_spec",
     "reference_shares": "_plan_spec",
     "run_pass": "_pipeline",
     "FALLBACK_NOTE": "_swap",
@@ -180,7 +182,9 @@ __all__ = [
     "apply_fitted",
     "block_name",
     "content_free_item",
+    "extra_calls",
     "plan_from_spec",
+    "readout_reads",
     "reference_shares",
     "run_pass",
     "CF_PREFIX",

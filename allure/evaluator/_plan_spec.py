@@ -1,7 +1,8 @@
 """A pass's plan from an audit spec (:func:`plan_from_spec`), so the spec's rules live once: a replay is
 never calibrated, ``auto`` is off without a dev split (or the audit split's folds) to choose on,
-``prior`` takes the audit split's reference shares outside dev, and a pass swaps when
-:func:`~allure.evaluator.swaps_positions` says so. The loop, study arms and re-audits call it."""
+``prior`` takes the audit split's reference shares outside dev, and which extra calls a pass makes
+(:func:`extra_calls`: the swapped order of a pair, the reversed question) is decided here alone. The
+loop, study arms, re-audits and an exported judge call it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from allure.config import decision_family
 from allure.dataset import cross_folds, task_groups
 from allure.evaluator._calibrate import CalibrationTarget
 from allure.evaluator._options import ExamplesFor
-from allure.evaluator._pipeline import PassPlan
+from allure.evaluator._pipeline import PassPlan, Readout
+from allure.evaluator._polarity import PolarityVariant, polarity_variant
+from allure.evaluator._readout_step import PassReadout
 from allure.evaluator._swap import swaps_positions
 from allure.labels import Label
 from allure.models import Item
@@ -38,6 +41,43 @@ def reference_shares(
     return {lab: known.count(lab) / len(known) for lab in sorted(set(known))} if known else None
 
 
+def readout_reads(readout: Readout | None) -> tuple[bool, bool]:
+    """Whether ``readout`` reads a pair's swapped order and the reversed question's answer: a read-out
+    applied as fitted (:class:`~allure.evaluator.LearnedReadout`, a stored or exported one) reads what
+    its features name (``z_swap``/``lp_swap[l]``, ``z_reversed``); a step fitted in the pass
+    (:class:`~allure.evaluator.PassReadout`) may read both (its fit keeps what helps); another
+    read-out reads the main order only."""
+    if readout is None:
+        return False, False
+    if isinstance(readout, PassReadout):
+        return True, True
+    return bool(getattr(readout, "reads_swapped", False)), bool(getattr(readout, "reads_reversed", False))
+
+
+def extra_calls(
+    spec: AuditSpec,
+    items: list[Item],
+    *,
+    pairwise: bool,
+    debias: bool,
+    readout: Readout | None,
+    positions: bool = False,
+) -> tuple[bool, PolarityVariant | None]:
+    """The one rule for the calls a pass makes beyond the main order's (issue 41 item 5): whether it
+    runs the swapped order, and the reversed question it asks (``None``: none).
+
+    - the swapped order: when the spec swaps (:func:`~allure.evaluator.swaps_positions`: a pairwise
+      prompt set, pairs, ``swap_positions``, a live judge or recorded swapped verdicts) and something
+      reads it: position debiasing, the caller's position figures (``positions``: the loop's report),
+      or the read-out (:func:`readout_reads`);
+    - the reversed question (``[evaluator] polarity_prompt``, :func:`~allure.evaluator.polarity_variant`:
+      a live two-label judge): when the read-out reads it.
+    """
+    swapped, reversed_ = readout_reads(readout)
+    swap = swaps_positions(spec, pairwise, items) and (debias or positions or swapped)
+    return swap, polarity_variant(spec) if reversed_ else None
+
+
 def plan_from_spec(
     spec: AuditSpec,
     *,
@@ -51,6 +91,7 @@ def plan_from_spec(
     dev: Collection[str] | None = None,
     folds: Mapping[str, int] | None = None,
     positions: bool = False,
+    readout: Readout | None = None,
     **more: Any,
 ) -> PassPlan:
     """The pass ``spec`` asks for (its ``[evaluator]`` post-processing; a study arm passes the spec
@@ -74,12 +115,17 @@ def plan_from_spec(
         folds: The cross-fitting folds when the caller holds them (the loop: the run's own, which an
             older run may have dealt item by item); ``None``: derived as above.
         positions: Run the swapped order whenever the spec swaps (the loop reports position
-            consistency), not only to debias.
-        more: Any other :class:`PassPlan` field (``options``, ``progress``, ``claim_token``, ...).
+            consistency), not only to debias or for the read-out.
+        readout: The read-out applied last: a step fitted in the pass or one applied as fitted; what
+            it reads decides the swapped order and the reversed question (:func:`extra_calls`).
+        more: Any other :class:`PassPlan` field (``options``, ``progress``, ``claim_token``, ...);
+            ``swap`` and ``polarity`` are decided here, not passed.
     """
     ev = spec.evaluator
-    swaps = swaps_positions(spec, pairwise, items)
-    debias: PositionDebias = ev.position_debias if swaps else "none"
+    debias: PositionDebias = ev.position_debias if swaps_positions(spec, pairwise, items) else "none"
+    swap, polarity = extra_calls(
+        spec, items, pairwise=pairwise, debias=debias != "none", readout=readout, positions=positions
+    )
     calibration = ev.applied_calibration
     if calibration == "auto" and dev is None:
         calibration = "none"
@@ -113,11 +159,13 @@ def plan_from_spec(
         items=items,
         examples_for=examples_for,
         labels=tuple(spec.label_set),
-        swap=swaps and (positions or debias != "none"),
+        swap=swap,
         position_debias=debias,
         calibration=calibration,
         target=target,
         prior=prior,
         replay=ev.is_replay,
+        readout=readout,
+        polarity=polarity,
         **more,
     )

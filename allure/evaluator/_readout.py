@@ -32,6 +32,7 @@ parsed labels as candidate 0 and adopts the read-out only when the guard finds i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -39,8 +40,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from allure.errors import AllureError
+from allure.evaluator._readout_features import FeatureTable, feature_table
 from allure.labels import Label
-from allure.metrics import FittedReadout, fit_readout, knn_labels, label_log_probs, log_odds, memory_vote
+from allure.metrics import FittedReadout, fit_readout, knn_labels, memory_vote
 from allure.models import Item, Verdict
 
 if TYPE_CHECKING:
@@ -68,6 +70,20 @@ class VoteSource:
     labels: list[Label]
     item_ids: list[str]
     embed: Embed
+
+    def remembering(self, items: list[Item]) -> VoteSource:
+        """The same voters, ``items`` embedded once now: a pass's fits and applications (one per fold)
+        look their embeddings up instead of embedding them again (an item not among them is embedded)."""
+        vectors = np.asarray(self.embed(items))
+        row = {it.id: j for j, it in enumerate(items)}
+        embed = self.embed
+
+        def looked_up(asked: list[Item]) -> np.ndarray:
+            if all(it.id in row for it in asked):
+                return vectors[[row[it.id] for it in asked]].reshape(len(asked), -1)
+            return embed(asked)
+
+        return VoteSource(self.vectors, self.labels, self.item_ids, looked_up)
 
 
 def memory_vote_source(memory: EpisodicMemory) -> VoteSource | None:
@@ -98,25 +114,6 @@ def probability_features(labels: Sequence[Label], *, swapped: bool) -> tuple[str
         return ("z", "z_swap") if swapped else ("z",)
     main = tuple(f"lp[{lab}]" for lab in labels)
     return main + tuple(f"lp_swap[{lab}]" for lab in labels) if swapped else main
-
-
-def _z(verdict: Verdict | None, positive: Label, labels: Sequence[Label]) -> float:
-    """The label log-odds of a verdict: from ``prob_positive``, else from its label probabilities, else
-    its parsed label as +-2 (0: unparsed or no verdict)."""
-    if verdict is None:
-        return 0.0
-    z = log_odds(verdict.prob_positive)
-    if z is not None:
-        return z
-    lp = label_log_probs(verdict.label_probs, labels, verdict.label)
-    pos = list(labels).index(positive)
-    return lp[pos] - lp[1 - pos]
-
-
-def _lp(verdict: Verdict | None, labels: Sequence[Label]) -> list[float]:
-    return label_log_probs(
-        None if verdict is None else verdict.label_probs, labels, None if verdict is None else verdict.label
-    )
 
 
 @dataclass
@@ -165,28 +162,47 @@ class LearnedReadout:
         """Each feature per item (see the module): the label probabilities from the verdicts (``swapped``:
         item id -> its swapped order's verdict, in that order's terms; ``back``: item id -> its reversed
         question's verdict read back in the judge's terms), ``vote`` from the memory."""
-        labels, cols = self.labels, {}
-        if len(labels) == 2:
-            pos = self.positive if self.positive is not None else labels[0]
-            cols["z"] = [_z(verdicts.get(it.id), pos, labels) for it in items]
-            if swapped is not None:  # P(back(pos)) of the swapped order is its P(neg): the sign turns
-                cols["z_swap"] = [-_z(swapped.get(it.id), pos, labels) for it in items]
-            if back is not None:
-                cols["z_reversed"] = [_z(back.get(it.id), pos, labels) for it in items]
-        else:
-            rows = [_lp(verdicts.get(it.id), labels) for it in items]
-            cols.update({f"lp[{lab}]": [r[j] for r in rows] for j, lab in enumerate(labels)})
-            if swapped is not None:
-                order = [{0: 1, 1: 0}.get(j, j) for j in range(len(labels))]
-                rows = [_lp(swapped.get(it.id), labels) for it in items]
-                cols.update({f"lp_swap[{lab}]": [r[order[j]] for r in rows] for j, lab in enumerate(labels)})
+        table = feature_table(
+            items, verdicts, labels=self.labels, positive=self.positive, swapped=swapped, back=back
+        )
+        cols = {f: c.tolist() for f, c in table.cols.items()}
         if self.vote is not None and any(f.startswith("vote") for f in self.features):
             cols.update(self._votes(items, self.vote))
         return cols
 
+    def matrix(
+        self,
+        items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        swapped: Mapping[str, Verdict] | None = None,
+        back: Mapping[str, Verdict] | None = None,
+        *,
+        table: FeatureTable | None = None,
+    ) -> np.ndarray:
+        """``(len(items), len(features))``: :attr:`features` of ``items``, the label probabilities'
+        from ``table`` when it holds them (a pass reads them once: :func:`feature_table`)."""
+        probs = [f for f in self.features if not f.startswith("vote")]
+        try:
+            x = table.matrix(items, probs) if table is not None else None
+        except KeyError:  # a table of other items or features: read these here
+            x = None
+        if x is None:
+            table = feature_table(
+                items, verdicts, labels=self.labels, positive=self.positive, swapped=swapped, back=back
+            )
+            x = table.matrix(items, probs)
+        if len(probs) == len(self.features):
+            return x
+        votes = self._votes(items, self.vote) if self.vote is not None else {}
+        cols = {f: x[:, j] for j, f in enumerate(probs)} | {f: np.asarray(v) for f, v in votes.items()}
+        return np.column_stack([cols[f] for f in self.features])
+
     def _votes(self, items: list[Item], vote: VoteSource) -> dict[str, list[float]]:
         """``vote`` (two labels: the positive label's share) or ``vote[l]`` per label beyond two."""
-        own = [{j for j, i in enumerate(vote.item_ids) if i == it.id} for it in items]
+        rows: dict[str, set[int]] = {}
+        for j, i in enumerate(vote.item_ids):  # each item's own examples (never its voters)
+            rows.setdefault(i, set()).add(j)
+        own = [rows.get(it.id, set()) for it in items]
         queries = vote.embed(items)
         return {
             f"vote[{lab}]" if self.positive is None else "vote": memory_vote(
@@ -201,15 +217,18 @@ class LearnedReadout:
         verdicts: Mapping[str, Verdict],
         swapped: Mapping[str, Verdict] | None = None,
         back: Mapping[str, Verdict] | None = None,
+        *,
+        table: FeatureTable | None = None,
     ) -> dict[str, Label | None]:
         """Item id -> the read-out's label (items without a verdict are left out); ``swapped``: item id
         -> its swapped order's verdict (needed when :attr:`reads_swapped`); ``back``: item id -> its
-        reversed question's verdict read back (needed when :attr:`reads_reversed`).
+        reversed question's verdict read back (needed when :attr:`reads_reversed`); ``table``: the
+        pass's features, read once (:func:`feature_table`).
 
         Raises:
             ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        return self.scored(items, verdicts, swapped, back)[0]
+        return self.scored(items, verdicts, swapped, back, table=table)[0]
 
     def scored(
         self,
@@ -217,6 +236,8 @@ class LearnedReadout:
         verdicts: Mapping[str, Verdict],
         swapped: Mapping[str, Verdict] | None = None,
         back: Mapping[str, Verdict] | None = None,
+        *,
+        table: FeatureTable | None = None,
     ) -> tuple[dict[str, Label | None], dict[str, float]]:
         """As :meth:`apply`, with each item's ``P(positive)`` besides its label (a logistic read-out of
         two labels; none for kNN or beyond two labels).
@@ -241,8 +262,7 @@ class LearnedReadout:
                 where="the pass's plan (PassPlan.polarity)",
                 fix="set the plan's polarity (allure.evaluator.polarity_variant(spec)) when this read-out is applied",
             )
-        cols = self.columns(todo, verdicts, swapped, back)
-        x = np.array([cols[f] for f in self.features], dtype=np.float64).T
+        x = self.matrix(todo, verdicts, swapped, back, table=table)
         if self.mode == "knn":
             # a fit item is never its own neighbour: its label comes from the other fit items'
             row = {i: j for j, i in enumerate(self.fit_ids)}
@@ -251,12 +271,14 @@ class LearnedReadout:
             return {it.id: g for it, g in zip(todo, got, strict=True)}, {}
         assert self.fitted is not None
         by_str = {str(lab): lab for lab in self.labels}
-        labels: dict[str, Label | None] = {
-            it.id: by_str[p] for it, p in zip(todo, self.fitted.predict(x), strict=True)
-        }
+        classes = [by_str[c] for c in self.fitted.labels]
+        ids = [it.id for it in todo]
+        labels: dict[str, Label | None] = dict(
+            zip(ids, [classes[c] for c in self.fitted.predict_codes(x).tolist()], strict=True)
+        )
         if self.positive is None:
             return labels, {}
-        return labels, dict(zip([it.id for it in todo], self.fitted.prob(x, self.positive), strict=True))
+        return labels, dict(zip(ids, self.fitted.prob(x, self.positive), strict=True))
 
     def record(self) -> dict[str, Any]:
         """What the memory version stores: mode, features, coefficients, CV score, n, date."""
@@ -283,12 +305,13 @@ def fit_learned_readout(
     *,
     labels: Sequence[Label],
     positive: Label | None,
-    not_fit: set[str],
+    not_fit: AbstractSet[str],
     vote: VoteSource | None = None,
     objective: str = "balanced_accuracy",
     seed: int = 0,
     swapped: Mapping[str, Verdict] | None = None,
     back: Mapping[str, Verdict] | None = None,
+    table: FeatureTable | None = None,
 ) -> LearnedReadout | None:
     """Fit the read-out on ``fit_items`` (the mined audit items) with their ``references``.
 
@@ -308,6 +331,7 @@ def fit_learned_readout(
         back: Two labels: item id -> its verdict under the polarity variant, read back in the judge's
             terms (``None``: not asked). The logistic read-out then also tries ``z_reversed`` and keeps
             it only when its cross-validated score is higher (a tie keeps the fewer features).
+        table: The pass's features, read once (:func:`feature_table`; ``None``: read here).
 
     Raises:
         ReadoutLeak: A dev or held-out item is among ``fit_items``.
@@ -341,8 +365,7 @@ def fit_learned_readout(
     if len(set(y)) < 2:
         return None
     if base.mode == "knn":
-        cols = base.columns(keep, verdicts, swapped)
-        x = np.array([cols[f] for f in features], dtype=np.float64).T
+        x = base.matrix(keep, verdicts, swapped, table=table)
         base.fit_x, base.fit_y = x.tolist(), list(y)
         base.knn_x, base.knn_y = x.tolist(), y
         base.knn_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -354,8 +377,7 @@ def fit_learned_readout(
     best: LearnedReadout | None = None
     for names in tries:
         cand = replace(base, features=names)
-        cols = cand.columns(keep, verdicts, swapped, back)
-        x = np.array([cols[f] for f in names], dtype=np.float64).T
+        x = cand.matrix(keep, verdicts, swapped, back, table=table)
         cand.fit_x, cand.fit_y = x.tolist(), list(y)
         cand.fitted = fit_readout(x, y, names, objective=objective, seed=seed)  # type: ignore[arg-type]
         if cand.fitted is not None and (best is None or _cv(cand) > _cv(best)):

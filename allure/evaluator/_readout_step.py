@@ -14,6 +14,7 @@ from allure.evaluator._readout import (
     VoteSource,
     fit_learned_readout,
 )
+from allure.evaluator._readout_features import FeatureTable, feature_table
 from allure.labels import Label
 from allure.models import Item, Verdict
 
@@ -142,6 +143,12 @@ class PassReadout:
         from allure.metrics import significantly_better
 
         fit_items = [it for it in items if it.id in self.fit_ids]
+        # every fit and application below reads its rows from one reading of the verdicts (issue 41)
+        table = feature_table(
+            items, verdicts, labels=self.labels, positive=self.positive, swapped=swapped, back=back
+        )
+        if self.vote is not None:
+            self.vote = self.vote.remembering(items)
         learned = fit_learned_readout(
             self.mode,
             fit_items,
@@ -155,13 +162,14 @@ class PassReadout:
             seed=self.seed,
             swapped=swapped,
             back=back,
+            table=table,
         )
         if learned is None:
             return ReadoutRead(
                 {}, f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
             )
-        out = probable_only(learned.apply(items, verdicts, swapped, back), verdicts)
-        oof, fits = self._out_of_fold(fit_items, verdicts, swapped, back) if self.folds else ({}, {})
+        out = probable_only(learned.apply(items, verdicts, swapped, back, table=table), verdicts)
+        oof, fits = self._out_of_fold(fit_items, verdicts, swapped, back, table) if self.folds else ({}, {})
         oof.update({i: verdicts[i].label for i in oof if not reads_probabilities(verdicts.get(i))})
         if self.mode == "auto":
             scored, where = (oof, "out of fold") if self.folds else (out, "on dev")
@@ -179,7 +187,9 @@ class PassReadout:
             level = f"at alpha {self.alpha:.3g}, the read-out's share of the run's decisions"
             if not d.better:
                 return ReadoutRead(
-                    {}, f"{self.name}: the parsed labels kept {where} ({d.figures}; {level})", fold_fit_ids=fits
+                    {},
+                    f"{self.name}: the parsed labels kept {where} ({d.figures}; {level})",
+                    fold_fit_ids=fits,
                 )
             decision = f"{self.name}: adopted {where} ({d.figures}; {level})"
         else:
@@ -203,31 +213,34 @@ class PassReadout:
         verdicts: Mapping[str, Verdict],
         swapped: Mapping[str, Verdict] | None,
         back: Mapping[str, Verdict] | None = None,
+        table: FeatureTable | None = None,
     ) -> tuple[dict[str, Label | None], dict[int, tuple[str, ...]]]:
         """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
         whose read-out cannot be fitted keeps the labels the pass gave before the read-out), and
         each fold's fit ids (:attr:`ReadoutRead.fold_fit_ids`)."""
         out: dict[str, Label | None] = {}
         fits: dict[int, tuple[str, ...]] = {}
+        fold_of = [self.folds.get(it.id) for it in fit_items]
         for fold in sorted(set(self.folds.values())):
-            mine = [it for it in fit_items if self.folds.get(it.id) == fold]
+            mine = [it for it, f in zip(fit_items, fold_of, strict=True) if f == fold]
             learned = fit_learned_readout(
                 self.mode,
-                [it for it in fit_items if self.folds.get(it.id) != fold],
+                [it for it, f in zip(fit_items, fold_of, strict=True) if f != fold],
                 verdicts,
                 self.references,
                 labels=self.labels,
                 positive=self.positive,
-                not_fit=set(self.not_fit) | {it.id for it in mine},
+                not_fit=self.not_fit | {it.id for it in mine},
                 vote=self._vote_without(fold),
                 objective=self.objective,
                 seed=self.seed,
                 swapped=swapped,
                 back=back,
+                table=table,
             )
             fits[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:
-                out.update(learned.apply(mine, verdicts, swapped, back))
+                out.update(learned.apply(mine, verdicts, swapped, back, table=table))
             else:
                 out.update({it.id: verdicts[it.id].label for it in mine if it.id in verdicts})
         return out, fits

@@ -14,7 +14,7 @@ from langgraph.types import Command, interrupt
 
 from allure._fault import fault_point
 from allure.config import decision_family
-from allure.evaluator import polarity_variant, replay_items, run_pass, swapped_order
+from allure.evaluator import replay_items, run_pass, swapped_order
 from allure.gold_check import GoldCheck
 from allure.graphs.crossfit import decision_data, fold_blocks, own_counts
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
@@ -71,13 +71,17 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
         update["zero_shot_iteration"] = 0 if version.size else 1
     labels = ctx.spec.label_set
     # a replay needs the swapped order's recorded verdicts among the items it opens with
+    # lazy: a pass whose every call is stored starts no server (the embedded one starts on a miss)
     with open_evaluator(ctx.spec, ctx.store, replay_items(items, labels), lazy_start=True) as ev:
         if it == 1 and version.size:
             baseline = zero_shot_baseline(ctx, run_id, items, ev)
             update["active_iteration"] = 0
         withheld: dict[str, list[str]] = {}
         blocks = fold_blocks(ctx, run_id, it, items, policy, excluded=withheld)
-        plan = loop_plan(ctx, run_id, it, items, lambda item: blocks[item.id], pairwise=ev.prompts.pairwise)
+        step = readout_step(ctx, run_id)
+        plan = loop_plan(
+            ctx, run_id, it, items, lambda item: blocks[item.id], pairwise=ev.prompts.pairwise, readout=step
+        )
         if plan.swap:
             # the swapped order's examples are retrieved for its own text (its item's fold), when it is asked
             swapped = swapped_order(items, labels)
@@ -90,8 +94,6 @@ def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]
                 return later[sw.id]
 
             plan = replace(plan, swapped_examples_for=swapped_examples)
-        step = readout_step(ctx, run_id)
-        plan = replace(plan, readout=step, polarity=polarity_variant(ctx.spec) if step else None)
         outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration {it}: {msg}"))
         position, debias = report_positions(ctx, run_id, it, items, outcome)
         calibration = report_calibration(ctx, run_id, it, items, outcome)

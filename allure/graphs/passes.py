@@ -5,7 +5,7 @@ pass's metrics per split."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from allure.graphs.state import AuditContext
@@ -15,7 +15,7 @@ from allure.models import Item, Verdict
 from allure.urls import redact_url
 
 if TYPE_CHECKING:
-    from allure.evaluator import ExamplesFor, PassOutcome, PassPlan
+    from allure.evaluator import ExamplesFor, PassOutcome, PassPlan, Readout
 
 
 def audit_prior(ctx: AuditContext, run_id: str) -> dict[str, float] | None:
@@ -27,12 +27,20 @@ def audit_prior(ctx: AuditContext, run_id: str) -> dict[str, float] | None:
 
 
 def loop_plan(
-    ctx: AuditContext, run_id: str, it: int, items: list[Item], examples_for: ExamplesFor, *, pairwise: bool
+    ctx: AuditContext,
+    run_id: str,
+    it: int,
+    items: list[Item],
+    examples_for: ExamplesFor,
+    *,
+    pairwise: bool,
+    readout: Readout | None = None,
 ) -> PassPlan:
     """The loop's pass as the spec asks for it (:func:`allure.evaluator.plan_from_spec`): calibration
     chooses on the dev split and fits on the other audit items, or, cross-fitted (``[loop] folds``),
     chooses on every audit item out of fold and fits on every audit item; the swapped order runs whenever the
-    spec swaps (the report's position figures)."""
+    spec swaps (the report's position figures); ``readout``, the pass's read-out step (the reversed
+    question is asked for it: :func:`allure.evaluator.extra_calls`)."""
     from allure.evaluator import plan_from_spec
 
     return plan_from_spec(
@@ -47,6 +55,7 @@ def loop_plan(
         dev=ctx.dev_ids(run_id),
         folds=ctx.folds(run_id),
         positions=True,
+        readout=readout,
         progress=ctx.eval_progress,
         claim_token=ctx.lease_token,
     )
@@ -92,15 +101,14 @@ def zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: An
     every pass has it (else the memory would be credited with what the read-out gains). Returns its
     history entry.
     """
-    from allure.evaluator import polarity_variant, run_pass
+    from allure.evaluator import run_pass
     from allure.graphs.readout import readout_step, record_readout
 
     ctx.say(f"iteration 0: evaluating {len(items)} items zero-shot (the baseline the memory must beat)")
     ctx.store.record_memory_version(run_id, 0, "", [])
     # the baseline is the main order only (never swapped), as it always was
-    plan = loop_plan(ctx, run_id, 0, items, lambda item: [], pairwise=False)
     step = readout_step(ctx, run_id)
-    plan = replace(plan, readout=step, polarity=polarity_variant(ctx.spec) if step else None)
+    plan = loop_plan(ctx, run_id, 0, items, lambda item: [], pairwise=False, readout=step)
     outcome = run_pass(ev, plan, say=lambda msg: ctx.say(f"iteration 0: {msg}"))
     result = outcome.result
     calibration = report_calibration(ctx, run_id, 0, items, outcome)

@@ -128,9 +128,7 @@ def judge_pass(
         examples_for=lambda item: blocks[item.id],
         pairwise=ev.prompts.pairwise,
         fixed_calibration=fixed_calibration(judge.fitted, judge.label_set, p_cf_new),
-        readout=judge.readout,
-        # a read-out of both orders of a pair needs the swapped order, as the audit's pass ran it
-        positions=judge.readout is not None and judge.readout.reads_swapped,
+        readout=judge.readout,  # what it reads (a pair's swapped order) is asked, as the audit's pass asked it
         swapped_examples_for=swapped_examples,
         options=options,
         progress=progress,

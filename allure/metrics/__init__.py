@@ -70,7 +70,9 @@ from allure.metrics._pass_records import CalibrationValues, ReadoutFit, ReadoutR
 from allure.metrics._position import position_by_group, position_consistency
 from allure.metrics._readout import (
     C_GRID,
+    FALLBACK_MARGIN,
     MIN_PER_LABEL,
+    Z_LIMIT,
     FittedReadout,
     fit_readout,
     knn_labels,
@@ -165,6 +167,8 @@ __all__ = [
     "ReadoutRecord",
     "fit_readout",
     "MIN_PER_LABEL",
+    "FALLBACK_MARGIN",
+    "Z_LIMIT",
     "knn_labels",
     "label_log_probs",
     "log_odds",

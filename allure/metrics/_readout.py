@@ -28,9 +28,10 @@ from datetime import UTC, datetime
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from allure.metrics._common import Label, MetricsError
+from allure.metrics._common import Label, MetricsError, optional
+from allure.metrics._logistic import balanced_weights, fit_binary, fit_multinomial, stratified_test_folds
 from allure.metrics._model import Objective
-from allure.metrics._objective import objective_value
+from allure.metrics._objective import objective_rows
 
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 """The inverse regularisation strengths cross-validation chooses from (smallest wins a tie)."""
@@ -108,18 +109,18 @@ def memory_vote(
     q = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
     e = examples / np.maximum(np.linalg.norm(examples, axis=1, keepdims=True), 1e-12)
     sims = q @ e.T
+    if exclude is not None:
+        for i, own in enumerate(exclude):
+            if own:
+                sims[i, list(own)] = -np.inf
     is_pos = np.array([lab == positive for lab in example_labels], dtype=np.float64)
-    out = []
-    for i, row in enumerate(sims):
-        row = row.copy()
-        if exclude is not None and exclude[i]:
-            row[list(exclude[i])] = -np.inf
-        top = np.argsort(-row, kind="stable")[:k]
-        w = np.clip(row[top], 0.0, None)
-        w[~np.isfinite(w)] = 0.0
-        total = float(w.sum())
-        out.append(0.5 if total <= 0 else float(w @ is_pos[top]) / total)
-    return out
+    top = np.argsort(-sims, axis=1, kind="stable")[:, :k]  # each row as its own stable argsort
+    w = np.clip(np.take_along_axis(sims, top, axis=1), 0.0, None)
+    w[~np.isfinite(w)] = 0.0
+    total = w.sum(axis=1)
+    votes = (w * is_pos[top]).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total <= 0, 0.5, votes / total).tolist()
 
 
 class FittedReadout(BaseModel):
@@ -152,25 +153,33 @@ class FittedReadout(BaseModel):
     fitted_at: str
     """When it was fitted (UTC, ISO 8601)."""
 
+    def _scores(self, x: np.ndarray) -> np.ndarray:
+        w = np.asarray(self.coef, dtype=np.float64)
+        return np.asarray(x, dtype=np.float64).reshape(len(x), w.shape[1]) @ w.T + np.asarray(
+            self.intercept, dtype=np.float64
+        )
+
+    def predict_codes(self, x: np.ndarray) -> np.ndarray:
+        """The class of each row of ``x`` as its index in :attr:`labels` (columns as :attr:`features`):
+        ``labels[1]`` where the score is above 0 for two labels, the highest score's beyond."""
+        scores = self._scores(x)
+        if scores.shape[1] == 1:
+            return (scores[:, 0] > 0).astype(np.int64)
+        return np.argmax(scores, axis=1)
+
     def predict(self, x: np.ndarray) -> list[str]:
         """The label (as a string) of each row of ``x`` (columns as :attr:`features`)."""
-        w = np.asarray(self.coef, dtype=np.float64)
-        b = np.asarray(self.intercept, dtype=np.float64)
-        scores = np.asarray(x, dtype=np.float64) @ w.T + b
-        if w.shape[0] == 1:
-            return [self.labels[1] if s > 0 else self.labels[0] for s in scores[:, 0]]
-        return [self.labels[int(j)] for j in np.argmax(scores, axis=1)]
+        return [self.labels[j] for j in self.predict_codes(x).tolist()]
 
     def prob(self, x: np.ndarray, label: Label) -> list[float]:
         """``P(label | x)`` per row of ``x`` (softmax over the classes; sigmoid for two)."""
-        w = np.asarray(self.coef, dtype=np.float64)
-        scores = np.asarray(x, dtype=np.float64) @ w.T + np.asarray(self.intercept, dtype=np.float64)
-        if w.shape[0] == 1:
+        scores = self._scores(x)
+        if scores.shape[1] == 1:
             p1 = 1.0 / (1.0 + np.exp(-scores[:, 0]))
-            return [float(p) if str(label) == self.labels[1] else float(1.0 - p) for p in p1]
+            return (p1 if str(label) == self.labels[1] else 1.0 - p1).tolist()
         e = np.exp(scores - scores.max(axis=1, keepdims=True))
         probs = e / e.sum(axis=1, keepdims=True)
-        return [float(p) for p in probs[:, self.labels.index(str(label))]]
+        return probs[:, self.labels.index(str(label))].tolist()
 
     def describe(self) -> str:
         """``logistic on z, vote: w = (+1.20, -0.30), b = +0.10, C = 1, CV balanced accuracy 0.640 (5 folds, n = 180)``;
@@ -191,18 +200,62 @@ def _counts(y: Sequence[str]) -> dict[str, int]:
     return dict(sorted(Counter(y).items()))
 
 
-def _cv_score(
-    x: np.ndarray, y: np.ndarray, c: float, folds: int, seed: int, objective: Objective, labels: list[str]
-) -> float | None:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold
+def _fit_all(
+    x: np.ndarray,
+    codes: np.ndarray,
+    n_classes: int,
+    train: np.ndarray,
+    cs: np.ndarray,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every fit ``j`` (its items ``train[j]``, its ``cs[j]``) at once: ``coef`` ``(J, R, f)`` and
+    ``intercept`` ``(J, R)``, ``R`` = 1 row for two classes (the second class's), else one per class;
+    ``start``: ``(coef, intercept)`` to start from (``None``: zeros)."""
+    weights = balanced_weights(codes, train)
+    theta = None if start is None else np.concatenate([start[0], start[1][..., None]], axis=-1)
+    if n_classes == 2:
+        coef, intercept = fit_binary(
+            x, (codes == 1).astype(np.float64), weights, cs, None if theta is None else theta[:, 0]
+        )
+        return coef[:, None, :], intercept[:, None]
+    return fit_multinomial(x, codes, n_classes, weights, cs, theta)
 
-    pred = np.empty(len(y), dtype=object)
-    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
-        model = LogisticRegression(C=c, class_weight="balanced", max_iter=1000)
-        model.fit(x[train], y[train])
-        pred[test] = model.predict(x[test])
-    return objective_value(list(y), list(pred), objective=objective, labels=labels)
+
+def _cv_scores(
+    x: np.ndarray,
+    codes: np.ndarray,
+    n_classes: int,
+    grid: Sequence[float],
+    folds: int,
+    seed: int,
+    objective: Objective,
+) -> tuple[list[float | None], np.ndarray, np.ndarray]:
+    """The objective of each ``C``'s pooled out-of-fold predictions (stratified ``folds``-fold, as
+    scikit-learn deals them), and each ``C``'s fit on every item (``coef``, ``intercept``): those fits
+    first, together, then every fold's fits together, each started from its ``C``'s fit on every item
+    (a few Newton steps away)."""
+    n, n_c = len(codes), len(grid)
+    cs = np.asarray(grid, dtype=np.float64)
+    coef, intercept = _fit_all(x, codes, n_classes, np.ones((n_c, n), dtype=bool), cs)
+    test = stratified_test_folds(codes, folds, seed)
+    in_fold = test[None, :] != np.arange(folds)[:, None]  # (folds, n): fold j's training items
+    fold_coef, fold_intercept = _fit_all(
+        x,
+        codes,
+        n_classes,
+        np.tile(in_fold, (n_c, 1)),
+        np.repeat(cs, folds),
+        (np.repeat(coef, folds, axis=0), np.repeat(intercept, folds, axis=0)),
+    )
+    size = n_classes + 1  # the objective's confusion matrices keep a column for unparsed
+    pred = np.empty((n_c, n), dtype=np.int64)
+    for c in range(n_c):  # each item scored by its own fold's fit of this C
+        own = c * folds + test
+        scores = np.einsum("nrf,nf->nr", fold_coef[own], x) + fold_intercept[own]
+        pred[c] = (scores[:, 0] > 0).astype(np.int64) if scores.shape[1] == 1 else np.argmax(scores, axis=1)
+    flat = (codes * size)[None, :] + pred + (np.arange(n_c) * size * size)[:, None]
+    cms = np.bincount(flat.ravel(), minlength=n_c * size * size).reshape(n_c, size, size)
+    return [optional(v) for v in objective_rows(objective, cms, n_classes)], coef, intercept
 
 
 def fit_readout(
@@ -217,6 +270,10 @@ def fit_readout(
 ) -> FittedReadout | None:
     """Class-weighted L2 logistic regression of ``y`` on ``x``, ``C`` chosen by stratified k-fold CV.
 
+    Every candidate ``C``'s fold fits and its fit on every item are solved together
+    (:mod:`allure.metrics._logistic`: scikit-learn's objective and folds, without scikit-learn); the
+    chosen ``C``'s fit on every item is the read-out.
+
     Args:
         x: ``(n, f)`` features of the fit items (never their references).
         y: Their reference labels (an auditor's corrected label where there is one).
@@ -230,32 +287,30 @@ def fit_readout(
         The fitted read-out, or ``None`` when fewer than two labels, or a label with fewer than
         :data:`MIN_PER_LABEL` items, are in ``y``.
     """
-    from sklearn.linear_model import LogisticRegression
-    from threadpoolctl import threadpool_limits
-
     x = np.asarray(x, dtype=np.float64).reshape(len(y), -1)
-    ys = np.array([str(v) for v in y], dtype=object)
-    counts = _counts(list(ys))
+    as_str = {v: str(v) for v in set(y)}  # the classes are compared as strings (scikit-learn's classes_)
+    counts = _counts([as_str[v] for v in y])
     if len(counts) < 2 or min(counts.values()) < MIN_PER_LABEL:
         return None
     k = min(folds, min(counts.values()))
     labels = sorted(counts)
-    with threadpool_limits(
-        1
-    ):  # dozens of tiny fits: BLAS threads only fight each other (~5x slower on 2 cores)
-        scores = {c: _cv_score(x, ys, c, k, seed, objective, labels) for c in grid}
-        best = max(grid, key=lambda c: (-1.0 if scores[c] is None else scores[c], -c))
-        model = LogisticRegression(C=best, class_weight="balanced", max_iter=1000).fit(x, ys)
+    code_of = {v: labels.index(s) for v, s in as_str.items()}
+    codes = np.fromiter(map(code_of.__getitem__, y), dtype=np.int64, count=len(y))
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # many small matrix products: more BLAS threads only spin (2x the CPU)
+        scores, coef, intercept = _cv_scores(x, codes, len(labels), grid, k, seed, objective)
+    best = max(range(len(grid)), key=lambda c: (-1.0 if scores[c] is None else scores[c], -grid[c]))
     return FittedReadout(
         features=tuple(features),
-        labels=tuple(str(c) for c in model.classes_),
-        coef=model.coef_.tolist(),
-        intercept=model.intercept_.tolist(),
-        C=float(best),
+        labels=tuple(labels),
+        coef=coef[best].tolist(),
+        intercept=intercept[best].tolist(),
+        C=float(grid[best]),
         cv_score=scores[best],
         cv_folds=k,
         objective=objective,
-        n=len(ys),
+        n=len(y),
         n_per_label=counts,
         fitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

@@ -6,7 +6,7 @@ the re-audit's :class:`Spent`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from allure.config import AuditSpec
@@ -33,14 +33,26 @@ class Spent:
     first_error: str = ""
 
     def add(self, result: Any) -> None:
-        st = result.stats
+        self._count(result.stats, [result])
+
+    def add_post(self, before: Any, out: Any) -> None:
+        """What the pass pipeline sent beyond the main pass counted already (``before``: a copy of its
+        stats then): every call of the pass's outcome (:attr:`allure.evaluator.PassOutcome.stats`: the
+        swapped order's, the reversed question's, the content-free ones) less the main pass's."""
+        st = replace(out.stats)
+        for name, value in before.__dict__.items():
+            setattr(st, name, getattr(st, name) - value)
+        self._count(st, [r for r in (out.swapped, out.reversed) if r is not None])
+
+    def _count(self, st: Any, results: list[Any]) -> None:
         self.calls += st.calls
         self.asked += st.items
         self.errors += st.errors
         self.wall_s += st.wall_s
         if st.errors and not self.first_error:
             self.first_error = next(
-                (v.error or "" for v in result.verdicts.values() if v.status == "error"), "unknown"
+                (v.error or "" for r in results for v in r.verdicts.values() if v.status == "error"),
+                "unknown",
             )
 
 
@@ -106,7 +118,7 @@ def post_process(
     on them); ``offset`` has nothing to fit on (labels kept, and said); ``prior`` takes the frozen
     set's reference label shares. ``readout``: the read-out stored with the memory version
     (:func:`allure.reaudit._readout.reaudit_readout`), applied last, as fitted."""
-    from allure.evaluator import plan_from_spec, polarity_variant, run_pass
+    from allure.evaluator import plan_from_spec, run_pass
 
     policy = spec.memory.retrieval
     plan = plan_from_spec(
@@ -118,24 +130,19 @@ def post_process(
         pairwise=ev.prompts.pairwise,
         references=refs,
         options=options,
-        readout=readout,
-        positions=bool(getattr(readout, "reads_swapped", False)),  # a read-out of both orders of a pair
-        # a read-out of the reversed question's answer (z_reversed): ask it (stored calls re-used)
-        polarity=polarity_variant(spec) if getattr(readout, "reads_reversed", False) else None,
+        readout=readout,  # what it reads (both orders of a pair, z_reversed) is asked (stored calls re-used)
     )
     if plan.position_debias == "none" and plan.calibration == "none" and readout is None:
         return None
+    before = replace(result.stats)  # counted already (the main pass)
     out = run_pass(ev, plan, tell, main=result)
-    if out.swapped is not None:
-        spent.add(out.swapped)
+    spent.add_post(before, out)  # the swapped order, the reversed question, the content-free calls
     if out.debias is not None:
         tell(
             f"position-debiased ({out.debias.used}): {out.debias.inconsistent} of {len(items)} items undecided"
         )
-    if (cal := out.calibration) is not None:
-        spent.calls += cal.cf_calls
-        if not cal.off:
-            tell(f"calibration ({cal.mode}): {cal.changed} of {len(items)} labels changed{cal.why}")
+    if (cal := out.calibration) is not None and not cal.off:
+        tell(f"calibration ({cal.mode}): {cal.changed} of {len(items)} labels changed{cal.why}")
     if out.readout is not None:
         tell(f"{out.readout.name}: {out.readout.changed} of {len(items)} labels changed")
     return out.labels

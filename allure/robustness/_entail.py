@@ -112,7 +112,7 @@ def ask_evaluator(
         except StoreError:
             store.create_run(spec.model_dump(mode="json"), run_id=run_id)
         store.add_items(run_id, items, {it.id: "heldout" for it in items}, {})
-        with open_evaluator(spec, store, items) as e:
+        with open_evaluator(spec, store, items, lazy_start=True) as e:  # every call stored: no server
             if free_text:
                 e.retry_unparsed = 0
             verdicts = e.evaluate(

@@ -20,7 +20,6 @@ from allure.evaluator import (
     PassReadout,
     memory_vote_source,
     plan_from_spec,
-    polarity_variant,
     run_pass,
     spec_readout,
 )
@@ -145,9 +144,7 @@ class ArmRun:
             dev=dev,
             options=self.options,
             progress=None if progress is None else partial(progress, self.arm.name),
-            readout=step,
-            positions=step is not None,  # a pair's swapped order is a read-out feature, as in the loop
-            polarity=polarity_variant(spec) if step is not None else None,  # z_reversed, as in the loop
+            readout=step,  # what it may read (a pair's swapped order, z_reversed): asked, as in the loop
         )
 
     def _readout(self, spec: AuditSpec, dev: set[str]) -> PassReadout | None:

@@ -157,6 +157,7 @@ def _evaluate_arms(
     say, progress = options.get("say"), options.get("arm_progress")
     results: list[ArmResult] = []
     labels: ArmLabels = {}
+    # lazy: a study whose every call is stored starts no server (the embedded one starts on a miss)
     with open_evaluator(src.spec, store, src.items, lazy_start=True) as ev:
         runs = [
             ArmRun(ev, sid, i, src, a, chosen[a.name], prompts_for(a, ev.prompts, src), say, memory)
