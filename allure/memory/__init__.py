@@ -18,7 +18,14 @@ from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from allure.memory._candidates import build_candidates, build_successes, sample_candidates
-    from allure.memory._client import CHROMA_DB_FILE, DEFAULT_LOCATION, is_url, resolve_location
+    from allure.memory._client import (
+        CHROMA_DB_FILE,
+        DEFAULT_LOCATION,
+        LOCATION_FIX,
+        is_url,
+        location_problem,
+        resolve_location,
+    )
     from allure.memory._clusters import (
         ClusterMethod,
         ClusterOptions,
@@ -56,6 +63,8 @@ _WHERE = {
     "nearest_blocks": "_nearest",
     "prior_quotas": "_policy",
     "is_url": "_client",
+    "LOCATION_FIX": "_client",
+    "location_problem": "_client",
     "resolve_location": "_client",
     "sample_candidates": "_candidates",
     "Balance": "_policy",
@@ -115,6 +124,8 @@ __all__ = [
     "hdbscan_min_cluster_size",
     "import_jsonl",
     "is_url",
+    "LOCATION_FIX",
+    "location_problem",
     "memory_stats",
     "nearest_blocks",
     "prior_quotas",
