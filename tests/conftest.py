@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.cli_run import allure, start_allure
+from tests.specs import COLUMNS, audit_toml, memory_and_loop
 
 if TYPE_CHECKING:
     from allure.store import RunRecord
@@ -130,42 +131,20 @@ def write_spec(tmp: Path, base_url: str, *, calibration: str = "none", **loop: o
     ``calibration`` is ``none`` unless asked: the scripted tests count calls, and the default
     (``auto``) adds 3 content-free calls per ICL block (tested in ``tests/graphs/test_calibration_loop.py``)."""
     data = write_dataset(tmp / "items.jsonl")
-    loop_toml = "\n".join(
-        f"{k} = {json.dumps(v)}" for k, v in {"max_iterations": 2, "heldout_fraction": 0.34, **loop}.items()
+    evaluator = (
+        f'kind = "openai"\nmodel = "scripted"\nbase_url = "{base_url}"\napi_key_env = "ALLURE_TEST_KEY"\n'
+        f'concurrency = 1\nmax_retries = 2\nretry_backoff_s = 0.05\ncalibration = "{calibration}"'
     )
+    loop = {"max_iterations": 2, "heldout_fraction": 0.34, **loop}
     spec = tmp / "audit.toml"
     spec.write_text(
-        f"""
-name = "scripted"
-
-[dataset]
-path = "{data.name}"
-[dataset.columns]
-id = "uid"
-task = "question"
-response = "answer"
-gold_answers = "gold"
-problem_type = "kind"
-generator = "model"
-
-[evaluator]
-kind = "openai"
-model = "scripted"
-base_url = "{base_url}"
-api_key_env = "ALLURE_TEST_KEY"
-concurrency = 1
-max_retries = 2
-retry_backoff_s = 0.05
-calibration = "{calibration}"
-
-[memory]
-location = "{tmp / "memory"}"
-[memory.retrieval]
-kind = "all"
-
-[loop]
-{loop_toml}
-"""
+        audit_toml(
+            "scripted",
+            path=data.name,
+            columns=[c for c in COLUMNS if c != "recorded_label"],
+            evaluator=evaluator,
+            rest=memory_and_loop(memory=str(tmp / "memory"), **loop),
+        )
     )
     return spec
 

@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from tests.cli_run import run_cli
+from tests.specs import audit_toml
 
 ENV = {**os.environ, "ALLURE_TEST_KEY": "test-key", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
 
@@ -120,33 +121,12 @@ def write_reaudit_spec(
     gate = gate or "[gate]\nalpha = 0.05\n[gate.min]\naccuracy = 0.3\n[gate.max_drop]\naccuracy = 0.05\n"
     spec = tmp / name
     spec.write_text(
-        f"""
-name = "scripted"
-
-[dataset]
-path = "{data.name}"
-[dataset.columns]
-id = "uid"
-task = "question"
-response = "answer"
-gold_answers = "gold"
-problem_type = "kind"
-generator = "model"
-recorded_label = "judge"
-
-[evaluator]
-{evaluator}prompt = "{prompts}"
-
-[memory]
-location = "{tmp / "memory"}"
-
-[reaudit]
-set = "{set_name}"
-split = "all"
-{"" if probe is None else f"probe = {probe}"}
-
-{gate}
-{extra}
-"""
+        audit_toml(
+            "scripted",
+            path=data.name,
+            evaluator=f'{evaluator}prompt = "{prompts}"',
+            rest=f'[memory]\nlocation = "{tmp / "memory"}"\n\n[reaudit]\nset = "{set_name}"\nsplit = "all"\n'
+            f"{'' if probe is None else f'probe = {probe}'}\n\n{gate}\n{extra}\n",
+        )
     )
     return spec
