@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.cli_run import allure, start_allure
+from tests.cli_run import TEST_KEY, allure, start_allure
 from tests.specs import COLUMNS, audit_toml, memory_and_loop
 
 if TYPE_CHECKING:
@@ -237,3 +237,27 @@ def only_run(project: Path) -> RunRecord:
     finally:
         store.close()
     return run
+
+
+# --- shared by tests that repeated these lines (issue 42, item 2): a server fixture, a resume ---
+
+
+def server_fixture(name: str, *args: str) -> Any:
+    """A pytest fixture called ``name``: a scripted server started with ``args`` for one test
+    (``server = server_fixture("server", "--lean", "0.25")`` at a module's top)."""
+
+    def fixture(tmp_path: Path) -> Iterator[ScriptedServer]:
+        srv = start_scripted_server(tmp_path, *args)
+        try:
+            yield srv
+        finally:
+            srv.stop()
+
+    return pytest.fixture(name=name)(fixture)
+
+
+def resume_with(root: Path, run_id: str, decisions: Path) -> subprocess.CompletedProcess[str]:
+    """``allure resume RUN --decisions FILE`` in project ``root`` (the scripted server's key set)."""
+    return allure(
+        "resume", run_id, "--decisions", str(decisions), "--project", str(root), cwd=root, env=TEST_KEY
+    )

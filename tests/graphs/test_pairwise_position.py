@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cli_run import run_cli
-from tests.conftest import ScriptedServer
+from tests.conftest import ScriptedServer, server_fixture
 
 # item: problem type, human label, recorded verdict, recorded verdict with the responses swapped
 # written in the swapped order's terms ("A" there names the response shown first: original B)
@@ -133,15 +133,7 @@ def test_a_pass_whose_every_call_fails_says_so_and_its_calls_add_up(
     assert "position consistency undefined: no item has a label in both orders" in res.stdout + res.stderr
 
 
-@pytest.fixture
-def scripted_server_failing(tmp_path: Path) -> Any:
-    from tests.conftest import start_scripted_server
-
-    srv = start_scripted_server(tmp_path, "--fail-first", "1000")
-    try:
-        yield srv
-    finally:
-        srv.stop()
+scripted_server_failing = server_fixture("scripted_server_failing", "--fail-first", "1000")
 
 
 # (length of response A, length of response B): the longer response is the better one
