@@ -125,16 +125,25 @@ def write_dataset(path: Path, n_per_type: int = 6) -> Path:
     return path
 
 
-def write_spec(tmp: Path, base_url: str, *, calibration: str = "none", **loop: object) -> Path:
+def write_spec(
+    tmp: Path,
+    base_url: str,
+    *,
+    calibration: str = "none",
+    readout: str | None = None,
+    tail: str = "",
+    **loop: object,
+) -> Path:
     """An audit spec for the small dataset against ``base_url``.
 
     ``calibration`` is ``none`` unless asked: the scripted tests count calls, and the default
-    (``auto``) adds 3 content-free calls per ICL block (tested in ``tests/graphs/test_calibration_loop.py``)."""
+    (``auto``) adds 3 content-free calls per ICL block (tested in ``tests/graphs/test_calibration_loop.py``).
+    ``readout``: the evaluator's ``readout`` line (left out: the default); ``tail``: tables appended."""
     data = write_dataset(tmp / "items.jsonl")
     evaluator = (
         f'kind = "openai"\nmodel = "scripted"\nbase_url = "{base_url}"\napi_key_env = "ALLURE_TEST_KEY"\n'
         f'concurrency = 1\nmax_retries = 2\nretry_backoff_s = 0.05\ncalibration = "{calibration}"'
-    )
+    ) + (f'\nreadout = "{readout}"' if readout is not None else "")
     loop = {"max_iterations": 2, "heldout_fraction": 0.34, **loop}
     spec = tmp / "audit.toml"
     spec.write_text(
@@ -145,6 +154,7 @@ def write_spec(tmp: Path, base_url: str, *, calibration: str = "none", **loop: o
             evaluator=evaluator,
             rest=memory_and_loop(memory=str(tmp / "memory"), **loop),
         )
+        + tail
     )
     return spec
 

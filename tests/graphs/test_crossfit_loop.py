@@ -146,10 +146,7 @@ def test_a_resumed_run_deals_the_same_folds_and_no_item_sees_its_own_folds_examp
     items get the whole memory, and no fold's read-out was fitted on the fold's items."""
     srv = start_scripted_server(tmp_path)
     try:
-        spec = write_spec(tmp_path, srv.base_url, max_iterations=2)
-        spec.write_text(
-            spec.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "auto"')
-        )
+        spec = write_spec(tmp_path, srv.base_url, readout="auto", max_iterations=2)
         write_dataset(tmp_path / "items.jsonl", n_per_type=N_PER_TYPE)
         res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY, timeout=400)
         assert res.returncode == 0 and "paused for review" in res.stdout, res.stdout + res.stderr

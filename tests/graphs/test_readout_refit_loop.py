@@ -62,10 +62,14 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
     project = tmp_path / "proj"
     try:
         # it pauses at review (no stop on no gain: the zero-shot baseline is read out as well as pass 1)
-        path = write_spec(tmp_path, srv.base_url, max_iterations=2, guard=False, stop_when_no_gain=False)
-        path.write_text(
-            path.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
-            + REAUDIT_ALL
+        path = write_spec(
+            tmp_path,
+            srv.base_url,
+            readout="logistic",
+            tail=REAUDIT_ALL,
+            max_iterations=2,
+            guard=False,
+            stop_when_no_gain=False,
         )
         write_dataset(tmp_path / "items.jsonl", n_per_type=15)
         _seed_memory(tmp_path / "memory")
