@@ -29,21 +29,14 @@ def _seed_memory(location: Path) -> None:
     mem.add(
         [
             IclExample(
-                id="seed-0",
-                item_id="seed-0",
-                task="Path to room 5?",
-                response="Answer: 1, 9",
-                correct_label=0,
+                id=f"seed-{n}",
+                item_id=f"seed-{n}",
+                task=f"Path to room {room}?",
+                response=response,
+                correct_label=n,
                 decision="approve",
-            ),
-            IclExample(
-                id="seed-1",
-                item_id="seed-1",
-                task="Path to room 6?",
-                response="Answer: 1, 6",
-                correct_label=1,
-                decision="approve",
-            ),
+            )
+            for n, room, response in ((0, 5, "Answer: 1, 9"), (1, 6, "Answer: 1, 6"))
         ]
     )
 

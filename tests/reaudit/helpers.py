@@ -57,6 +57,11 @@ def allure(
     return run_cli(cwd, *args, project=False, env=env or ENV, timeout=timeout)
 
 
+def reaudit_in(tmp: Path, spec: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``allure reaudit SPEC --project TMP ARGS`` run in ``tmp``."""
+    return run_cli(tmp, "reaudit", str(spec), "--project", str(tmp), *args, project=False)
+
+
 def write_items(path: Path, n_per_type: int = 12) -> Path:
     """Per type: a third correct, a third wrong but saying 'Room' (fools the zero-shot judge), a third plainly wrong."""
     rows = []

@@ -15,7 +15,7 @@ import pytest
 
 from allure.store import project_db_path
 from tests.cli_run import run_cli
-from tests.reaudit.helpers import write_reaudit_spec
+from tests.reaudit.helpers import reaudit_in, write_reaudit_spec
 
 
 def reaudit_rows(project: Path) -> int:
@@ -38,10 +38,10 @@ def reaudit_rows(project: Path) -> int:
 )
 def test_bad_output_is_refused_before_any_work(tmp_path: Path, option: str, value: str, words: str) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    assert run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False).returncode == 0
+    assert reaudit_in(tmp_path, spec).returncode == 0
     (tmp_path / "audit-spec-as-folder").write_text("a file")
     before = reaudit_rows(tmp_path)
-    res = run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), option, value, project=False)
+    res = reaudit_in(tmp_path, spec, option, value)
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and words in res.stderr and "fix:" in res.stderr, res.stderr
     assert reaudit_rows(tmp_path) == before == 1
@@ -50,18 +50,7 @@ def test_bad_output_is_refused_before_any_work(tmp_path: Path, option: str, valu
 def test_webhook_failing_after_the_work_keeps_the_gate_status(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
     hook = "http://127.0.0.1:9/hook"  # nothing listens on the discard port
-    res = run_cli(
-        tmp_path,
-        "reaudit",
-        str(spec),
-        "--project",
-        str(tmp_path),
-        "--notify",
-        hook,
-        "--json",
-        "r.json",
-        project=False,
-    )
+    res = reaudit_in(tmp_path, spec, "--notify", hook, "--json", "r.json")
     assert res.returncode == 0, res.stderr  # the gate passed; the webhook's failure does not change that
     assert "warning:" in res.stderr and "webhook POST failed" in res.stderr
     record = json.loads((tmp_path / "r.json").read_text())
@@ -71,7 +60,7 @@ def test_webhook_failing_after_the_work_keeps_the_gate_status(tmp_path: Path) ->
 
 def test_history_plot_and_memory_map_into_an_unwritable_place(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    assert run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False).returncode == 0
+    assert reaudit_in(tmp_path, spec).returncode == 0
     res = run_cli(
         tmp_path,
         "history",
