@@ -51,3 +51,13 @@ def memory_and_loop(*, memory: str | None = None, **loop: object) -> str:
     location = f'[memory]\nlocation = "{memory}"\n' if memory is not None else ""
     lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in loop.items())
     return f'{location}[memory.retrieval]\nkind = "all"\n\n[loop]\n{lines}'
+
+
+SCRIPTED = 'kind = "openai"\nmodel = "scripted"\nbase_url = "{url}"\napi_key_env = "ALLURE_TEST_KEY"\n'
+"""The ``[evaluator]`` lines of the scripted server at ``{url}``: a template (``.format(url=...)``)."""
+
+ONE_PASS = '[memory]\nlocation = "memory"\n[loop]\nmax_iterations = 1\nheldout_fraction = 0\n'
+"""The memory and ``[loop]`` of a one-pass audit that holds nothing out."""
+
+PAIR_COLUMNS = 'task = "prompt"\nresponse = "response_a"\nresponse_b = "response_b"\n'
+"""A pairwise dataset's task and two responses (``[dataset.columns]``)."""

@@ -12,6 +12,7 @@ import pytest
 
 from tests.cli_run import run_cli
 from tests.conftest import ScriptedServer, server_fixture
+from tests.specs import ONE_PASS, PAIR_COLUMNS, SCRIPTED
 
 # item: problem type, human label, recorded verdict, recorded verdict with the responses swapped
 # written in the swapped order's terms ("A" there names the response shown first: original B)
@@ -39,7 +40,8 @@ def write_pairs(path: Path, swapped_in: str) -> None:
             )
 
 
-SPEC = """
+SPEC = (
+    """
 name = "recorded-swaps"
 label_set = ["A", "B"]
 [dataset]
@@ -47,10 +49,9 @@ path = "pairs.csv"
 swapped_labels_in = "{swapped_in}"
 [dataset.columns]
 id = "id"
-task = "prompt"
-response = "response_a"
-response_b = "response_b"
-gold_label = "human"
+"""
+    + PAIR_COLUMNS
+    + """gold_label = "human"
 recorded_label = "judge"
 recorded_label_swapped = "judge_swapped"
 problem_type = "kind"
@@ -58,12 +59,9 @@ problem_type = "kind"
 kind = "replay"
 prompt = "pairwise"
 position_debias = "consistent"
-[memory]
-location = "memory"
-[loop]
-max_iterations = 1
-heldout_fraction = 0
 """
+    + ONE_PASS
+)
 
 
 def last_report(tmp: Path) -> dict[str, Any]:
@@ -148,32 +146,27 @@ def write_length_pairs(path: Path) -> None:
             w.writerow([f"p{k}", f"Question {k}", "a" * la, "b" * lb, "A" if la > lb else "B"])
 
 
-LIVE = """
+LIVE = (
+    """
 name = "debias"
 label_set = ["A", "B"]
 [dataset]
 path = "pairs.csv"
 [dataset.columns]
 id = "id"
-task = "prompt"
-response = "response_a"
-response_b = "response_b"
-gold_label = "human"
+"""
+    + PAIR_COLUMNS
+    + """gold_label = "human"
 [evaluator]
-kind = "openai"
-model = "scripted"
-base_url = "{url}"
-api_key_env = "ALLURE_TEST_KEY"
-prompt = "pairwise"
+"""
+    + SCRIPTED
+    + """prompt = "pairwise"
 concurrency = 1
 position_debias = "{mode}"
 calibration = "none"  # the study below counts calls: its raw arm would add calibration's 3 content-free calls
-[memory]
-location = "memory"
-[loop]
-max_iterations = 1
-heldout_fraction = 0
 """
+    + ONE_PASS
+)
 
 
 def run_debias(tmp: Path, url: str, mode: str) -> tuple[dict[str, Any], str]:
