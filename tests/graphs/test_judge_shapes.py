@@ -46,6 +46,13 @@ def write_pairwise_csv(path: Path, n: int = 60) -> list[dict[str, str]]:
     return rows
 
 
+PAIRS_DATASET = (
+    '[dataset]\npath = "pairs.csv"\n[dataset.columns]\nid = "question_id"\n'
+    + PAIR_COLUMNS
+    + 'gold_label = "winner"\n'
+)
+"""The ``[dataset]`` of :func:`write_pairwise_csv`'s ``pairs.csv`` (the human winner as gold)."""
+
 PAIRWISE_LIVE = (
     """
 name = "pairwise-live"
@@ -53,14 +60,9 @@ label_set = ["A", "B"]
 [label_synonyms]
 A = ["1"]
 B = ["2"]
-[dataset]
-path = "pairs.csv"
-[dataset.columns]
-id = "question_id"
 """
-    + PAIR_COLUMNS
-    + """gold_label = "winner"
-[evaluator]
+    + PAIRS_DATASET
+    + """[evaluator]
 """
     + SCRIPTED
     + """prompt = "pairwise"
@@ -77,14 +79,9 @@ def test_pairwise_replay_with_labels_1_2_has_no_unparsed_and_the_files_agreement
         """
 name = "pairwise-replay"
 label_set = [1, 2]
-[dataset]
-path = "pairs.csv"
-[dataset.columns]
-id = "question_id"
 """
-        + PAIR_COLUMNS
-        + """gold_label = "winner"
-recorded_label = "judge_verdict"
+        + PAIRS_DATASET
+        + """recorded_label = "judge_verdict"
 recorded_output = "judge_output"
 [evaluator]
 kind = "replay"
