@@ -207,7 +207,13 @@ class Project:
             return Run(self, record)
 
     def memory(self, location: str = ".allure/memory", collection: str = "icl_examples") -> Table[IclExample]:
-        """The approved ICL examples in the episodic memory."""
+        """The approved ICL examples in the episodic memory at ``location`` (a folder, relative to the
+        project, or a Chroma server's http(s) address).
+
+        Raises:
+            MemoryStoreError: A location the spec would refuse too (e.g. ``ftp://...``: the same
+                message), or no memory there.
+        """
         from allure.memory import EpisodicMemory
 
         loc = location if "://" in location or Path(location).is_absolute() else str(self.path / location)

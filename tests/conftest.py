@@ -13,11 +13,12 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.cli_run import allure, start_allure
+from tests.cli_run import TEST_KEY, allure, start_allure
+from tests.specs import COLUMNS, audit_toml, memory_and_loop
 
 if TYPE_CHECKING:
     from allure.store import RunRecord
@@ -231,48 +232,36 @@ def write_dataset(path: Path, n_per_type: int = 6) -> Path:
     return path
 
 
-def write_spec(tmp: Path, base_url: str, *, calibration: str = "none", **loop: object) -> Path:
+def write_spec(
+    tmp: Path,
+    base_url: str,
+    *,
+    calibration: str = "none",
+    readout: str | None = None,
+    tail: str = "",
+    **loop: object,
+) -> Path:
     """An audit spec for the small dataset against ``base_url``.
 
     ``calibration`` is ``none`` unless asked: the scripted tests count calls, and the default
-    (``auto``) adds 3 content-free calls per ICL block (tested in ``tests/graphs/test_calibration_loop.py``)."""
+    (``auto``) adds 3 content-free calls per ICL block (tested in ``tests/graphs/test_calibration_loop.py``).
+    ``readout``: the evaluator's ``readout`` line (left out: the default); ``tail``: tables appended."""
     data = write_dataset(tmp / "items.jsonl")
-    loop_toml = "\n".join(
-        f"{k} = {json.dumps(v)}" for k, v in {"max_iterations": 2, "heldout_fraction": 0.34, **loop}.items()
-    )
+    evaluator = (
+        f'kind = "openai"\nmodel = "scripted"\nbase_url = "{base_url}"\napi_key_env = "ALLURE_TEST_KEY"\n'
+        f'concurrency = 1\nmax_retries = 2\nretry_backoff_s = 0.05\ncalibration = "{calibration}"'
+    ) + (f'\nreadout = "{readout}"' if readout is not None else "")
+    loop = {"max_iterations": 2, "heldout_fraction": 0.34, **loop}
     spec = tmp / "audit.toml"
     spec.write_text(
-        f"""
-name = "scripted"
-
-[dataset]
-path = "{data.name}"
-[dataset.columns]
-id = "uid"
-task = "question"
-response = "answer"
-gold_answers = "gold"
-problem_type = "kind"
-generator = "model"
-
-[evaluator]
-kind = "openai"
-model = "scripted"
-base_url = "{base_url}"
-api_key_env = "ALLURE_TEST_KEY"
-concurrency = 1
-max_retries = 2
-retry_backoff_s = 0.05
-calibration = "{calibration}"
-
-[memory]
-location = "{tmp / "memory"}"
-[memory.retrieval]
-kind = "all"
-
-[loop]
-{loop_toml}
-"""
+        audit_toml(
+            "scripted",
+            path=data.name,
+            columns=[c for c in COLUMNS if c != "recorded_label"],
+            evaluator=evaluator,
+            rest=memory_and_loop(memory=str(tmp / "memory"), **loop),
+        )
+        + tail
     )
     return spec
 
@@ -365,3 +354,27 @@ def only_run(project: Path) -> RunRecord:
     finally:
         store.close()
     return run
+
+
+# --- shared by tests that repeated these lines (issue 42, item 2): a server fixture, a resume ---
+
+
+def server_fixture(name: str, *args: str) -> Any:
+    """A pytest fixture called ``name``: a scripted server started with ``args`` for one test
+    (``server = server_fixture("server", "--lean", "0.25")`` at a module's top)."""
+
+    def fixture(tmp_path: Path) -> Iterator[ScriptedServer]:
+        srv = start_scripted_server(tmp_path, *args)
+        try:
+            yield srv
+        finally:
+            srv.stop()
+
+    return pytest.fixture(name=name)(fixture)
+
+
+def resume_with(root: Path, run_id: str, decisions: Path) -> subprocess.CompletedProcess[str]:
+    """``allure resume RUN --decisions FILE`` in project ``root`` (the scripted server's key set)."""
+    return allure(
+        "resume", run_id, "--decisions", str(decisions), "--project", str(root), cwd=root, env=TEST_KEY
+    )

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 import allure
-from allure.errors import AllureError, DatasetError, SpecError, StoreError
+from allure.config import parse_spec
+from allure.errors import AllureError, DatasetError, MemoryStoreError, SpecError, StoreError
 from allure.models import Verdict
 from allure.store import RunStore
 from allure.store._calls import MAX_STORED_REPLY
@@ -200,3 +201,16 @@ def test_an_interrupted_reaudit_still_writes_junit_and_json(tmp_path: Path) -> N
     assert {p.get("name"): p.get("value") for p in root.iter("property")}["status"] == "interrupted"
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["status"] == "interrupted" and "does not answer" in doc["reason"]
+
+
+@pytest.mark.parametrize("location", ["ftp://127.0.0.1/x", "file:///tmp/memory"])
+def test_a_memory_location_the_spec_refuses_the_api_refuses_with_its_message(
+    tmp_path: Path, location: str
+) -> None:
+    with pytest.raises(SpecError) as spec:
+        parse_spec({"dataset": {"path": "items.jsonl"}, "memory": {"location": location}})
+    with pytest.raises(MemoryStoreError) as api:
+        allure.open_project(tmp_path).memory(location)
+    assert api.value.message == spec.value.message and api.value.fix == spec.value.fix
+    assert "only http:// and https:// URLs are allowed" in api.value.message and location in api.value.message
+    assert list(tmp_path.iterdir()) == []  # nothing created

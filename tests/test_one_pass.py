@@ -161,10 +161,8 @@ def test_the_loop_a_study_arm_and_a_reaudit_apply_one_logistic_read_out(
     srv = start_scripted_server(tmp_path, "--lean", "0.25")
     project = tmp_path / "proj"
     try:
-        path = write_spec(tmp_path, srv.base_url, max_iterations=1)
-        path.write_text(
-            path.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
-            + REAUDIT_ALL.format(set="same")
+        path = write_spec(
+            tmp_path, srv.base_url, readout="logistic", tail=REAUDIT_ALL.format(set="same"), max_iterations=1
         )
         write_dataset(tmp_path / "items.jsonl", n_per_type=15)
         spec = load_spec(path)

@@ -20,6 +20,12 @@ from allure.errors import SpecError
 from tests.cli_run import run_cli
 from tests.test_config_strict import SPEC
 
+
+def _loop(tables: str, field: str, words: str) -> tuple[str, str, str, str]:
+    """A case that adds ``tables`` (TOML) after ``[loop]``'s ``max_iterations = 2``."""
+    return ("max_iterations = 2", f"max_iterations = 2\n{tables}", field, words)
+
+
 # (what to replace in SPEC, its replacement, the field named, a word of the fix)
 CASES = [
     ("label_set = [0, 1]", "label_set = [0, 1, 1]", "label_set", "once"),
@@ -87,38 +93,13 @@ CASES += [
     ('kind = "replay"', 'kind = "replay"\nlogprobs = 1', "evaluator.logprobs", "true or false"),
     ('kind = "replay"', 'kind = "replay"\napi_key_env = "MY KEY"', "evaluator.api_key_env", "OPENAI_API_KEY"),
     ('kind = "replay"', 'kind = "replay"\nprompt = ""', "evaluator.prompt", "1 character"),
-    ("max_iterations = 2", "max_iterations = 2\nmax_candidates = 0", "loop.max_candidates", "1 or more"),
-    ("max_iterations = 2", 'max_iterations = 2\nguard = "no"', "loop.guard", "true or false"),
-    (
-        "max_iterations = 2",
-        "max_iterations = 2\nstop_when_no_gain = 0",
-        "loop.stop_when_no_gain",
-        "true or false",
-    ),
-    (
-        "max_iterations = 2",
-        "max_iterations = 2\n[evaluator.local]\nctx_size = 0",
-        "evaluator.local.ctx_size",
-        "256 to 1048576",
-    ),
-    (
-        "max_iterations = 2",
-        "max_iterations = 2\n[evaluator.local]\nthreads = 0",
-        "evaluator.local.threads",
-        "1 to 4096",
-    ),
-    (
-        "max_iterations = 2",
-        "max_iterations = 2\n[evaluator.local]\nparallel = 0",
-        "evaluator.local.parallel",
-        "1 to 256",
-    ),
-    (
-        "max_iterations = 2",
-        'max_iterations = 2\n[evaluator.local]\ncache_prompt = "off"',
-        "evaluator.local.cache_prompt",
-        "true or false",
-    ),
+    _loop("max_candidates = 0", "loop.max_candidates", "1 or more"),
+    _loop('guard = "no"', "loop.guard", "true or false"),
+    _loop("stop_when_no_gain = 0", "loop.stop_when_no_gain", "true or false"),
+    _loop("[evaluator.local]\nctx_size = 0", "evaluator.local.ctx_size", "256 to 1048576"),
+    _loop("[evaluator.local]\nthreads = 0", "evaluator.local.threads", "1 to 4096"),
+    _loop("[evaluator.local]\nparallel = 0", "evaluator.local.parallel", "1 to 256"),
+    _loop('[evaluator.local]\ncache_prompt = "off"', "evaluator.local.cache_prompt", "true or false"),
     ('location = "mem"', 'location = "ftp://host/mem"', "memory.location", "http://"),
     ('location = "mem"', 'location = "mem"\ncollection = "a"', "memory.collection", "3 to 63"),
     ("k = 3", "k = 3\nmin_similarity = 2", "memory.retrieval.min_similarity", "-1.0 to 1.0"),
@@ -135,34 +116,14 @@ CASES += [
         "correct",
     ),
     ('path = "items.jsonl"', 'path = ""', "dataset.path", "1 character"),
-    (
-        "max_iterations = 2",
-        "max_iterations = 2\n[gold_check]\npositive_label = true",
-        "gold_check.positive_label",
-        "correct",
-    ),
-    (
-        "max_iterations = 2",
-        "max_iterations = 2\n[gold_check]\nwhole_max_chars = -1",
-        "gold_check.whole_max_chars",
-        "0 or more",
-    ),
-    ("max_iterations = 2", "max_iterations = 2\n[gate]\nalpha = nan", "gate.alpha", "a finite number"),
+    _loop("[gold_check]\npositive_label = true", "gold_check.positive_label", "correct"),
+    _loop("[gold_check]\nwhole_max_chars = -1", "gold_check.whole_max_chars", "0 or more"),
+    _loop("[gate]\nalpha = nan", "gate.alpha", "a finite number"),
     # a boolean where a number goes was read as 1 or 0
     ("max_iterations = 2", "max_iterations = true", "loop.max_iterations", "write a number"),
     ('kind = "replay"', 'kind = "replay"\nconcurrency = false', "evaluator.concurrency", "1 to 1024"),
-    (
-        "max_iterations = 2",
-        "max_iterations = 2\n[gate.min]\naccuracy = true",
-        "gate.min.accuracy",
-        "write a number",
-    ),
-    (
-        "max_iterations = 2",
-        "max_iterations = 2\nheldout_fraction = true",
-        "loop.heldout_fraction",
-        "below 1.0",
-    ),
+    _loop("[gate.min]\naccuracy = true", "gate.min.accuracy", "write a number"),
+    _loop("heldout_fraction = true", "loop.heldout_fraction", "below 1.0"),
 ]
 
 

@@ -41,6 +41,8 @@ def audit(
     """Run the ALLURE loop: evaluate, check against gold, propose ICL examples, review, re-run."""
     if sum(x is not None and x is not False for x in (spec_path, demo or None, dataset)) != 1:
         raise typer.BadParameter("give exactly one of SPEC.toml, --demo or --dataset")
+    if evaluator is not None:
+        _check_kind(evaluator)
     if spec_path is not None:
         data = load_spec(spec_path).model_dump(mode="json")
         source = str(spec_path)
@@ -85,3 +87,17 @@ def audit(
 def register(app: typer.Typer) -> None:
     """Add ``audit`` to the CLI."""
     app.command("audit")(audit)
+
+
+def _check_kind(kind: str) -> None:
+    """Refuse an ``--evaluator`` no backend is registered as, naming the option and the kinds.
+
+    Raises:
+        SpecError: ``kind`` is not a registered backend kind.
+    """
+    from allure.backends import backend_names, unknown_kind
+    from allure.errors import SpecError
+
+    if kind not in backend_names():
+        message, fix = unknown_kind(kind)
+        raise SpecError(message, where="option --evaluator", fix=f"pass --evaluator KIND; {fix}")

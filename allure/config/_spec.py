@@ -20,10 +20,9 @@ from allure.config._messages import SpecFieldError, jsonable
 from allure.dataset import DatasetSpec
 from allure.gold_check import GoldCheckConfig
 from allure.labels import Label, LabelVocabulary, guess_positive, label_list
-from allure.memory import RetrievalPolicy
+from allure.memory import LOCATION_FIX, RetrievalPolicy, location_problem
 from allure.names import NAME_PATTERN
 from allure.store import StoreSpec
-from allure.urls import redact_url, url_problem
 
 
 class MemorySpec(BaseModel):
@@ -42,13 +41,8 @@ class MemorySpec(BaseModel):
     @field_validator("location")
     @classmethod
     def _location(cls, v: str) -> str:
-        if "://" in v and (problem := url_problem(v)):
-            raise SpecFieldError(
-                "memory.location",
-                f"{problem}: {redact_url(v)!r}",
-                'give a folder (e.g. location = ".allure/memory") or a Chroma server\'s http:// or https:// '
-                'address (e.g. location = "http://127.0.0.1:8000")',
-            )
+        if problem := location_problem(v):
+            raise SpecFieldError("memory.location", problem, LOCATION_FIX)
         return v
 
     @field_validator("collection")

@@ -18,7 +18,14 @@ from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from allure.memory._candidates import build_candidates, build_successes, sample_candidates
-    from allure.memory._client import CHROMA_DB_FILE, DEFAULT_LOCATION, is_url, resolve_location
+    from allure.memory._client import (
+        CHROMA_DB_FILE,
+        DEFAULT_LOCATION,
+        LOCATION_FIX,
+        is_url,
+        location_problem,
+        resolve_location,
+    )
     from allure.memory._clusters import (
         ClusterMethod,
         ClusterOptions,
@@ -60,6 +67,8 @@ _WHERE = {
     "own_examples": "_policy",
     "without_own": "_policy",
     "is_url": "_client",
+    "LOCATION_FIX": "_client",
+    "location_problem": "_client",
     "resolve_location": "_client",
     "sample_candidates": "_candidates",
     "Balance": "_policy",
@@ -119,6 +128,8 @@ __all__ = [
     "hdbscan_min_cluster_size",
     "import_jsonl",
     "is_url",
+    "LOCATION_FIX",
+    "location_problem",
     "memory_stats",
     "nearest_blocks",
     "own_examples",

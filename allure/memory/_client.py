@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from allure.errors import MemoryStoreError
+from allure.urls import redact_url, url_problem
 
 CHROMA_DB_FILE = "chroma.sqlite3"
 """The file that marks a directory as an embedded Chroma store."""
@@ -21,6 +22,22 @@ DEFAULT_LOCATION = str(Path(".allure") / "memory")
 def is_url(location: str) -> bool:
     """True when ``location`` names a Chroma server rather than a directory."""
     return location.startswith(("http://", "https://"))
+
+
+LOCATION_FIX = (
+    'give a folder (e.g. location = ".allure/memory") or a Chroma server\'s http:// or https:// '
+    'address (e.g. location = "http://127.0.0.1:8000")'
+)
+"""How to write a memory location, for :func:`location_problem`'s errors."""
+
+
+def location_problem(location: str) -> str | None:
+    """What makes ``location`` unusable as a memory (a URL that is not a Chroma server's http(s)
+    address), in words; ``None`` when it is fine. The one check of a spec's ``memory.location`` and
+    of every memory opened (:meth:`~allure.memory.EpisodicMemory.open`: the Python API, ``--memory``)."""
+    if "://" in location and (problem := url_problem(location)):
+        return f"{problem}: {redact_url(location)!r}"
+    return None
 
 
 def resolve_location(location: str | None, project_dir: str | Path) -> str:

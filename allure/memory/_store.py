@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
 from allure.errors import MemoryStoreError
-from allure.memory._client import is_url, resolve_location
+from allure.memory._client import LOCATION_FIX, is_url, location_problem, resolve_location
 from allure.memory._collection import (
     BATCH,
     DEFAULT_COLLECTION,
@@ -86,8 +86,12 @@ class EpisodicMemory:
                 examples, :meth:`version` and the non-similarity policies never import chromadb.
 
         Raises:
-            MemoryStoreError: The location is missing, corrupt or unreachable, or the collection is absent.
+            MemoryStoreError: The location is missing, corrupt or unreachable, not a folder or an
+                http(s) URL (:func:`~allure.memory._client.location_problem`, the spec's message), or
+                the collection is absent.
         """
+        if problem := location_problem(str(location)):
+            raise MemoryStoreError(problem, where="memory location", fix=LOCATION_FIX)
         if lazy and not is_url(str(location)):
             rows = read_examples_json(location, collection)
             if rows is not None:

@@ -4,7 +4,8 @@ A study is registered in the run store as a run of its own (``info.kind = "study
 iteration ``i`` is arm ``i``; every call goes through :class:`allure.evaluator.Evaluator`, so it is
 stored as it returns and answered from the store on a re-run. A study's id is a hash of what it
 measures (items, memory version, arms, evaluator, the kind's definition), so the same command
-resumes a killed study: stored calls are not sent again and verdict rows are replaced, never
+resumes a killed study (the id's payload, named and versioned, and the ids older allure gave the
+same study: :mod:`allure.studies._ids`): stored calls are not sent again and verdict rows are replaced, never
 duplicated. What is particular to a kind (its arms, its result, its files) comes from its
 :class:`~allure.studies.Study`.
 """
@@ -22,6 +23,7 @@ from allure.metrics import ArmComparison, compare_arms
 from allure.models import stable_hash, utcnow
 from allure.store import RunStore, open_project_store
 from allure.studies._arm import ArmRun, Examples, arm_spec, examples_for, lookup, prompts_for
+from allure.studies._ids import study_ids
 from allure.studies._options import RunOptions, Say
 from allure.studies._protocol import ArmLabels, StoredStudy, Study
 from allure.studies._record import ArmResult, ArmSpec, StudyRecord
@@ -35,61 +37,11 @@ STUDIES = Path(".allure") / "studies"
 """Where studies are written, under the project folder."""
 
 
-NOT_IN_ID = frozenset(
-    {
-        "api_key_env",
-        "concurrency",
-        "timeout_s",
-        "max_retries",
-        "retry_backoff_s",
-        "max_error_share",
-        "readout",
-    }
-)
-"""Evaluator settings that change how calls are sent, never what they return: not part of a study id.
-``readout`` (the learned read-out, applied by the arms) enters it only when it is not the default
-``auto``, so that the ids of studies made before arms applied it stay as they were."""
-
-
-def study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec], extra: object) -> str:
-    """The id of a study: the same items, memory, arms and evaluator give the same id.
-
-    Only what changes the results enters it: an arm's or the evaluator's ``None`` fields are left
-    out (a new optional field leaves every id as it was), and so are the evaluator's transport
-    settings (:data:`NOT_IN_ID`: concurrency, timeouts, retries, the key's variable).
-    """
-    evaluator = src.spec.evaluator.model_dump(mode="json", exclude_none=True, exclude=set(NOT_IN_ID))
-    if src.spec.evaluator.readout != "auto":
-        evaluator["readout"] = src.spec.evaluator.readout
-    if not evaluator.get("polarity_labels"):  # unset (the polarity variant off): the ids made before it
-        evaluator.pop("polarity_labels", None)
-    return _hashed(
-        kind, src, memory_hash, [a.model_dump(mode="json", exclude_none=True) for a in arms], evaluator, extra
-    )
-
-
-def legacy_study_id(kind: str, src: StudySource, memory_hash: str, arms: list[ArmSpec], extra: object) -> str:
-    """The id an older allure gave the same study (every field of the arms and the evaluator, ``None``
-    ones included): a study started under it is resumed under it (:func:`resumed_id`)."""
-    arm_dumps = [a.model_dump(mode="json") for a in arms]
-    return _hashed(kind, src, memory_hash, arm_dumps, src.spec.evaluator.model_dump(mode="json"), extra)
-
-
-def _hashed(
-    kind: str, src: StudySource, memory_hash: str, arms: list[Any], evaluator: Any, extra: object
-) -> str:
-    key = stable_hash(
-        kind, src.source, [it.id for it in src.items], memory_hash, arms, evaluator, extra, length=8
-    )
-    return f"{kind}-{key}"
-
-
-def resumed_id(project: Path, store: RunStore, sid: str, legacy: str) -> str:
-    """``sid``, unless the same study was started under its older id ``legacy`` (a run in the store or
-    a folder under ``.allure/studies/``) and never under ``sid``: then ``legacy``, so that it resumes."""
-    if sid == legacy or _known(project, store, sid) or not _known(project, store, legacy):
-        return sid
-    return legacy
+def resumed_id(project: Path, store: RunStore, ids: list[str]) -> str:
+    """The first of ``ids`` (a study's ids, newest format first: :func:`~allure.studies._ids.study_ids`)
+    that the project already holds (a run in the store or a folder under ``.allure/studies/``), so
+    that a study started by an older allure resumes under its id; the newest when none is held."""
+    return next((sid for sid in ids if _known(project, store, sid)), ids[0])
 
 
 def _known(project: Path, store: RunStore, sid: str) -> bool:
@@ -230,8 +182,9 @@ def _record(
 
 def _derived_id(project: Path, store: RunStore, study: Study, src: StudySource, memory_hash: str) -> str:
     """The study's id from its definition (its older id when it was started under that)."""
-    args = (study.kind, src, memory_hash, study.arms(), study.definition())
-    return resumed_id(project, store, study_id(*args), legacy_study_id(*args))
+    return resumed_id(
+        project, store, study_ids(study.kind, src, memory_hash, study.arms(), study.definition())
+    )
 
 
 def run_study(

@@ -154,6 +154,8 @@ class Case:
 
     setup: Callable[[Path, str], list[str]]
     needles: tuple[str, ...]
+    absent: tuple[str, ...] = ()
+    """Words the message must not hold (a place the user did not write)."""
 
 
 def _spec(old: str, new: str) -> Callable[[Path, str], list[str]]:
@@ -239,6 +241,11 @@ CASES: dict[str, Case] = {
         _spec('kind = "all"', "kk = 3"), ("field 'memory.retrieval.kk'", "did you mean `k`?")
     ),
     "unknown evaluator kind": Case(_spec('kind = "replay"', 'kind = "gpt5-magic"'), ("evaluator.kind",)),
+    "unknown --evaluator kind": Case(
+        lambda r, run: ["audit", "audit.toml", "--evaluator", "gpt"],
+        ("option --evaluator: unknown evaluator kind 'gpt'", "local, openai, replay"),
+        absent=("evaluator.kind", "audit.toml"),
+    ),
     "gold regex does not compile": Case(
         _spec("[evaluator]", "[gold_check]\nanswer_pattern = '(unclosed'\n\n[evaluator]"), ("answer_pattern",)
     ),
@@ -322,6 +329,8 @@ def test_bad_input_exits_2_names_the_place_and_the_fix_and_writes_nothing(
     assert "fix:" in res.stderr, res.stderr
     for needle in case.needles:
         assert needle in res.stderr, (name, needle, res.stderr)
+    for word in case.absent:
+        assert word not in res.stderr, (name, word, res.stderr)
     assert snapshot(root) == before, f"{name}: the command changed the project folder"
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from allure.safe_text import markup_escape, one_line, safe_json, visible
 from tests.cli_run import allure
+from tests.specs import audit_toml, memory_and_loop
 
 HOSTILE = (
     "\x1b]0;pwned\x07"  # OSC 0: window title
@@ -60,27 +61,11 @@ def hostile_project(
         )
     (proj / "items.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     (proj / "audit.toml").write_text(
-        """name = "hostile"
-auto_approve = true
-[dataset]
-path = "items.jsonl"
-[dataset.columns]
-id = "uid"
-task = "question"
-response = "answer"
-gold_answers = "gold"
-problem_type = "kind"
-generator = "model"
-recorded_label = "judge"
-[evaluator]
-kind = "replay"
-[memory.retrieval]
-kind = "all"
-[loop]
-max_iterations = 2
-heldout_fraction = 0.3
-bootstrap_resamples = 100
-"""
+        audit_toml(
+            "hostile",
+            top="auto_approve = true",
+            rest=memory_and_loop(max_iterations=2, heldout_fraction=0.3, bootstrap_resamples=100),
+        )
     )
     res = allure("audit", "audit.toml", cwd=proj, env=WIDE)
     assert res.returncode == 0, res.stderr

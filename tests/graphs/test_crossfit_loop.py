@@ -18,7 +18,7 @@ import pytest
 from allure.dataset import cross_folds, dev_split, folds_digest
 from allure.store import RunStore, project_db_path
 from tests.cli_run import TEST_KEY, allure, run_cli
-from tests.conftest import start_scripted_server, write_dataset, write_spec
+from tests.conftest import resume_with, start_scripted_server, write_dataset, write_spec
 
 pytestmark = pytest.mark.integration
 
@@ -151,10 +151,7 @@ def test_a_resumed_run_deals_the_same_folds_and_no_item_sees_its_own_folds_examp
     items get the whole memory, and no fold's read-out was fitted on the fold's items."""
     srv = start_scripted_server(tmp_path)
     try:
-        spec = write_spec(tmp_path, srv.base_url, max_iterations=2)
-        spec.write_text(
-            spec.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "auto"')
-        )
+        spec = write_spec(tmp_path, srv.base_url, readout="auto", max_iterations=2)
         write_dataset(tmp_path / "items.jsonl", n_per_type=N_PER_TYPE)
         res = allure("audit", str(spec), "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY, timeout=400)
         assert res.returncode == 0 and "paused for review" in res.stdout, res.stdout + res.stderr
@@ -169,16 +166,7 @@ def test_a_resumed_run_deals_the_same_folds_and_no_item_sees_its_own_folds_examp
                 for c in store.candidates(run.id, status="pending")
             )
         )
-        res = allure(
-            "resume",
-            run.id,
-            "--decisions",
-            str(decisions),
-            "--project",
-            str(tmp_path),
-            cwd=tmp_path,
-            env=TEST_KEY,
-        )
+        res = resume_with(tmp_path, run.id, decisions)
         assert res.returncode == 0, res.stdout + res.stderr
     finally:
         srv.stop()

@@ -17,6 +17,7 @@ from allure.graphs.state import AuditContext
 from allure.models import IclExample, Item
 from allure.store import RunStore
 from tests.conftest import write_dataset
+from tests.specs import COLUMNS
 
 
 class FakeMemory:
@@ -87,14 +88,7 @@ def _replay_run(
         {
             "dataset": {
                 "path": "items.jsonl",
-                "columns": {
-                    "id": "uid",
-                    "task": "question",
-                    "response": "answer",
-                    "gold_answers": "gold",
-                    "problem_type": "kind",
-                    "recorded_label": "judge",
-                },
+                "columns": {k: v for k, v in COLUMNS.items() if k != "generator"},
             },
             "evaluator": {"kind": "replay"},
             "loop": {"max_iterations": max_iterations, "heldout_fraction": 0.34, **loop},
@@ -222,14 +216,7 @@ def test_a_label_set_other_than_0_1_runs_through_the_loop(tmp_path: Path) -> Non
             "label_set": [1, 2],
             "dataset": {
                 "path": "items.jsonl",
-                "columns": {
-                    "id": "uid",
-                    "task": "question",
-                    "response": "answer",
-                    "gold_answers": "gold",
-                    "problem_type": "kind",
-                    "recorded_label": "judge",
-                },
+                "columns": {k: v for k, v in COLUMNS.items() if k != "generator"},
             },
             "gold_check": {"positive_label": 2, "negative_label": 1},
             "evaluator": {"kind": "replay", "label_pattern": "score:\\s*([12])\\b"},

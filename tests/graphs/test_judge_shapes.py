@@ -13,6 +13,7 @@ import pytest
 
 from tests.cli_run import run_cli
 from tests.conftest import ScriptedServer
+from tests.specs import ONE_PASS, PAIR_COLUMNS, SCRIPTED
 
 pytestmark = pytest.mark.integration
 
@@ -49,33 +50,30 @@ def write_pairwise_csv(path: Path, n: int = 60) -> list[dict[str, str]]:
     return rows
 
 
-PAIRWISE_LIVE = """
+PAIRS_DATASET = (
+    '[dataset]\npath = "pairs.csv"\n[dataset.columns]\nid = "question_id"\n'
+    + PAIR_COLUMNS
+    + 'gold_label = "winner"\n'
+)
+"""The ``[dataset]`` of :func:`write_pairwise_csv`'s ``pairs.csv`` (the human winner as gold)."""
+
+PAIRWISE_LIVE = (
+    """
 name = "pairwise-live"
 label_set = ["A", "B"]
 [label_synonyms]
 A = ["1"]
 B = ["2"]
-[dataset]
-path = "pairs.csv"
-[dataset.columns]
-id = "question_id"
-task = "prompt"
-response = "response_a"
-response_b = "response_b"
-gold_label = "winner"
-[evaluator]
-kind = "openai"
-model = "scripted"
-base_url = "{url}"
-api_key_env = "ALLURE_TEST_KEY"
-prompt = "pairwise"
-concurrency = 1
-[memory]
-location = "memory"
-[loop]
-max_iterations = 1
-heldout_fraction = 0
 """
+    + PAIRS_DATASET
+    + """[evaluator]
+"""
+    + SCRIPTED
+    + """prompt = "pairwise"
+concurrency = 1
+"""
+    + ONE_PASS
+)
 """A live pairwise audit of ``pairs.csv`` (:func:`write_pairwise_csv`) against the scripted server at ``{url}``."""
 
 
@@ -85,25 +83,15 @@ def test_pairwise_replay_with_labels_1_2_has_no_unparsed_and_the_files_agreement
         """
 name = "pairwise-replay"
 label_set = [1, 2]
-[dataset]
-path = "pairs.csv"
-[dataset.columns]
-id = "question_id"
-task = "prompt"
-response = "response_a"
-response_b = "response_b"
-gold_label = "winner"
-recorded_label = "judge_verdict"
+"""
+        + PAIRS_DATASET
+        + """recorded_label = "judge_verdict"
 recorded_output = "judge_output"
 [evaluator]
 kind = "replay"
 prompt = "pairwise"
-[memory]
-location = "memory"
-[loop]
-max_iterations = 1
-heldout_fraction = 0
 """
+        + ONE_PASS
     )
     res = run_cli(tmp_path, "audit", "audit.toml", timeout=300)
     assert res.returncode == 0, res.stderr
@@ -164,7 +152,7 @@ def test_rubric_judge_on_a_1_to_5_scale_with_per_item_rubrics(
     ]
     (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "audit.toml").write_text(
-        f"""
+        """
 label_set = [1, 2, 3, 4, 5]
 [dataset]
 path = "r.jsonl"
@@ -175,17 +163,11 @@ response = "output"
 rubric = "rubric"
 gold_label = "human_score"
 [evaluator]
-kind = "openai"
-model = "scripted"
-base_url = "{scripted_server.base_url}"
-api_key_env = "ALLURE_TEST_KEY"
-prompt = "rubric"
-[memory]
-location = "memory"
-[loop]
-max_iterations = 1
-heldout_fraction = 0
 """
+        + SCRIPTED.format(url=scripted_server.base_url)
+        + """prompt = "rubric"
+"""
+        + ONE_PASS
     )
     res = run_cli(tmp_path, "audit", "audit.toml", timeout=300)
     assert res.returncode == 0, res.stderr

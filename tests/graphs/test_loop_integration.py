@@ -10,7 +10,7 @@ import pytest
 from allure.decisions import export_pending
 from allure.store import RunStore, project_db_path
 from tests.cli_run import TEST_KEY, allure
-from tests.conftest import ScriptedServer, kill_audit_mid_run, start_scripted_server, write_spec
+from tests.conftest import ScriptedServer, kill_audit_mid_run, resume_with, start_scripted_server, write_spec
 
 pytestmark = pytest.mark.integration
 
@@ -89,16 +89,7 @@ def test_paused_run_resumes_in_another_process(tmp_path: Path, scripted_server: 
             for i, c in enumerate(cands)
         )
     )
-    res = allure(
-        "resume",
-        run.id,
-        "--decisions",
-        str(decisions),
-        "--project",
-        str(tmp_path),
-        cwd=tmp_path,
-        env=TEST_KEY,
-    )
+    res = resume_with(tmp_path, run.id, decisions)
     assert res.returncode == 0, res.stderr
     assert store.get_run(run.id).status == "done"
     later = [r["body"] for r in scripted_server.requests()[n_first:]]

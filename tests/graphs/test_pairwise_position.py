@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from tests.cli_run import run_cli
-from tests.conftest import ScriptedServer
+from tests.conftest import ScriptedServer, server_fixture
+from tests.specs import ONE_PASS, PAIR_COLUMNS, SCRIPTED
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +42,8 @@ def write_pairs(path: Path, swapped_in: str) -> None:
             )
 
 
-SPEC = """
+SPEC = (
+    """
 name = "recorded-swaps"
 label_set = ["A", "B"]
 [dataset]
@@ -49,10 +51,9 @@ path = "pairs.csv"
 swapped_labels_in = "{swapped_in}"
 [dataset.columns]
 id = "id"
-task = "prompt"
-response = "response_a"
-response_b = "response_b"
-gold_label = "human"
+"""
+    + PAIR_COLUMNS
+    + """gold_label = "human"
 recorded_label = "judge"
 recorded_label_swapped = "judge_swapped"
 problem_type = "kind"
@@ -60,12 +61,9 @@ problem_type = "kind"
 kind = "replay"
 prompt = "pairwise"
 position_debias = "consistent"
-[memory]
-location = "memory"
-[loop]
-max_iterations = 1
-heldout_fraction = 0
 """
+    + ONE_PASS
+)
 
 
 def last_report(tmp: Path) -> dict[str, Any]:
@@ -135,15 +133,7 @@ def test_a_pass_whose_every_call_fails_says_so_and_its_calls_add_up(
     assert "position consistency undefined: no item has a label in both orders" in res.stdout + res.stderr
 
 
-@pytest.fixture
-def scripted_server_failing(tmp_path: Path) -> Any:
-    from tests.conftest import start_scripted_server
-
-    srv = start_scripted_server(tmp_path, "--fail-first", "1000")
-    try:
-        yield srv
-    finally:
-        srv.stop()
+scripted_server_failing = server_fixture("scripted_server_failing", "--fail-first", "1000")
 
 
 # (length of response A, length of response B): the longer response is the better one
@@ -158,32 +148,27 @@ def write_length_pairs(path: Path) -> None:
             w.writerow([f"p{k}", f"Question {k}", "a" * la, "b" * lb, "A" if la > lb else "B"])
 
 
-LIVE = """
+LIVE = (
+    """
 name = "debias"
 label_set = ["A", "B"]
 [dataset]
 path = "pairs.csv"
 [dataset.columns]
 id = "id"
-task = "prompt"
-response = "response_a"
-response_b = "response_b"
-gold_label = "human"
+"""
+    + PAIR_COLUMNS
+    + """gold_label = "human"
 [evaluator]
-kind = "openai"
-model = "scripted"
-base_url = "{url}"
-api_key_env = "ALLURE_TEST_KEY"
-prompt = "pairwise"
+"""
+    + SCRIPTED
+    + """prompt = "pairwise"
 concurrency = 1
 position_debias = "{mode}"
 calibration = "none"  # the study below counts calls: its raw arm would add calibration's 3 content-free calls
-[memory]
-location = "memory"
-[loop]
-max_iterations = 1
-heldout_fraction = 0
 """
+    + ONE_PASS
+)
 
 
 def run_debias(tmp: Path, url: str, mode: str) -> tuple[dict[str, Any], str]:

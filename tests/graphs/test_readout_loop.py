@@ -24,9 +24,8 @@ def test_the_read_out_is_fitted_on_mined_items_only_and_stored_with_the_memory_v
 ) -> None:
     srv = start_scripted_server(tmp_path)
     try:
-        spec = write_spec(tmp_path, srv.base_url, max_iterations=2, dev_fraction=0.5, folds=0)
-        spec.write_text(
-            spec.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
+        spec = write_spec(
+            tmp_path, srv.base_url, readout="logistic", max_iterations=2, dev_fraction=0.5, folds=0
         )
         write_dataset(tmp_path / "items.jsonl", n_per_type=30)
         res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
@@ -79,10 +78,7 @@ def test_the_zero_shot_baseline_of_a_run_with_a_memory_gets_the_read_out_too(tmp
     guard compares memory with memory, not the read-out's gain with none."""
     srv = start_scripted_server(tmp_path, "--lean", "0.25")
     try:
-        spec = write_spec(tmp_path, srv.base_url, max_iterations=1)
-        spec.write_text(
-            spec.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
-        )
+        spec = write_spec(tmp_path, srv.base_url, readout="logistic", max_iterations=1)
         for _ in range(2):  # the first run fills the memory; the second starts with it
             res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
             assert res.returncode == 0, res.stdout + res.stderr

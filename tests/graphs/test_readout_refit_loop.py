@@ -29,21 +29,14 @@ def _seed_memory(location: Path) -> None:
     mem.add(
         [
             IclExample(
-                id="seed-0",
-                item_id="seed-0",
-                task="Path to room 5?",
-                response="Answer: 1, 9",
-                correct_label=0,
+                id=f"seed-{n}",
+                item_id=f"seed-{n}",
+                task=f"Path to room {room}?",
+                response=response,
+                correct_label=n,
                 decision="approve",
-            ),
-            IclExample(
-                id="seed-1",
-                item_id="seed-1",
-                task="Path to room 6?",
-                response="Answer: 1, 6",
-                correct_label=1,
-                decision="approve",
-            ),
+            )
+            for n, room, response in ((0, 5, "Answer: 1, 9"), (1, 6, "Answer: 1, 6"))
         ]
     )
 
@@ -62,10 +55,14 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
     project = tmp_path / "proj"
     try:
         # it pauses at review (no stop on no gain: the zero-shot baseline is read out as well as pass 1)
-        path = write_spec(tmp_path, srv.base_url, max_iterations=2, guard=False, stop_when_no_gain=False)
-        path.write_text(
-            path.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
-            + REAUDIT_ALL
+        path = write_spec(
+            tmp_path,
+            srv.base_url,
+            readout="logistic",
+            tail=REAUDIT_ALL,
+            max_iterations=2,
+            guard=False,
+            stop_when_no_gain=False,
         )
         write_dataset(tmp_path / "items.jsonl", n_per_type=15)
         _seed_memory(tmp_path / "memory")

@@ -16,6 +16,7 @@ import pytest
 from allure.store import RunStore, project_db_path
 from tests.cli_run import TEST_KEY, allure, start_allure
 from tests.conftest import ScriptedServer, start_scripted_server, write_dataset, write_spec
+from tests.specs import audit_toml, memory_and_loop
 
 pytestmark = pytest.mark.integration
 
@@ -25,29 +26,15 @@ def write_replay_spec(tmp: Path, max_iterations: int = 2) -> Path:
     write_dataset(tmp / "items.jsonl")
     spec = tmp / "audit.toml"
     spec.write_text(
-        f"""
-name = "guards"
-[dataset]
-path = "items.jsonl"
-[dataset.columns]
-id = "uid"
-task = "question"
-response = "answer"
-gold_answers = "gold"
-problem_type = "kind"
-generator = "model"
-recorded_label = "judge"
-[evaluator]
-kind = "replay"
-[memory]
-location = "{tmp / "memory"}"
-[memory.retrieval]
-kind = "all"
-[loop]
-max_iterations = {max_iterations}
-heldout_fraction = 0.34
-stop_when_no_gain = false
-"""
+        audit_toml(
+            "guards",
+            rest=memory_and_loop(
+                memory=str(tmp / "memory"),
+                max_iterations=max_iterations,
+                heldout_fraction=0.34,
+                stop_when_no_gain=False,
+            ),
+        )
     )
     return spec
 

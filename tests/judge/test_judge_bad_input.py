@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_run import run_cli
-from tests.conftest import ScriptedServer, start_scripted_server, write_spec
+from tests.conftest import ScriptedServer, server_fixture, start_scripted_server, write_spec
 
 pytestmark = pytest.mark.integration
 
@@ -32,13 +32,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield tmp
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ScriptedServer]:
-    srv = start_scripted_server(tmp_path)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+server = server_fixture("server")
 
 
 def _label(root: Path, work: Path, judge: Path, data: Path, srv: ScriptedServer, *extra: str):  # type: ignore[no-untyped-def]

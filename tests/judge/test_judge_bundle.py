@@ -18,7 +18,14 @@ import pytest
 
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
-from tests.conftest import ScriptedServer, only_run, start_scripted_server, write_replay_spec, write_spec
+from tests.conftest import (
+    ScriptedServer,
+    only_run,
+    server_fixture,
+    start_scripted_server,
+    write_replay_spec,
+    write_spec,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -41,13 +48,7 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, st
     yield tmp, run.id
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ScriptedServer]:
-    srv = start_scripted_server(tmp_path, "--lean", "0.25")
-    try:
-        yield srv
-    finally:
-        srv.stop()
+server = server_fixture("server", "--lean", "0.25")
 
 
 def _stored(root: Path, run_id: str, it: int) -> dict[str, object]:

@@ -24,9 +24,8 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, st
     tmp = tmp_path_factory.mktemp("readout")
     srv = start_scripted_server(tmp, "--lean", "0.25")
     try:
-        spec = write_spec(tmp, srv.base_url, max_iterations=2, guard=False, dev_fraction=0.5)
-        spec.write_text(
-            spec.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
+        spec = write_spec(
+            tmp, srv.base_url, readout="logistic", max_iterations=2, guard=False, dev_fraction=0.5
         )
         write_dataset(tmp / "items.jsonl", n_per_type=15)
         res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=400)

@@ -32,10 +32,8 @@ def test_the_exported_judge_carries_the_refit_a_reaudit_applies(
     srv = start_scripted_server(tmp_path, "--item-bias")
     project = tmp_path / "proj"
     try:
-        path = write_spec(tmp_path, srv.base_url, max_iterations=1)
-        path.write_text(
-            path.read_text().replace('calibration = "none"', 'calibration = "none"\nreadout = "logistic"')
-            + REAUDIT_ALL.format(set="same")
+        path = write_spec(
+            tmp_path, srv.base_url, readout="logistic", tail=REAUDIT_ALL.format(set="same"), max_iterations=1
         )
         write_dataset(tmp_path / "items.jsonl", n_per_type=15)
         run = start_run(load_spec(path), project)  # one pass, its candidates left pending

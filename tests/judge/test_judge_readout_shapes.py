@@ -23,12 +23,14 @@ from allure.models import Verdict
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
 from tests.conftest import only_run, start_scripted_server
+from tests.specs import SCRIPTED
 
 pytestmark = pytest.mark.integration
 
 WORDS = ["good", "ok", "bad"]
 
-LENIENT = """
+LENIENT = (
+    """
 name = "lenient"
 label_set = ["good", "ok", "bad"]
 [dataset]
@@ -39,11 +41,9 @@ task = "instruction"
 response = "output"
 gold_label = "human"
 [evaluator]
-kind = "openai"
-model = "scripted"
-base_url = "{url}"
-api_key_env = "ALLURE_TEST_KEY"
-prompt = "{prompt}"
+"""
+    + SCRIPTED
+    + """prompt = "{prompt}"
 concurrency = 1
 calibration = "none"
 readout = "logistic"
@@ -54,6 +54,7 @@ max_iterations = 1
 heldout_fraction = 0.34
 dev_fraction = 0.5
 """
+)
 """A one-pass audit with ``readout = "logistic"`` of ``items.jsonl`` against the scripted server."""
 
 

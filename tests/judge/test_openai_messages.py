@@ -6,25 +6,18 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.cli_run import run_cli
-from tests.conftest import ScriptedServer, start_scripted_server, write_spec
+from tests.conftest import ScriptedServer, server_fixture, write_spec
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ScriptedServer]:
-    srv = start_scripted_server(tmp_path, "--lean", "0.25")
-    try:
-        yield srv
-    finally:
-        srv.stop()
+server = server_fixture("server", "--lean", "0.25")
 
 
 def _plain_label(doc: dict, block: dict, row: dict, base_url: str) -> object:

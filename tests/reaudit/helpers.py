@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from tests.cli_run import run_cli
+from tests.specs import audit_toml
 
 ENV = {**os.environ, "ALLURE_TEST_KEY": "test-key", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
 
@@ -54,6 +55,11 @@ def allure(
     """``allure ARGS`` in ``cwd`` through the one CLI helper (:func:`tests.cli_run.run_cli`), with
     :data:`ENV` (or ``env``); kept for the tests outside ``tests/reaudit`` that call it."""
     return run_cli(cwd, *args, project=False, env=env or ENV, timeout=timeout)
+
+
+def reaudit_in(tmp: Path, spec: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``allure reaudit SPEC --project TMP ARGS`` run in ``tmp``."""
+    return run_cli(tmp, "reaudit", str(spec), "--project", str(tmp), *args, project=False)
 
 
 def write_items(path: Path, n_per_type: int = 12) -> Path:
@@ -120,33 +126,12 @@ def write_reaudit_spec(
     gate = gate or "[gate]\nalpha = 0.05\n[gate.min]\naccuracy = 0.3\n[gate.max_drop]\naccuracy = 0.05\n"
     spec = tmp / name
     spec.write_text(
-        f"""
-name = "scripted"
-
-[dataset]
-path = "{data.name}"
-[dataset.columns]
-id = "uid"
-task = "question"
-response = "answer"
-gold_answers = "gold"
-problem_type = "kind"
-generator = "model"
-recorded_label = "judge"
-
-[evaluator]
-{evaluator}prompt = "{prompts}"
-
-[memory]
-location = "{tmp / "memory"}"
-
-[reaudit]
-set = "{set_name}"
-split = "all"
-{"" if probe is None else f"probe = {probe}"}
-
-{gate}
-{extra}
-"""
+        audit_toml(
+            "scripted",
+            path=data.name,
+            evaluator=f'{evaluator}prompt = "{prompts}"',
+            rest=f'[memory]\nlocation = "{tmp / "memory"}"\n\n[reaudit]\nset = "{set_name}"\nsplit = "all"\n'
+            f"{'' if probe is None else f'probe = {probe}'}\n\n{gate}\n{extra}\n",
+        )
     )
     return spec

@@ -12,7 +12,7 @@ import pytest
 
 from allure.store import project_db_path
 from tests.cli_run import run_cli
-from tests.reaudit.helpers import write_reaudit_spec
+from tests.reaudit.helpers import reaudit_in, write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +41,7 @@ def rehash(doc: dict) -> None:
 )
 def test_edited_set_is_refused(tmp_path: Path, edit: Callable[[dict], None], words: list[str]) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    assert run_cli(tmp_path, "reaudit", str(spec), "--project", str(tmp_path), project=False).returncode == 0
+    assert reaudit_in(tmp_path, spec).returncode == 0
     db = project_db_path(tmp_path)
     with sqlite3.connect(db) as conn:
         doc = json.loads(conn.execute("SELECT set_json FROM frozen_sets").fetchone()[0])

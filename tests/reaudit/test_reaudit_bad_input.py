@@ -8,7 +8,7 @@ import pytest
 
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
-from tests.reaudit.helpers import write_reaudit_spec
+from tests.reaudit.helpers import reaudit_in, write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 
@@ -88,16 +88,7 @@ def test_baseline_of_another_set(tmp_path: Path) -> None:
 
 def test_notify_env_variable_not_set(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
-    res = run_cli(
-        tmp_path,
-        "reaudit",
-        str(spec),
-        "--project",
-        str(tmp_path),
-        "--notify",
-        "env:NO_SUCH_HOOK",
-        project=False,
-    )
+    res = reaudit_in(tmp_path, spec, "--notify", "env:NO_SUCH_HOOK")
     assert res.returncode == 2 and "NO_SUCH_HOOK is not set" in res.stderr
     assert not (tmp_path / ".allure").exists()
 

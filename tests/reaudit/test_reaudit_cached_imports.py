@@ -22,7 +22,7 @@ import pytest
 from allure.evaluator.local import LocalServerSettings
 from allure.memory import EpisodicMemory
 from allure.reaudit import run_reaudit
-from tests.conftest import ScriptedServer, start_scripted_server
+from tests.conftest import ScriptedServer, server_fixture
 from tests.memory.memory_examples import mixed_examples
 from tests.reaudit.helpers import ENV, write_reaudit_spec
 
@@ -80,13 +80,7 @@ class _ForwardingServer:
         pass
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Any:
-    srv = start_scripted_server(tmp_path)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+server = server_fixture("server")
 
 
 def test_unchanged_embedded_reaudit_sends_nothing_and_imports_no_heavy_module(

@@ -16,7 +16,7 @@ import pytest
 
 from allure.store import project_db_path
 from tests.cli_run import run_cli
-from tests.reaudit.helpers import write_reaudit_spec
+from tests.reaudit.helpers import reaudit_in, write_reaudit_spec
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +35,7 @@ def reaudited(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for the module; each test that needs it works on a copy (:func:`project`)."""
     root = tmp_path_factory.mktemp("reaudited")
     spec = write_reaudit_spec(root, None, kind="replay")
-    assert run_cli(root, "reaudit", str(spec), "--project", str(root), project=False).returncode == 0
+    assert reaudit_in(root, spec).returncode == 0
     return root
 
 
@@ -61,7 +61,7 @@ def test_bad_output_is_refused_before_any_work(project: Path, option: str, value
     spec = project / "reaudit.toml"
     (project / "audit-spec-as-folder").write_text("a file")
     before = reaudit_rows(project)
-    res = run_cli(project, "reaudit", str(spec), "--project", str(project), option, value, project=False)
+    res = reaudit_in(project, spec, option, value)
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and words in res.stderr and "fix:" in res.stderr, res.stderr
     assert reaudit_rows(project) == before == 1
@@ -70,18 +70,7 @@ def test_bad_output_is_refused_before_any_work(project: Path, option: str, value
 def test_webhook_failing_after_the_work_keeps_the_gate_status(tmp_path: Path) -> None:
     spec = write_reaudit_spec(tmp_path, None, kind="replay")
     hook = "http://127.0.0.1:9/hook"  # nothing listens on the discard port
-    res = run_cli(
-        tmp_path,
-        "reaudit",
-        str(spec),
-        "--project",
-        str(tmp_path),
-        "--notify",
-        hook,
-        "--json",
-        "r.json",
-        project=False,
-    )
+    res = reaudit_in(tmp_path, spec, "--notify", hook, "--json", "r.json")
     assert res.returncode == 0, res.stderr  # the gate passed; the webhook's failure does not change that
     assert "warning:" in res.stderr and "webhook POST failed" in res.stderr
     record = json.loads((tmp_path / "r.json").read_text())

@@ -18,6 +18,7 @@ import pytest
 from allure.reaudit import Flip, GateCheck, ReauditRecord, junit_xml, markdown_summary
 from allure.safe_text import for_output, markdown_cell, markdown_code, xml_text
 from tests.cli_run import run_cli
+from tests.specs import COLUMNS, audit_toml, memory_and_loop
 
 NASTY = "\x1b[2J\x07<b>&amp;`tick`|pipe|\ud800"
 """ESC, BEL, markup, an entity, backticks, pipes and a lone surrogate."""
@@ -73,31 +74,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     (tmp / "items.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     (tmp / "audit.toml").write_text(
-        """name = "nasty"
-auto_approve = true
-[dataset]
-path = "items.jsonl"
-[dataset.columns]
-id = "uid"
-task = "question"
-response = "answer"
-gold_answers = "gold"
-problem_type = "kind"
-recorded_label = "judge"
-[evaluator]
-kind = "replay"
-[memory.retrieval]
-kind = "all"
-[loop]
-max_iterations = 2
-heldout_fraction = 0.3
-bootstrap_resamples = 100
-[reaudit]
-set = "nasty"
-split = "all"
-[gate.min]
-accuracy = 0.1
-"""
+        audit_toml(
+            "nasty",
+            top="auto_approve = true",
+            columns=[c for c in COLUMNS if c != "generator"],
+            rest=memory_and_loop(max_iterations=2, heldout_fraction=0.3, bootstrap_resamples=100)
+            + '[reaudit]\nset = "nasty"\nsplit = "all"\n[gate.min]\naccuracy = 0.1\n',
+        )
     )
     res = run_cli(tmp, "audit", "audit.toml")
     assert res.returncode == 0, res.stderr

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from allure.memory import EpisodicMemory
+from allure.prompts import load_prompt_set
 from tests.conftest import write_spec
 from tests.memory.memory_examples import make_example
 
@@ -19,6 +20,17 @@ def robust_spec(tmp: Path, base_url: str) -> Path:
         [make_example(n, mode="keywords", response=f"Room 1, Room {n}", correct_label=0) for n in range(3)]
     )
     return spec
+
+
+def lost_placeholder(tmp: Path, placeholder: str, replacement: str) -> Path:
+    """``tmp/mine``: the ``grader`` prompt set with ``placeholder`` in its user turn written as ``replacement``."""
+    mine = tmp / "mine"
+    mine.mkdir()
+    base = load_prompt_set("grader")
+    (mine / "system.txt").write_text(base.system)
+    (mine / "assistant.txt").write_text(base.assistant)
+    (mine / "user.txt").write_text(base.user.replace(placeholder, replacement))
+    return mine
 
 
 def paired_spec(tmp: Path, base_url: str) -> Path:

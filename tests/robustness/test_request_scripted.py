@@ -16,7 +16,7 @@ from allure.robustness import request_study
 from allure.studies import load_study
 from tests.cli_run import run_cli
 from tests.conftest import start_scripted_server
-from tests.robustness.specs import robust_spec
+from tests.robustness.specs import lost_placeholder, robust_spec
 
 pytestmark = pytest.mark.integration
 
@@ -69,12 +69,7 @@ def test_request_runs_the_procedure_the_evaluator_wrote(tmp_path: Path) -> None:
 
 def test_a_procedure_prompt_that_lost_a_placeholder_is_refused(tmp_path: Path) -> None:
     spec = robust_spec(tmp_path, "http://127.0.0.1:9/v1")
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    base = load_prompt_set("grader")
-    (mine / "system.txt").write_text(base.system)
-    (mine / "assistant.txt").write_text(base.assistant)
-    (mine / "user.txt").write_text(base.user.replace("{response}", "the response"))
+    mine = lost_placeholder(tmp_path, "{response}", "the response")
     res = run_cli(tmp_path, "study", "request", "--spec", str(spec), "--procedure-from", str(mine))
     assert res.returncode == 2 and "lost placeholder(s) ['{response}']" in res.stderr, res.stderr
     assert "fix:" in res.stderr and "Traceback" not in res.stderr

@@ -18,7 +18,7 @@ from allure.robustness import reproducibility, sensitivity_study
 from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
 from tests.conftest import start_scripted_server
-from tests.robustness.specs import robust_spec
+from tests.robustness.specs import lost_placeholder, robust_spec
 
 pytestmark = pytest.mark.integration
 
@@ -99,12 +99,7 @@ def test_sensitivity_finds_the_rephrasing_and_the_items_it_flips(tmp_path: Path)
 
 def test_a_rephrasing_that_lost_a_placeholder_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     spec = robust_spec(tmp_path, "http://127.0.0.1:9/v1")
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    base = load_prompt_set("grader")
-    (mine / "system.txt").write_text(base.system)
-    (mine / "assistant.txt").write_text(base.assistant)
-    (mine / "user.txt").write_text(base.user.replace("{gold_answers}", "the answer"))
+    mine = lost_placeholder(tmp_path, "{gold_answers}", "the answer")
     res = _cli(tmp_path, "study", "sensitivity", "--spec", str(spec), "--prompts", str(mine))
     assert res.returncode == 2, res.stderr
     assert "lost placeholder(s) ['{gold_answers}']" in res.stderr and "user.txt" in res.stderr

@@ -17,6 +17,14 @@ from tests.conftest import wait_for
 from tests.store.conftest import Backend
 
 
+def _leased_by(backend: Backend, pid: int) -> tuple[RunStore, str]:
+    """A new store ``a.db`` with one run, leased by process ``pid``."""
+    store = backend.open("a.db")
+    rid = store.create_run({"x": 1})
+    _foreign_lease(store, rid, pid)
+    return store, rid
+
+
 def _foreign_lease(
     store: RunStore, run_id: str, pid: int, *, age_s: float = 0.0, token: str = "t-other"
 ) -> None:
@@ -43,9 +51,7 @@ def other_process():  # type: ignore[no-untyped-def]
 def test_a_live_owner_blocks_a_second_writer(
     backend: Backend, other_process: subprocess.Popen[bytes]
 ) -> None:
-    store = backend.open("a.db")
-    rid = store.create_run({"x": 1})
-    _foreign_lease(store, rid, other_process.pid)
+    store, rid = _leased_by(backend, other_process.pid)
     with pytest.raises(RunBusyError) as exc:
         store.acquire_lease(rid, "resume")
     assert f"pid {other_process.pid}" in str(exc.value) and "--wait" in str(exc.value)
@@ -56,9 +62,7 @@ def test_a_live_owner_blocks_a_second_writer(
 def test_a_dead_owner_is_taken_over_and_its_run_reads_interrupted(
     backend: Backend, other_process: subprocess.Popen[bytes]
 ) -> None:
-    store = backend.open("a.db")
-    rid = store.create_run({"x": 1})
-    _foreign_lease(store, rid, other_process.pid)
+    store, rid = _leased_by(backend, other_process.pid)
     other_process.kill()
     other_process.wait(10)
     assert store.get_run(rid).status == "interrupted"  # killed: never "running" forever
