@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, Field
 
@@ -140,6 +141,13 @@ class Verdict(BaseModel):
     """Prompt tokens the server served from its prompt cache."""
     cache_hit: bool = False
     """True when the verdict came from the run store instead of a new call."""
+
+
+Verdicts: TypeAlias = Mapping[str, Verdict]
+"""Item id -> its verdict: one order of a pass (the main order, the swapped one, the reversed question)."""
+
+ExtraOrder: TypeAlias = Mapping[str, Verdict] | None
+"""A pass's swapped order or reversed question, in :data:`Verdicts`; ``None`` where the pass did not run it."""
 
 
 class IclExample(BaseModel):

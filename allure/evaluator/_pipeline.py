@@ -33,20 +33,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from allure.evaluator._calibrate import (
-    NO_PROBS,
-    CalibrationOutcome,
-    CalibrationTarget,
-    FittedCalibration,
-    apply_fitted,
-    calibrate_pass,
-)
+from allure.evaluator import _calibrate as cal
 from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
 from allure.evaluator._polarity import PolarityVariant
 from allure.evaluator._readout_step import PassReadout, probable_only
 from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order
 from allure.labels import Label
-from allure.models import Item, Verdict
+from allure.models import ExtraOrder, Item, Verdicts
 
 if TYPE_CHECKING:
     from allure.config import Calibration, PositionDebias
@@ -67,11 +60,7 @@ class Readout(Protocol):
     """What it is called in the pass's outcome."""
 
     def apply(
-        self,
-        items: list[Item],
-        verdicts: Mapping[str, Verdict],
-        swapped: Mapping[str, Verdict] | None = None,
-        back: Mapping[str, Verdict] | None = None,
+        self, items: list[Item], verdicts: Verdicts, swapped: ExtraOrder = None, back: ExtraOrder = None
     ) -> dict[str, Label | None]:
         """Item id -> the label it reads from the item's verdict (an item left out keeps its label);
         ``swapped``: item id -> its swapped order's verdict, given when the pass ran that order;
@@ -126,11 +115,11 @@ class PassPlan:
     position_debias: PositionDebias = "none"
     calibration: Calibration = "none"
     """The mode applied (the spec's rules already applied: :func:`plan_from_spec`)."""
-    target: CalibrationTarget | None = None
+    target: cal.CalibrationTarget | None = None
     """Dev references to choose on and audit references to fit on (never held-out ones)."""
     prior: Mapping[str, float] | None = None
     """``prior`` and ``auto``: label string -> reference share."""
-    fixed_calibration: FittedCalibration | None = None
+    fixed_calibration: cal.FittedCalibration | None = None
     """Values fitted before, applied as they are (no content-free call, no choice); wins over ``calibration``."""
     readout: Readout | None = None
     progress: Callable[[int, int], None] | None = None
@@ -160,7 +149,7 @@ class PassOutcome:
     """Position consistency figures (``swap``): ``n``, ``consistent``, ``consistency``,
     ``first_position_rate``, ``position_bias``, ``source``, ``by_problem_type``."""
     debias: DebiasSummary | None = None
-    calibration: CalibrationOutcome | None = None
+    calibration: cal.CalibrationOutcome | None = None
     """Includes the fitted values (``p_cf`` per block, ``prior``, ``offset``): :meth:`CalibrationOutcome.fitted`."""
     readout: ReadoutOutcome | None = None
     reversed: EvalResult | None = None
@@ -210,7 +199,7 @@ def run_pass(
     if plan.fixed_calibration is not None or plan.calibration != "none":
         out.calibration = _calibrate(ev, plan, result)
         if out.calibration.off:
-            tell(NO_PROBS)
+            tell(cal.NO_PROBS)
     out.labels = dict(out.debias.labels) if out.debias is not None else _labels_of(plan.items, result)
     if plan.readout is not None:
         _read_out(ev, plan, out, tell)
@@ -328,12 +317,12 @@ def _swap(
     )
 
 
-def _calibrate(ev: Evaluator, plan: PassPlan, result: EvalResult) -> CalibrationOutcome:
+def _calibrate(ev: Evaluator, plan: PassPlan, result: EvalResult) -> cal.CalibrationOutcome:
     if plan.fixed_calibration is not None:
-        return apply_fitted(
+        return cal.apply_fitted(
             ev, plan.run_id, plan.iteration, plan.items, result, plan.fixed_calibration, labels=plan.labels
         )
-    return calibrate_pass(
+    return cal.calibrate_pass(
         ev,
         plan.run_id,
         plan.iteration,

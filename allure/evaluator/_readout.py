@@ -43,7 +43,7 @@ from allure.errors import AllureError
 from allure.evaluator._readout_features import FeatureTable, feature_table
 from allure.labels import Label
 from allure.metrics import FittedReadout, fit_readout, knn_labels, memory_vote
-from allure.models import Item, Verdict
+from allure.models import ExtraOrder, Item, Verdict, Verdicts
 
 if TYPE_CHECKING:
     from allure.memory import EpisodicMemory
@@ -153,11 +153,7 @@ class LearnedReadout:
         return "z_reversed" in self.features
 
     def columns(
-        self,
-        items: list[Item],
-        verdicts: Mapping[str, Verdict],
-        swapped: Mapping[str, Verdict] | None = None,
-        back: Mapping[str, Verdict] | None = None,
+        self, items: list[Item], verdicts: Verdicts, swapped: ExtraOrder = None, back: ExtraOrder = None
     ) -> dict[str, list[float]]:
         """Each feature per item (see the module): the label probabilities from the verdicts (``swapped``:
         item id -> its swapped order's verdict, in that order's terms; ``back``: item id -> its reversed
@@ -173,9 +169,9 @@ class LearnedReadout:
     def matrix(
         self,
         items: list[Item],
-        verdicts: Mapping[str, Verdict],
-        swapped: Mapping[str, Verdict] | None = None,
-        back: Mapping[str, Verdict] | None = None,
+        verdicts: Verdicts,
+        swapped: ExtraOrder = None,
+        back: ExtraOrder = None,
         *,
         table: FeatureTable | None = None,
     ) -> np.ndarray:
@@ -214,9 +210,9 @@ class LearnedReadout:
     def apply(
         self,
         items: list[Item],
-        verdicts: Mapping[str, Verdict],
-        swapped: Mapping[str, Verdict] | None = None,
-        back: Mapping[str, Verdict] | None = None,
+        verdicts: Verdicts,
+        swapped: ExtraOrder = None,
+        back: ExtraOrder = None,
         *,
         table: FeatureTable | None = None,
     ) -> dict[str, Label | None]:
@@ -233,9 +229,9 @@ class LearnedReadout:
     def scored(
         self,
         items: list[Item],
-        verdicts: Mapping[str, Verdict],
-        swapped: Mapping[str, Verdict] | None = None,
-        back: Mapping[str, Verdict] | None = None,
+        verdicts: Verdicts,
+        swapped: ExtraOrder = None,
+        back: ExtraOrder = None,
         *,
         table: FeatureTable | None = None,
     ) -> tuple[dict[str, Label | None], dict[str, float]]:

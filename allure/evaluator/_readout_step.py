@@ -16,7 +16,7 @@ from allure.evaluator._readout import (
 )
 from allure.evaluator._readout_features import FeatureTable, feature_table
 from allure.labels import Label
-from allure.models import Item, Verdict
+from allure.models import ExtraOrder, Item, Verdict, Verdicts
 
 if TYPE_CHECKING:
     from allure.metrics import ReadoutRecord
@@ -119,21 +119,13 @@ class PassReadout:
             self.name = f"read-out ({self.mode})"
 
     def apply(
-        self,
-        items: list[Item],
-        verdicts: Mapping[str, Verdict],
-        swapped: Mapping[str, Verdict] | None = None,
-        back: Mapping[str, Verdict] | None = None,
+        self, items: list[Item], verdicts: Verdicts, swapped: ExtraOrder = None, back: ExtraOrder = None
     ) -> dict[str, Label | None]:
         """The ``Readout`` protocol: :meth:`read`'s labels."""
         return self.read(items, verdicts, swapped, back).labels
 
     def read(
-        self,
-        items: list[Item],
-        verdicts: Mapping[str, Verdict],
-        swapped: Mapping[str, Verdict] | None = None,
-        back: Mapping[str, Verdict] | None = None,
+        self, items: list[Item], verdicts: Verdicts, swapped: ExtraOrder = None, back: ExtraOrder = None
     ) -> ReadoutRead:
         """Fit on the mined items' verdicts, label every item (no label when nothing is fitted or kept),
         decide (``auto``); the pipeline's read-out step (:func:`allure.evaluator.run_pass`) calls it.
