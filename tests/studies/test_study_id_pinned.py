@@ -15,6 +15,8 @@ import pytest
 from tests.cli_run import allure
 from tests.studies.fixtures.make_id_fixture import study_args, write_memory
 
+pytestmark = pytest.mark.integration  # runs `allure study` in a process
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 PINNED = {
