@@ -113,8 +113,8 @@ def timed(items, verdicts, refs, labels, back):  # type: ignore[no-untyped-def]
     extra = {} if back is None else {"back": back}
     TEST_CPU[0] = 0.0
     c0 = time.process_time()
-    step.apply(items, verdicts, **extra)
-    return time.process_time() - c0, TEST_CPU[0], step.decision
+    got = step.read(items, verdicts, **extra)
+    return time.process_time() - c0, TEST_CPU[0], got.decision
 
 
 def case(name: str, n: int, repeat: int, labels: tuple[str, ...], with_back: bool) -> float:

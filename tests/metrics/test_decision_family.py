@@ -97,3 +97,66 @@ def test_a_real_effect_is_still_adopted() -> None:
     adopted = [world.run(rng, world.draw_world(rng, 300, 60, effect=True), family, 3) for _ in range(runs)]
     assert sum(bool(x) for x in adopted) / runs >= 0.8
     assert sum("prior" in x or "read-out" in x for x in adopted) / runs >= 0.8
+
+
+def _sign_flip_by_table(t: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """The sign-flip p over the table of every pair of per-class counts (the definition)."""
+    from math import comb
+
+    classes = np.unique(t)
+    rows = []
+    observed = 0.0
+    for c in classes:
+        own = t == c
+        w = 1.0 / (len(classes) * own.sum())
+        gain = int(np.sum(own & (b == t) & (a != t)))
+        loss = int(np.sum(own & (a == t) & (b != t)))
+        rows.append((gain + loss, w))
+        observed += (gain - loss) * w
+    (m0, w0), (m1, w1) = rows
+    return min(
+        1.0,
+        sum(
+            comb(m0, g0) * comb(m1, g1) / 2 ** (m0 + m1)
+            for g0 in range(m0 + 1)
+            for g1 in range(m1 + 1)
+            if (2 * g0 - m0) * w0 + (2 * g1 - m1) * w1 >= observed - 1e-12
+        ),
+    )
+
+
+def test_the_two_label_sign_flip_p_is_the_tables_sum() -> None:
+    """The O(m) two-class sum (first class's counts against the second's binomial tail) equals the
+    sum over the table of every pair of counts, ties included."""
+    rng = np.random.default_rng(7)
+    seen = set()
+    for _ in range(300):
+        n = int(rng.integers(8, 60))
+        t = (rng.random(n) < rng.uniform(0.1, 0.5)).astype(np.int64)
+        t[0], t[1] = 0, 1
+        a = np.where(rng.random(n) < 0.7, t, 1 - t)
+        b = np.where(rng.random(n) < 0.7, t, 1 - t)
+        fast, slow = sign_flip_p(t, a, b), _sign_flip_by_table(t, a, b)
+        assert fast == pytest.approx(slow, abs=1e-9)
+        seen.add(round(slow, 3))
+    assert len(seen) > 50  # the draws cover many p-values, not one
+
+
+def test_a_large_two_label_pass_uses_the_normal_limit_close_to_the_exact_p(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Beyond the exact tables the label-permutation p is T's normal limit: on a large pass (6,000
+    items) it is close to the exact p that the tables give."""
+    import allure.metrics._stratified as st
+
+    rng = np.random.default_rng(3)
+    n = 6000
+    t = (rng.random(n) < 0.2).astype(np.int64)
+    a = np.where(rng.random(n) < 0.75, t, 1 - t)
+    b = np.where(rng.random(n) < 0.76, t, 1 - t)
+    exact, method, tables = stratified_p(t, a, b)
+    assert method == "exact" and tables > 1000 and 0.001 < exact < 0.999
+    monkeypatch.setattr(st, "EXACT_TABLES", 1000)
+    normal, method, _ = stratified_p(t, a, b)
+    assert method == "normal"
+    assert normal == pytest.approx(exact, abs=0.01)
