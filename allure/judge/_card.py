@@ -82,7 +82,8 @@ def build_card(
     metrics = store.metrics(src.run.id).get(src.iteration, {})
     held = metrics.get("heldout")
     o = data.effect.objective if data.effect is not None else None
-    guard = {k: v for k, v in sorted(src.run.info.items()) if k.startswith("guard_")}
+    # a pass's decision is run info guard_<iteration>; guard_tests counts them (issue 41)
+    guard = {k: v for k, v in sorted(src.run.info.items()) if k.startswith("guard_") and k[6:].isdigit()}
     return {
         "first_line": first_line(src, data),
         "run_id": src.run.id,
