@@ -10,8 +10,10 @@ from every other reviewer. :class:`SessionGuard` is a thread beside the app that
 - the app's event loop stopped answering for :data:`STALL_S` (blocked on a client that reads nothing);
 - nobody pressed a key or clicked for the idle limit (``allure review --serve --idle-timeout``),
   unless the app is busy (resuming the loop);
-- SIGTERM arrived (blocked in every thread and taken by the guard, so it works whatever the app's
-  main thread is doing).
+- SIGTERM arrived (blocked in every thread from the process's first line, :mod:`allure.cli.main`,
+  and taken by the guard, so it works whatever the app's main thread is doing; a thread started
+  before the block, numpy's BLAS pool among them, would take it into Textual's own hook, which asks
+  an app that cannot answer to exit and never forces it).
 
 It asks the app to exit; an app that has not ended :data:`GRACE_S` later has its claims released
 on a connection of their own and the process ends at once (``os._exit``): the claims are free

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 
-import typer
+if os.environ.get("TEXTUAL_DRIVER") == "textual.drivers.web_driver:WebDriver":  # a served review tab
+    # SIGTERM is the session guard's alone (allure.cli._served_app): blocked before any import starts
+    # a thread (numpy's BLAS pool does), since a thread that does not block it could take it
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 
-from allure.cli._serve_review import served_session, show_error
-from allure.errors import AllureError
-from allure.safe_text import visible
+import typer  # noqa: E402
+
+from allure.cli._serve_review import served_session, show_error  # noqa: E402
+from allure.errors import AllureError  # noqa: E402
+from allure.safe_text import visible  # noqa: E402
 
 app = typer.Typer(
     rich_markup_mode=None,  # help texts are plain: '[reaudit]' stays, never read as markup

@@ -98,6 +98,29 @@ def test_sigterm_ends_an_app_nobody_reads_and_frees_its_claims(tmp_path: Path) -
         assert claims(tmp_path) == {}
 
 
+def _threads_taking_sigterm(pid: int) -> list[str]:
+    """The threads of ``pid`` that do not block SIGTERM (the guard's, while it waits for it)."""
+    bit = 1 << (signal.SIGTERM - 1)
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        blocked = next(
+            line.split()[1]
+            for line in (task / "status").read_text().splitlines()
+            if line.startswith("SigBlk")
+        )
+        if not int(blocked, 16) & bit:
+            out.append(f"{task.name} ({(task / 'comm').read_text().strip()})")
+    return out
+
+
+def test_sigterm_is_blocked_in_every_thread_but_the_guards(tmp_path: Path) -> None:
+    """A thread started before the block (numpy's BLAS pool) would take SIGTERM into Textual's own
+    hook, which asks an app stuck on a full pipe to exit and never forces it."""
+    make_run(tmp_path, 2).close()
+    with served_app(tmp_path) as proc:
+        assert len(_threads_taking_sigterm(proc.pid)) <= 1, _threads_taking_sigterm(proc.pid)
+
+
 def test_an_idle_tab_ends_after_the_idle_limit_and_frees_its_claims(tmp_path: Path) -> None:
     make_run(tmp_path, 2).close()
     with served_app(tmp_path, "--idle-timeout", "3") as proc:
