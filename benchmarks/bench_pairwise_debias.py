@@ -10,7 +10,7 @@ correct answers); the right one is the better response. Which of the two is show
 per pair (seeded), so the reference is ``A`` for about half the pairs. Pairs are drawn evenly
 across problem types, at most one per task text.
 
-Calls. One pass through the evaluator's pipeline (:func:`allure.evaluator.run_pass` with ``swap``:
+Calls. One pass through the evaluator's pipeline (:func:`allure.passes.run_pass` with ``swap``:
 the pair in each order), every call with ``logprobs=true`` (the label tokens' top logprobs), stored
 in the project's run store as it returns: a re-run sends none again, and a killed run resumes where
 it stopped. The three arms are computed from the SAME two calls per pair:
@@ -45,11 +45,12 @@ from pathlib import Path
 from allure.config import AuditSpec, PositionDebias
 from allure.dataset import DatasetSpec, load_items
 from allure.errors import StoreError
-from allure.evaluator import Evaluator, PassOutcome, PassPlan, open_evaluator, run_pass, swapped_order
+from allure.evaluator import Evaluator, open_evaluator
 from allure.gold_check import GoldCheck
 from allure.labels import Label
 from allure.metrics import decided_accuracy, mcnemar_test
 from allure.models import Item
+from allure.passes import PassOutcome, PassPlan, run_pass, swapped_order
 from allure.store import RunStore, project_db_path
 
 ROOT = Path(__file__).resolve().parents[1]

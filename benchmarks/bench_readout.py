@@ -146,8 +146,9 @@ def audit_spec(task: TaskDef, data: Path, seed: int) -> dict[str, Any]:
 def plan(task: TaskDef, seed: int, project: Path, raw: dict[str, Any]) -> Planned:
     """The calls of the run's pass that the store cannot answer: every item zero-shot and the
     zero-shot block's content-free calls (contextual calibration), by the product's planner."""
-    from allure.evaluator import content_free_item, open_evaluator
+    from allure.evaluator import open_evaluator
     from allure.metrics import CONTENT_FREE
+    from allure.passes import content_free_item
 
     spec = parse_spec(raw, source=f"bench_readout ({task.name})")
     items = load_items(spec.dataset, label_set=spec.label_set, synonyms=spec.label_synonyms)

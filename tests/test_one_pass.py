@@ -1,4 +1,4 @@
-"""The loop, a study arm and a re-audit run one pass pipeline (:func:`allure.evaluator.run_pass`):
+"""The loop, a study arm and a re-audit run one pass pipeline (:func:`allure.passes.run_pass`):
 the same items with the same settings get the same labels from each (scripted server whose label
 probabilities lean to ``1``, contextual calibration on, so the labels are the pipeline's, not the
 parsed ones)."""

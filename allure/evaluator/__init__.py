@@ -18,18 +18,8 @@ if TYPE_CHECKING:
     from allure._http import ChatCallError, ChatCompletionsClient
     from allure.backends import register_backend
     from allure.evaluator._backend import CallSettings, ChatBackend, Reply, RetryKind, Usage, retry_kind
-    from allure.evaluator._calibrate import (
-        NO_PROBS,
-        CalibrationOutcome,
-        CalibrationTarget,
-        FittedCalibration,
-        apply_fitted,
-        calibrate_pass,
-    )
-    from allure.evaluator._content_free import CF_PREFIX, block_name, content_free_item
     from allure.evaluator._kind import BackendKind, backend_kind
     from allure.evaluator._langchain import LangChainBackend
-    from allure.evaluator._learning_curve import CurveDraw, judge_verdicts, readout_curve, review_order
     from allure.evaluator._open import open_evaluator, warm_http_client
     from allure.evaluator._openai import OpenAIBackend, build_openai_backend
     from allure.evaluator._options import (
@@ -43,42 +33,9 @@ if TYPE_CHECKING:
         ProgressFn,
     )
     from allure.evaluator._parse import LabelParser, prob_positive
-    from allure.evaluator._pipeline import (
-        RECORDED,
-        DebiasSummary,
-        PassOutcome,
-        PassPlan,
-        PassStats,
-        Readout,
-        ReadoutOutcome,
-        run_pass,
-    )
-    from allure.evaluator._plan_spec import extra_calls, plan_from_spec, readout_reads, reference_shares
-    from allure.evaluator._polarity import REVERSED, PolarityVariant, polarity_variant
-    from allure.evaluator._readout import (
-        LearnedReadout,
-        ReadoutInputMissing,
-        ReadoutLeak,
-        ReadoutMode,
-        VoteSource,
-        fit_learned_readout,
-        memory_vote_source,
-        probability_features,
-    )
-    from allure.evaluator._readout_step import PassReadout, ReadoutRead
-    from allure.evaluator._readout_stored import spec_readout, stored_readout
     from allure.evaluator._redact import REDACTED, redact
     from allure.evaluator._replay import ReplayBackend
     from allure.evaluator._runner import Evaluator
-    from allure.evaluator._swap import (
-        FALLBACK_NOTE,
-        SWAPPED,
-        debias_verdicts,
-        replay_items,
-        swapped_item,
-        swapped_order,
-        swaps_positions,
-    )
     from allure.evaluator._tokens import TokenCounter
 
 _WHERE = {
@@ -112,54 +69,7 @@ _WHERE = {
     "PassOptions": "_options",
     "ProgressFn": "_options",
     "TokenCounter": "_tokens",
-    "CF_PREFIX": "_content_free",
-    "NO_PROBS": "_calibrate",
-    "CalibrationOutcome": "_calibrate",
-    "CalibrationTarget": "_calibrate",
-    "calibrate_pass": "_calibrate",
-    "FittedCalibration": "_calibrate",
-    "apply_fitted": "_calibrate",
-    "block_name": "_content_free",
-    "content_free_item": "_content_free",
-    "REVERSED": "_polarity",
-    "PolarityVariant": "_polarity",
-    "polarity_variant": "_polarity",
-    "RECORDED": "_pipeline",
-    "DebiasSummary": "_pipeline",
-    "PassOutcome": "_pipeline",
-    "PassPlan": "_pipeline",
-    "PassStats": "_pipeline",
-    "Readout": "_pipeline",
-    "ReadoutOutcome": "_pipeline",
-    "extra_calls": "_plan_spec",
-    "plan_from_spec": "_plan_spec",
-    "readout_reads": "_plan_spec",
-    "reference_shares": "_plan_spec",
-    "run_pass": "_pipeline",
-    "FALLBACK_NOTE": "_swap",
-    "SWAPPED": "_swap",
-    "debias_verdicts": "_swap",
-    "swapped_item": "_swap",
-    "swapped_order": "_swap",
-    "replay_items": "_swap",
-    "swaps_positions": "_swap",
     "Evaluator": "_runner",
-    "LearnedReadout": "_readout",
-    "PassReadout": "_readout_step",
-    "ReadoutRead": "_readout_step",
-    "ReadoutInputMissing": "_readout",
-    "ReadoutLeak": "_readout",
-    "ReadoutMode": "_readout",
-    "VoteSource": "_readout",
-    "fit_learned_readout": "_readout",
-    "spec_readout": "_readout_stored",
-    "stored_readout": "_readout_stored",
-    "memory_vote_source": "_readout",
-    "CurveDraw": "_learning_curve",
-    "readout_curve": "_learning_curve",
-    "judge_verdicts": "_learning_curve",
-    "review_order": "_learning_curve",
-    "probability_features": "_readout",
 }
 
 __all__ = [
@@ -168,28 +78,6 @@ __all__ = [
     "register_backend",
     "RetryKind",
     "AnswerKey",
-    "DebiasSummary",
-    "FittedCalibration",
-    "PassOutcome",
-    "PassPlan",
-    "PassStats",
-    "RECORDED",
-    "REVERSED",
-    "PolarityVariant",
-    "polarity_variant",
-    "Readout",
-    "ReadoutOutcome",
-    "apply_fitted",
-    "block_name",
-    "content_free_item",
-    "extra_calls",
-    "plan_from_spec",
-    "readout_reads",
-    "reference_shares",
-    "run_pass",
-    "CF_PREFIX",
-    "CalibrationOutcome",
-    "CalibrationTarget",
     "ChatBackend",
     "ChatCallError",
     "ChatCompletionsClient",
@@ -199,10 +87,8 @@ __all__ = [
     "Evaluator",
     "EvaluatorOptions",
     "ExamplesFor",
-    "FALLBACK_NOTE",
     "LabelParser",
     "LangChainBackend",
-    "NO_PROBS",
     "OpenAIBackend",
     "PassOptions",
     "ProgressFn",
@@ -210,37 +96,14 @@ __all__ = [
     "ReplayBackend",
     "Reply",
     "CallSettings",
-    "SWAPPED",
     "TokenCounter",
     "Usage",
     "build_openai_backend",
-    "calibrate_pass",
-    "debias_verdicts",
     "open_evaluator",
     "warm_http_client",
     "prob_positive",
     "redact",
     "retry_kind",
-    "swapped_item",
-    "swapped_order",
-    "replay_items",
-    "swaps_positions",
-    "LearnedReadout",
-    "CurveDraw",
-    "readout_curve",
-    "judge_verdicts",
-    "review_order",
-    "PassReadout",
-    "ReadoutRead",
-    "ReadoutInputMissing",
-    "ReadoutLeak",
-    "ReadoutMode",
-    "VoteSource",
-    "fit_learned_readout",
-    "spec_readout",
-    "stored_readout",
-    "memory_vote_source",
-    "probability_features",
 ]
 
 

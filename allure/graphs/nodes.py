@@ -14,7 +14,6 @@ from langgraph.types import Command, interrupt
 
 from allure._fault import fault_point
 from allure.config import decision_family
-from allure.evaluator import replay_items, run_pass, swapped_order
 from allure.gold_check import GoldCheck
 from allure.graphs.crossfit import decision_data, fold_blocks, own_counts
 from allure.graphs.guard import OBJECTIVE_NAMES, guard_decision
@@ -33,6 +32,7 @@ from allure.graphs.state import AuditContext, LoopState
 from allure.memory import build_candidates, build_successes, sample_candidates
 from allure.metrics import objective_value
 from allure.models import IclExample, Item, ReviewDecision
+from allure.passes import replay_items, run_pass, swapped_order
 from allure.report import write_run_report
 
 COMMIT_CHUNK = 1000
@@ -52,7 +52,7 @@ def prepare(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
 
 def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Label every item with the evaluator and the memory's examples for it (one pass:
-    :func:`allure.evaluator.run_pass`)."""
+    :func:`allure.passes.run_pass`)."""
     from allure.evaluator import open_evaluator
 
     ctx = runtime.context

@@ -3,7 +3,7 @@ position bias and the debiased verdicts beside the raw ones.
 
 The swapped order itself (a live evaluator labels every pair again with the two responses swapped;
 a replayed one replays the verdicts recorded in the swapped order) and the debiased labels are
-:func:`allure.evaluator.run_pass`'s; a replay reports exactly what a live pass would. The loop's
+:func:`allure.passes.run_pass`'s; a replay reports exactly what a live pass would. The loop's
 own metrics stay the raw verdicts': the debiased labels are a summary here.
 """
 
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from allure.evaluator import RECORDED
 from allure.models import Item
+from allure.passes import RECORDED
 
 if TYPE_CHECKING:
-    from allure.evaluator import PassOutcome
     from allure.graphs.state import AuditContext
+    from allure.passes import PassOutcome
 
 
 def _num(x: float | None) -> str:

@@ -1,5 +1,5 @@
 """What an evaluation pass of the loop needs beside its node (:func:`allure.graphs.nodes.evaluate`):
-the retrieval policy, the pass's plan (:func:`allure.evaluator.plan_from_spec`) and what its
+the retrieval policy, the pass's plan (:func:`allure.passes.plan_from_spec`) and what its
 calibration changed, the zero-shot baseline (iteration 0), the stop on mostly failed calls, and a
 pass's metrics per split."""
 
@@ -15,13 +15,14 @@ from allure.models import Item, Verdict
 from allure.urls import redact_url
 
 if TYPE_CHECKING:
-    from allure.evaluator import ExamplesFor, PassOutcome, PassPlan, Readout
+    from allure.evaluator import ExamplesFor
+    from allure.passes import PassOutcome, PassPlan, Readout
 
 
 def audit_prior(ctx: AuditContext, run_id: str) -> dict[str, float] | None:
     """The audit split's reference label shares (by the label's string form; the dev split is audit
     data too); ``None`` when no audit item has a reference label."""
-    from allure.evaluator import reference_shares
+    from allure.passes import reference_shares
 
     return reference_shares(ctx.store.reference_labels(run_id), ctx.store.splits(run_id))
 
@@ -36,12 +37,12 @@ def loop_plan(
     pairwise: bool,
     readout: Readout | None = None,
 ) -> PassPlan:
-    """The loop's pass as the spec asks for it (:func:`allure.evaluator.plan_from_spec`): calibration
+    """The loop's pass as the spec asks for it (:func:`allure.passes.plan_from_spec`): calibration
     chooses on the dev split and fits on the other audit items, or, cross-fitted (``[loop] folds``),
     chooses on every audit item out of fold and fits on every audit item; the swapped order runs whenever the
     spec swaps (the report's position figures); ``readout``, the pass's read-out step (the reversed
-    question is asked for it: :func:`allure.evaluator.extra_calls`)."""
-    from allure.evaluator import plan_from_spec
+    question is asked for it: :func:`allure.passes.extra_calls`)."""
+    from allure.passes import plan_from_spec
 
     return plan_from_spec(
         ctx.spec,
@@ -101,8 +102,8 @@ def zero_shot_baseline(ctx: AuditContext, run_id: str, items: list[Item], ev: An
     every pass has it (else the memory would be credited with what the read-out gains). Returns its
     history entry.
     """
-    from allure.evaluator import run_pass
     from allure.graphs.readout import readout_step, record_readout
+    from allure.passes import run_pass
 
     ctx.say(f"iteration 0: evaluating {len(items)} items zero-shot (the baseline the memory must beat)")
     ctx.store.record_memory_version(run_id, 0, "", [])

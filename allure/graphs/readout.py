@@ -1,12 +1,12 @@
 """``[evaluator] readout`` in the loop: the learned read-out fitted on the mined audit items and
-applied as a pass's last step (issue 34; :class:`allure.evaluator.PassReadout`).
+applied as a pass's last step (issue 34; :class:`allure.passes.PassReadout`).
 
 Fit items: the audit items outside the dev split (the items the loop mines: every audit item when
 the loop cross-fits), with their reference labels, an auditor's corrected label (an approved example
 of the item) winning over the gold check.
 Any label set: ``z`` for two labels (of the spec's positive label, the first where it names none),
 a multinomial fit on each label's log-probability beyond two, and, when a pairwise pass ran the
-swapped order, that order's too (:class:`allure.evaluator.LearnedReadout`).
+swapped order, that order's too (:class:`allure.passes.LearnedReadout`).
 ``auto`` is decided on the dev split, or, cross-fitted (``[loop] folds >= 2``), on every fit item
 labelled by a read-out fitted on the other folds (run info ``readout_<iteration>`` keeps each fold's
 fit ids); the held-out split is never seen (the references handed over hold
@@ -25,14 +25,14 @@ from allure.graphs.state import AuditContext
 from allure.models import Item, Verdict
 
 if TYPE_CHECKING:
-    from allure.evaluator import PassOutcome, PassReadout
+    from allure.passes import PassOutcome, PassReadout
 
 
 def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
     """The pass's read-out step as the spec asks (``None``: ``readout = "none"``), built as a study
-    arm builds it (:func:`allure.evaluator.spec_readout`): an auditor's corrected label (the run's
+    arm builds it (:func:`allure.passes.spec_readout`): an auditor's corrected label (the run's
     approved candidates) wins over the gold check."""
-    from allure.evaluator import memory_vote_source, spec_readout
+    from allure.passes import memory_vote_source, spec_readout
 
     if ctx.spec.evaluator.applied_readout == "none":
         return None
@@ -51,7 +51,7 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
 def record_readout(
     ctx: AuditContext, run_id: str, it: int, items: list[Item], outcome: PassOutcome
 ) -> dict[str, Any] | None:
-    """After the pass (:func:`allure.evaluator.run_pass` applied the read-out step last and wrote its
+    """After the pass (:func:`allure.passes.run_pass` applied the read-out step last and wrote its
     labels into the verdicts and the store): store the step's typed record with the pass's memory
     version (:meth:`allure.store.RunStore.record_readout`, run info ``readout_<it>``, with the fit
     items' features: an approval refits it from them, :meth:`allure.store.RunStore.refit_readout`);

@@ -19,12 +19,12 @@ from allure.labels import Label
 from allure.models import Verdict
 
 if TYPE_CHECKING:
-    from allure.evaluator import FittedCalibration
+    from allure.passes import FittedCalibration
 
 
 def block_name(icl_ids: Sequence[str]) -> str:
     """The name of an ICL block, as the audit's calibration names it (``zero-shot`` for none)."""
-    from allure.evaluator import block_name as name
+    from allure.passes import block_name as name
 
     return name(icl_ids)
 
@@ -73,7 +73,7 @@ def fixed_calibration(
     fitted: FittedValues, labels: list[Label], p_cf_new: dict[str, list[float]]
 ) -> FittedCalibration:
     """The bundle's values as the pass pipeline applies them (new blocks' ``p_cf`` added)."""
-    from allure.evaluator import FittedCalibration
+    from allure.passes import FittedCalibration
 
     prior = (
         {str(lab): float(x) for lab, x in zip(labels, fitted.prior, strict=True)} if fitted.prior else None

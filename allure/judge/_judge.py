@@ -16,8 +16,8 @@ from allure.models import IclExample
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-    from allure.evaluator import LearnedReadout
     from allure.memory import RetrievalPolicy
+    from allure.passes import LearnedReadout
 
 PROMPT_FIELDS = ("task", "gold_answers", "response", "response_b", "rubric")
 """Item fields a user template may show (the ``{labels}`` placeholder comes from the bundle)."""

@@ -1,8 +1,8 @@
-"""The exported judge's pass over new items: the audit's pass (:func:`allure.evaluator.run_pass`)
+"""The exported judge's pass over new items: the audit's pass (:func:`allure.passes.run_pass`)
 with the calibration fixed to the values fitted on the audit (``PassPlan.fixed_calibration``) and
 the audit's fitted read-out, if its pass applied one, applied last without a refit (``PassPlan.readout``).
 
-The plan comes from the judge's settings as an audit spec (:func:`allure.evaluator.plan_from_spec`:
+The plan comes from the judge's settings as an audit spec (:func:`allure.passes.plan_from_spec`:
 the same swap and debias rules as the loop's); calibration is never chosen or fitted again. A
 verdict whose ICL block the audit never saw has no ``p_cf`` in the bundle: such blocks get theirs
 first, from a contextual pass over one item per block (3 content-free calls each, linked to
@@ -63,7 +63,7 @@ def _new_blocks(
     claim_token: str | None,
 ) -> tuple[dict[str, list[float]], EvalResult | None]:
     """``p_cf`` of the blocks the bundle has none for: a contextual pass over one item per block."""
-    from allure.evaluator import PassPlan, run_pass
+    from allure.passes import PassPlan, run_pass
 
     if not judge.fitted.needs_p_cf:
         return {}, None
@@ -104,7 +104,7 @@ def judge_pass(
     """Label ``items`` as the judge's audit pass labelled its items (see the module); ``options``:
     the pass's generation (a re-audit's fresh calls); ``claim_token``: this worker's lease, so that
     workers labelling at once send each prompt once."""
-    from allure.evaluator import plan_from_spec, run_pass, swapped_order
+    from allure.passes import plan_from_spec, run_pass, swapped_order
 
     blocks = _retrieve(judge, items)
     p_cf_new, pre = _new_blocks(ev, judge, run_id, items, blocks, options, claim_token)

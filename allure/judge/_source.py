@@ -15,9 +15,10 @@ from allure.models import IclExample, Verdict
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-    from allure.evaluator import Evaluator, Readout
+    from allure.evaluator import Evaluator
     from allure.memory import RetrievalPolicy
     from allure.metrics import CalibrationValues
+    from allure.passes import Readout
     from allure.store import RunRecord, RunStore
 
 
@@ -144,8 +145,8 @@ def stored_calibration(store: RunStore, src: JudgeSource) -> CalibrationValues:
     ``calibration_<it>`` (:meth:`allure.store.RunStore.calibration_values`); a pass stored before
     them has the same values in its report entry (``CalibrationOutcome.as_dict``), read back
     through :meth:`CalibrationOutcome.fitted`."""
-    from allure.evaluator import CalibrationOutcome
     from allure.metrics import CalibrationValues
+    from allure.passes import CalibrationOutcome
 
     values = store.calibration_values(src.run.id, src.iteration)
     if values is not None:
@@ -174,10 +175,11 @@ def check_reproduces(
     readout: Readout | None = None,
 ) -> None:
     """Refuse to export values that would not give the pass's own stored labels back: the pass
-    pipeline's own steps (:func:`allure.evaluator.run_pass` with ``fixed_calibration`` and the
+    pipeline's own steps (:func:`allure.passes.run_pass` with ``fixed_calibration`` and the
     carried ``readout``) run over the pass's stored verdicts as parsed, nothing asked, nothing written
     to the pass."""
-    from allure.evaluator import SWAPPED, EvalResult, PassPlan, run_pass
+    from allure.evaluator import EvalResult
+    from allure.passes import SWAPPED, PassPlan, run_pass
 
     if src.spec.evaluator.position_debias != "none":
         return  # debiased labels are recomputed from both orders, not stored

@@ -1,6 +1,6 @@
 """The passes of one re-audit (:func:`score_set`): the main one, the provider-drift probe (fresh calls
 on a few items, and the model's repeat noise) and the post-processing the spec asks for (position
-debiasing, calibration: :func:`allure.evaluator.run_pass` on the main pass), each adding its cost to
+debiasing, calibration: :func:`allure.passes.run_pass` on the main pass), each adding its cost to
 the re-audit's :class:`Spent`."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from allure.reaudit._record import ReauditRecord
 from allure.store import RunStore
 
 if TYPE_CHECKING:
-    from allure.evaluator import Readout
+    from allure.passes import Readout
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Spent:
 
     def add_post(self, before: Any, out: Any) -> None:
         """What the pass pipeline sent beyond the main pass counted already (``before``: a copy of its
-        stats then): every call of the pass's outcome (:attr:`allure.evaluator.PassOutcome.stats`: the
+        stats then): every call of the pass's outcome (:attr:`allure.passes.PassOutcome.stats`: the
         swapped order's, the reversed question's, the content-free ones) less the main pass's."""
         st = replace(out.stats)
         for name, value in before.__dict__.items():
@@ -111,14 +111,14 @@ def post_process(
 ) -> dict[str, Label | None] | None:
     """The spec's ``[evaluator] position_debias`` (a pairwise set: the swapped order is asked too)
     or ``calibration`` applied to the re-audit's main pass ``result`` by the pass pipeline
-    (:func:`allure.evaluator.run_pass`): item id -> the label the gate reads; ``None`` when neither
+    (:func:`allure.passes.run_pass`): item id -> the label the gate reads; ``None`` when neither
     is on (the parsed labels stand). A frozen set has no dev split and no audit items
-    (:func:`allure.evaluator.plan_from_spec` with no ``dev``): ``auto`` (the default), which chooses
+    (:func:`allure.passes.plan_from_spec` with no ``dev``): ``auto`` (the default), which chooses
     on a dev split, leaves the labels as parsed (choosing on the items reported on would be deciding
     on them); ``offset`` has nothing to fit on (labels kept, and said); ``prior`` takes the frozen
     set's reference label shares. ``readout``: the read-out stored with the memory version
     (:func:`allure.reaudit._readout.reaudit_readout`), applied last, as fitted."""
-    from allure.evaluator import plan_from_spec, run_pass
+    from allure.passes import plan_from_spec, run_pass
 
     policy = spec.memory.retrieval
     plan = plan_from_spec(

@@ -94,7 +94,7 @@ class PositionConsistency(BaseModel):
 
 
 class CalibrationReport(BaseModel):
-    """What contextual calibration did to one pass (``allure.evaluator.CalibrationOutcome``)."""
+    """What contextual calibration did to one pass (``allure.passes.CalibrationOutcome``)."""
 
     mode: str
     """``contextual``, ``prior``, ``offset`` or ``auto``."""

@@ -119,7 +119,7 @@ class ReadoutsStore(RunsStore, ReviewStore):
             self.update_run(run_id, info={"readout_refit_error": f"{type(exc).__name__}: {exc}"})
 
     def record_readout(self, run_id: str, iteration: int, record: ReadoutRecord) -> None:
-        """Store pass ``iteration``'s read-out record (:attr:`allure.evaluator.ReadoutOutcome.record`)
+        """Store pass ``iteration``'s read-out record (:attr:`allure.passes.ReadoutOutcome.record`)
         with the run (run info ``readout_<it>``; :func:`pass_readout` reads it back)."""
         self.update_run(run_id, info={f"readout_{iteration}": record.stored()})
 

@@ -1,5 +1,5 @@
 """One arm of a study through the evaluator: its examples per item, its pass (one
-:func:`allure.evaluator.run_pass`, with position debiasing and calibration when the arm or the spec
+:func:`allure.passes.run_pass`, with position debiasing and calibration when the arm or the spec
 asks), and what it measured.
 
 The arm is a value (:class:`~allure.studies.ArmSpec`): it becomes the pass's
@@ -15,18 +15,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from allure.dataset import dev_split
-from allure.evaluator import (
-    PassOptions,
-    PassReadout,
-    memory_vote_source,
-    plan_from_spec,
-    run_pass,
-    spec_readout,
-)
+from allure.evaluator import PassOptions
 from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
 from allure.metrics import SplitMetrics, compute_metrics
 from allure.models import IclExample, Item
+from allure.passes import PassReadout, memory_vote_source, plan_from_spec, run_pass, spec_readout
 from allure.prompts import PromptSet, load_prompt_set
 from allure.studies._options import ArmProgress, Say
 from allure.studies._record import ArmResult, ArmSpec
@@ -34,7 +28,8 @@ from allure.studies._source import StudySource
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-    from allure.evaluator import Evaluator, PassOutcome, PassPlan
+    from allure.evaluator import Evaluator
+    from allure.passes import PassOutcome, PassPlan
 
 Examples = dict[str, list[IclExample]]
 """Item id -> the ICL examples of its prompt."""
@@ -124,7 +119,7 @@ class ArmRun:
         return pass_options(self.arm, self.prompts)
 
     def plan(self, progress: ArmProgress | None) -> PassPlan:
-        """The arm's pass (:func:`allure.evaluator.plan_from_spec` with the arm's settings): the
+        """The arm's pass (:func:`allure.passes.plan_from_spec` with the arm's settings): the
         study's items with their reference labels; ``auto`` chooses on the loop's dev split of the
         study's items, ``offset`` fits on the other audit items, ``prior`` takes the shares of the audit items outside dev;
         the read-out (last) is fitted on the study's mined audit items, as the loop fits it."""
@@ -148,7 +143,7 @@ class ArmRun:
         )
 
     def _readout(self, spec: AuditSpec, dev: set[str]) -> PassReadout | None:
-        """The arm's read-out step (:func:`allure.evaluator.spec_readout`, as the loop's) when the spec
+        """The arm's read-out step (:func:`allure.passes.spec_readout`, as the loop's) when the spec
         or the arm names one (``logistic``, ``knn``). With the default ``auto`` (and ``none``) an arm
         measures the labels its prompt gives: a study compares prompts and examples, and an ``auto``
         decision made on the study's own items would be read back on them."""
@@ -191,7 +186,7 @@ class ArmRun:
         return entry
 
     def run(self, progress: ArmProgress | None) -> tuple[ArmResult, list[Label | None]]:
-        """Evaluate the arm on the study's items (:func:`allure.evaluator.run_pass`): its result
+        """Evaluate the arm on the study's items (:func:`allure.passes.run_pass`): its result
         (without the comparison) and its labels (debiased or calibrated where the arm asks)."""
         src, arm, say = self.src, self.arm, self.say
         plan = self.plan(progress)

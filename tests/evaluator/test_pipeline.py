@@ -1,4 +1,4 @@
-"""The pass pipeline (:func:`allure.evaluator.run_pass`) with a toy backend whose label probabilities
+"""The pass pipeline (:func:`allure.passes.run_pass`) with a toy backend whose label probabilities
 lean to ``1``: it answers ``score: 1`` to every item, P(1) = 0.9 for the responses it grades 1 and
 0.6 for those it grades 0, and 0.8 for a content-free input. Contextual calibration (``p / p_cf``)
 gives its grades back; so do the fitted values applied as they are (an exported judge), with no
@@ -15,19 +15,10 @@ import pytest
 
 from allure.config import AuditSpec, EvaluatorSpec, LoopSpec, decision_family
 from allure.dataset import demo_spec
-from allure.evaluator import (
-    CalibrationTarget,
-    ChatBackend,
-    Evaluator,
-    FittedCalibration,
-    PassPlan,
-    Reply,
-    Usage,
-    plan_from_spec,
-    run_pass,
-)
+from allure.evaluator import ChatBackend, Evaluator, Reply, Usage
 from allure.labels import Label
 from allure.models import Item, Verdict
+from allure.passes import CalibrationTarget, FittedCalibration, PassPlan, plan_from_spec, run_pass
 from allure.store import RunStore
 from tests.evaluator.options import grader_options
 

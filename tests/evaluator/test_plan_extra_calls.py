@@ -15,8 +15,8 @@ import pytest
 
 import allure
 from allure.config import load_spec
-from allure.evaluator import LearnedReadout, PassReadout, plan_from_spec
 from allure.models import Item
+from allure.passes import LearnedReadout, PassReadout, plan_from_spec
 from tests.evaluator.test_polarity import _reversed_folder, _spec
 
 PAIRS = [Item(id=f"p{k}", task="t", response="a", response_b="b") for k in range(4)]
@@ -117,7 +117,7 @@ def test_position_debiasing_runs_the_swapped_order_and_a_replay_asks_no_reversed
 
 def test_no_module_but_the_plan_decides_the_extra_calls() -> None:
     root = Path(allure.__file__).parent
-    deciders = {"evaluator/_plan_spec.py", "evaluator/_polarity.py", "evaluator/_swap.py"}
+    deciders = {"passes/_plan_spec.py", "passes/_polarity.py", "passes/_swap.py"}
     found = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()

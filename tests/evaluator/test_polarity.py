@@ -17,18 +17,11 @@ import pytest
 
 from allure.config import AuditSpec, load_spec
 from allure.errors import SpecError
-from allure.evaluator import (
-    REVERSED,
-    PassOutcome,
-    PassReadout,
-    open_evaluator,
-    plan_from_spec,
-    polarity_variant,
-    run_pass,
-)
+from allure.evaluator import open_evaluator
 from allure.labels import Label
 from allure.metrics import objective_value
 from allure.models import Item
+from allure.passes import REVERSED, PassOutcome, PassReadout, plan_from_spec, polarity_variant, run_pass
 from allure.store import RunStore
 from tests.conftest import start_scripted_server
 

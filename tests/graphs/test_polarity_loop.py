@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from allure.evaluator import REVERSED
+from allure.passes import REVERSED
 from allure.store import RunStore, project_db_path
 from tests.cli_run import run_cli
 from tests.conftest import start_scripted_server, write_dataset, write_spec

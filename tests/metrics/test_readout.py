@@ -7,7 +7,6 @@ import random
 import numpy as np
 import pytest
 
-from allure.evaluator import PassReadout, ReadoutLeak, VoteSource, fit_learned_readout
 from allure.metrics import (
     fit_readout,
     knn_labels,
@@ -19,6 +18,7 @@ from allure.metrics import (
     too_few,
 )
 from allure.models import Item, Verdict
+from allure.passes import PassReadout, ReadoutLeak, VoteSource, fit_learned_readout
 
 
 def _backwards(n: int, seed: int) -> tuple[list[str], np.ndarray]:

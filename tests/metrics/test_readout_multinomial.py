@@ -13,16 +13,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from allure.evaluator import (
+from allure.labels import Label
+from allure.metrics import fit_readout, label_log_probs, objective_value
+from allure.models import Item, Verdict
+from allure.passes import (
     PassReadout,
     ReadoutInputMissing,
     VoteSource,
     fit_learned_readout,
     probability_features,
 )
-from allure.labels import Label
-from allure.metrics import fit_readout, label_log_probs, objective_value
-from allure.models import Item, Verdict
 
 GRADES = [1, 2, 3]
 

@@ -19,10 +19,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.class_weight import compute_class_weight
 
-from allure.evaluator._readout_features import feature_table, verdict_lp, verdict_z
 from allure.metrics import C_GRID, fit_readout, memory_vote, objective_value
 from allure.metrics._logistic import balanced_weights, stratified_test_folds
 from allure.models import Item, Verdict
+from allure.passes.readout._features import feature_table, verdict_lp, verdict_z
 
 
 def _sklearn_readout(x: np.ndarray, y: list[str], folds: int = 5, seed: int = 0):  # type: ignore[no-untyped-def]

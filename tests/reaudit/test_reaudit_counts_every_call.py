@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from allure.config import load_spec
-from allure.evaluator import LearnedReadout, open_evaluator
+from allure.evaluator import open_evaluator
 from allure.metrics import FittedReadout
+from allure.passes import LearnedReadout
 from allure.reaudit._passes import Spent, post_process
 from allure.store import RunStore
 from tests.conftest import start_scripted_server

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allure.evaluator import fit_learned_readout
 from allure.labels import Label
 from allure.metrics import ReadoutRecord
 from allure.models import IclExample, Item, ReviewDecision, Verdict
+from allure.passes import fit_learned_readout
 from allure.store import RunStore, current_readout
 
 

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 
 from allure.config import decision_family
 from allure.dataset import cross_folds
-from allure.evaluator._readout import LearnedReadout, VoteSource
-from allure.evaluator._readout_step import PassReadout
 from allure.labels import Label
+from allure.passes.readout._learned import LearnedReadout, VoteSource
+from allure.passes.readout._step import PassReadout
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-    from allure.evaluator._readout import ReadoutMode
     from allure.metrics import ReadoutRecord
+    from allure.passes.readout._learned import ReadoutMode
 
 
 def spec_readout(

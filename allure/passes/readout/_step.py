@@ -1,6 +1,6 @@
 """The pass pipeline's read-out step (:class:`PassReadout`): fit the learned read-out on the pass's
 mined audit items and decide ``auto`` on the decision data (the dev split, or every audit item out of
-fold); the features and fitting it uses are in :mod:`allure.evaluator._readout`."""
+fold); the features and fitting it uses are in :mod:`allure.passes.readout._learned`."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from allure.evaluator._readout import (
+from allure.labels import Label
+from allure.models import ExtraOrder, Item, Verdict, Verdicts
+from allure.passes.readout._features import FeatureTable, feature_table
+from allure.passes.readout._learned import (
     LearnedReadout,
     ReadoutMode,
     VoteSource,
     fit_learned_readout,
 )
-from allure.evaluator._readout_features import FeatureTable, feature_table
-from allure.labels import Label
-from allure.models import ExtraOrder, Item, Verdict, Verdicts
 
 if TYPE_CHECKING:
     from allure.metrics import ReadoutRecord
@@ -128,7 +128,7 @@ class PassReadout:
         self, items: list[Item], verdicts: Verdicts, swapped: ExtraOrder = None, back: ExtraOrder = None
     ) -> ReadoutRead:
         """Fit on the mined items' verdicts, label every item (no label when nothing is fitted or kept),
-        decide (``auto``); the pipeline's read-out step (:func:`allure.evaluator.run_pass`) calls it.
+        decide (``auto``); the pipeline's read-out step (:func:`allure.passes.run_pass`) calls it.
         ``swapped``: a pairwise pass's swapped order (item id -> verdict): its features too; ``back``:
         the polarity variant's verdicts read back (the feature ``z_reversed``). A verdict without label
         probabilities keeps its label (:func:`reads_probabilities`)."""

@@ -20,8 +20,7 @@ from allure.models import Item, Verdict
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-    from allure.evaluator._options import EvalResult, PassOptions
-    from allure.evaluator._runner import Evaluator
+    from allure.evaluator import EvalResult, Evaluator, PassOptions
     from allure.prompts import PromptSet
 
 REVERSED = "#reversed"
@@ -68,7 +67,7 @@ class PolarityVariant:
     ) -> tuple[EvalResult, dict[str, Verdict]]:
         """One zero-shot call per item (the pass's sample and generation kept); the result, and
         item id (the original's) -> its reversed verdict read back in the judge's terms (:meth:`read_back`)."""
-        from allure.evaluator._options import PassOptions
+        from allure.evaluator import PassOptions
 
         opts = replace(options, prompts=self.prompts) if options else PassOptions(prompts=self.prompts)
         result = ev.evaluate(

@@ -1,5 +1,5 @@
 """Each calibration mode's labels for a pass's verdicts, and ``auto``'s choice among them
-(:mod:`allure.evaluator._calibrate` runs them): ``contextual`` and ``prior`` re-label by ``p / p_cf``
+(:mod:`allure.passes._calibrate` runs them): ``contextual`` and ``prior`` re-label by ``p / p_cf``
 (times ``pi``), ``offset`` by one logit offset fitted on the audit items; ``auto`` scores every mode
 on the decision data (the dev split, or every audit item labelled by the modes as fitted on the
 other folds) and keeps the best one shown better than ``none``."""

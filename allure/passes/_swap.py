@@ -1,6 +1,6 @@
 """Pairwise items in the swapped order, and one verdict per item from both orders.
 
-The swap and debias steps of the pass pipeline (:func:`allure.evaluator.run_pass`), which the audit
+The swap and debias steps of the pass pipeline (:func:`allure.passes.run_pass`), which the audit
 loop, studies and re-audits share: a pair is labelled in both orders through the same evaluator
 and, with ``[evaluator] position_debias`` set, one debiased verdict is kept per item
 (:func:`debias_verdicts`).
@@ -51,7 +51,7 @@ def swapped_item(item: Item, first: Any = None, second: Any = None) -> Item:
 
 def swapped_order(items: Sequence[Item], labels: Sequence[Any]) -> list[Item]:
     """The items of a pass's swapped order (:func:`swapped_item` of each, in order), as
-    :func:`allure.evaluator.run_pass` asks them."""
+    :func:`allure.passes.run_pass` asks them."""
     return [swapped_item(x, labels[0], labels[1]) for x in items]
 
 

@@ -5,7 +5,7 @@ the other folds), tries ``z_reversed`` beside ``z`` when the reversed question w
 each: reading every verdict's features again for each fit and application cost more than the fits.
 :func:`feature_table` reads them once, as arrays over the pass's items (one pass over the verdicts,
 the log-odds computed in numpy); the fits and applications take their rows from it
-(:meth:`FeatureTable.matrix`). The definitions are those of :mod:`allure.evaluator._readout`:
+(:meth:`FeatureTable.matrix`). The definitions are those of :mod:`allure.passes.readout._learned`:
 
 - two labels: ``z`` (:func:`allure.metrics.log_odds` of ``prob_positive``, else the log-odds of the
   label probabilities, else the parsed label as +-2; 0 without a verdict), ``z_swap`` (the swapped

@@ -21,7 +21,7 @@ What each caller reads:
   (:attr:`PassOutcome.debias`), never stored: "the loop's own metrics stay the raw verdicts'";
 - a study arm and a re-audit score :attr:`PassOutcome.labels`.
 
-:func:`~allure.evaluator.plan_from_spec` (``_plan_spec``) turns an audit spec into a plan, so the spec's rules live once: a replay is
+:func:`~allure.passes.plan_from_spec` (``_plan_spec``) turns an audit spec into a plan, so the spec's rules live once: a replay is
 never calibrated (:attr:`~allure.config.EvaluatorSpec.applied_calibration`), ``auto`` is off with
 debiasing or without logprobs, and off where there is no dev split to choose on (a re-audit's
 frozen set); a pass swaps when :func:`swaps_positions` says so.
@@ -33,17 +33,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from allure.evaluator import _calibrate as cal
-from allure.evaluator._options import EvalResult, EvalStats, ExamplesFor, PassOptions
-from allure.evaluator._polarity import PolarityVariant
-from allure.evaluator._readout_step import PassReadout, probable_only
-from allure.evaluator._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order
+from allure.evaluator import EvalResult, EvalStats, ExamplesFor, PassOptions
 from allure.labels import Label
 from allure.models import ExtraOrder, Item, Verdicts
+from allure.passes import _calibrate as cal
+from allure.passes._polarity import PolarityVariant
+from allure.passes._swap import FALLBACK_NOTE, SWAPPED, debias_verdicts, swapped_order
+from allure.passes.readout import PassReadout, probable_only
 
 if TYPE_CHECKING:
     from allure.config import Calibration, PositionDebias
-    from allure.evaluator._runner import Evaluator
+    from allure.evaluator import Evaluator
     from allure.metrics import ReadoutRecord
 
 PassStats = EvalStats
@@ -77,7 +77,7 @@ class ReadoutOutcome:
     changed: int
     """Items whose label the read-out changed."""
     record: ReadoutRecord | None = None
-    """A read-out fitted in the pass (:class:`~allure.evaluator.PassReadout`): what it decided and
+    """A read-out fitted in the pass (:class:`~allure.passes.PassReadout`): what it decided and
     fitted, as the loop stores it (:meth:`allure.store.RunStore.record_readout`); ``None`` for a
     read-out applied as it was stored (a re-audit's, an exported judge's)."""
 
@@ -129,7 +129,7 @@ class PassPlan:
     swapped_examples_for: ExamplesFor | None = None
     """The swapped item -> its examples; ``None``: its original's (the loop retrieves for the swapped text)."""
     polarity: PolarityVariant | None = None
-    """The reversed question (``[evaluator] polarity_prompt``: :func:`~allure.evaluator.polarity_variant`),
+    """The reversed question (``[evaluator] polarity_prompt``: :func:`~allure.passes.polarity_variant`),
     asked only when there is a read-out; set by a caller whose read-out fits on it (the loop)."""
 
 
@@ -212,7 +212,7 @@ def run_pass(
 
 def _read_out(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None]) -> None:
     """The read-out step, last: the reversed question first when the plan asks it; a read-out fitted
-    in the pass (:class:`~allure.evaluator.PassReadout`) fits, decides and gives its record, one applied
+    in the pass (:class:`~allure.passes.PassReadout`) fits, decides and gives its record, one applied
     as stored only labels. Its labels replace the pass's (a verdict without label probabilities keeps
     its own: unparsed stays unparsed) and, as calibration's, are written into the main order's
     verdicts (``raw_label`` keeps the parsed one) and stored beside the parsed labels."""

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from allure.config import decision_family
 from allure.dataset import cross_folds, task_groups
-from allure.evaluator._calibrate import CalibrationTarget
-from allure.evaluator._options import ExamplesFor
-from allure.evaluator._pipeline import PassPlan, Readout
-from allure.evaluator._polarity import PolarityVariant, polarity_variant
-from allure.evaluator._readout_step import PassReadout
-from allure.evaluator._swap import swaps_positions
+from allure.evaluator import ExamplesFor
 from allure.labels import Label
 from allure.models import Item
+from allure.passes._calibrate import CalibrationTarget
+from allure.passes._pipeline import PassPlan, Readout
+from allure.passes._polarity import PolarityVariant, polarity_variant
+from allure.passes._swap import swaps_positions
+from allure.passes.readout import PassReadout
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec, PositionDebias
@@ -43,9 +43,9 @@ def reference_shares(
 
 def readout_reads(readout: Readout | None) -> tuple[bool, bool]:
     """Whether ``readout`` reads a pair's swapped order and the reversed question's answer: a read-out
-    applied as fitted (:class:`~allure.evaluator.LearnedReadout`, a stored or exported one) reads what
+    applied as fitted (:class:`~allure.passes.LearnedReadout`, a stored or exported one) reads what
     its features name (``z_swap``/``lp_swap[l]``, ``z_reversed``); a step fitted in the pass
-    (:class:`~allure.evaluator.PassReadout`) may read both (its fit keeps what helps); another
+    (:class:`~allure.passes.PassReadout`) may read both (its fit keeps what helps); another
     read-out reads the main order only."""
     if readout is None:
         return False, False
@@ -66,11 +66,11 @@ def extra_calls(
     """The one rule for the calls a pass makes beyond the main order's (issue 41 item 5): whether it
     runs the swapped order, and the reversed question it asks (``None``: none).
 
-    - the swapped order: when the spec swaps (:func:`~allure.evaluator.swaps_positions`: a pairwise
+    - the swapped order: when the spec swaps (:func:`~allure.passes.swaps_positions`: a pairwise
       prompt set, pairs, ``swap_positions``, a live judge or recorded swapped verdicts) and something
       reads it: position debiasing, the caller's position figures (``positions``: the loop's report),
       or the read-out (:func:`readout_reads`);
-    - the reversed question (``[evaluator] polarity_prompt``, :func:`~allure.evaluator.polarity_variant`:
+    - the reversed question (``[evaluator] polarity_prompt``, :func:`~allure.passes.polarity_variant`:
       a live two-label judge): when the read-out reads it.
     """
     swapped, reversed_ = readout_reads(readout)

@@ -24,7 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from allure.evaluator._calibrate_modes import (
+from allure.labels import Label
+from allure.models import Item
+from allure.passes._calibrate_modes import (
     CalibrationTarget,
     by_offset,
     by_p_cf,
@@ -32,19 +34,16 @@ from allure.evaluator._calibrate_modes import (
     fitted_offset,
     out_of_fold_labels,
 )
-from allure.evaluator._content_free import (
+from allure.passes._content_free import (
     ContentFreePass,
     block_name,
     content_free_means,
     label_row,
 )
-from allure.labels import Label
-from allure.models import Item
 
 if TYPE_CHECKING:
     from allure.config import Calibration
-    from allure.evaluator._options import EvalResult, ExamplesFor, PassOptions
-    from allure.evaluator._runner import Evaluator
+    from allure.evaluator import EvalResult, Evaluator, ExamplesFor, PassOptions
 
 NO_PROBS = (
     "calibration needs label probabilities, and the evaluator returned no logprobs for any call: "
@@ -99,7 +98,7 @@ class CalibrationOutcome:
 
     def fitted(self) -> FittedCalibration:
         """The values this pass applied, to apply again to new data without choosing or fitting
-        (an exported judge: :attr:`allure.evaluator.PassPlan.fixed_calibration`)."""
+        (an exported judge: :attr:`allure.passes.PassPlan.fixed_calibration`)."""
         mode = self.chosen if self.chosen is not None and not self.off else "none"
         return FittedCalibration(
             mode=mode,  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ and returns the label the fitted model gives. The features (:func:`probability_f
   order's labels (``z_swap``, ``lp_swap[l]``: ``first`` <-> ``second``), so that the fit learns the
   position correction instead of averaging the two orders;
 - two labels and ``[evaluator] polarity_prompt``: ``z_reversed``, the log-odds of the positive label
-  read back from the reversed question's verdict (:mod:`allure.evaluator._polarity`), kept only when
+  read back from the reversed question's verdict (:mod:`allure.passes._polarity`), kept only when
   cross-validation scores it higher than the features without it;
 - approved examples: ``vote``, the similarity-weighted share of the positive label among the ``k``
   nearest approved examples, the item's own never counted (beyond two labels ``vote[l]``, the
@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from allure.errors import AllureError
-from allure.evaluator._readout_features import FeatureTable, feature_table
 from allure.labels import Label
 from allure.metrics import FittedReadout, fit_readout, knn_labels, memory_vote
 from allure.models import ExtraOrder, Item, Verdict, Verdicts
+from allure.passes.readout._features import FeatureTable, feature_table
 
 if TYPE_CHECKING:
     from allure.memory import EpisodicMemory
@@ -256,7 +256,7 @@ class LearnedReadout:
                 f"{self.name} reads the polarity variant's answer (z_reversed) and the pass did not ask "
                 "the reversed question",
                 where="the pass's plan (PassPlan.polarity)",
-                fix="set the plan's polarity (allure.evaluator.polarity_variant(spec)) when this read-out is applied",
+                fix="set the plan's polarity (allure.passes.polarity_variant(spec)) when this read-out is applied",
             )
         x = self.matrix(todo, verdicts, swapped, back, table=table)
         if self.mode == "knn":

@@ -14,8 +14,7 @@ from allure.labels import Label
 from allure.models import Item, stable_hash
 
 if TYPE_CHECKING:
-    from allure.evaluator._options import EvalResult, ExamplesFor, PassOptions
-    from allure.evaluator._runner import Evaluator
+    from allure.evaluator import EvalResult, Evaluator, ExamplesFor, PassOptions
 
 CF_PREFIX = "#cf-"
 """Prefix of the ids under which a pass's content-free calls are linked to it."""
@@ -52,7 +51,7 @@ def content_free_item(item: Item, key: str, k: int, text: str) -> Item:
 
 
 class Tally(Protocol):
-    """Where :func:`content_free_means` says what it did (a :class:`~allure.evaluator.CalibrationOutcome`)."""
+    """Where :func:`content_free_means` says what it did (a :class:`~allure.passes.CalibrationOutcome`)."""
 
     blocks: int
     cf_calls: int

@@ -4,7 +4,7 @@ of a review order, for several sizes and seeded orders (issue 34, item 7).
 An audit team reviews its mined items one after another; :func:`review_order` is such an order (a
 seeded shuffle of the pool, one per draw), and the read-out of size ``n`` is fitted on its first
 ``n`` items, so a larger size extends the smaller one as more reviewing would. Each fit is
-:func:`~allure.evaluator.fit_learned_readout`, the loop's own (features from the stored verdicts,
+:func:`~allure.passes.fit_learned_readout`, the loop's own (features from the stored verdicts,
 never the reference; an item outside the pool is refused with :class:`ReadoutLeak`), and the memory
 vote, when asked, counts only the examples approved from the draw's own items. Nothing here calls
 the evaluator: every feature comes from verdicts already stored. Those verdicts are the judge's own
@@ -18,9 +18,9 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from allure.evaluator._readout import VoteSource, fit_learned_readout
 from allure.labels import Label
 from allure.models import Item, Verdict, stable_hash
+from allure.passes.readout._learned import VoteSource, fit_learned_readout
 
 
 @dataclass(frozen=True)
