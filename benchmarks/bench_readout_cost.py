@@ -1,6 +1,6 @@
 """What deciding and applying the learned read-out costs on a pass of N items (issue 41 item 7).
 
-The read-out step of a pass (:class:`allure.passes.PassReadout`, ``readout = "auto"``, the
+The read-out step of a pass (:class:`allure.passes.readout.PassReadout`, ``readout = "auto"``, the
 default, cross-fitted over 5 folds as the loop runs it) is applied to N scripted verdicts of a
 two-label judge whose log-odds rank the items backwards (25 % positive, every item an audit item
 with a reference): one read-out fitted on every item, one per fold on the other folds, the
@@ -72,7 +72,7 @@ def reversed_verdicts(
 def step_for(items: list[Item], refs: dict[str, str], labels: tuple[str, ...]):  # type: ignore[no-untyped-def]
     """The loop's read-out step for these items (``auto``, 5 folds, every item an audit item)."""
     from allure.dataset import cross_folds
-    from allure.passes import PassReadout
+    from allure.passes.readout import PassReadout
 
     ids = frozenset(it.id for it in items)
     return PassReadout(

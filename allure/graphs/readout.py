@@ -1,12 +1,12 @@
 """``[evaluator] readout`` in the loop: the learned read-out fitted on the mined audit items and
-applied as a pass's last step (issue 34; :class:`allure.passes.PassReadout`).
+applied as a pass's last step (issue 34; :class:`allure.passes.readout.PassReadout`).
 
 Fit items: the audit items outside the dev split (the items the loop mines: every audit item when
 the loop cross-fits), with their reference labels, an auditor's corrected label (an approved example
 of the item) winning over the gold check.
 Any label set: ``z`` for two labels (of the spec's positive label, the first where it names none),
 a multinomial fit on each label's log-probability beyond two, and, when a pairwise pass ran the
-swapped order, that order's too (:class:`allure.passes.LearnedReadout`).
+swapped order, that order's too (:class:`allure.passes.readout.LearnedReadout`).
 ``auto`` is decided on the dev split, or, cross-fitted (``[loop] folds >= 2``), on every fit item
 labelled by a read-out fitted on the other folds (run info ``readout_<iteration>`` keeps each fold's
 fit ids); the held-out split is never seen (the references handed over hold
@@ -25,14 +25,15 @@ from allure.graphs.state import AuditContext
 from allure.models import Item, Verdict
 
 if TYPE_CHECKING:
-    from allure.passes import PassOutcome, PassReadout
+    from allure.passes import PassOutcome
+    from allure.passes.readout import PassReadout
 
 
 def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
     """The pass's read-out step as the spec asks (``None``: ``readout = "none"``), built as a study
-    arm builds it (:func:`allure.passes.spec_readout`): an auditor's corrected label (the run's
+    arm builds it (:func:`allure.passes.readout.spec_readout`): an auditor's corrected label (the run's
     approved candidates) wins over the gold check."""
-    from allure.passes import memory_vote_source, spec_readout
+    from allure.passes.readout import memory_vote_source, spec_readout
 
     if ctx.spec.evaluator.applied_readout == "none":
         return None

@@ -17,7 +17,7 @@ from allure.models import IclExample
 if TYPE_CHECKING:
     from allure.config import AuditSpec
     from allure.memory import RetrievalPolicy
-    from allure.passes import LearnedReadout
+    from allure.passes.readout import LearnedReadout
 
 PROMPT_FIELDS = ("task", "gold_answers", "response", "response_b", "rubric")
 """Item fields a user template may show (the ``{labels}`` placeholder comes from the bundle)."""

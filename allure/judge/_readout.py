@@ -10,7 +10,7 @@ and so do ``judge.toml`` and the card; the export still checks that the pass's o
 the pass's stored labels back.
 
 Carried: a ``logistic`` read-out on the judge's label probabilities alone, read from each verdict
-(:func:`allure.passes.probability_features`: ``z`` for two labels, ``lp[l]`` per label beyond
+(:func:`allure.passes.readout.probability_features`: ``z`` for two labels, ``lp[l]`` per label beyond
 two, multinomial; and a pair's swapped order read back, ``z_swap`` or ``lp_swap[l]``, in which case
 the judge's pass runs the swapped order too). Refused at export, with the fix: a read-out with the
 memory ``vote`` feature (it would need the examples' embeddings from the memory's embedding model)
@@ -29,7 +29,7 @@ from allure.labels import Label
 if TYPE_CHECKING:
     from allure.judge._source import JudgeSource
     from allure.metrics import ReadoutRecord
-    from allure.passes import LearnedReadout
+    from allure.passes.readout import LearnedReadout
 
 READOUT = "readout.json"
 """The bundle file holding the fitted read-out (absent: the pass applied none)."""
@@ -162,7 +162,7 @@ def fixed_readout(text: str, labels: list[Label], where: str) -> LearnedReadout:
     from pydantic import ValidationError
 
     from allure.metrics import FittedReadout
-    from allure.passes import LearnedReadout, probability_features
+    from allure.passes.readout import LearnedReadout, probability_features
 
     try:
         doc = json.loads(text)

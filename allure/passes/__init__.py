@@ -45,24 +45,6 @@ if TYPE_CHECKING:
         swapped_order,
         swaps_positions,
     )
-    from allure.passes.readout import (
-        CurveDraw,
-        LearnedReadout,
-        PassReadout,
-        ReadoutInputMissing,
-        ReadoutLeak,
-        ReadoutMode,
-        ReadoutRead,
-        VoteSource,
-        fit_learned_readout,
-        judge_verdicts,
-        memory_vote_source,
-        probability_features,
-        readout_curve,
-        review_order,
-        spec_readout,
-        stored_readout,
-    )
 
 _WHERE = {
     "NO_PROBS": "_calibrate",
@@ -96,22 +78,6 @@ _WHERE = {
     "swapped_item": "_swap",
     "swapped_order": "_swap",
     "swaps_positions": "_swap",
-    "CurveDraw": "allure.passes.readout",
-    "judge_verdicts": "allure.passes.readout",
-    "readout_curve": "allure.passes.readout",
-    "review_order": "allure.passes.readout",
-    "LearnedReadout": "allure.passes.readout",
-    "ReadoutInputMissing": "allure.passes.readout",
-    "ReadoutLeak": "allure.passes.readout",
-    "ReadoutMode": "allure.passes.readout",
-    "VoteSource": "allure.passes.readout",
-    "fit_learned_readout": "allure.passes.readout",
-    "memory_vote_source": "allure.passes.readout",
-    "probability_features": "allure.passes.readout",
-    "PassReadout": "allure.passes.readout",
-    "ReadoutRead": "allure.passes.readout",
-    "spec_readout": "allure.passes.readout",
-    "stored_readout": "allure.passes.readout",
 }
 
 __all__ = [
@@ -146,22 +112,6 @@ __all__ = [
     "swapped_item",
     "swapped_order",
     "swaps_positions",
-    "CurveDraw",
-    "judge_verdicts",
-    "readout_curve",
-    "review_order",
-    "LearnedReadout",
-    "ReadoutInputMissing",
-    "ReadoutLeak",
-    "ReadoutMode",
-    "VoteSource",
-    "fit_learned_readout",
-    "memory_vote_source",
-    "probability_features",
-    "PassReadout",
-    "ReadoutRead",
-    "spec_readout",
-    "stored_readout",
 ]
 
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -77,7 +77,7 @@ class ReadoutOutcome:
     changed: int
     """Items whose label the read-out changed."""
     record: ReadoutRecord | None = None
-    """A read-out fitted in the pass (:class:`~allure.passes.PassReadout`): what it decided and
+    """A read-out fitted in the pass (:class:`~allure.passes.readout.PassReadout`): what it decided and
     fitted, as the loop stores it (:meth:`allure.store.RunStore.record_readout`); ``None`` for a
     read-out applied as it was stored (a re-audit's, an exported judge's)."""
 
@@ -212,7 +212,7 @@ def run_pass(
 
 def _read_out(ev: Evaluator, plan: PassPlan, out: PassOutcome, tell: Callable[[str], None]) -> None:
     """The read-out step, last: the reversed question first when the plan asks it; a read-out fitted
-    in the pass (:class:`~allure.passes.PassReadout`) fits, decides and gives its record, one applied
+    in the pass (:class:`~allure.passes.readout.PassReadout`) fits, decides and gives its record, one applied
     as stored only labels. Its labels replace the pass's (a verdict without label probabilities keeps
     its own: unparsed stays unparsed) and, as calibration's, are written into the main order's
     verdicts (``raw_label`` keeps the parsed one) and stored beside the parsed labels."""

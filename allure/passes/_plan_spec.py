@@ -43,9 +43,9 @@ def reference_shares(
 
 def readout_reads(readout: Readout | None) -> tuple[bool, bool]:
     """Whether ``readout`` reads a pair's swapped order and the reversed question's answer: a read-out
-    applied as fitted (:class:`~allure.passes.LearnedReadout`, a stored or exported one) reads what
+    applied as fitted (:class:`~allure.passes.readout.LearnedReadout`, a stored or exported one) reads what
     its features name (``z_swap``/``lp_swap[l]``, ``z_reversed``); a step fitted in the pass
-    (:class:`~allure.passes.PassReadout`) may read both (its fit keeps what helps); another
+    (:class:`~allure.passes.readout.PassReadout`) may read both (its fit keeps what helps); another
     read-out reads the main order only."""
     if readout is None:
         return False, False

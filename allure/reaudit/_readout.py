@@ -17,7 +17,7 @@ from allure.config import AuditSpec
 from allure.store import RunStore
 
 if TYPE_CHECKING:
-    from allure.passes import LearnedReadout
+    from allure.passes.readout import LearnedReadout
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def reaudit_readout(
     store: RunStore, spec: AuditSpec, memory_version: str, memory: Any, tell: Callable[[str], None]
 ) -> StoredReadout | None:
     """The stored read-out of ``memory_version`` (see the module), or ``None``."""
-    from allure.passes import memory_vote_source, stored_readout
+    from allure.passes.readout import memory_vote_source, stored_readout
 
     if spec.evaluator.applied_readout == "none":
         return None

@@ -20,7 +20,8 @@ from allure.labels import Label, label_list
 from allure.memory import EpisodicMemory
 from allure.metrics import SplitMetrics, compute_metrics
 from allure.models import IclExample, Item
-from allure.passes import PassReadout, memory_vote_source, plan_from_spec, run_pass, spec_readout
+from allure.passes import plan_from_spec, run_pass
+from allure.passes.readout import PassReadout, memory_vote_source, spec_readout
 from allure.prompts import PromptSet, load_prompt_set
 from allure.studies._options import ArmProgress, Say
 from allure.studies._record import ArmResult, ArmSpec
@@ -143,7 +144,7 @@ class ArmRun:
         )
 
     def _readout(self, spec: AuditSpec, dev: set[str]) -> PassReadout | None:
-        """The arm's read-out step (:func:`allure.passes.spec_readout`, as the loop's) when the spec
+        """The arm's read-out step (:func:`allure.passes.readout.spec_readout`, as the loop's) when the spec
         or the arm names one (``logistic``, ``knn``). With the default ``auto`` (and ``none``) an arm
         measures the labels its prompt gives: a study compares prompts and examples, and an ``auto``
         decision made on the study's own items would be read back on them."""

@@ -76,14 +76,14 @@ def source_run(src: StudySource) -> str:
 
 def read_curve_data(store: RunStore, src: StudySource) -> CurveData:
     """The pool (mined audit items with a reference, an auditor's label winning) and the source run's
-    zero-shot verdicts with the judge's own labels (:func:`allure.passes.judge_verdicts`: the
+    zero-shot verdicts with the judge's own labels (:func:`allure.passes.readout.judge_verdicts`: the
     label parsed from its output, never the loop's calibration or read-out of it).
 
     Raises:
         StudyError: The source is not an audit run, or the run has no zero-shot pass.
     """
     from allure.dataset import dev_split
-    from allure.passes import judge_verdicts
+    from allure.passes.readout import judge_verdicts
 
     run_id = source_run(src)
     run = store.get_run(run_id)

@@ -51,7 +51,7 @@ def measure_curve(
 ) -> tuple[list[ArmResult], ArmLabels, dict[str, Any]]:
     """Every arm's labels and result from the source run's stored zero-shot verdicts (0 calls): a
     draw whose read-out cannot be fitted keeps zero-shot's labels, as the loop does."""
-    from allure.passes import memory_vote_source, readout_curve
+    from allure.passes.readout import memory_vote_source, readout_curve
 
     t0 = time.perf_counter()
     spec = src.spec

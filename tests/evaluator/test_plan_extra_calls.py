@@ -16,7 +16,8 @@ import pytest
 import allure
 from allure.config import load_spec
 from allure.models import Item
-from allure.passes import LearnedReadout, PassReadout, plan_from_spec
+from allure.passes import plan_from_spec
+from allure.passes.readout import LearnedReadout, PassReadout
 from tests.evaluator.test_polarity import _reversed_folder, _spec
 
 PAIRS = [Item(id=f"p{k}", task="t", response="a", response_b="b") for k in range(4)]

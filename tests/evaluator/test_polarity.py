@@ -21,7 +21,8 @@ from allure.evaluator import open_evaluator
 from allure.labels import Label
 from allure.metrics import objective_value
 from allure.models import Item
-from allure.passes import REVERSED, PassOutcome, PassReadout, plan_from_spec, polarity_variant, run_pass
+from allure.passes import REVERSED, PassOutcome, plan_from_spec, polarity_variant, run_pass
+from allure.passes.readout import PassReadout
 from allure.store import RunStore
 from tests.conftest import start_scripted_server
 

@@ -47,7 +47,7 @@ def test_a_correction_refits_the_read_out_without_a_call_and_a_reaudit_applies_t
     from allure.config import load_spec
     from allure.graphs import resume_run, start_run
     from allure.memory import EpisodicMemory
-    from allure.passes import memory_vote_source, stored_readout
+    from allure.passes.readout import memory_vote_source, stored_readout
     from allure.reaudit import run_reaudit
 
     monkeypatch.setenv("ALLURE_TEST_KEY", "k")

@@ -11,7 +11,7 @@ import pytest
 
 from allure.metrics import MetricsError, curve_point, curve_points, merge_p, objective_difference
 from allure.models import Item, Verdict
-from allure.passes import ReadoutLeak, readout_curve, review_order
+from allure.passes.readout import ReadoutLeak, readout_curve, review_order
 
 
 def _items(n: int, seed: int = 0) -> tuple[list[Item], dict[str, Verdict], dict[str, str]]:

@@ -18,7 +18,7 @@ from allure.metrics import (
     too_few,
 )
 from allure.models import Item, Verdict
-from allure.passes import PassReadout, ReadoutLeak, VoteSource, fit_learned_readout
+from allure.passes.readout import PassReadout, ReadoutLeak, VoteSource, fit_learned_readout
 
 
 def _backwards(n: int, seed: int) -> tuple[list[str], np.ndarray]:

@@ -16,7 +16,7 @@ import pytest
 from allure.labels import Label
 from allure.metrics import fit_readout, label_log_probs, objective_value
 from allure.models import Item, Verdict
-from allure.passes import (
+from allure.passes.readout import (
     PassReadout,
     ReadoutInputMissing,
     VoteSource,

@@ -11,7 +11,7 @@ import pytest
 from allure.config import load_spec
 from allure.evaluator import open_evaluator
 from allure.metrics import FittedReadout
-from allure.passes import LearnedReadout
+from allure.passes.readout import LearnedReadout
 from allure.reaudit._passes import Spent, post_process
 from allure.store import RunStore
 from tests.conftest import start_scripted_server

@@ -11,7 +11,7 @@ import pytest
 from allure.labels import Label
 from allure.metrics import ReadoutRecord
 from allure.models import IclExample, Item, ReviewDecision, Verdict
-from allure.passes import fit_learned_readout
+from allure.passes.readout import fit_learned_readout
 from allure.store import RunStore, current_readout
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from allure.passes.readout._features import FeatureTable, feature_table
     from allure.passes.readout._learned import (
         LearnedReadout,
+        PassOrders,
         ReadoutInputMissing,
         ReadoutLeak,
         ReadoutMode,
@@ -35,6 +36,7 @@ _WHERE = {
     "FeatureTable": "_features",
     "feature_table": "_features",
     "LearnedReadout": "_learned",
+    "PassOrders": "_learned",
     "ReadoutInputMissing": "_learned",
     "ReadoutLeak": "_learned",
     "ReadoutMode": "_learned",
@@ -57,6 +59,7 @@ __all__ = [
     "FeatureTable",
     "feature_table",
     "LearnedReadout",
+    "PassOrders",
     "ReadoutInputMissing",
     "ReadoutLeak",
     "ReadoutMode",

@@ -4,7 +4,7 @@ of a review order, for several sizes and seeded orders (issue 34, item 7).
 An audit team reviews its mined items one after another; :func:`review_order` is such an order (a
 seeded shuffle of the pool, one per draw), and the read-out of size ``n`` is fitted on its first
 ``n`` items, so a larger size extends the smaller one as more reviewing would. Each fit is
-:func:`~allure.passes.fit_learned_readout`, the loop's own (features from the stored verdicts,
+:func:`~allure.passes.readout.fit_learned_readout`, the loop's own (features from the stored verdicts,
 never the reference; an item outside the pool is refused with :class:`ReadoutLeak`), and the memory
 vote, when asked, counts only the examples approved from the draw's own items. Nothing here calls
 the evaluator: every feature comes from verdicts already stored. Those verdicts are the judge's own
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from allure.labels import Label
 from allure.models import Item, Verdict, stable_hash
-from allure.passes.readout._learned import VoteSource, fit_learned_readout
+from allure.passes.readout._learned import PassOrders, VoteSource, fit_learned_readout
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,9 @@ def readout_curve(
                 objective=objective,
                 seed=seed,
             )
-            got, probs = ({}, {}) if learned is None else learned.scored(list(evaluated), verdicts)
+            got, probs = (
+                ({}, {}) if learned is None else learned.scored(list(evaluated), PassOrders(verdicts))
+            )
             why = learned.record()["describe"] if learned else "not fitted: fewer than 2 items of a label"
             out.append(CurveDraw(size, repeat, tuple(order[:size]), got, probs, why))
     return out

@@ -107,6 +107,22 @@ class ReadoutInputMissing(AllureError):
     """A read-out of both orders of a pair was applied without the swapped order's verdicts."""
 
 
+_MISSING = {
+    "swap": (
+        "both orders of each pair ({})",
+        "ran only the main order",
+        "run the swapped order too (plan_from_spec(..., positions=True))",
+    ),
+    "polarity": (
+        "the polarity variant's answer (z_reversed)",
+        "did not ask the reversed question",
+        "set the plan's polarity (allure.passes.polarity_variant(spec))",
+    ),
+}
+"""A pass's step (``PassPlan.<step>``) whose answers a read-out may read: what it reads, what the
+pass did without the step, the fix (:meth:`LearnedReadout.scored`)."""
+
+
 def probability_features(labels: Sequence[Label], *, swapped: bool) -> tuple[str, ...]:
     """The label-probability feature names of a label set (see the module), the swapped order's after
     the main order's."""
@@ -114,6 +130,19 @@ def probability_features(labels: Sequence[Label], *, swapped: bool) -> tuple[str
         return ("z", "z_swap") if swapped else ("z",)
     main = tuple(f"lp[{lab}]" for lab in labels)
     return main + tuple(f"lp_swap[{lab}]" for lab in labels) if swapped else main
+
+
+@dataclass(frozen=True)
+class PassOrders:
+    """What a read-out reads of one pass, in one value: the main order's verdicts, a pair's swapped
+    order (item id -> its verdict, in that order's terms), the reversed question's verdicts read back
+    in the judge's terms, and the pass's features read once (:func:`feature_table`; ``None``: read
+    where they are needed)."""
+
+    verdicts: Verdicts
+    swapped: ExtraOrder = None
+    back: ExtraOrder = None
+    table: FeatureTable | None = None
 
 
 @dataclass
@@ -166,18 +195,11 @@ class LearnedReadout:
             cols.update(self._votes(items, self.vote))
         return cols
 
-    def matrix(
-        self,
-        items: list[Item],
-        verdicts: Verdicts,
-        swapped: ExtraOrder = None,
-        back: ExtraOrder = None,
-        *,
-        table: FeatureTable | None = None,
-    ) -> np.ndarray:
+    def matrix(self, items: list[Item], orders: PassOrders) -> np.ndarray:
         """``(len(items), len(features))``: :attr:`features` of ``items``, the label probabilities'
-        from ``table`` when it holds them (a pass reads them once: :func:`feature_table`)."""
+        from ``orders.table`` when it holds them (a pass reads them once: :func:`feature_table`)."""
         probs = [f for f in self.features if not f.startswith("vote")]
+        verdicts, swapped, back, table = orders.verdicts, orders.swapped, orders.back, orders.table
         try:
             x = table.matrix(items, probs) if table is not None else None
         except KeyError:  # a table of other items or features: read these here
@@ -224,41 +246,32 @@ class LearnedReadout:
         Raises:
             ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        return self.scored(items, verdicts, swapped, back, table=table)[0]
+        return self.scored(items, PassOrders(verdicts, swapped, back, table))[0]
 
     def scored(
-        self,
-        items: list[Item],
-        verdicts: Verdicts,
-        swapped: ExtraOrder = None,
-        back: ExtraOrder = None,
-        *,
-        table: FeatureTable | None = None,
+        self, items: list[Item], orders: PassOrders
     ) -> tuple[dict[str, Label | None], dict[str, float]]:
-        """As :meth:`apply`, with each item's ``P(positive)`` besides its label (a logistic read-out of
-        two labels; none for kNN or beyond two labels).
+        """As :meth:`apply` (the pass's orders in one value), with each item's ``P(positive)`` besides
+        its label (a logistic read-out of two labels; none for kNN or beyond two labels).
 
         Raises:
             ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        todo = [it for it in items if it.id in verdicts]
+        todo = [it for it in items if it.id in orders.verdicts]
         if not todo:
             return {}, {}
-        if self.reads_swapped and swapped is None:
-            raise ReadoutInputMissing(
-                f"{self.name} reads both orders of each pair ({', '.join(self.features)}) and the pass "
-                "ran only the main order",
-                where="the pass's plan (PassPlan.swap)",
-                fix="run the swapped order too (plan_from_spec(..., positions=True)) when this read-out is applied",
-            )
-        if self.reads_reversed and back is None:
-            raise ReadoutInputMissing(
-                f"{self.name} reads the polarity variant's answer (z_reversed) and the pass did not ask "
-                "the reversed question",
-                where="the pass's plan (PassPlan.polarity)",
-                fix="set the plan's polarity (allure.passes.polarity_variant(spec)) when this read-out is applied",
-            )
-        x = self.matrix(todo, verdicts, swapped, back, table=table)
+        missing = {
+            "swap": self.reads_swapped and orders.swapped is None,
+            "polarity": self.reads_reversed and orders.back is None,
+        }
+        for step, (reads, missed, fix) in _MISSING.items():
+            if missing[step]:
+                raise ReadoutInputMissing(
+                    f"{self.name} reads {reads.format(', '.join(self.features))} and the pass {missed}",
+                    where=f"the pass's plan (PassPlan.{step})",
+                    fix=f"{fix} when this read-out is applied",
+                )
+        x = self.matrix(todo, orders)
         if self.mode == "knn":
             # a fit item is never its own neighbour: its label comes from the other fit items'
             row = {i: j for j, i in enumerate(self.fit_ids)}
@@ -361,7 +374,7 @@ def fit_learned_readout(
     if len(set(y)) < 2:
         return None
     if base.mode == "knn":
-        x = base.matrix(keep, verdicts, swapped, table=table)
+        x = base.matrix(keep, PassOrders(verdicts, swapped, table=table))
         base.fit_x, base.fit_y = x.tolist(), list(y)
         base.knn_x, base.knn_y = x.tolist(), y
         base.knn_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -373,7 +386,7 @@ def fit_learned_readout(
     best: LearnedReadout | None = None
     for names in tries:
         cand = replace(base, features=names)
-        x = cand.matrix(keep, verdicts, swapped, back, table=table)
+        x = cand.matrix(keep, PassOrders(verdicts, swapped, back, table))
         cand.fit_x, cand.fit_y = x.tolist(), list(y)
         cand.fitted = fit_readout(x, y, names, objective=objective, seed=seed)  # type: ignore[arg-type]
         if cand.fitted is not None and (best is None or _cv(cand) > _cv(best)):
