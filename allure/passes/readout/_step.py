@@ -5,6 +5,7 @@ fold); the features and fitting it uses are in :mod:`allure.passes.readout._lear
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -141,21 +142,7 @@ class PassReadout:
         )
         if self.vote is not None:
             self.vote = self.vote.remembering(items)
-        learned = fit_learned_readout(
-            self.mode,
-            fit_items,
-            verdicts,
-            self.references,
-            labels=self.labels,
-            positive=self.positive,
-            not_fit=set(self.not_fit),
-            vote=self.vote,
-            objective=self.objective,
-            seed=self.seed,
-            swapped=swapped,
-            back=back,
-            table=table,
-        )
+        learned = self._fit(fit_items, verdicts, set(self.not_fit), self.vote, swapped, back, table)
         if learned is None:
             return ReadoutRead(
                 {}, f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
@@ -188,6 +175,33 @@ class PassReadout:
             decision = f"{self.name}: {learned.record()['describe']}"
         return ReadoutRead(out, decision, learned, fits, oof)
 
+    def _fit(
+        self,
+        fit_items: list[Item],
+        verdicts: Mapping[str, Verdict],
+        not_fit: AbstractSet[str],
+        vote: VoteSource | None,
+        swapped: Mapping[str, Verdict] | None,
+        back: Mapping[str, Verdict] | None,
+        table: FeatureTable | None,
+    ) -> LearnedReadout | None:
+        """:func:`fit_learned_readout` with this step's mode, references, labels, objective and seed."""
+        return fit_learned_readout(
+            self.mode,
+            fit_items,
+            verdicts,
+            self.references,
+            labels=self.labels,
+            positive=self.positive,
+            not_fit=not_fit,
+            vote=vote,
+            objective=self.objective,
+            seed=self.seed,
+            swapped=swapped,
+            back=back,
+            table=table,
+        )
+
     def _vote_without(self, fold: int) -> VoteSource | None:
         """The memory vote without the examples mined from ``fold``'s items: out of fold, the vote
         feature must not read their (corrected) labels either, for the fold's fit or its items."""
@@ -215,20 +229,14 @@ class PassReadout:
         fold_of = [self.folds.get(it.id) for it in fit_items]
         for fold in sorted(set(self.folds.values())):
             mine = [it for it, f in zip(fit_items, fold_of, strict=True) if f == fold]
-            learned = fit_learned_readout(
-                self.mode,
+            learned = self._fit(
                 [it for it, f in zip(fit_items, fold_of, strict=True) if f != fold],
                 verdicts,
-                self.references,
-                labels=self.labels,
-                positive=self.positive,
-                not_fit=self.not_fit | {it.id for it in mine},
-                vote=self._vote_without(fold),
-                objective=self.objective,
-                seed=self.seed,
-                swapped=swapped,
-                back=back,
-                table=table,
+                self.not_fit | {it.id for it in mine},
+                self._vote_without(fold),
+                swapped,
+                back,
+                table,
             )
             fits[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:
