@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from allure.evaluator._backend import ChatBackend
     from allure.evaluator._options import EvaluatorOptions
     from allure.evaluator._runner import Evaluator
+    from allure.evaluator._tokens import TokenCounter
     from allure.models import Item
     from allure.store import RunStore
 
@@ -100,6 +101,11 @@ class BackendKind(BackendFacts):
             retry=self.retry_kind,
         )
 
+    def token_counter(self, spec: AuditSpec, store: RunStore) -> TokenCounter | None:
+        """What counts prompt tokens against ``max_prompt_tokens`` (default: ``None``, the runner's
+        estimate where a budget is set)."""
+        return None
+
     def chat(self, spec: AuditSpec, items: list[Item]) -> ChatBackend:
         """The backend that answers the prompts (what a new kind writes)."""
         raise NotImplementedError(f"backend kind {self.name!r} defines neither chat() nor open()")
@@ -112,7 +118,12 @@ class BackendKind(BackendFacts):
         (``lazy_start``: start a server only when a call misses the store, where the kind has one)."""
         from allure.evaluator._runner import Evaluator
 
-        evaluator = Evaluator(self.options(spec), store=store, backend=self.chat(spec, items))
+        evaluator = Evaluator(
+            self.options(spec),
+            store=store,
+            backend=self.chat(spec, items),
+            token_counter=self.token_counter(spec, store),
+        )
         try:
             yield evaluator
         finally:

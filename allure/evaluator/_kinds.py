@@ -25,7 +25,9 @@ from allure.urls import redact_url
 if TYPE_CHECKING:
     from allure.config import AuditSpec, EvaluatorSpec
     from allure.evaluator._backend import ChatBackend
+    from allure.evaluator._options import EvaluatorOptions
     from allure.evaluator._runner import Evaluator
+    from allure.evaluator._tokens import TokenCounter
     from allure.evaluator.local import LocalServerSettings
     from allure.models import Item
     from allure.prompts import PromptSet
@@ -120,6 +122,10 @@ def server_model_info(
     return {"served": sorted(str(e.get("id")) for e in data if isinstance(e, dict))}
 
 
+_SENT = {"model", "base_url", "api_key_env", "temperature", "max_tokens", "seed", "logprobs", "timeout_s"}
+"""The ``[evaluator]`` settings an OpenAI-compatible backend is built from (:func:`build_openai_backend`)."""
+
+
 @register_backend("openai")
 class OpenAIKind(BackendKind):
     """Any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama) by ``base_url``."""
@@ -154,32 +160,27 @@ class OpenAIKind(BackendKind):
 
         threading.Thread(target=load, name="allure-warm-http", daemon=True).start()
 
-    @contextmanager
-    def open(
-        self, spec: AuditSpec, store: RunStore, items: list[Item], *, lazy_start: bool = False
-    ) -> Iterator[Evaluator]:
+    def options(self, spec: AuditSpec) -> EvaluatorOptions:
+        """The common options, with the API key to redact and the prompt budget."""
+        ev = spec.evaluator
+        return replace(
+            super().options(spec),
+            secrets=[os.environ.get(ev.api_key_env, "")],
+            max_prompt_tokens=ev.max_prompt_tokens,
+        )
+
+    def chat(self, spec: AuditSpec, items: list[Item]) -> ChatBackend:
         from allure.evaluator._openai import build_openai_backend
-        from allure.evaluator._runner import Evaluator
+
+        ev = spec.evaluator
+        return build_openai_backend(**ev.model_dump(include=_SENT), max_connections=self.concurrency(ev))
+
+    def token_counter(self, spec: AuditSpec, store: RunStore) -> TokenCounter | None:
+        """The server's ``/tokenize`` (the estimate where it has none) when a prompt budget is set."""
         from allure.evaluator._tokens import TokenCounter
 
         ev = spec.evaluator
-        backend = build_openai_backend(
-            model=ev.model,
-            base_url=ev.base_url,
-            api_key_env=ev.api_key_env,
-            temperature=ev.temperature,
-            max_tokens=ev.max_tokens,
-            seed=ev.seed,
-            logprobs=ev.logprobs,
-            timeout_s=ev.timeout_s,
-            max_connections=self.concurrency(ev),
-        )
-        budget = ev.max_prompt_tokens
-        options = replace(
-            self.options(spec), secrets=[os.environ.get(ev.api_key_env, "")], max_prompt_tokens=budget
-        )
-        counter = TokenCounter(ev.base_url) if budget is not None else None
-        yield Evaluator(options, store=store, backend=backend, token_counter=counter)
+        return TokenCounter(ev.base_url) if ev.max_prompt_tokens is not None else None
 
 
 def local_model_info(model: str) -> dict[str, Any]:

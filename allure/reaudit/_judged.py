@@ -105,7 +105,7 @@ def score_with_judge(
     except EvaluatorError as exc:
         raise EvaluatorUnavailableError(exc.message, where=exc.where, fix=exc.fix) from exc
     errors = [v for v in out.verdicts.values() if v.status == "error"]
-    spent = Spent(calls=out.calls, asked=len(items), errors=len(errors), wall_s=out.wall_s)
+    spent = Spent(calls=out.calls, items=len(items), errors=len(errors), wall_s=out.wall_s)
     if errors:
         raise EvaluatorUnavailableError(
             f"{len(errors)} of {len(items)} evaluator calls failed (first: {errors[0].error}); nothing recorded",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from allure.config import AuditSpec
 from allure.errors import EvaluatorError, EvaluatorUnavailableError
+from allure.evaluator import EvalStats
 from allure.labels import Label
 from allure.models import Item
 from allure.reaudit._fingerprint import same
@@ -23,16 +24,14 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Spent:
-    """The cost of every pass of one re-audit (the main pass, the probe, a fresh run)."""
+class Spent(EvalStats):
+    """The cost of every pass of one re-audit (the main pass, the probe, a fresh run): their stats
+    summed (``items``: the items asked), and the first failed call's error."""
 
-    calls: int = 0
-    asked: int = 0
-    errors: int = 0
-    wall_s: float = 0.0
     first_error: str = ""
 
-    def add(self, result: Any) -> None:
+    def add_pass(self, result: Any) -> None:
+        """Count a pass's result (its stats, and its first error when it is the first)."""
         self._count(result.stats, [result])
 
     def add_post(self, before: Any, out: Any) -> None:
@@ -44,11 +43,8 @@ class Spent:
             setattr(st, name, getattr(st, name) - value)
         self._count(st, [r for r in (out.swapped, out.reversed) if r is not None])
 
-    def _count(self, st: Any, results: list[Any]) -> None:
-        self.calls += st.calls
-        self.asked += st.items
-        self.errors += st.errors
-        self.wall_s += st.wall_s
+    def _count(self, st: EvalStats, results: list[Any]) -> None:
+        self.add(st)
         if st.errors and not self.first_error:
             self.first_error = next(
                 (v.error or "" for r in results for v in r.verdicts.values() if v.status == "error"),
@@ -204,7 +200,7 @@ def score_set(
                     progress=eval_progress,
                     options=PassOptions(generation=gen or None),
                 )
-                spent.add(res)
+                spent.add_pass(res)
                 return res
 
             main_it = 1
@@ -239,7 +235,7 @@ def score_set(
         raise EvaluatorUnavailableError(exc.message, where=exc.where, fix=exc.fix) from exc
     if spent.errors:
         raise EvaluatorUnavailableError(
-            f"{spent.errors} of {spent.asked} evaluator calls failed (first: {spent.first_error}); nothing recorded",
+            f"{spent.errors} of {spent.items} evaluator calls failed (first: {spent.first_error}); nothing recorded",
             where=f"evaluator {fp.model}",
             fix="check that the evaluator is up, then re-run: answered calls are cached and not sent again",
         )

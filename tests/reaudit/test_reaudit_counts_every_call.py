@@ -59,13 +59,13 @@ def test_the_reversed_questions_calls_are_counted(tmp_path: Path, monkeypatch: p
         spent = Spent()
         with open_evaluator(spec, RunStore(tmp_path / "runs.db"), items) as ev:
             main = ev.evaluate("ra", 1, items, lambda _it: [])
-            spent.add(main)
+            spent.add_pass(main)
             labels = post_process(
                 ev, spent, spec, "ra", 1, items, main, _NoMemory(), dict(truth), lambda _m: None, None, stored
             )
         assert labels is not None and set(labels) == {it.id for it in items}
         sent = len(srv.requests())
         assert sent == 2 * len(items)  # the main question and the reversed one, once per item
-        assert spent.calls == sent and spent.asked == 2 * len(items) and spent.errors == 0
+        assert spent.calls == sent and spent.items == 2 * len(items) and spent.errors == 0
     finally:
         srv.stop()
