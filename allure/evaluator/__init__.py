@@ -1,4 +1,7 @@
-"""The evaluator: a runner that labels items through one :class:`ChatBackend` protocol.
+"""The judge's client: a runner that labels items through one :class:`ChatBackend` protocol.
+
+What turns its answers into verdicts (swap, debias, calibrate, the read-out) is the pass pipeline,
+:mod:`allure.passes`, one layer above; nothing here imports it.
 
 Backend kinds (``[evaluator] kind``) are registered (:mod:`allure.backends`,
 :class:`BackendKind`, ``@register_backend``). Backends: any OpenAI-compatible server (:class:`OpenAIBackend`), the embedded llama.cpp server
