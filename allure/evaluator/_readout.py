@@ -132,9 +132,10 @@ class LearnedReadout:
     vote: VoteSource | None = None
     fit_ids: tuple[str, ...] = ()
     """The items it was fitted on (the leakage test reads them)."""
-    fit_x: list[list[float]] = field(default_factory=list)
+    fit_x: list[list[float]] | np.ndarray = field(default_factory=list)
     """Each fit item's features (rows as :attr:`fit_ids`, columns as :attr:`features`): what a refit
-    after an approval reads instead of calling the judge again (:meth:`allure.store.RunStore.refit_readout`)."""
+    after an approval reads instead of calling the judge again (:meth:`allure.store.RunStore.refit_readout`);
+    a fit keeps its array, :meth:`record` writes it as lists (a pass's fold fits are never recorded)."""
     fit_y: list[Label] = field(default_factory=list)
     """Each fit item's label as fitted (an auditor's corrected label winning over the gold check)."""
     objective: str = "balanced_accuracy"
@@ -224,7 +225,7 @@ class LearnedReadout:
         Raises:
             ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        return self.scored(items, verdicts, swapped, back, table=table)[0]
+        return self._read(items, verdicts, swapped, back, table, prob=False)[0]
 
     def scored(
         self,
@@ -241,7 +242,25 @@ class LearnedReadout:
         Raises:
             ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        todo = [it for it in items if it.id in verdicts]
+        return self._read(items, verdicts, swapped, back, table, prob=True)
+
+    def _read(
+        self,
+        items: list[Item],
+        verdicts: Verdicts,
+        swapped: ExtraOrder,
+        back: ExtraOrder,
+        table: FeatureTable | None,
+        *,
+        prob: bool,
+    ) -> tuple[dict[str, Label | None], dict[str, float]]:
+        """:meth:`scored` (``prob``: with each item's ``P(positive)``; :meth:`apply` needs none)."""
+        ids = [it.id for it in items]
+        judged = list(map(verdicts.__contains__, ids))
+        todo = items
+        if not all(judged):
+            todo = [it for it, j in zip(items, judged, strict=True) if j]
+            ids = [it.id for it in todo]
         if not todo:
             return {}, {}
         if self.reads_swapped and swapped is None:
@@ -268,11 +287,9 @@ class LearnedReadout:
         assert self.fitted is not None
         by_str = {str(lab): lab for lab in self.labels}
         classes = [by_str[c] for c in self.fitted.labels]
-        ids = [it.id for it in todo]
-        labels: dict[str, Label | None] = dict(
-            zip(ids, [classes[c] for c in self.fitted.predict_codes(x).tolist()], strict=True)
-        )
-        if self.positive is None:
+        codes = self.fitted.predict_codes(x).tolist()
+        labels: dict[str, Label | None] = dict(zip(ids, map(classes.__getitem__, codes), strict=True))
+        if self.positive is None or not prob:
             return labels, {}
         return labels, dict(zip(ids, self.fitted.prob(x, self.positive), strict=True))
 
@@ -288,7 +305,8 @@ class LearnedReadout:
             on = ", ".join(self.features)
             out["describe"] = f"kNN prompting on {on} (k = {K_NEAREST}, n = {len(self.fit_ids)})"
             out["fitted_at"] = self.knn_at
-        out["fit"] = {"ids": list(self.fit_ids), "x": self.fit_x, "y": self.fit_y}
+        x = self.fit_x.tolist() if isinstance(self.fit_x, np.ndarray) else self.fit_x
+        out["fit"] = {"ids": list(self.fit_ids), "x": x, "y": self.fit_y}
         out.update(objective=self.objective, seed=self.seed)
         return out
 
@@ -332,8 +350,9 @@ def fit_learned_readout(
     Raises:
         ReadoutLeak: A dev or held-out item is among ``fit_items``.
     """
-    leaked = sorted(it.id for it in fit_items if it.id in not_fit)
-    if leaked:
+    ids = [it.id for it in fit_items]
+    if not not_fit.isdisjoint(ids):  # a set's test, at C speed (issue 41 item 7)
+        leaked = sorted(i for i in ids if i in not_fit)
         raise ReadoutLeak(
             f"{len(leaked)} dev or held-out item(s) in the read-out's fit (e.g. {leaked[0]})",
             where="the read-out's fit items",
@@ -341,7 +360,13 @@ def fit_learned_readout(
         )
     if mode == "none" or len(labels) < 2:
         return None
-    keep = [it for it in fit_items if references.get(it.id) is not None and it.id in verdicts]
+    refs = list(map(references.get, ids))
+    judged = list(map(verdicts.__contains__, ids))
+    y: list[Label] = refs  # type: ignore[assignment]
+    keep = list(fit_items)
+    if None in refs or not all(judged):  # only the items with a reference and a verdict
+        pairs = [(it, r) for it, r, j in zip(fit_items, refs, judged, strict=True) if j and r is not None]
+        keep, y = [it for it, _ in pairs], [r for _, r in pairs]
     two = len(labels) == 2
     features = probability_features(labels, swapped=swapped is not None)
     if vote is not None and mode != "knn":
@@ -353,11 +378,10 @@ def fit_learned_readout(
         positive=(labels[0] if positive is None else positive) if two else None,
         features=features,
         vote=vote,
-        fit_ids=tuple(it.id for it in keep),
+        fit_ids=tuple(it.id for it in keep) if len(keep) < len(ids) else tuple(ids),
         objective=objective,
         seed=seed,
     )
-    y: list[Label] = [references[it.id] for it in keep]  # type: ignore[misc]
     if len(set(y)) < 2:
         return None
     if base.mode == "knn":
@@ -374,7 +398,7 @@ def fit_learned_readout(
     for names in tries:
         cand = replace(base, features=names)
         x = cand.matrix(keep, verdicts, swapped, back, table=table)
-        cand.fit_x, cand.fit_y = x.tolist(), list(y)
+        cand.fit_x, cand.fit_y = x, list(y)
         cand.fitted = fit_readout(x, y, names, objective=objective, seed=seed)  # type: ignore[arg-type]
         if cand.fitted is not None and (best is None or _cv(cand) > _cv(best)):
             best = cand

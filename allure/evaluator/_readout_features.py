@@ -104,7 +104,8 @@ class FeatureTable:
         Raises:
             KeyError: An item or a feature it does not hold.
         """
-        idx = np.fromiter((self.rows[it.id] for it in items), dtype=np.int64, count=len(items))
+        ids = [it.id for it in items]
+        idx = np.fromiter(map(self.rows.__getitem__, ids), dtype=np.int64, count=len(ids))
         return np.column_stack([self.cols[f][idx] for f in names]) if names else np.zeros((len(items), 0))
 
 

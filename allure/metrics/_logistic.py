@@ -25,6 +25,9 @@ cross-validation is the one it chose on the same data.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +42,21 @@ MAX_NEWTON = 100
 
 _JITTER = 1e-12
 """Added to the Hessian's diagonal: a fit whose weights saturate stays solvable."""
+
+
+@cache
+def _controller() -> Any:
+    """The process's BLAS thread pools, found once (``threadpool_limits`` looks them up on every call:
+    about 1.5 ms, a tenth of a read-out fit)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def one_blas_thread() -> AbstractContextManager[Any]:
+    """BLAS limited to one thread inside: many small matrix products, where more threads only spin
+    (2x the CPU on the read-out's fits)."""
+    return _controller().limit(limits=1)  # type: ignore[no-any-return]
 
 
 def stratified_test_folds(y: np.ndarray, folds: int, seed: int) -> IntArray:
@@ -66,14 +84,14 @@ def balanced_weights(codes: IntArray, train: np.ndarray) -> FloatArray:
     """``(J, n)`` sample weights: in fit ``j`` (``train[j]``, a boolean row), item ``i`` of class ``y``
     weighs ``n_j / (K_j n_jy)`` (scikit-learn's ``class_weight = "balanced"`` on the fit's items), 0
     outside the fit."""
-    train = np.asarray(train, dtype=bool)
+    weights = np.array(train, dtype=np.float64)  # a copy: scaled in place below
     n_classes = int(codes.max()) + 1 if len(codes) else 0
-    onehot = codes[None, :] == np.arange(n_classes)[:, None]  # (K, n)
-    counts = train.astype(np.float64) @ onehot.T.astype(np.float64)  # (J, K)
+    counts = np.stack([weights[:, codes == k].sum(axis=1) for k in range(n_classes)], axis=1)  # (J, K)
     present = np.count_nonzero(counts, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_class = np.where(counts > 0, counts.sum(axis=1, keepdims=True) / (present[:, None] * counts), 0.0)
-    return train * per_class[:, codes]
+    weights *= per_class[:, codes]
+    return weights
 
 
 def _outer_columns(xa: FloatArray) -> FloatArray:
@@ -85,12 +103,22 @@ def _outer_columns(xa: FloatArray) -> FloatArray:
 def _binary_state(
     theta: FloatArray, xa: FloatArray, xx: FloatArray, t: FloatArray, cw: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """Each fit's gradient and Hessian at ``theta`` (``(J, p)``): one ``tanh`` per item and fit."""
-    p = 0.5 + 0.5 * np.tanh(0.5 * (theta @ xa.T))  # the sigmoid, without overflow (or a division)
-    grad = (cw * (p - t)) @ xa
+    """Each fit's gradient and Hessian at ``theta`` (``(J, p)``): one ``exp`` per item and fit, the
+    ``(J, n)`` arrays worked in place (this is most of a read-out's CPU)."""
+    p = theta @ xa.T
+    with np.errstate(over="ignore"):  # exp(-s) = inf: P = 0 exactly, as the sigmoid's limit
+        np.exp(np.negative(p, out=p), out=p)
+    p += 1.0
+    np.reciprocal(p, out=p)  # the sigmoid 1 / (1 + exp(-s))
+    work = np.subtract(p, t, out=np.empty_like(p))
+    work *= cw
+    grad = work @ xa
     grad[:, :-1] += theta[:, :-1]
+    np.subtract(1.0, p, out=work)
+    work *= p
+    work *= cw
     j, q = theta.shape
-    return grad, ((cw * p * (1.0 - p)) @ xx).reshape(j, q, q)
+    return grad, (work @ xx).reshape(j, q, q)
 
 
 def fit_binary(

@@ -29,7 +29,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from allure.metrics._common import Label, MetricsError, optional
-from allure.metrics._logistic import balanced_weights, fit_binary, fit_multinomial, stratified_test_folds
+from allure.metrics._logistic import (
+    balanced_weights,
+    fit_binary,
+    fit_multinomial,
+    one_blas_thread,
+    stratified_test_folds,
+)
 from allure.metrics._model import Objective
 from allure.metrics._objective import objective_rows
 
@@ -296,9 +302,7 @@ def fit_readout(
     labels = sorted(counts)
     code_of = {v: labels.index(s) for v, s in as_str.items()}
     codes = np.fromiter(map(code_of.__getitem__, y), dtype=np.int64, count=len(y))
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):  # many small matrix products: more BLAS threads only spin (2x the CPU)
+    with one_blas_thread():  # many small matrix products: more BLAS threads only spin (2x the CPU)
         scores, coef, intercept = _cv_scores(x, codes, len(labels), grid, k, seed, objective)
     best = max(range(len(grid)), key=lambda c: (-1.0 if scores[c] is None else scores[c], -grid[c]))
     return FittedReadout(
