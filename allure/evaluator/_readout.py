@@ -175,12 +175,14 @@ class LearnedReadout:
         back: ExtraOrder = None,
         *,
         table: FeatureTable | None = None,
+        ids: Sequence[str] | None = None,
     ) -> np.ndarray:
         """``(len(items), len(features))``: :attr:`features` of ``items``, the label probabilities'
-        from ``table`` when it holds them (a pass reads them once: :func:`feature_table`)."""
+        from ``table`` when it holds them (a pass reads them once: :func:`feature_table`; ``ids``:
+        the items' ids, when the caller has them)."""
         probs = [f for f in self.features if not f.startswith("vote")]
         try:
-            x = table.matrix(items, probs) if table is not None else None
+            x = table.matrix(items, probs, ids=ids) if table is not None else None
         except KeyError:  # a table of other items or features: read these here
             x = None
         if x is None:
@@ -277,7 +279,7 @@ class LearnedReadout:
                 where="the pass's plan (PassPlan.polarity)",
                 fix="set the plan's polarity (allure.evaluator.polarity_variant(spec)) when this read-out is applied",
             )
-        x = self.matrix(todo, verdicts, swapped, back, table=table)
+        x = self.matrix(todo, verdicts, swapped, back, table=table, ids=ids)
         if self.mode == "knn":
             # a fit item is never its own neighbour: its label comes from the other fit items'
             row = {i: j for j, i in enumerate(self.fit_ids)}
@@ -326,6 +328,7 @@ def fit_learned_readout(
     swapped: Mapping[str, Verdict] | None = None,
     back: Mapping[str, Verdict] | None = None,
     table: FeatureTable | None = None,
+    ids: Sequence[str] | None = None,
 ) -> LearnedReadout | None:
     """Fit the read-out on ``fit_items`` (the mined audit items) with their ``references``.
 
@@ -346,11 +349,12 @@ def fit_learned_readout(
             terms (``None``: not asked). The logistic read-out then also tries ``z_reversed`` and keeps
             it only when its cross-validated score is higher (a tie keeps the fewer features).
         table: The pass's features, read once (:func:`feature_table`; ``None``: read here).
+        ids: The ids of ``fit_items``, when the caller has them (``None``: read here).
 
     Raises:
         ReadoutLeak: A dev or held-out item is among ``fit_items``.
     """
-    ids = [it.id for it in fit_items]
+    ids = [it.id for it in fit_items] if ids is None else ids
     if not not_fit.isdisjoint(ids):  # a set's test, at C speed (issue 41 item 7)
         leaked = sorted(i for i in ids if i in not_fit)
         raise ReadoutLeak(
@@ -363,10 +367,11 @@ def fit_learned_readout(
     refs = list(map(references.get, ids))
     judged = list(map(verdicts.__contains__, ids))
     y: list[Label] = refs  # type: ignore[assignment]
-    keep = list(fit_items)
+    keep, keep_ids = list(fit_items), list(ids)
     if None in refs or not all(judged):  # only the items with a reference and a verdict
         pairs = [(it, r) for it, r, j in zip(fit_items, refs, judged, strict=True) if j and r is not None]
         keep, y = [it for it, _ in pairs], [r for _, r in pairs]
+        keep_ids = [it.id for it in keep]
     two = len(labels) == 2
     features = probability_features(labels, swapped=swapped is not None)
     if vote is not None and mode != "knn":
@@ -378,14 +383,14 @@ def fit_learned_readout(
         positive=(labels[0] if positive is None else positive) if two else None,
         features=features,
         vote=vote,
-        fit_ids=tuple(it.id for it in keep) if len(keep) < len(ids) else tuple(ids),
+        fit_ids=tuple(keep_ids),
         objective=objective,
         seed=seed,
     )
     if len(set(y)) < 2:
         return None
     if base.mode == "knn":
-        x = base.matrix(keep, verdicts, swapped, table=table)
+        x = base.matrix(keep, verdicts, swapped, table=table, ids=keep_ids)
         base.fit_x, base.fit_y = x.tolist(), list(y)
         base.knn_x, base.knn_y = x.tolist(), y
         base.knn_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -397,7 +402,7 @@ def fit_learned_readout(
     best: LearnedReadout | None = None
     for names in tries:
         cand = replace(base, features=names)
-        x = cand.matrix(keep, verdicts, swapped, back, table=table)
+        x = cand.matrix(keep, verdicts, swapped, back, table=table, ids=keep_ids)
         cand.fit_x, cand.fit_y = x, list(y)
         cand.fitted = fit_readout(x, y, names, objective=objective, seed=seed)  # type: ignore[arg-type]
         if cand.fitted is not None and (best is None or _cv(cand) > _cv(best)):

@@ -137,7 +137,8 @@ class PassReadout:
         from allure.metrics import significantly_better
 
         ids = [it.id for it in items]  # the per-item work below runs at C speed (issue 41 item 7)
-        fit_items = list(compress(items, map(self.fit_ids.__contains__, ids)))
+        is_fit = list(map(self.fit_ids.__contains__, ids))
+        fit_items, fit_item_ids = list(compress(items, is_fit)), list(compress(ids, is_fit))
         # every fit and application below reads its rows from one reading of the verdicts (issue 41)
         table = feature_table(
             items, verdicts, labels=self.labels, positive=self.positive, swapped=swapped, back=back
@@ -158,6 +159,7 @@ class PassReadout:
             swapped=swapped,
             back=back,
             table=table,
+            ids=fit_item_ids,
         )
         if learned is None:
             return ReadoutRead(
@@ -172,7 +174,11 @@ class PassReadout:
         out = learned.apply(items, verdicts, swapped, back, table=table)
         if lacking:
             out = {i: lab for i, lab in out.items() if i not in lacking}
-        oof, fits = self._out_of_fold(fit_items, verdicts, swapped, back, table) if self.folds else ({}, {})
+        oof, fits = (
+            self._out_of_fold(fit_items, verdicts, swapped, back, table, fit_item_ids)
+            if self.folds
+            else ({}, {})
+        )
         oof.update({i: verdicts[i].label for i in oof if i in lacking})
         if self.mode == "auto":
             scored, where = (oof, "out of fold") if self.folds else (out, "on dev")
@@ -218,6 +224,7 @@ class PassReadout:
         swapped: Mapping[str, Verdict] | None,
         back: Mapping[str, Verdict] | None = None,
         table: FeatureTable | None = None,
+        ids: list[str] | None = None,
     ) -> tuple[dict[str, Label | None], dict[int, tuple[str, ...]]]:
         """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
         whose read-out cannot be fitted keeps the labels the pass gave before the read-out), and
@@ -227,7 +234,7 @@ class PassReadout:
 
         out: dict[str, Label | None] = {}
         fits: dict[int, tuple[str, ...]] = {}
-        ids = [it.id for it in fit_items]
+        ids = [it.id for it in fit_items] if ids is None else ids
         fold_of = list(map(self.folds.get, ids))  # None: in no fold, fitted on by every fold
         for fold in sorted(set(self.folds.values())):
             in_fold = list(map(eq, fold_of, repeat(fold)))
@@ -246,6 +253,7 @@ class PassReadout:
                 swapped=swapped,
                 back=back,
                 table=table,
+                ids=list(compress(ids, map(not_, in_fold))),
             )
             fits[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:
