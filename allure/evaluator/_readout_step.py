@@ -166,11 +166,13 @@ class PassReadout:
                 {}, f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
             )
         # the items without label probabilities keep their label (probable_only), found once
-        lacking = {
-            i
-            for i, v in zip(ids, map(verdicts.get, ids), strict=True)
-            if v is None or (v.prob_positive is None and not reads_probabilities(v))
-        }
+        from operator import attrgetter
+
+        lacking: set[str] = set()
+        if not all(map(verdicts.__contains__, ids)) or None in list(
+            map(attrgetter("prob_positive"), map(verdicts.__getitem__, ids))
+        ):  # not every item judged with P(positive): each item's verdict asked
+            lacking = {i for i in ids if not reads_probabilities(verdicts.get(i))}
         out = learned.apply(items, verdicts, swapped, back, table=table)
         if lacking:
             out = {i: lab for i, lab in out.items() if i not in lacking}

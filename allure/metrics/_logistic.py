@@ -65,9 +65,16 @@ def stratified_test_folds(y: np.ndarray, folds: int, seed: int) -> IntArray:
     classes in order of first appearance, each class's fold sizes by round robin over the sorted codes,
     each class's folds shuffled by one ``RandomState(seed)`` in turn)."""
     y = np.asarray(y)
-    _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
-    _, class_perm = np.unique(first, return_inverse=True)
-    codes = class_perm[inverse.reshape(-1)]
+    if y.dtype.kind in "iu" and len(y) and 0 <= y.min() and y.max() < 64:  # codes: no sort needed
+        seen = np.flatnonzero(np.bincount(y))
+        first = np.array([np.argmax(y == k) for k in seen.tolist()], dtype=np.int64)
+        rank = np.empty(int(seen[-1]) + 1, dtype=np.int64)
+        rank[seen] = np.argsort(np.argsort(first))  # each class's place in order of first appearance
+        codes = rank[y]
+    else:
+        _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
+        _, class_perm = np.unique(first, return_inverse=True)
+        codes = class_perm[inverse.reshape(-1)]
     n_classes = len(first)
     order = np.sort(codes)
     allocation = np.asarray([np.bincount(order[i::folds], minlength=n_classes) for i in range(folds)])
@@ -140,7 +147,7 @@ def fit_binary(
     cw = weights * c[:, None]
     theta = np.zeros((len(c), f + 1)) if start is None else np.array(start, dtype=np.float64)
     ridge = np.diag(np.r_[np.ones(f), 0.0] + _JITTER)
-    pulled = (cw * t) @ xa
+    pulled = cw @ (xa * t[:, None])  # (cw t) @ xa: t is 0 or 1
     theta = _newton(theta, lambda th: _binary_state(th, xa, xx, pulled, cw), ridge)
     return theta[:, :-1], theta[:, -1]
 
