@@ -117,7 +117,7 @@ def _binary_state(
     with np.errstate(over="ignore"):  # exp(-s) = inf: P = 0 exactly, as the sigmoid's limit
         np.exp(p, out=p)
     p += 1.0
-    np.reciprocal(p, out=p)  # the sigmoid 1 / (1 + exp(-s))
+    np.divide(1.0, p, out=p)  # the sigmoid 1 / (1 + exp(-s))
     work = np.multiply(cw, p)
     grad = work @ xa - pulled
     grad[:, :-1] += theta[:, :-1]
