@@ -56,7 +56,7 @@ def _controller() -> Any:
 def one_blas_thread() -> AbstractContextManager[Any]:
     """BLAS limited to one thread inside: many small matrix products, where more threads only spin
     (2x the CPU on the read-out's fits)."""
-    return _controller().limit(limits=1)  # type: ignore[no-any-return]
+    return _controller().limit(limits=1)
 
 
 def stratified_test_folds(y: np.ndarray, folds: int, seed: int) -> IntArray:
@@ -65,7 +65,7 @@ def stratified_test_folds(y: np.ndarray, folds: int, seed: int) -> IntArray:
     classes in order of first appearance, each class's fold sizes by round robin over the sorted codes,
     each class's folds shuffled by one ``RandomState(seed)`` in turn)."""
     y = np.asarray(y)
-    if y.dtype.kind in "iu" and len(y) and 0 <= y.min() and y.max() < 64:  # codes: no sort needed
+    if y.dtype.kind in "iu" and len(y) and y.min() >= 0 and y.max() < 64:  # codes: no sort needed
         seen = np.flatnonzero(np.bincount(y))
         first = np.array([np.argmax(y == k) for k in seen.tolist()], dtype=np.int64)
         rank = np.empty(int(seen[-1]) + 1, dtype=np.int64)
