@@ -25,8 +25,7 @@ import numpy as np
 import pytest
 
 from allure.dataset import cross_folds
-from allure.evaluator import PassReadout
-from allure.evaluator._readout import VoteSource
+from allure.evaluator import PassReadout, VoteSource
 from allure.models import Item, Verdict
 
 PINNED = Path(__file__).parent / "data" / "readout_pinned.json"
