@@ -181,7 +181,8 @@ class PassReadout:
             if self.folds
             else ({}, {})
         )
-        oof.update({i: verdicts[i].label for i in oof if i in lacking})
+        if lacking:
+            oof.update({i: verdicts[i].label for i in oof if i in lacking})
         if self.mode == "auto":
             scored, where = (oof, "out of fold") if self.folds else (out, "on dev")
             dev = sorted(filter(verdicts.__contains__, self.folds or self.dev_ids))
