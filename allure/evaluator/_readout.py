@@ -132,9 +132,10 @@ class LearnedReadout:
     vote: VoteSource | None = None
     fit_ids: tuple[str, ...] = ()
     """The items it was fitted on (the leakage test reads them)."""
-    fit_x: list[list[float]] = field(default_factory=list)
+    fit_x: list[list[float]] | np.ndarray = field(default_factory=list)
     """Each fit item's features (rows as :attr:`fit_ids`, columns as :attr:`features`): what a refit
-    after an approval reads instead of calling the judge again (:meth:`allure.store.RunStore.refit_readout`)."""
+    after an approval reads instead of calling the judge again (:meth:`allure.store.RunStore.refit_readout`);
+    a fit keeps its array, :meth:`record` writes it as lists (a pass's fold fits are never recorded)."""
     fit_y: list[Label] = field(default_factory=list)
     """Each fit item's label as fitted (an auditor's corrected label winning over the gold check)."""
     objective: str = "balanced_accuracy"
@@ -174,12 +175,14 @@ class LearnedReadout:
         back: ExtraOrder = None,
         *,
         table: FeatureTable | None = None,
+        ids: Sequence[str] | None = None,
     ) -> np.ndarray:
         """``(len(items), len(features))``: :attr:`features` of ``items``, the label probabilities'
-        from ``table`` when it holds them (a pass reads them once: :func:`feature_table`)."""
+        from ``table`` when it holds them (a pass reads them once: :func:`feature_table`; ``ids``:
+        the items' ids, when the caller has them)."""
         probs = [f for f in self.features if not f.startswith("vote")]
         try:
-            x = table.matrix(items, probs) if table is not None else None
+            x = table.matrix(items, probs, ids=ids) if table is not None else None
         except KeyError:  # a table of other items or features: read these here
             x = None
         if x is None:
@@ -224,7 +227,7 @@ class LearnedReadout:
         Raises:
             ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        return self.scored(items, verdicts, swapped, back, table=table)[0]
+        return self._read(items, verdicts, swapped, back, table, prob=False)[0]
 
     def scored(
         self,
@@ -241,7 +244,25 @@ class LearnedReadout:
         Raises:
             ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        todo = [it for it in items if it.id in verdicts]
+        return self._read(items, verdicts, swapped, back, table, prob=True)
+
+    def _read(
+        self,
+        items: list[Item],
+        verdicts: Verdicts,
+        swapped: ExtraOrder,
+        back: ExtraOrder,
+        table: FeatureTable | None,
+        *,
+        prob: bool,
+    ) -> tuple[dict[str, Label | None], dict[str, float]]:
+        """:meth:`scored` (``prob``: with each item's ``P(positive)``; :meth:`apply` needs none)."""
+        ids = [it.id for it in items]
+        judged = list(map(verdicts.__contains__, ids))
+        todo = items
+        if not all(judged):
+            todo = [it for it, j in zip(items, judged, strict=True) if j]
+            ids = [it.id for it in todo]
         if not todo:
             return {}, {}
         if self.reads_swapped and swapped is None:
@@ -258,7 +279,7 @@ class LearnedReadout:
                 where="the pass's plan (PassPlan.polarity)",
                 fix="set the plan's polarity (allure.evaluator.polarity_variant(spec)) when this read-out is applied",
             )
-        x = self.matrix(todo, verdicts, swapped, back, table=table)
+        x = self.matrix(todo, verdicts, swapped, back, table=table, ids=ids)
         if self.mode == "knn":
             # a fit item is never its own neighbour: its label comes from the other fit items'
             row = {i: j for j, i in enumerate(self.fit_ids)}
@@ -268,11 +289,9 @@ class LearnedReadout:
         assert self.fitted is not None
         by_str = {str(lab): lab for lab in self.labels}
         classes = [by_str[c] for c in self.fitted.labels]
-        ids = [it.id for it in todo]
-        labels: dict[str, Label | None] = dict(
-            zip(ids, [classes[c] for c in self.fitted.predict_codes(x).tolist()], strict=True)
-        )
-        if self.positive is None:
+        codes = self.fitted.predict_codes(x).tolist()
+        labels: dict[str, Label | None] = dict(zip(ids, map(classes.__getitem__, codes), strict=True))
+        if self.positive is None or not prob:
             return labels, {}
         return labels, dict(zip(ids, self.fitted.prob(x, self.positive), strict=True))
 
@@ -288,7 +307,8 @@ class LearnedReadout:
             on = ", ".join(self.features)
             out["describe"] = f"kNN prompting on {on} (k = {K_NEAREST}, n = {len(self.fit_ids)})"
             out["fitted_at"] = self.knn_at
-        out["fit"] = {"ids": list(self.fit_ids), "x": self.fit_x, "y": self.fit_y}
+        x = self.fit_x.tolist() if isinstance(self.fit_x, np.ndarray) else self.fit_x
+        out["fit"] = {"ids": list(self.fit_ids), "x": x, "y": self.fit_y}
         out.update(objective=self.objective, seed=self.seed)
         return out
 
@@ -308,6 +328,7 @@ def fit_learned_readout(
     swapped: Mapping[str, Verdict] | None = None,
     back: Mapping[str, Verdict] | None = None,
     table: FeatureTable | None = None,
+    ids: Sequence[str] | None = None,
 ) -> LearnedReadout | None:
     """Fit the read-out on ``fit_items`` (the mined audit items) with their ``references``.
 
@@ -328,12 +349,14 @@ def fit_learned_readout(
             terms (``None``: not asked). The logistic read-out then also tries ``z_reversed`` and keeps
             it only when its cross-validated score is higher (a tie keeps the fewer features).
         table: The pass's features, read once (:func:`feature_table`; ``None``: read here).
+        ids: The ids of ``fit_items``, when the caller has them (``None``: read here).
 
     Raises:
         ReadoutLeak: A dev or held-out item is among ``fit_items``.
     """
-    leaked = sorted(it.id for it in fit_items if it.id in not_fit)
-    if leaked:
+    ids = [it.id for it in fit_items] if ids is None else ids
+    if not not_fit.isdisjoint(ids):  # a set's test, at C speed (issue 41 item 7)
+        leaked = sorted(i for i in ids if i in not_fit)
         raise ReadoutLeak(
             f"{len(leaked)} dev or held-out item(s) in the read-out's fit (e.g. {leaked[0]})",
             where="the read-out's fit items",
@@ -341,7 +364,14 @@ def fit_learned_readout(
         )
     if mode == "none" or len(labels) < 2:
         return None
-    keep = [it for it in fit_items if references.get(it.id) is not None and it.id in verdicts]
+    refs = list(map(references.get, ids))
+    judged = list(map(verdicts.__contains__, ids))
+    y: list[Label] = refs  # type: ignore[assignment]
+    keep, keep_ids = list(fit_items), list(ids)
+    if None in refs or not all(judged):  # only the items with a reference and a verdict
+        pairs = [(it, r) for it, r, j in zip(fit_items, refs, judged, strict=True) if j and r is not None]
+        keep, y = [it for it, _ in pairs], [r for _, r in pairs]
+        keep_ids = [it.id for it in keep]
     two = len(labels) == 2
     features = probability_features(labels, swapped=swapped is not None)
     if vote is not None and mode != "knn":
@@ -353,15 +383,14 @@ def fit_learned_readout(
         positive=(labels[0] if positive is None else positive) if two else None,
         features=features,
         vote=vote,
-        fit_ids=tuple(it.id for it in keep),
+        fit_ids=tuple(keep_ids),
         objective=objective,
         seed=seed,
     )
-    y: list[Label] = [references[it.id] for it in keep]  # type: ignore[misc]
     if len(set(y)) < 2:
         return None
     if base.mode == "knn":
-        x = base.matrix(keep, verdicts, swapped, table=table)
+        x = base.matrix(keep, verdicts, swapped, table=table, ids=keep_ids)
         base.fit_x, base.fit_y = x.tolist(), list(y)
         base.knn_x, base.knn_y = x.tolist(), y
         base.knn_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -373,8 +402,8 @@ def fit_learned_readout(
     best: LearnedReadout | None = None
     for names in tries:
         cand = replace(base, features=names)
-        x = cand.matrix(keep, verdicts, swapped, back, table=table)
-        cand.fit_x, cand.fit_y = x.tolist(), list(y)
+        x = cand.matrix(keep, verdicts, swapped, back, table=table, ids=keep_ids)
+        cand.fit_x, cand.fit_y = x, list(y)
         cand.fitted = fit_readout(x, y, names, objective=objective, seed=seed)  # type: ignore[arg-type]
         if cand.fitted is not None and (best is None or _cv(cand) > _cv(best)):
             best = cand
