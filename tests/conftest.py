@@ -373,6 +373,23 @@ def server_fixture(name: str, *args: str) -> Any:
     return pytest.fixture(name=name)(fixture)
 
 
+PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+
+
+@pytest.fixture
+def proxy_env(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """Set the proxy variables to just these: ``proxy_env(HTTPS_PROXY="http://p:3128", NO_PROXY="x")``
+    unsets every other one of :data:`PROXY_VARIABLES` for the test."""
+
+    def set_only(**values: str) -> None:
+        for name in PROXY_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+
+    return set_only
+
+
 def resume_with(root: Path, run_id: str, decisions: Path) -> subprocess.CompletedProcess[str]:
     """``allure resume RUN --decisions FILE`` in project ``root`` (the scripted server's key set)."""
     return allure(
