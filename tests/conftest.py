@@ -148,7 +148,7 @@ def shared_file(relative: str) -> Path:
 
 @dataclass
 class ScriptedServer:
-    """Handle on a running scripted server."""
+    """Handle on a running scripted server; ``with start_scripted_server(...) as srv:`` stops it after."""
 
     proc: subprocess.Popen[bytes]
     port: int
@@ -167,6 +167,12 @@ class ScriptedServer:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+
+    def __enter__(self) -> ScriptedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def start_scripted_server(tmp: Path, *args: str) -> ScriptedServer:
