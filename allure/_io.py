@@ -1,14 +1,44 @@
-"""Atomic file writes: a reader sees the old file or the new one, never a partial file."""
+"""Atomic file writes (a reader sees the old file or the new one, never a partial file), the checks
+that a file can be written, and :func:`raised_as`: a failed file operation as the area's error."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from allure.errors import OutputError, StoreError
+from allure.errors import AllureError, OutputError, StoreError
+
+
+def cause(exc: BaseException) -> str:
+    """An exception in a few words: an ``OSError``'s reason (``Permission denied``), otherwise its type
+    and the start of its text."""
+    if isinstance(exc, OSError):
+        return str(exc.strerror or exc)
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+@contextlib.contextmanager
+def raised_as(
+    error: type[AllureError],
+    what: str,
+    *,
+    where: str,
+    fix: str,
+    catch: type[BaseException] | tuple[type[BaseException], ...] = OSError,
+) -> Iterator[None]:
+    """Raise ``error`` ("``what`` (the :func:`cause`)", ``where``, ``fix``) from a ``catch`` exception
+    (by default an ``OSError``) raised in the block.
+
+    Raises:
+        AllureError: ``error``, from the caught exception.
+    """
+    try:
+        yield
+    except catch as exc:
+        raise error(f"{what} ({cause(exc)})", where=where, fix=fix) from exc
 
 
 def atomic_write_bytes(path: Path, payload: bytes) -> None:
@@ -31,15 +61,11 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
             where=str(path),
             fix="name a file in an existing or new folder",
         )
-    try:
+    with raised_as(
+        OutputError, "cannot write here", where=str(path), fix="name a file in a folder you can write to"
+    ):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise OutputError(
-            f"cannot write here ({exc.strerror or exc})",
-            where=str(path),
-            fix="name a file in a folder you can write to",
-        ) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -88,7 +114,12 @@ def check_writable(path: Path, option: str) -> Path:
             where=where,
             fix="name a file in an existing or new folder",
         )
-    try:
+    with raised_as(
+        OutputError,
+        f"cannot write in {ancestor}",
+        where=where,
+        fix="name a file in a folder you can write to",
+    ):
         fd, probe = tempfile.mkstemp(dir=ancestor, prefix=".allure-probe.", suffix=".tmp")
         os.close(fd)
         os.unlink(probe)
@@ -96,12 +127,6 @@ def check_writable(path: Path, option: str) -> Path:
             missing = path.parent.relative_to(ancestor).parts[0]
             trial = Path(tempfile.mkdtemp(dir=ancestor, prefix=f".{missing[:20]}."))
             trial.rmdir()
-    except OSError as exc:
-        raise OutputError(
-            f"cannot write in {ancestor} ({exc.strerror or exc})",
-            where=where,
-            fix="name a file in a folder you can write to",
-        ) from exc
     return path
 
 

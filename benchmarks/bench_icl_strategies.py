@@ -47,7 +47,7 @@ from stored_calls import RESULTS, ROOT, ServerRefused, fresh_project, server_sta
 
 from allure.config import parse_spec  # noqa: E402
 from allure.gold_check import GoldCheck  # noqa: E402
-from allure.memory import EpisodicMemory, RetrievalPolicy, build_candidates, build_successes  # noqa: E402
+from allure.memory import EpisodicMemory, PassVerdicts, RetrievalPolicy, build_candidates, build_successes  # noqa: E402
 from allure.store import open_project_store  # noqa: E402
 from allure.studies import ArmSpec, ArmsStudy, StudyRecord, StudySource, run_study  # noqa: E402
 
@@ -81,12 +81,9 @@ def run_task(name: str, project: Path, max_new_calls: int) -> tuple[StudyRecord,
         shutil.copy(saved, counts_dir(project) / saved.name.removeprefix(token_counts(name)))
     splits = {it.id: "heldout" if it.id in evaluated else "audit" for it in items}
     extract = GoldCheck().extract if name == "cogeval" else (lambda _: None)
-    mistakes = build_candidates(
-        "bench", items, references=refs, splits=splits, verdicts=zero, extract=extract
-    )
-    successes = build_successes(
-        "bench", items, references=refs, splits=splits, verdicts=zero, k=len(mistakes), seed=0
-    )
+    mined = PassVerdicts("bench", items, refs, splits, zero)
+    mistakes = build_candidates(mined, extract=extract)
+    successes = build_successes(mined, k=len(mistakes), seed=0)
     memory = EpisodicMemory.open(str(project / "memory"))
     memory.add(
         [

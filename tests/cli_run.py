@@ -90,3 +90,10 @@ def run_cli(
         env={**TEST_KEY, **(env or {})},
         timeout=timeout,
     )
+
+
+def audit_ok(tmp: Path, spec: Path, *args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
+    """``allure audit SPEC --auto-approve ARGS`` (:func:`run_cli` in ``tmp``), which must exit 0: its result."""
+    res = run_cli(tmp, "audit", str(spec), "--auto-approve", *args, timeout=timeout)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res

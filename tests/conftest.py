@@ -148,7 +148,7 @@ def shared_file(relative: str) -> Path:
 
 @dataclass
 class ScriptedServer:
-    """Handle on a running scripted server."""
+    """Handle on a running scripted server; ``with start_scripted_server(...) as srv:`` stops it after."""
 
     proc: subprocess.Popen[bytes]
     port: int
@@ -167,6 +167,12 @@ class ScriptedServer:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+
+    def __enter__(self) -> ScriptedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def start_scripted_server(tmp: Path, *args: str) -> ScriptedServer:
@@ -371,6 +377,23 @@ def server_fixture(name: str, *args: str) -> Any:
             srv.stop()
 
     return pytest.fixture(name=name)(fixture)
+
+
+PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+
+
+@pytest.fixture
+def proxy_env(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """Set the proxy variables to just these: ``proxy_env(HTTPS_PROXY="http://p:3128", NO_PROXY="x")``
+    unsets every other one of :data:`PROXY_VARIABLES` for the test."""
+
+    def set_only(**values: str) -> None:
+        for name in PROXY_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+
+    return set_only
 
 
 def resume_with(root: Path, run_id: str, decisions: Path) -> subprocess.CompletedProcess[str]:

@@ -92,24 +92,19 @@ def correct(user: str) -> int:
     return int(bool(gold_s) and gold_s.replace(" ", "") in resp_s.replace(" ", ""))
 
 
-def grade(
-    messages: list[dict],
-    worse_when: str = "",
-    worse_on: str = "",
-    strict_if_example: str = "",
-    strict_min_examples: int = 1,
-) -> int:
+def grade(messages: list[dict], opts: argparse.Namespace) -> int:
+    """The grader's 0/1 grade under the server's options ``opts`` (``--worse-*``, ``--strict-*``)."""
     user = messages[-1]["content"]
     resp_s = _response(user)
     has_answer = bool(correct(user))
     n_examples = sum(m["role"] == "assistant" for m in messages)
     system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
-    if worse_when and worse_when in system and re.search(worse_on, user):
+    if opts.worse_when and opts.worse_when in system and re.search(opts.worse_on, user):
         return 1 - int(has_answer)
-    strict = n_examples >= max(strict_min_examples, 1)
-    if strict and strict_if_example:
+    strict = n_examples >= max(opts.strict_min_examples, 1)
+    if strict and opts.strict_if_example:
         example_users = [m["content"] for m in messages[1:-1] if m["role"] == "user"]
-        strict = any(strict_if_example.lower() in _response(u) for u in example_users)
+        strict = any(opts.strict_if_example.lower() in _response(u) for u in example_users)
     if strict:
         return int(has_answer)
     return int(has_answer or "room" in resp_s)
@@ -132,14 +127,7 @@ def _between(text: str, start: str, end: str) -> str:
     return m.group(1) if m else ""
 
 
-def answer(
-    messages: list[dict],
-    worse_when: str = "",
-    worse_on: str = "",
-    strict_if_example: str = "",
-    strict_min_examples: int = 1,
-    seed: int = 0,
-) -> tuple[str, int | None]:
+def answer(messages: list[dict], opts: argparse.Namespace, seed: int = 0) -> tuple[str, int | None]:
     """The scripted reply text, and the 0/1 label for logprobs when the prompt is the grader's."""
     user = messages[-1]["content"]
     if user.startswith("Rewrite") and "<<<\n" in user:
@@ -176,7 +164,7 @@ def answer(
                     pick = messages[i + 1]["content"].split(":", 1)[-1].strip()
         word = "score" if "Rubric:" in user else "label"
         return f"{word}: {pick}", None
-    label = grade(messages, worse_when, worse_on, strict_if_example, strict_min_examples)
+    label = grade(messages, opts)
     return f"score: {label}", label
 
 
@@ -303,14 +291,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             if n <= a.fail_first:
                 self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
                 return
-            reply, graded = answer(
-                body["messages"],
-                a.worse_when,
-                a.worse_on,
-                a.strict_if_example,
-                a.strict_min_examples,
-                int(body.get("seed") or 0),
-            )
+            reply, graded = answer(body["messages"], a, int(body.get("seed") or 0))
             if (
                 a.examples_hurt
                 and graded is not None
@@ -410,33 +391,46 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+OPTIONS: dict[str, float | int | str] = {
+    "delay": 0.0,
+    "fail-first": 0,
+    "no-label-first": 0,
+    "die-after": 0,
+    "slow-first": 0,
+    "slow-s": 5.0,
+    "worse-when": "",
+    "worse-on": "",
+    "strict-if-example": "",
+    "strict-min-examples": 1,
+    "ctx": 0,
+    "vary-on": "",
+    "examples-right": "",
+    "lean": 0.0,
+    "invert-if-file": "",
+    "reverse-when": "",
+}
+"""The options that take a value (see the module docstring), each read as its default's type."""
+
+FLAGS = (
+    "reject-auth",
+    "keep-alive",
+    "examples-hurt",
+    "pairwise-logprobs",
+    "lenient-logprobs",
+    "no-logprobs",
+    "item-bias",
+)
+"""The options that are on or off."""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", required=True)
-    ap.add_argument("--delay", type=float, default=0.0)
-    ap.add_argument("--fail-first", type=int, default=0)
-    ap.add_argument("--no-label-first", type=int, default=0)
-    ap.add_argument("--die-after", type=int, default=0)
-    ap.add_argument("--slow-first", type=int, default=0)
-    ap.add_argument("--slow-s", type=float, default=5.0)
-    ap.add_argument("--worse-when", default="")
-    ap.add_argument("--worse-on", default="")
-    ap.add_argument("--reject-auth", action="store_true")
-    ap.add_argument("--strict-if-example", default="")
-    ap.add_argument("--strict-min-examples", type=int, default=1)
-    ap.add_argument("--ctx", type=int, default=0)
-    ap.add_argument("--keep-alive", action="store_true")
-    ap.add_argument("--vary-on", default="")
-    ap.add_argument("--examples-hurt", action="store_true")
-    ap.add_argument("--examples-right", default="")
-    ap.add_argument("--pairwise-logprobs", action="store_true")
-    ap.add_argument("--lenient-logprobs", action="store_true")
-    ap.add_argument("--no-logprobs", action="store_true")
-    ap.add_argument("--lean", type=float, default=0.0)
-    ap.add_argument("--invert-if-file", default="")
-    ap.add_argument("--reverse-when", default="")
-    ap.add_argument("--item-bias", action="store_true")
+    for name, default in OPTIONS.items():
+        ap.add_argument(f"--{name}", type=type(default), default=default)
+    for name in FLAGS:
+        ap.add_argument(f"--{name}", action="store_true")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
     tmp = Path(args.port_file + ".tmp")

@@ -31,6 +31,7 @@ def scripted_label(spec: AuditSpec, response: str) -> object:
         ("summeval_consistency", 100, {"consistent": 70, "inconsistent": 30}),  # ALLURE's 2.5 threshold
         ("qags_cnndm", 235, {"consistent": 113, "inconsistent": 122}),  # 113 rows with consistency 1.0
         ("cb_nli", 56, {"contradiction": 28, "entailment": 23, "neutral": 5}),
+        ("rte_nli", 277, {"entailment": 146, "not_entailment": 131}),
     ],
 )
 def test_worked_example(

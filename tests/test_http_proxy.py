@@ -13,7 +13,7 @@ from __future__ import annotations
 import http.client
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -121,13 +121,10 @@ def test_chat_models_tokenize_and_webhook_all_go_through_the_proxy(
         relay.server.shutdown()
 
 
-def test_loopback_goes_direct_and_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loopback_goes_direct_and_no_proxy_is_honoured(proxy_env: Callable[..., None]) -> None:
     from allure._http import proxy_for
 
-    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
-    monkeypatch.setenv("NO_PROXY", "skip.example")
+    proxy_env(HTTP_PROXY="http://proxy.example:3128", NO_PROXY="skip.example")
     assert proxy_for("http://judge.test:8000/v1") == "http://proxy.example:3128"
     assert proxy_for("http://skip.example/v1") is None
     for own in (

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import allure
+from tests.test_api import SPEC
 
 
 def _frame(n: int = 120) -> pd.DataFrame:
@@ -37,20 +38,9 @@ def test_a_replay_keeps_its_unparsed_rows_unparsed_and_reads_out_nothing(
 ) -> None:
     df = _frame()
     spec = {
+        **SPEC,  # the API test's spec over the same columns
         "name": "unparsed",
-        "label_set": ["yes", "no"],
-        "dataset": {
-            "columns": {
-                "id": "id",
-                "task": "question",
-                "response": "answer",
-                "gold_label": "hallucination",
-                "recorded_label": "judge_label",
-            }
-        },
-        "evaluator": {"kind": "replay", "prompt": "reference_free", "readout": readout},
-        "loop": {"max_iterations": 1, "heldout_fraction": 0, "dev_fraction": 0},
-        "auto_approve": True,
+        "evaluator": {**SPEC["evaluator"], "readout": readout},
         "memory": {"location": str(tmp_path / "memory")},
     }
     outcome = allure.audit(spec, data=df, project=tmp_path)

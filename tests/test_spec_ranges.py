@@ -21,109 +21,94 @@ from tests.cli_run import run_cli
 from tests.test_config_strict import SPEC
 
 
-def _loop(tables: str, field: str, words: str) -> tuple[str, str, str, str]:
-    """A case that adds ``tables`` (TOML) after ``[loop]``'s ``max_iterations = 2``."""
-    return ("max_iterations = 2", f"max_iterations = 2\n{tables}", field, words)
+def _field(toml: str, table: str) -> str:
+    """The dotted name of ``toml``'s last key: in the last ``[table]`` it opens, else in ``table``."""
+    lines = toml.splitlines()
+    table = next((line.strip("[]") for line in reversed(lines) if line.startswith("[")), table)
+    key = lines[-1].split(" =")[0]
+    return f"{table}.{key}" if table else key
+
+
+def _after(anchor: str, table: str, added: str, words: str) -> tuple[str, str, str, str]:
+    """A case that adds ``added`` (TOML) after SPEC's line ``anchor`` of ``[table]``: its last key is named."""
+    return (anchor, f"{anchor}\n{added}", _field(added, table), words)
+
+
+def _evaluator(added: str, words: str) -> tuple[str, str, str, str]:
+    return _after('kind = "replay"', "evaluator", added, words)
+
+
+def _loop(added: str, words: str) -> tuple[str, str, str, str]:
+    return _after("max_iterations = 2", "loop", added, words)
+
+
+def _labels(toml: str, words: str) -> tuple[str, str, str, str]:
+    """A case that writes ``toml`` in place of ``label_set = [0, 1]``: its last key is named."""
+    return ("label_set = [0, 1]", toml, _field(toml, ""), words)
 
 
 # (what to replace in SPEC, its replacement, the field named, a word of the fix)
 CASES = [
-    ("label_set = [0, 1]", "label_set = [0, 1, 1]", "label_set", "once"),
-    ("label_set = [0, 1]", "label_set = []", "label_set", "label_set = [0, 1]"),
-    ("label_set = [0, 1]", "label_set = [1]", "label_set", "label_set = [0, 1]"),
-    ("label_set = [0, 1]", 'label_set = [0, "0"]', "label_set", "all integers or all strings"),
-    ("label_set = [0, 1]", "label_set = [true, false]", "label_set", "true/false are not labels"),
-    ("label_set = [0, 1]", 'label_set = ["yes", "Yes"]', "label_set", "label_synonyms"),
-    ("label_set = [0, 1]", "label_set = [0, 1.5]", "label_set", "label_set = [0, 1]"),
-    ("label_set = [0, 1]", "label_set = [0, 1]\npositive_label = 5", "positive_label", "one of 0, 1"),
-    (
-        "label_set = [0, 1]",
-        'label_set = [0, 1]\n[label_synonyms]\n2 = ["two"]',
-        "label_synonyms.2",
-        "key each synonym list",
-    ),
-    (
-        'kind = "replay"',
-        'kind = "replay"\nconcurrency = 0',
-        "evaluator.concurrency",
-        "to 1 or more",
-    ),
-    ('kind = "replay"', 'kind = "replay"\nconcurrency = 100000', "evaluator.concurrency", "or less"),
-    ('kind = "replay"', 'kind = "replay"\ntimeout_s = -1', "evaluator.timeout_s", "to above 0"),
-    ('kind = "replay"', 'kind = "replay"\nmax_retries = -2', "evaluator.max_retries", "or more"),
-    ('kind = "replay"', 'kind = "replay"\nmax_tokens = 0', "evaluator.max_tokens", "to 1 or more"),
-    ('kind = "replay"', 'kind = "replay"\nbase_url = "file:///etc/passwd"', "evaluator.base_url", "http://"),
-    ('kind = "replay"', 'kind = "replay"\nbase_url = "http://[::1"', "evaluator.base_url", "http://"),
-    ('kind = "replay"', 'kind = "replay"\nbase_url = "localhost:8000"', "evaluator.base_url", "http://"),
-    ('kind = "replay"', 'kind = "replay"\nbase_url = "http://"', "evaluator.base_url", "http://"),
+    _labels("label_set = [0, 1, 1]", "once"),
+    _labels("label_set = []", "label_set = [0, 1]"),
+    _labels("label_set = [1]", "label_set = [0, 1]"),
+    _labels('label_set = [0, "0"]', "all integers or all strings"),
+    _labels("label_set = [true, false]", "true/false are not labels"),
+    _labels('label_set = ["yes", "Yes"]', "label_synonyms"),
+    _labels("label_set = [0, 1.5]", "label_set = [0, 1]"),
+    _labels("label_set = [0, 1]\npositive_label = 5", "one of 0, 1"),
+    _labels('label_set = [0, 1]\n[label_synonyms]\n2 = ["two"]', "key each synonym list"),
+    _evaluator("concurrency = 0", "to 1 or more"),
+    _evaluator("concurrency = 100000", "or less"),
+    _evaluator("timeout_s = -1", "to above 0"),
+    _evaluator("max_retries = -2", "or more"),
+    _evaluator("max_tokens = 0", "to 1 or more"),
+    _evaluator('base_url = "file:///etc/passwd"', "http://"),
+    _evaluator('base_url = "http://[::1"', "http://"),
+    _evaluator('base_url = "localhost:8000"', "http://"),
+    _evaluator('base_url = "http://"', "http://"),
 ]
 
 # issue 36 group 2: values that cannot work, each refused at load with the field and the allowed range
+YES_NO = 'label_set = ["yes", "no"]\n[label_synonyms]\n'
+GOLD_SCORE = '[dataset.gold_score]\ncolumn = "s"\n'
 CASES += [
-    ("label_set = [0, 1]", 'label_set = [0, 1]\nauto_approve = "yes"', "auto_approve", "true or false"),
-    ("label_set = [0, 1]", 'label_set = ["", "x"]', "label_set", "give every label a name"),
-    (
-        "label_set = [0, 1]",
-        "label_set = [0, 1]\npositive_label = true",
-        "positive_label",
-        "one of the labels",
-    ),
-    (
-        "label_set = [0, 1]",
-        'label_set = ["yes", "no"]\n[label_synonyms]\nyes = ["hallucination"]\nno = ["Hallucination"]',
-        "label_synonyms.no",
-        "under one label only",
-    ),
-    (
-        "label_set = [0, 1]",
-        'label_set = ["yes", "no"]\n[label_synonyms]\nyes = ["No"]',
-        "label_synonyms.yes",
-        "under one label only",
-    ),
-    (
-        "label_set = [0, 1]",
-        'label_set = ["yes", "no"]\n[label_synonyms]\nyes = [" "]',
-        "label_synonyms.yes",
-        "remove it",
-    ),
-    ('kind = "replay"', 'kind = "replay"\ntemperature = -0.5', "evaluator.temperature", "0.0 to 2.0"),
-    ('kind = "replay"', 'kind = "replay"\ntemperature = nan', "evaluator.temperature", "a finite number"),
-    ('kind = "replay"', 'kind = "replay"\ntemperature = 7', "evaluator.temperature", "0.0 to 2.0"),
-    ('kind = "replay"', 'kind = "replay"\ntimeout_s = inf', "evaluator.timeout_s", "a finite number"),
-    ('kind = "replay"', 'kind = "replay"\nlogprobs = 1', "evaluator.logprobs", "true or false"),
-    ('kind = "replay"', 'kind = "replay"\napi_key_env = "MY KEY"', "evaluator.api_key_env", "OPENAI_API_KEY"),
-    ('kind = "replay"', 'kind = "replay"\nprompt = ""', "evaluator.prompt", "1 character"),
-    _loop("max_candidates = 0", "loop.max_candidates", "1 or more"),
-    _loop('guard = "no"', "loop.guard", "true or false"),
-    _loop("stop_when_no_gain = 0", "loop.stop_when_no_gain", "true or false"),
-    _loop("[evaluator.local]\nctx_size = 0", "evaluator.local.ctx_size", "256 to 1048576"),
-    _loop("[evaluator.local]\nthreads = 0", "evaluator.local.threads", "1 to 4096"),
-    _loop("[evaluator.local]\nparallel = 0", "evaluator.local.parallel", "1 to 256"),
-    _loop('[evaluator.local]\ncache_prompt = "off"', "evaluator.local.cache_prompt", "true or false"),
+    _labels('label_set = [0, 1]\nauto_approve = "yes"', "true or false"),
+    _labels('label_set = ["", "x"]', "give every label a name"),
+    _labels("label_set = [0, 1]\npositive_label = true", "one of the labels"),
+    _labels(YES_NO + 'yes = ["hallucination"]\nno = ["Hallucination"]', "under one label only"),
+    _labels(YES_NO + 'yes = ["No"]', "under one label only"),
+    _labels(YES_NO + 'yes = [" "]', "remove it"),
+    _evaluator("temperature = -0.5", "0.0 to 2.0"),
+    _evaluator("temperature = nan", "a finite number"),
+    _evaluator("temperature = 7", "0.0 to 2.0"),
+    _evaluator("timeout_s = inf", "a finite number"),
+    _evaluator("logprobs = 1", "true or false"),
+    _evaluator('api_key_env = "MY KEY"', "OPENAI_API_KEY"),
+    _evaluator('prompt = ""', "1 character"),
+    _loop("max_candidates = 0", "1 or more"),
+    _loop('guard = "no"', "true or false"),
+    _loop("stop_when_no_gain = 0", "true or false"),
+    _loop("[evaluator.local]\nctx_size = 0", "256 to 1048576"),
+    _loop("[evaluator.local]\nthreads = 0", "1 to 4096"),
+    _loop("[evaluator.local]\nparallel = 0", "1 to 256"),
+    _loop('[evaluator.local]\ncache_prompt = "off"', "true or false"),
     ('location = "mem"', 'location = "ftp://host/mem"', "memory.location", "http://"),
-    ('location = "mem"', 'location = "mem"\ncollection = "a"', "memory.collection", "3 to 63"),
-    ("k = 3", "k = 3\nmin_similarity = 2", "memory.retrieval.min_similarity", "-1.0 to 1.0"),
-    (
-        'path = "items.jsonl"',
-        'path = "items.jsonl"\n[dataset.gold_score]\ncolumn = "s"\nthreshold = nan',
-        "dataset.gold_score.threshold",
-        "a finite number",
-    ),
-    (
-        'path = "items.jsonl"',
-        'path = "items.jsonl"\n[dataset.gold_score]\ncolumn = "s"\nthreshold = 1\nlabels = [false, true]',
-        "dataset.gold_score.labels",
-        "correct",
+    _after('location = "mem"', "memory", 'collection = "a"', "3 to 63"),
+    _after("k = 3", "memory.retrieval", "min_similarity = 2", "-1.0 to 1.0"),
+    _after('path = "items.jsonl"', "dataset", GOLD_SCORE + "threshold = nan", "a finite number"),
+    _after(
+        'path = "items.jsonl"', "dataset", GOLD_SCORE + "threshold = 1\nlabels = [false, true]", "correct"
     ),
     ('path = "items.jsonl"', 'path = ""', "dataset.path", "1 character"),
-    _loop("[gold_check]\npositive_label = true", "gold_check.positive_label", "correct"),
-    _loop("[gold_check]\nwhole_max_chars = -1", "gold_check.whole_max_chars", "0 or more"),
-    _loop("[gate]\nalpha = nan", "gate.alpha", "a finite number"),
+    _loop("[gold_check]\npositive_label = true", "correct"),
+    _loop("[gold_check]\nwhole_max_chars = -1", "0 or more"),
+    _loop("[gate]\nalpha = nan", "a finite number"),
     # a boolean where a number goes was read as 1 or 0
     ("max_iterations = 2", "max_iterations = true", "loop.max_iterations", "write a number"),
-    ('kind = "replay"', 'kind = "replay"\nconcurrency = false', "evaluator.concurrency", "1 to 1024"),
-    _loop("[gate.min]\naccuracy = true", "gate.min.accuracy", "write a number"),
-    _loop("heldout_fraction = true", "loop.heldout_fraction", "below 1.0"),
+    _evaluator("concurrency = false", "1 to 1024"),
+    _loop("[gate.min]\naccuracy = true", "write a number"),
+    _loop("heldout_fraction = true", "below 1.0"),
 ]
 
 

@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from allure.config._messages import SpecFieldError
+from allure.config._messages import SpecFieldError, fullmatch_or_refuse
 from allure.errors import SpecError
 from allure.urls import redact_url, url_problem
 
@@ -200,13 +200,13 @@ class EvaluatorSpec(BaseModel):
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, v: str) -> str:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
-            raise SpecFieldError(
-                "evaluator.api_key_env",
-                f"api_key_env = {v!r} is not an environment variable name",
-                'name the variable that holds the key (letters, digits and _), e.g. api_key_env = "OPENAI_API_KEY"',
-            )
-        return v
+        return fullmatch_or_refuse(
+            v,
+            r"[A-Za-z_][A-Za-z0-9_]*",
+            "evaluator.api_key_env",
+            what="an environment variable name",
+            fix='name the variable that holds the key (letters, digits and _), e.g. api_key_env = "OPENAI_API_KEY"',
+        )
 
     @field_validator("label_pattern")
     @classmethod

@@ -116,40 +116,35 @@ def check_label_parsing(spec: AuditSpec, *, source: str = "<spec>") -> None:
         ) from exc
     pattern = label_pattern_for(spec, prompts.assistant)
     parser = LabelParser(pattern, spec.vocabulary())
-    _check_synonym_parsing(spec, parser, prompts.assistant, pattern, source=source)
+    _check_forms_parse(spec, parser, prompts.assistant, pattern, source=source)
     check_polarity_answers(spec, parser, pattern, source=source)
-    for label in spec.label_set:
-        answer = prompts.assistant.format(label=label)
-        got = parser.parse(answer)
-        if got != label:
-            raise SpecError(
-                f"the label pattern {pattern!r} cannot read label {label!r} from the prompt set's "
-                f"answer {answer!r} (it reads {got!r})",
-                where=f"{source}, field 'evaluator.label_pattern'",
-                fix="remove label_pattern to use the one built from label_set, or change it so that its "
-                f"group captures {label!r} (add synonyms under [label_synonyms] for other forms)",
-            )
 
 
-def _check_synonym_parsing(
-    spec: AuditSpec, parser: Any, assistant: str, pattern: str, *, source: str
-) -> None:
-    """Every synonym, written in the prompt set's answer format, reads back as its own label: a
-    synonym holding another's form ("no hallucination" beside "hallucination") is read as the
+def _check_forms_parse(spec: AuditSpec, parser: Any, assistant: str, pattern: str, *, source: str) -> None:
+    """Every synonym and every label, written in the prompt set's answer format, reads back as its own
+    label: a synonym holding another's form ("no hallucination" beside "hallucination") is read as the
     longest form that matches, and a label pattern that cuts it short is refused here."""
-    vocab = spec.vocabulary()
-    for label, forms in vocab.synonyms.items():
-        for form in forms:
-            answer = assistant.format(label=form)
-            got = parser.parse(answer)
-            if got != label:
-                raise SpecError(
-                    f"the label pattern {pattern!r} reads synonym {form!r} of {label!r} in the answer "
-                    f"{answer!r} as {got!r}",
-                    where=f"{source}, field 'label_synonyms.{label}'",
-                    fix="remove label_pattern to use the one built from label_set (the longest form wins), "
-                    "or change it so that its group captures the whole synonym",
-                )
+    synonyms = [(label, form) for label, forms in spec.vocabulary().synonyms.items() for form in forms]
+    for label, form in [*synonyms, *((label, label) for label in spec.label_set)]:
+        answer = assistant.format(label=form)
+        got = parser.parse(answer)
+        if got == label:
+            continue
+        if form != label:
+            raise SpecError(
+                f"the label pattern {pattern!r} reads synonym {form!r} of {label!r} in the answer "
+                f"{answer!r} as {got!r}",
+                where=f"{source}, field 'label_synonyms.{label}'",
+                fix="remove label_pattern to use the one built from label_set (the longest form wins), "
+                "or change it so that its group captures the whole synonym",
+            )
+        raise SpecError(
+            f"the label pattern {pattern!r} cannot read label {label!r} from the prompt set's "
+            f"answer {answer!r} (it reads {got!r})",
+            where=f"{source}, field 'evaluator.label_pattern'",
+            fix="remove label_pattern to use the one built from label_set, or change it so that its "
+            f"group captures {label!r} (add synonyms under [label_synonyms] for other forms)",
+        )
 
 
 def load_spec(path: str | Path) -> AuditSpec:

@@ -27,6 +27,17 @@ class SpecFieldError(ValueError):
         self.fix = fix
 
 
+def fullmatch_or_refuse(value: str, pattern: str, field: str, *, what: str, fix: str) -> str:
+    """``value`` when it matches ``pattern`` in full.
+
+    Raises:
+        SpecFieldError: "``KEY = 'value'`` is not ``what``" for ``field`` (``section.KEY``), with ``fix``.
+    """
+    if not re.fullmatch(pattern, value):
+        raise SpecFieldError(field, f"{field.rsplit('.', 1)[-1]} = {value!r} is not {what}", fix)
+    return value
+
+
 def jsonable(x: Any) -> bool:
     """Whether ``x`` can be written as JSON."""
     try:

@@ -9,14 +9,13 @@ into one that names the line and the closest valid key.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from allure.config._evaluator import EvaluatorSpec
 from allure.config._loop import LoopSpec
-from allure.config._messages import SpecFieldError, jsonable
+from allure.config._messages import SpecFieldError, fullmatch_or_refuse, jsonable
 from allure.dataset import DatasetSpec
 from allure.gold_check import GoldCheckConfig
 from allure.labels import Label, LabelVocabulary, guess_positive, label_list
@@ -48,14 +47,14 @@ class MemorySpec(BaseModel):
     @field_validator("collection")
     @classmethod
     def _collection(cls, v: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]", v):
-            raise SpecFieldError(
-                "memory.collection",
-                f"collection = {v!r} is not a Chroma collection name",
-                "use 3 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit, "
-                'e.g. collection = "icl_examples"',
-            )
-        return v
+        return fullmatch_or_refuse(
+            v,
+            r"[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]",
+            "memory.collection",
+            what="a Chroma collection name",
+            fix="use 3 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit, "
+            'e.g. collection = "icl_examples"',
+        )
 
 
 GATE_METRICS = ("accuracy", "accuracy_all", "precision", "recall", "f1", "f1_macro", "kappa", "auc")

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
+from allure._io import raised_as
 from allure.doctor._finding import RUN_STORE, memory_location
 from allure.errors import MemoryStoreError
 from allure.models import IclExample
@@ -54,14 +55,14 @@ def stored_examples(location: str, collection: str = "icl_examples") -> list[Icl
             where=str(db),
             fix="rebuild from the run store instead (allure falls back to it)",
         )
-    try:
+    with raised_as(
+        MemoryStoreError,
+        "cannot read the stored examples",
+        where=str(db),
+        fix="rebuild from the run store instead (allure falls back to it)",
+        catch=ValidationError,
+    ):
         return [IclExample.model_validate_json(js) for _id, js in rows if js]
-    except ValidationError as exc:
-        raise MemoryStoreError(
-            f"cannot read the stored examples ({type(exc).__name__}: {str(exc)[:200]})",
-            where=str(db),
-            fix="rebuild from the run store instead (allure falls back to it)",
-        ) from exc
 
 
 def approved_in_store(project: Path, location: str) -> list[IclExample]:

@@ -28,12 +28,12 @@ from allure.graphs.passes import (
 )
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.readout import decision_verdicts, readout_step, record_readout
+from allure.graphs.record import finish_run, record_guard, tests_run
 from allure.graphs.state import AuditContext, LoopState
-from allure.memory import build_candidates, build_successes, sample_candidates
+from allure.memory import PassVerdicts, build_candidates, build_successes, sample_candidates
 from allure.metrics import objective_value
 from allure.models import IclExample, Item, ReviewDecision
 from allure.passes import replay_items, run_pass, swapped_order
-from allure.report import write_run_report
 
 COMMIT_CHUNK = 1000
 """Approved examples embedded and written to memory at a time."""
@@ -167,7 +167,7 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     if it == 1:
         ctx.say(f"iteration {it}: {family.describe()}")
         ctx.store.update_run(run_id, info={"decisions": family.describe()})
-    tested = _tests_run(state, it)
+    tested = tests_run(state, it)
     active = state.get("active_iteration")
     if active is None or active == it:
         ctx.store.update_run(run_id, info={"decision_data": data, "decisions_tested": tested})
@@ -185,32 +185,10 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
         family=family,
     )
     ctx.say(f"iteration {it}: {decision.reason}")
-    guards = int(ctx.store.get_run(run_id).info.get("guard_tests", 0))
-    guards += decision.comparison is not None and decision.comparison.p_value is not None
-    ctx.store.update_run(
-        run_id,
-        info={
-            f"guard_{it}": decision.reason,
-            "decision_data": data,
-            "guard_tests": guards,
-            "decisions_tested": tested + guards,
-        },
-    )
+    record_guard(ctx, run_id, it, decision, data=data, tested=tested)
     if decision.adopt:
         return {"active_iteration": it, "guard_previous": active}
     return {"stop_reason": decision.reason, "guard_previous": active}
-
-
-def _tests_run(state: LoopState, it: int) -> int:
-    """One-sided adoption tests the run has run up to pass ``it`` before its guard: each pass's
-    calibration modes tested by ``auto`` and its read-out test (from the passes' history), plus the
-    guard's tests, counted apart (run info ``guard_tests``; issue 41: the report says how many were tested)."""
-    n = 0
-    for h in state.get("history", []):
-        cal = h.get("calibration") or {}
-        n += len((cal.get("choice") or {}).get("p_holm") or {})
-        n += "one-sided p = " in str((h.get("readout") or {}).get("decision", ""))
-    return n
 
 
 def _shares(shares: dict[str, float] | None) -> str:
@@ -238,29 +216,15 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     # cross-fitted, every audit item is mined (its examples never reach its own fold's prompts)
     items, refs, verdicts = ctx.items(run_id), ctx.store.reference_labels(run_id), ctx.verdicts(run_id, it)
     splits = {i: ("heldout" if i in dev else s) for i, s in ctx.store.splits(run_id).items()}
-    mistakes = build_candidates(
-        run_id,
-        items,
-        references=refs,
-        splits=splits,
-        verdicts=verdicts,
-        extract=GoldCheck(ctx.spec.gold_check).extract,
-    )
+    run = PassVerdicts(run_id, items, refs, splits, verdicts)
+    mistakes = build_candidates(run, extract=GoldCheck(ctx.spec.gold_check).extract)
     in_memory = set(ctx.memory.version().ids)
     fresh = [c for c in mistakes if c.id not in in_memory]
     cands = fresh
     if ctx.spec.loop.max_candidates is not None:
         cands = sample_candidates(fresh, ctx.spec.loop.max_candidates, ctx.spec.loop.seed + it)
     if ctx.spec.loop.successes:
-        kept = build_successes(
-            run_id,
-            items,
-            references=refs,
-            splits=splits,
-            verdicts=verdicts,
-            k=ctx.spec.loop.successes,
-            seed=ctx.spec.loop.seed + it,
-        )
+        kept = build_successes(run, k=ctx.spec.loop.successes, seed=ctx.spec.loop.seed + it)
         cands = cands + [c for c in kept if c.id not in in_memory]
     new = ctx.store.add_candidates(run_id, it, cands)
     capped = f", {len(fresh) - len(cands)} left out by max_candidates" if len(cands) < len(fresh) else ""
@@ -401,26 +365,4 @@ def commit(state: LoopState, runtime: Runtime[AuditContext]) -> Command[str]:
 
 def finish(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Write the report and mark the run done."""
-    ctx = runtime.context
-    reason = state.get("stop_reason") or "done"
-    chosen = {
-        "active_iteration": state.get("active_iteration", state.get("iteration")),
-        "zero_shot_iteration": state.get("zero_shot_iteration"),
-    }
-    ctx.store.update_run(state["run_id"], info=chosen)
-    paths = write_run_report(
-        ctx.store,
-        ctx.spec,
-        state["run_id"],
-        state.get("history", []),
-        stop_reason=reason,
-        run_dir=ctx.run_dir,
-    )
-    ctx.store.update_run(
-        state["run_id"],
-        status="done",
-        run_dir=str(ctx.run_dir),
-        info={"stop_reason": reason, "report": str(paths["md"]), **chosen},
-    )
-    ctx.say(f"stopped: {reason}")
-    return {"stop_reason": reason}
+    return {"stop_reason": finish_run(runtime.context, state)}

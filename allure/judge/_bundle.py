@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from allure._io import cause, raised_as
 from allure.errors import JudgeError
 from allure.judge._toml import dumps_toml, read_toml
 from allure.records import check_file
@@ -83,15 +84,11 @@ def write_bundle(out: Path, content: BundleFiles, allure_version: str) -> str:
             fix="name a new or empty folder, or an earlier bundle to replace",
         )
     digests = content.digests()
-    try:
+    with raised_as(
+        JudgeError, "cannot write here", where=f"{out}, option '--out'", fix="name a folder you can write to"
+    ):
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
-    except OSError as exc:
-        raise JudgeError(
-            f"cannot write here ({exc.strerror or exc})",
-            where=f"{out}, option '--out'",
-            fix="name a folder you can write to",
-        ) from exc
     try:
         for rel, text in sorted(content.files.items()):
             path = tmp / rel
@@ -108,7 +105,7 @@ def write_bundle(out: Path, content: BundleFiles, allure_version: str) -> str:
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise JudgeError(
-            f"cannot write the bundle ({exc.strerror or exc})",
+            f"cannot write the bundle ({cause(exc)})",
             where=str(out),
             fix="name a folder you can write to",
         ) from exc

@@ -3,7 +3,7 @@
 - :class:`EpisodicMemory`: open a directory or a Chroma server URL; add, get, delete,
   version, retrieve by :class:`RetrievalPolicy`, similar.
 - :func:`embed`: all-MiniLM-L6-v2 embeddings from its PyPI package (loaded lazily).
-- :func:`build_candidates`, :func:`sample_candidates`: an evaluator's mistakes as candidate ICL examples.
+- :func:`build_candidates`, :func:`sample_candidates`: an evaluator's mistakes (a :class:`PassVerdicts`) as candidate ICL examples.
 - :func:`cluster_memory`, :func:`cached_clusters`, :func:`tsne_map`: HDBSCAN (or KMeans) clusters vs
   failure modes (cached per content hash); the t-SNE map.
 - :func:`export_jsonl`, :func:`import_jsonl`: JSONL round trip.
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure.memory._candidates import build_candidates, build_successes, sample_candidates
+    from allure.memory._candidates import PassVerdicts, build_candidates, build_successes, sample_candidates
     from allure.memory._client import (
         CHROMA_DB_FILE,
         DEFAULT_LOCATION,
@@ -41,15 +41,14 @@ if TYPE_CHECKING:
     from allure.memory._embed import MiniLMEmbeddingFunction, embed
     from allure.memory._jsonl import export_jsonl, import_jsonl, read_examples_jsonl
     from allure.memory._nearest import nearest_blocks
+    from allure.memory._own import own_examples, without_own
     from allure.memory._policy import (
         Balance,
         RetrievalKind,
         RetrievalPolicy,
-        own_examples,
         prior_quotas,
         select_examples,
         stable_order,
-        without_own,
     )
     from allure.memory._server import ChromaServer, free_port
     from allure.memory._sqlite import read_examples_json
@@ -61,11 +60,12 @@ _WHERE = {
     "read_examples_json": "_sqlite",
     "DEFAULT_LOCATION": "_client",
     "build_candidates": "_candidates",
+    "PassVerdicts": "_candidates",
     "build_successes": "_candidates",
     "nearest_blocks": "_nearest",
     "prior_quotas": "_policy",
-    "own_examples": "_policy",
-    "without_own": "_policy",
+    "own_examples": "_own",
+    "without_own": "_own",
     "is_url": "_client",
     "LOCATION_FIX": "_client",
     "location_problem": "_client",
@@ -116,6 +116,7 @@ __all__ = [
     "MiniLMEmbeddingFunction",
     "RetrievalKind",
     "RetrievalPolicy",
+    "PassVerdicts",
     "build_candidates",
     "build_successes",
     "cached_clusters",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 
 from allure.labels import Label
 from allure.memory.failure_modes import classify_failure
@@ -20,45 +21,44 @@ _FROM_ITEM = set(ITEM_CONTENT)
 """The fields a candidate copies from its item."""
 
 
-def _audit_verdicts(
-    items: list[Item],
-    references: Mapping[str, Label | None],
-    splits: Mapping[str, Split],
-    verdicts: Mapping[str, Verdict],
-    *,
-    correct: bool,
-) -> Iterator[tuple[Item, Label, Verdict]]:
-    """(item, reference, verdict) of each audit item with a reference and a parsed verdict that is
-    right (``correct``) or wrong, in item order."""
-    for item in items:
-        ref, v = references.get(item.id), verdicts.get(item.id)
-        if ref is None or v is None or v.status != "ok" or (v.label == ref) != correct:
-            continue
-        if splits[item.id] == "audit":
-            yield item, ref, v
+@dataclass(frozen=True)
+class PassVerdicts:
+    """What one pass of a run said about its items: the examples are mined from it.
+
+    Attributes:
+        run_id: The run the verdicts come from.
+        items: The run's items.
+        references: Item id -> reference label (``None``: undecided, never mined).
+        splits: Item id -> split (only ``audit`` items are mined).
+        verdicts: Item id -> the evaluator's verdict in this pass.
+    """
+
+    run_id: str
+    items: list[Item]
+    references: Mapping[str, Label | None]
+    splits: Mapping[str, Split]
+    verdicts: Mapping[str, Verdict]
+
+    def audit(self, *, correct: bool) -> Iterator[tuple[Item, Label, Verdict]]:
+        """(item, reference, verdict) of each audit item with a reference and a parsed verdict that is
+        right (``correct``) or wrong, in item order."""
+        for item in self.items:
+            ref, v = self.references.get(item.id), self.verdicts.get(item.id)
+            if ref is None or v is None or v.status != "ok" or (v.label == ref) != correct:
+                continue
+            if self.splits[item.id] == "audit":
+                yield item, ref, v
 
 
-def build_candidates(
-    run_id: str,
-    items: list[Item],
-    *,
-    references: Mapping[str, Label | None],
-    splits: Mapping[str, Split],
-    verdicts: Mapping[str, Verdict],
-    extract: Callable[[str], str | None],
-) -> list[IclExample]:
+def build_candidates(run: PassVerdicts, *, extract: Callable[[str], str | None]) -> list[IclExample]:
     """One candidate per audit item the evaluator labelled wrongly, in item order.
 
     Args:
-        run_id: The run the mistakes come from.
-        items: The run's items.
-        references: Item id -> reference label (``None``: undecided, never a candidate).
-        splits: Item id -> split.
-        verdicts: Item id -> the evaluator's verdict in this pass.
+        run: The pass's verdicts, with the items, references and splits.
         extract: The gold check's answer extraction, for the failure-mode rules.
     """
     out = []
-    for item, ref, v in _audit_verdicts(items, references, splits, verdicts, correct=False):
+    for item, ref, v in run.audit(correct=False):
         fa = classify_failure(
             response=item.response,
             task=item.task,
@@ -70,7 +70,7 @@ def build_candidates(
         out.append(
             IclExample.model_validate(
                 {**item.model_dump(include=_FROM_ITEM), **mistake, **why}
-                | {"id": IclExample.make_id(item.id, ref), "item_id": item.id, "run_id": run_id}
+                | {"id": IclExample.make_id(item.id, ref), "item_id": item.id, "run_id": run.run_id}
             )
         )
     return out
@@ -96,16 +96,7 @@ SUCCESS_PREFIX = "ok-"
 """Prefix of the id of an example kept from a correct verdict (apart from the corrections' ids)."""
 
 
-def build_successes(
-    run_id: str,
-    items: list[Item],
-    *,
-    references: Mapping[str, Label | None],
-    splits: Mapping[str, Split],
-    verdicts: Mapping[str, Verdict],
-    k: int,
-    seed: int,
-) -> list[IclExample]:
+def build_successes(run: PassVerdicts, *, k: int, seed: int) -> list[IclExample]:
     """At most ``k`` of the judge's *correct* verdicts on the audit split, as examples (``source = "success"``).
 
     A memory of corrected mistakes alone is a biased sample (DSPy bootstraps its demonstrations
@@ -113,14 +104,14 @@ def build_successes(
     Seeded, stratified by problem type; ids are prefixed with :data:`SUCCESS_PREFIX`.
     """
     out = []
-    for item, ref, v in _audit_verdicts(items, references, splits, verdicts, correct=True):
+    for item, ref, v in run.audit(correct=True):
         out.append(
             IclExample.model_validate(
                 item.model_dump(include=_FROM_ITEM)
                 | {
                     "id": SUCCESS_PREFIX + IclExample.make_id(item.id, ref),
                     "item_id": item.id,
-                    "run_id": run_id,
+                    "run_id": run.run_id,
                     "correct_label": ref,
                     "wrong_label": v.label,
                     "evaluator_output": v.raw_output,

@@ -67,3 +67,20 @@ def nearest_blocks(
             if score >= policy.min_similarity:
                 out[items[row].id] = block
     return out
+
+
+def nearest_embedded(
+    items: list[Item], examples: list[IclExample], policy: RetrievalPolicy, *, vectors: dict[str, np.ndarray]
+) -> dict[str, list[IclExample]]:
+    """:func:`nearest_blocks` with the texts embedded here (:func:`embedding_text`); an example's
+    vector is taken from ``vectors`` (example id -> vector) and a missing one is embedded and kept
+    there, so a memory embeds each example once per process."""
+    from allure.memory._collection import embed
+
+    todo = [ex for ex in examples if ex.id not in vectors]
+    if todo:
+        vecs = embed([embedding_text(ex.response, ex.task) for ex in todo])
+        vectors.update({ex.id: v for ex, v in zip(todo, vecs, strict=True)})
+    ex_vecs = np.stack([vectors[ex.id] for ex in examples]) if examples else np.zeros((0, 1))
+    it_vecs = embed([embedding_text(it.response, it.task) for it in items]) if items else np.zeros((0, 1))
+    return nearest_blocks(items, it_vecs, examples, ex_vecs, policy)

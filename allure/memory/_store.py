@@ -27,14 +27,8 @@ from allure.memory._collection import (
     example_metadata,
     open_collection,
 )
-from allure.memory._policy import (
-    RetrievalPolicy,
-    cap,
-    response_index,
-    select_examples,
-    stable_order,
-    without_own,
-)
+from allure.memory._own import response_index, without_own
+from allure.memory._policy import RetrievalPolicy, cap, select_examples, stable_order
 from allure.memory._sqlite import read_examples_json
 from allure.models import IclExample, Item
 
@@ -275,7 +269,7 @@ class EpisodicMemory:
     # -- retrieval --------------------------------------------------------------------------------
     def retrieve(self, item: Item, policy: RetrievalPolicy) -> list[IclExample]:
         """The examples ``policy`` puts in ``item``'s prompt, in stable (problem type, id) order;
-        never an example mined from the item itself, in any run (:func:`~allure.memory._policy.without_own`).
+        never an example mined from the item itself, in any run (:func:`~allure.memory._own.without_own`).
 
         Policies other than ``top_k`` are served from the snapshot (memoised per group or
         problem type); ``top_k`` embeds the item's response and queries Chroma.
@@ -313,18 +307,10 @@ class EpisodicMemory:
         return {it.id: exs for it, exs in zip(items, found, strict=True)}
 
     def _nearest(self, items: list[Item], policy: RetrievalPolicy) -> dict[str, list[IclExample]]:
-        """``nearest`` blocks (:func:`allure.memory._nearest.nearest_blocks`); example vectors are
-        embedded once per process (response, then task) and kept."""
-        from allure.memory._nearest import embedding_text, nearest_blocks
+        """``nearest`` blocks (:func:`allure.memory._nearest.nearest_embedded`), example vectors kept."""
+        from allure.memory._nearest import nearest_embedded
 
-        examples = self.all()
-        todo = [ex for ex in examples if ex.id not in self._text_vectors]
-        if todo:
-            vecs = embed([embedding_text(ex.response, ex.task) for ex in todo])
-            self._text_vectors.update({ex.id: v for ex, v in zip(todo, vecs, strict=True)})
-        ex_vecs = np.stack([self._text_vectors[ex.id] for ex in examples]) if examples else np.zeros((0, 1))
-        it_vecs = embed([embedding_text(it.response, it.task) for it in items]) if items else np.zeros((0, 1))
-        return nearest_blocks(items, it_vecs, examples, ex_vecs, policy)
+        return nearest_embedded(items, self.all(), policy, vectors=self._text_vectors)
 
     def _select(self, item: Item, policy: RetrievalPolicy) -> list[IclExample]:
         snapshot = self.all()

@@ -101,7 +101,8 @@ def encode(values: Sequence[Label | None], labels: list[Label], *, field: str) -
     lookup: dict[tuple[type, Any], int] = {(type(lab), lab): i for i, lab in enumerate(labels)}
     lookup[(type(None), None)] = MISSING
     try:  # the common case, at C speed: every value a label of its own type, or None
-        return np.fromiter((lookup[(type(v), v)] for v in values), dtype=np.int64, count=len(values))
+        keys = zip(map(type, values), values, strict=True)
+        return np.fromiter(map(lookup.__getitem__, keys), dtype=np.int64, count=len(values))
     except (KeyError, TypeError):
         pass  # numpy integers, or a value not in labels: the loop below says which
     out = np.empty(len(values), dtype=np.int64)

@@ -29,7 +29,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from allure.metrics._common import Label, MetricsError, optional
-from allure.metrics._logistic import balanced_weights, fit_binary, fit_multinomial, stratified_test_folds
+from allure.metrics._logistic import (
+    balanced_weights,
+    fit_binary,
+    fit_multinomial,
+    one_blas_thread,
+    stratified_test_folds,
+)
 from allure.metrics._model import Objective
 from allure.metrics._objective import objective_rows
 
@@ -207,11 +213,15 @@ def _fit_all(
     train: np.ndarray,
     cs: np.ndarray,
     start: tuple[np.ndarray, np.ndarray] | None = None,
+    repeat: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Every fit ``j`` (its items ``train[j]``, its ``cs[j]``) at once: ``coef`` ``(J, R, f)`` and
-    ``intercept`` ``(J, R)``, ``R`` = 1 row for two classes (the second class's), else one per class;
-    ``start``: ``(coef, intercept)`` to start from (``None``: zeros)."""
+    """Every fit ``j`` (its items ``train[j % len(train)]``, its ``cs[j]``) at once: ``coef``
+    ``(J, R, f)`` and ``intercept`` ``(J, R)``, ``R`` = 1 row for two classes (the second class's), else
+    one per class; ``start``: ``(coef, intercept)`` to start from (``None``: zeros); ``repeat``: the
+    rows of ``train`` taken that many times in turn (their class weights computed once)."""
     weights = balanced_weights(codes, train)
+    if repeat > 1:
+        weights = np.tile(weights, (repeat, 1))
     theta = None if start is None else np.concatenate([start[0], start[1][..., None]], axis=-1)
     if n_classes == 2:
         coef, intercept = fit_binary(
@@ -236,16 +246,17 @@ def _cv_scores(
     (a few Newton steps away)."""
     n, n_c = len(codes), len(grid)
     cs = np.asarray(grid, dtype=np.float64)
-    coef, intercept = _fit_all(x, codes, n_classes, np.ones((n_c, n), dtype=bool), cs)
+    coef, intercept = _fit_all(x, codes, n_classes, np.ones((1, n), dtype=bool), cs, repeat=n_c)
     test = stratified_test_folds(codes, folds, seed)
     in_fold = test[None, :] != np.arange(folds)[:, None]  # (folds, n): fold j's training items
     fold_coef, fold_intercept = _fit_all(
         x,
         codes,
         n_classes,
-        np.tile(in_fold, (n_c, 1)),
+        in_fold,
         np.repeat(cs, folds),
         (np.repeat(coef, folds, axis=0), np.repeat(intercept, folds, axis=0)),
+        repeat=n_c,
     )
     size = n_classes + 1  # the objective's confusion matrices keep a column for unparsed
     pred = np.empty((n_c, n), dtype=np.int64)
@@ -289,16 +300,14 @@ def fit_readout(
     """
     x = np.asarray(x, dtype=np.float64).reshape(len(y), -1)
     as_str = {v: str(v) for v in set(y)}  # the classes are compared as strings (scikit-learn's classes_)
-    counts = _counts([as_str[v] for v in y])
+    counts = _counts(list(map(as_str.__getitem__, y)))
     if len(counts) < 2 or min(counts.values()) < MIN_PER_LABEL:
         return None
     k = min(folds, min(counts.values()))
     labels = sorted(counts)
     code_of = {v: labels.index(s) for v, s in as_str.items()}
     codes = np.fromiter(map(code_of.__getitem__, y), dtype=np.int64, count=len(y))
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):  # many small matrix products: more BLAS threads only spin (2x the CPU)
+    with one_blas_thread():  # many small matrix products: more BLAS threads only spin (2x the CPU)
         scores, coef, intercept = _cv_scores(x, codes, len(labels), grid, k, seed, objective)
     best = max(range(len(grid)), key=lambda c: (-1.0 if scores[c] is None else scores[c], -grid[c]))
     return FittedReadout(

@@ -240,10 +240,11 @@ def _facts(data: ReportData, plot_name: str) -> list[str]:
     ]
     if data.candidates_file:
         out.append(f"- Disagreements (candidate ICL examples): {markdown_code(data.candidates_file)}")
-    if data.decision_data:
-        out.append(f"- {markdown_cell(data.decision_data[:1].upper() + data.decision_data[1:])}")
-    if data.decisions:
-        out.append(f"- {markdown_cell(data.decisions[:1].upper() + data.decisions[1:])}")
+    out += [
+        f"- {markdown_cell(text[:1].upper() + text[1:])}"
+        for text in (data.decision_data, data.decisions)
+        if text
+    ]
     out += [f"- Guard: {markdown_cell(reason)}" for reason in data.guard]
     own = [
         f"pass {it.iteration}: {it.own_excluded.get('heldout', 0)} held-out, {it.own_excluded.get('audit', 0)} audit"

@@ -31,14 +31,13 @@ from allure.prompts import (
     prompt_texts,
     write_prompt_set,
 )
-from allure.robustness._base import RobustStudy, run_robust
+from allure.robustness._base import run_robust
 from allure.robustness._consistency_report import ConsistencyRecord, consistency_report, score_number
 from allure.robustness._entail import Entail, evaluator_entailment, nli_entailment
 from allure.robustness._reports import ConsistencyReport, PromptVariant
-from allure.robustness._sampling import SAMPLING_PARAMS, check_sampling, raw_outputs, sample_at
-from allure.robustness._variants import VARIANT_PARAMS, prompt_variants
+from allure.robustness._sampling import SAMPLING_PARAMS, SamplingStudy, check_sampling
 from allure.safe_text import markdown_cell as md
-from allure.studies import ArmLabels, ArmSpec, ParamType, StudyContext, StudyOptions, StudyRecord, StudySource
+from allure.studies import ArmSpec, ParamType, StudyContext, StudyOptions, StudyRecord, StudySource
 from allure.studies.figures import fmt
 
 SCORE_PATTERN = r"(?i)confidence\s*[:=]\s*(-?\d+(?:\.\d+)?)"
@@ -148,22 +147,18 @@ def consistency_pairs(
 
 
 @dataclass
-class ConsistencyStudy(RobustStudy):
+class ConsistencyStudy(SamplingStudy):
     """The score consistency study as a :class:`~allure.studies.Study`."""
 
     kind: ClassVar[str] = "consistency"
     result: ClassVar[type[StudyRecord]] = ConsistencyRecord
-    params: ClassVar[dict[str, ParamType]] = {
-        **SAMPLING_PARAMS,
-        **VARIANT_PARAMS,
+    params: ClassVar[dict[str, ParamType]] = SAMPLING_PARAMS | {
         "scale": "text",
         "score_pattern": "text",
         "score_instruction": "text",
         "pair_column": "text",
         "nli": "text",
     }
-    project: Path
-    src: StudySource
     head: ConsistencyReport
     """The settings (samples, scale, pattern, prompts); the pairs are added."""
     pairs: list[tuple[int, int, int, int]]
@@ -196,9 +191,8 @@ class ConsistencyStudy(RobustStudy):
         if pair_column is None and rephrasings is None and prompts is None:
             rephrasings = 2
         proj, src = context.project, context.source
-        sample_at(src, temperature)
-        variants, pending = prompt_variants(
-            proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
+        variants, pending = cls.sampled_variants(
+            context, temperature=temperature, rephrasings=rephrasings, prompts=prompts, seed=seed
         )
         pairs = consistency_pairs(src, pair_column, len(variants))
         scored = score_prompts(
@@ -234,9 +228,8 @@ class ConsistencyStudy(RobustStudy):
 
         return cls(arms, proj, src, head, pairs, entail_nli)
 
-    def report(self, record: StudyRecord, labels: ArmLabels) -> ConsistencyReport:
+    def sampled_report(self, record: StudyRecord, outputs: dict[str, list[str]]) -> ConsistencyReport:
         entail = self.entail or evaluator_entailment(self.project, self.src, record.id)
-        outputs = raw_outputs(self.project, record, self.src)
         return consistency_report(record, outputs, self.src, self.head, self.pairs, entail)
 
     def markdown(self, report: ConsistencyReport) -> list[str]:

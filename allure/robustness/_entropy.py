@@ -30,14 +30,13 @@ from typing import ClassVar, Literal, Unpack, cast
 from allure.errors import StudyError
 from allure.models import stable_hash
 from allure.prompts import write_prompt_set
-from allure.robustness._base import RobustStudy, run_robust
+from allure.robustness._base import run_robust
 from allure.robustness._entropy_report import EntropyRecord, entropy_report
 from allure.robustness._reports import EntropyReport, PromptVariant
-from allure.robustness._sampling import SAMPLING_PARAMS, check_sampling, raw_outputs, sample_at
-from allure.robustness._variants import CONDITIONS, VARIANT_PARAMS, prompt_variants, sensitivity_arms
+from allure.robustness._sampling import SAMPLING_PARAMS, SamplingStudy, check_sampling
+from allure.robustness._variants import CONDITIONS, sensitivity_arms
 from allure.safe_text import markdown_cell as md
 from allure.studies import (
-    ArmLabels,
     ArmSpec,
     ParamType,
     StudyContext,
@@ -123,20 +122,16 @@ def _earlier(project: Path, src: StudySource, against: Sequence[str]) -> list[En
 
 
 @dataclass
-class EntropyStudy(RobustStudy):
+class EntropyStudy(SamplingStudy):
     """The semantic entropy study as a :class:`~allure.studies.Study`."""
 
     kind: ClassVar[str] = "entropy"
     result: ClassVar[type[StudyRecord]] = EntropyRecord
-    params: ClassVar[dict[str, ParamType]] = {
-        **SAMPLING_PARAMS,
-        **VARIANT_PARAMS,
+    params: ClassVar[dict[str, ParamType]] = SAMPLING_PARAMS | {
         "conditions": "names",
         "clusterer": "text",
         "against": "names",
     }
-    project: Path
-    src: StudySource
     head: EntropyReport
     """The settings (samples, temperature, clusterer, prompt variants); the figures are added."""
     against: list[EntropyRecord]
@@ -173,10 +168,9 @@ class EntropyStudy(RobustStudy):
                 fix="pass --clusterer hdbscan or kmeans",
             )
         proj, src = context.project, context.source
-        sample_at(src, temperature)
         earlier = _earlier(proj, src, against)
-        variants, pending = prompt_variants(
-            proj, src, rephrasings=rephrasings, prompts=prompts, seed=seed, optional=True
+        variants, pending = cls.sampled_variants(
+            context, temperature=temperature, rephrasings=rephrasings, prompts=prompts, seed=seed
         )
         for folder, r in pending:
             write_prompt_set(folder, r)
@@ -190,8 +184,7 @@ class EntropyStudy(RobustStudy):
         )
         return cls(arms, proj, src, head, earlier, context.alpha)
 
-    def report(self, record: StudyRecord, labels: ArmLabels) -> EntropyReport:
-        outputs = raw_outputs(self.project, record, self.src)
+    def sampled_report(self, record: StudyRecord, outputs: dict[str, list[str]]) -> EntropyReport:
         return entropy_report(record, outputs, self.src, self.head, against=self.against, alpha=self.alpha)
 
     def markdown(self, report: EntropyReport) -> list[str]:

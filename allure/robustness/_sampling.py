@@ -1,23 +1,32 @@
 """What the sampling studies (entropy, consistency) share: the checks of M samples at a temperature,
-the evaluator set to sample, each arm's raw outputs read back from the run store, and the
-clustering of samples by their embeddings."""
+the evaluator set to sample, the prompt variants, each arm's raw outputs read back from the run
+store (:class:`SamplingStudy`, their common base), and the clustering of samples by their
+embeddings."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from allure.errors import StudyError
+from allure.prompts import Rephrasing
+from allure.robustness._base import RobustStudy
+from allure.robustness._reports import PromptVariant
+from allure.robustness._variants import VARIANT_PARAMS, prompt_variants
 from allure.store import open_project_store
-from allure.studies import ParamType, StudyRecord, StudySource
+from allure.studies import ArmLabels, ParamType, StudyContext, StudyRecord, StudySource
 
 MAX_SAMPLES = 100
 """Most samples per item and prompt a sampling study draws (each is one call per item)."""
 
-SAMPLING_PARAMS: dict[str, ParamType] = {"samples": "int", "temperature": "float"}
-"""The ``--param`` keys of the sampling kinds (what :func:`check_sampling` checks)."""
+SAMPLING_PARAMS: dict[str, ParamType] = {"samples": "int", "temperature": "float", **VARIANT_PARAMS}
+"""The ``--param`` keys every sampling kind takes: what :func:`check_sampling` checks and the prompt
+variants' (:func:`~allure.robustness._variants.prompt_variants`)."""
 
 
 def check_sampling(samples: int, temperature: float, flag: str = "--samples") -> None:
@@ -67,6 +76,44 @@ def raw_outputs(project: Path, study: StudyRecord, src: StudySource) -> dict[str
         return outputs
     finally:
         store.close()
+
+
+@dataclass
+class SamplingStudy(RobustStudy):
+    """Base of the sampling kinds: the evaluator samples each item under each prompt variant, and the
+    kind's report is computed from the arms' raw outputs (:meth:`sampled_report`)."""
+
+    project: Path
+    src: StudySource
+
+    @staticmethod
+    def sampled_variants(
+        context: StudyContext,
+        *,
+        temperature: float,
+        rephrasings: int | None,
+        prompts: Sequence[str] | None,
+        seed: int,
+    ) -> tuple[list[PromptVariant], list[tuple[Path, Rephrasing]]]:
+        """The shared set-up of :meth:`prepare`: the evaluator set to sample at ``temperature``, and the
+        prompt variants (rho_1 alone when neither ``rephrasings`` nor ``prompts`` is given) with the
+        rephrasings still to be written."""
+        sample_at(context.source, temperature)
+        return prompt_variants(
+            context.project,
+            context.source,
+            rephrasings=rephrasings,
+            prompts=prompts,
+            seed=seed,
+            optional=True,
+        )
+
+    def report(self, record: StudyRecord, labels: ArmLabels) -> Any:
+        return self.sampled_report(record, raw_outputs(self.project, record, self.src))
+
+    def sampled_report(self, record: StudyRecord, outputs: dict[str, list[str]]) -> Any:
+        """The kind's report from the arms' raw outputs (arm name -> one per item; each kind defines it)."""
+        raise NotImplementedError
 
 
 MIN_HDBSCAN = 4

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from allure.cli._common import PlainProgress, progress_bar
-from allure.evaluator import build_openai_backend
 from allure.store import RunStore
 from tests.cli_run import run_cli
 from tests.conftest import start_scripted_server
-from tests.evaluator.test_runner import _evaluator, _items
+from tests.evaluator.test_runner import _evaluator, _items, scripted_chat
 from tests.graphs.test_judge_shapes import PAIRWISE_LIVE, write_pairwise_csv
 
 
@@ -62,14 +61,7 @@ def test_progress_bar_is_plain_off_a_terminal() -> None:
 def test_the_runner_reports_errors_so_far(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--die-after", "2")
     try:
-        chat = build_openai_backend(
-            model="scripted",
-            base_url=srv.base_url,
-            api_key_env="NONE",
-            api_key="k",
-            timeout_s=5,
-            max_tokens=8,
-        )
+        chat = scripted_chat(srv.base_url, timeout_s=5, max_tokens=8)
         ev = _evaluator(chat, RunStore(tmp_path / "a.db"), concurrency=1, max_retries=0, timeout_s=5)
         seen: list[tuple[int, int, int]] = []
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,11 +102,8 @@ def test_refused_connection_is_a_connection_error_and_a_slow_reply_a_timeout(tmp
         srv.stop()
 
 
-def test_proxy_comes_from_the_environment_and_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
-    monkeypatch.setenv("NO_PROXY", "internal.example")
+def test_proxy_comes_from_the_environment_and_no_proxy_is_honoured(proxy_env: Callable[..., None]) -> None:
+    proxy_env(HTTPS_PROXY="http://proxy.example:3128", NO_PROXY="internal.example")
     assert proxy_for("https://api.example/v1/chat/completions") == "http://proxy.example:3128"
     assert proxy_for("https://internal.example/v1") is None
     assert proxy_for("http://plain.example/v1") is None  # no HTTP_PROXY set

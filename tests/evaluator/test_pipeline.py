@@ -172,8 +172,10 @@ def _spec(**evaluator: Any) -> AuditSpec:
     return AuditSpec(dataset=demo_spec(), evaluator=EvaluatorSpec(**evaluator))
 
 
-def _from_spec(spec: AuditSpec, **kw: Any) -> PassPlan:
-    return plan_from_spec(spec, run_id="r", iteration=1, items=_items(), examples_for=lambda item: [], **kw)
+def _from_spec(spec: AuditSpec, items: list[Item] | None = None, **kw: Any) -> PassPlan:
+    """The plan of pass 1 of run ``r`` over ``items`` (:func:`_items` unless given), no examples."""
+    items = _items() if items is None else items
+    return plan_from_spec(spec, run_id="r", iteration=1, items=items, examples_for=lambda item: [], **kw)
 
 
 def test_the_specs_rules_live_in_plan_from_spec() -> None:
@@ -192,23 +194,11 @@ def test_the_specs_rules_live_in_plan_from_spec() -> None:
     # a pairwise pass swaps to debias, and to report position figures only when asked
     pairs = [x.model_copy(update={"response_b": "Answer: room 9"}) for x in _items()]
     debias = _spec(position_debias="consistent")
-    plan = plan_from_spec(
-        debias, run_id="r", iteration=1, items=pairs, examples_for=lambda x: [], pairwise=True
-    )
+    plan = _from_spec(debias, pairs, pairwise=True)
     assert (plan.swap, plan.position_debias, plan.calibration) == (True, "consistent", "none")
-    plain = plan_from_spec(
-        _spec(), run_id="r", iteration=1, items=pairs, examples_for=lambda x: [], pairwise=True
-    )
+    plain = _from_spec(_spec(), pairs, pairwise=True)
     assert not plain.swap
-    loop = plan_from_spec(
-        _spec(),
-        run_id="r",
-        iteration=1,
-        items=pairs,
-        examples_for=lambda x: [],
-        pairwise=True,
-        positions=True,
-    )
+    loop = _from_spec(_spec(), pairs, pairwise=True, positions=True)
     assert loop.swap and loop.position_debias == "none"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,12 @@ from tests.evaluator.test_polarity import _reversed_folder, _spec
 
 PAIRS = [Item(id=f"p{k}", task="t", response="a", response_b="b") for k in range(4)]
 SINGLE = [Item(id=f"s{k}", task="t", response="a") for k in range(4)]
+
+
+def _plan(spec: Any, items: list[Item], **kw: Any) -> Any:
+    """``plan_from_spec``'s plan (a ``PassPlan``) of ``spec`` (an ``AuditSpec``) for pass 1 of run ``r``
+    over ``items``, no examples."""
+    return plan_from_spec(spec, run_id="r", iteration=1, items=items, examples_for=lambda _it: [], **kw)
 
 
 def _step() -> PassReadout:
@@ -72,16 +79,7 @@ def test_the_swapped_order_and_the_reversed_question_follow_what_is_read(
             'polarity_prompt = "reversed"\npolarity_labels = { "1" = 0, "0" = 1 }',
         )
     )
-    plan = plan_from_spec(
-        spec,
-        run_id="r",
-        iteration=1,
-        items=items,
-        examples_for=lambda _it: [],
-        pairwise=pairwise,
-        positions=positions,
-        readout=readout,  # type: ignore[arg-type]
-    )
+    plan = _plan(spec, items, pairwise=pairwise, positions=positions, readout=readout)
     assert plan.swap is swap
     assert (plan.polarity is not None) is reversed_
     assert plan.readout is readout
@@ -93,9 +91,7 @@ def test_position_debiasing_runs_the_swapped_order_and_a_replay_asks_no_reversed
     _reversed_folder(tmp_path)
     polarity = 'polarity_prompt = "reversed"\npolarity_labels = { "1" = 0, "0" = 1 }'
     debias = load_spec(_spec(tmp_path, "http://127.0.0.1:9/v1", 'position_debias = "consistent"'))
-    plan = plan_from_spec(
-        debias, run_id="r", iteration=1, items=PAIRS, examples_for=lambda _it: [], pairwise=True
-    )
+    plan = _plan(debias, PAIRS, pairwise=True)
     assert plan.swap and plan.position_debias == "consistent" and plan.polarity is None
     text = (
         _spec(tmp_path, "http://127.0.0.1:9/v1", polarity)
@@ -104,15 +100,7 @@ def test_position_debiasing_runs_the_swapped_order_and_a_replay_asks_no_reversed
     )
     (tmp_path / "replay.toml").write_text(text)
     replay = load_spec(tmp_path / "replay.toml")
-    plan = plan_from_spec(
-        replay,
-        run_id="r",
-        iteration=1,
-        items=SINGLE,
-        examples_for=lambda _it: [],
-        pairwise=False,
-        readout=_fitted("z", "z_reversed"),
-    )
+    plan = _plan(replay, SINGLE, pairwise=False, readout=_fitted("z", "z_reversed"))
     assert plan.polarity is None  # a replay has no reversed answers to read
 
 

@@ -25,6 +25,13 @@ from tests.conftest import start_scripted_server
 from tests.evaluator.options import grader_options
 
 
+def scripted_chat(base_url: str, **options: Any) -> Any:
+    """The OpenAI-compatible backend of the scripted server at ``base_url`` (its key set), with ``options``."""
+    return build_openai_backend(
+        model="scripted", base_url=base_url, api_key_env="NONE", api_key="k", **options
+    )
+
+
 def _items(n: int = 4) -> list[Item]:
     return [
         Item(
@@ -197,17 +204,7 @@ def test_flaky_server_retries_and_marks_failures(tmp_path: Path) -> None:
     srv = start_scripted_server(tmp_path, "--fail-first", "2", "--no-label-first", "2", "--die-after", "6")
     try:
         store = RunStore(tmp_path / "a.db")
-        chat = build_openai_backend(
-            model="scripted",
-            base_url=srv.base_url,
-            api_key_env="NONE",
-            api_key="k",
-            temperature=0,
-            max_tokens=8,
-            seed=0,
-            logprobs=True,
-            timeout_s=5,
-        )
+        chat = scripted_chat(srv.base_url, temperature=0, max_tokens=8, seed=0, logprobs=True, timeout_s=5)
         ev = _evaluator(
             chat, store, concurrency=1, max_retries=2, retry_backoff_s=0.01, retry_unparsed=1, timeout_s=5
         )

@@ -17,7 +17,7 @@ import pytest
 
 from allure.dataset import cross_folds, dev_split, folds_digest
 from allure.store import RunStore, project_db_path
-from tests.cli_run import TEST_KEY, allure, run_cli
+from tests.cli_run import TEST_KEY, allure, audit_ok
 from tests.conftest import resume_with, start_scripted_server, write_dataset, write_spec
 
 pytestmark = pytest.mark.integration
@@ -29,18 +29,14 @@ N_PER_TYPE = 30
 def _audit(
     tmp: Path, *server_args: str, spec_extra: str = "", **loop: object
 ) -> tuple[str, RunStore, list[dict]]:
-    srv = start_scripted_server(tmp, *server_args)
-    try:
+    with start_scripted_server(tmp, *server_args) as srv:
         spec = write_spec(tmp, srv.base_url, **{"max_iterations": 2, **loop})
         spec.write_text(
             spec.read_text().replace('calibration = "none"', f'calibration = "none"\n{spec_extra}')
         )
         write_dataset(tmp / "items.jsonl", n_per_type=N_PER_TYPE)
-        res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=400)
-        assert res.returncode == 0, res.stdout + res.stderr
+        res = audit_ok(tmp, spec)
         requests = [r["body"] for r in srv.requests()]
-    finally:
-        srv.stop()
     return res.stdout + res.stderr, RunStore(project_db_path(tmp / "proj")), requests
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from allure.store import RunStore, project_db_path
-from tests.cli_run import run_cli
+from tests.cli_run import audit_ok
 from tests.conftest import start_scripted_server, write_dataset, write_spec
 
 pytestmark = pytest.mark.integration
@@ -26,17 +26,13 @@ pytestmark = pytest.mark.integration
 def _audit(
     tmp_path: Path, *server_args: str, n_per_type: int = 30, **loop: object
 ) -> tuple[str, RunStore, list[dict]]:
-    srv = start_scripted_server(tmp_path, *server_args)
-    try:
+    with start_scripted_server(tmp_path, *server_args) as srv:
         # these tests are of the dev split rule ([loop] folds = 0); tests/graphs/test_crossfit_loop.py
         # tests the cross-fitted default
         spec = write_spec(tmp_path, srv.base_url, **{"max_iterations": 3, "folds": 0, **loop})
         write_dataset(tmp_path / "items.jsonl", n_per_type=n_per_type)
-        res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
-        assert res.returncode == 0, res.stdout + res.stderr
+        res = audit_ok(tmp_path, spec)
         requests = [r["body"] for r in srv.requests()]
-    finally:
-        srv.stop()
     store = RunStore(project_db_path(tmp_path / "proj"))
     return res.stdout, store, requests
 

@@ -13,7 +13,7 @@ import pytest
 from allure.config import AuditSpec
 from allure.dataset import dev_split
 from allure.store import RunStore, project_db_path
-from tests.cli_run import run_cli
+from tests.cli_run import audit_ok, run_cli
 from tests.conftest import start_scripted_server, write_dataset, write_spec
 
 pytestmark = pytest.mark.integration
@@ -22,16 +22,12 @@ pytestmark = pytest.mark.integration
 def test_the_read_out_is_fitted_on_mined_items_only_and_stored_with_the_memory_version(
     tmp_path: Path,
 ) -> None:
-    srv = start_scripted_server(tmp_path)
-    try:
+    with start_scripted_server(tmp_path) as srv:
         spec = write_spec(
             tmp_path, srv.base_url, readout="logistic", max_iterations=2, dev_fraction=0.5, folds=0
         )
         write_dataset(tmp_path / "items.jsonl", n_per_type=30)
-        res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
-        assert res.returncode == 0, res.stdout + res.stderr
-    finally:
-        srv.stop()
+        audit_ok(tmp_path, spec)
     store = RunStore(project_db_path(tmp_path / "proj"))
     run = store.list_runs()[-1]
     splits = store.splits(run.id)
@@ -76,14 +72,10 @@ def test_the_zero_shot_baseline_of_a_run_with_a_memory_gets_the_read_out_too(tmp
     baseline the memory must beat; with ``readout = "logistic"`` that baseline is read out as every
     pass is (the lean: parsed labels all ``1``, the label probabilities keep the grades), so the
     guard compares memory with memory, not the read-out's gain with none."""
-    srv = start_scripted_server(tmp_path, "--lean", "0.25")
-    try:
+    with start_scripted_server(tmp_path, "--lean", "0.25") as srv:
         spec = write_spec(tmp_path, srv.base_url, readout="logistic", max_iterations=1)
         for _ in range(2):  # the first run fills the memory; the second starts with it
-            res = run_cli(tmp_path, "audit", str(spec), "--auto-approve", timeout=400)
-            assert res.returncode == 0, res.stdout + res.stderr
-    finally:
-        srv.stop()
+            res = audit_ok(tmp_path, spec)
     store = RunStore(project_db_path(tmp_path / "proj"))
     second = store.list_runs()[-1]
     assert second.info["zero_shot_iteration"] == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_run import run_cli
+from tests.cli_run import audit_ok, run_cli
 from tests.conftest import ScriptedServer, server_fixture, start_scripted_server, write_spec
 
 pytestmark = pytest.mark.integration
@@ -20,13 +20,8 @@ pytestmark = pytest.mark.integration
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A bundle exported from a one-pass audit (the folder holding it and ``items.jsonl``)."""
     tmp = tmp_path_factory.mktemp("bundle")
-    srv = start_scripted_server(tmp)
-    try:
-        spec = write_spec(tmp, srv.base_url, max_iterations=1)
-        res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=300)
-        assert res.returncode == 0, res.stdout + res.stderr
-    finally:
-        srv.stop()
+    with start_scripted_server(tmp) as srv:
+        audit_ok(tmp, write_spec(tmp, srv.base_url, max_iterations=1), timeout=300)
     res = run_cli(tmp, "judge", "export", "--out", str(tmp / "judge"))
     assert res.returncode == 0, res.stdout + res.stderr
     yield tmp

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_run import run_cli
+from tests.cli_run import audit_ok, run_cli
 from tests.conftest import start_scripted_server, write_spec
 
 pytestmark = pytest.mark.integration
@@ -16,13 +16,8 @@ pytestmark = pytest.mark.integration
 
 def _audit_and_export(tmp: Path, **loop: object) -> tuple[dict, str]:
     """A two-pass audit on a server whose examples make it pass every item, exported: (card, output)."""
-    srv = start_scripted_server(tmp, "--examples-hurt")
-    try:
-        spec = write_spec(tmp, srv.base_url, max_iterations=2, **loop)
-        res = run_cli(tmp, "audit", str(spec), "--auto-approve", timeout=300)
-        assert res.returncode == 0, res.stdout + res.stderr
-    finally:
-        srv.stop()
+    with start_scripted_server(tmp, "--examples-hurt") as srv:
+        audit_ok(tmp, write_spec(tmp, srv.base_url, max_iterations=2, **loop), timeout=300)
     res = run_cli(tmp, "judge", "export", "--out", str(tmp / "j"))
     assert res.returncode == 0, res.stdout + res.stderr
     return json.loads((tmp / "j" / "card.json").read_text()), res.stdout + res.stderr

@@ -12,7 +12,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,16 +87,6 @@ def _pairs(path: Path, n: int = 80) -> dict[str, str]:
     return {r["id"]: r["winner"] for r in rows}
 
 
-def _audit(tmp: Path, spec_text: str, *server_args: str) -> None:
-    srv = start_scripted_server(tmp, *server_args)
-    try:
-        (tmp / "audit.toml").write_text(spec_text.replace("{url}", srv.base_url))
-        res = run_cli(tmp, "audit", "audit.toml", timeout=400)
-        assert res.returncode == 0, res.stdout + res.stderr
-    finally:
-        srv.stop()
-
-
 def _export_and_label(tmp: Path, root: Path, items: str, *server_args: str) -> dict[str, dict[str, object]]:
     """``allure judge export`` of the run, then ``allure judge label`` of ``items`` elsewhere: the rows."""
     res = run_cli(root, "judge", "export", "--out", str(tmp / "judge"))
@@ -132,22 +125,49 @@ def _verdicts(root: Path, run_id: str) -> dict[str, Verdict]:
         store.close()
 
 
+@dataclass
+class _Audited:
+    """A one-pass audit of :data:`LENIENT`'s shape and what the tests read back from it."""
+
+    root: Path
+    refs: dict[str, str]
+    readout: dict[str, Any]  # the run's ``readout_1``
+    mined: set[str]
+    rest: set[str]
+    stored: dict[str, Verdict]
+    held: list[str]  # the stored items the read-out was not fitted on
+    y: list[str]  # their references
+
+
+def _audit(
+    tmp_path: Path, write_items: Callable[[Path], dict[str, str]], spec_text: str, flag: str
+) -> _Audited:
+    """``allure audit`` of ``write_items``' items in ``tmp_path/audit`` against a server started with ``flag``."""
+    root = tmp_path / "audit"
+    root.mkdir()
+    refs = write_items(root / "items.jsonl")
+    srv = start_scripted_server(root, flag)
+    try:
+        (root / "audit.toml").write_text(spec_text.replace("{url}", srv.base_url))
+        res = run_cli(root, "audit", "audit.toml", timeout=400)
+        assert res.returncode == 0, res.stdout + res.stderr
+    finally:
+        srv.stop()
+    run = only_run(root / "proj")
+    mined, rest = _not_fit(root, run.id)
+    stored = _verdicts(root, run.id)
+    held = sorted(i for i in rest if i in stored)
+    return _Audited(root, refs, run.info["readout_1"], mined, rest, stored, held, [refs[i] for i in held])
+
+
 def test_a_multinomial_read_out_undoes_a_lenient_judge_and_the_bundle_gives_its_labels_back(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "audit"
-    root.mkdir()
-    refs = _lenient_items(root / "items.jsonl")
-    _audit(root, LENIENT.replace("{prompt}", "reference_free"), "--lenient-logprobs")
-    run = only_run(root / "proj")
-    rec = run.info["readout_1"]
+    a = _audit(tmp_path, _lenient_items, LENIENT.replace("{prompt}", "reference_free"), "--lenient-logprobs")
+    root, refs, rec, rest, stored, held, y = a.root, a.refs, a.readout, a.rest, a.stored, a.held, a.y
     assert rec["features"] == ["lp[good]", "lp[ok]", "lp[bad]"] and len(rec["coef"]) == 3
     assert rec["describe"].startswith("multinomial logistic on lp[good], lp[ok], lp[bad]")
-    mined, rest = _not_fit(root, run.id)
-    assert set(rec["fit_ids"]) <= mined and rest and not set(rec["fit_ids"]) & rest
-    stored = _verdicts(root, run.id)
-    held = sorted(i for i in rest if i in stored)
-    y = [refs[i] for i in held]
+    assert set(rec["fit_ids"]) <= a.mined and rest and not set(rec["fit_ids"]) & rest
     parsed = objective_value(y, [stored[i].raw_label or stored[i].label for i in held], labels=WORDS)
     read = objective_value(y, [stored[i].label for i in held], labels=WORDS)
     assert parsed == 0.0 and read == 1.0  # the judge writes the next label every time; the read-out undoes it
@@ -166,18 +186,10 @@ PAIRWISE = LENIENT.replace('label_set = ["good", "ok", "bad"]', 'label_set = ["A
 def test_a_pairwise_read_out_of_both_orders_beats_either_order_and_the_bundle_runs_the_swap(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "audit"
-    root.mkdir()
-    refs = _pairs(root / "items.jsonl")
-    _audit(root, PAIRWISE.replace("{prompt}", "pairwise"), "--pairwise-logprobs")
-    run = only_run(root / "proj")
-    rec = run.info["readout_1"]
+    a = _audit(tmp_path, _pairs, PAIRWISE.replace("{prompt}", "pairwise"), "--pairwise-logprobs")
+    rec, stored, held, y = a.readout, a.stored, a.held, a.y
     assert rec["features"] == ["z", "z_swap"] and rec["positive"] == "A"
-    mined, rest = _not_fit(root, run.id)
-    assert set(rec["fit_ids"]) <= mined and not set(rec["fit_ids"]) & rest
-    stored = _verdicts(root, run.id)
-    held = sorted(i for i in rest if i in stored)
-    y = [refs[i] for i in held]
+    assert set(rec["fit_ids"]) <= a.mined and not set(rec["fit_ids"]) & a.rest
     back = {"A": "B", "B": "A"}
     main = [stored[i].raw_label or stored[i].label for i in held]
     swap = [back[str(stored[f"{i}#swapped"].label)] for i in held]
@@ -186,7 +198,7 @@ def test_a_pairwise_read_out_of_both_orders_beats_either_order_and_the_bundle_ru
     ba_read = objective_value(y, [stored[i].label for i in held], labels=["A", "B"])
     assert ba_main is not None and ba_swap is not None and ba_read is not None
     assert ba_read == 1.0 and ba_read > max(ba_main, ba_swap) + 0.2, (ba_main, ba_swap, ba_read)
-    rows = _export_and_label(tmp_path, root, "items.jsonl", "--pairwise-logprobs")
+    rows = _export_and_label(tmp_path, a.root, "items.jsonl", "--pairwise-logprobs")
     assert json.loads((tmp_path / "judge" / "readout.json").read_text())["fitted"]["features"] == [
         "z",
         "z_swap",

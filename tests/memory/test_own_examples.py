@@ -22,25 +22,20 @@ def _ex(n: int, item_id: str, task: str, response: str, response_b: str | None =
     )
 
 
+def _item(item_id: str, task: str, response: str, response_b: str | None = None) -> Item:
+    return Item(id=item_id, task=task, response=response, response_b=response_b, problem_type="p", group="g")
+
+
 def test_an_item_is_never_shown_its_own_example_and_the_others_share_one_block() -> None:
     examples = [_ex(n, f"line-{n}", f"task {n}", f"answer {n}") for n in range(6)]
     examples.append(_ex(6, "pair-1", "which is better?", "A", "B"))
     memory = EpisodicMemory.from_examples(examples)
     items = [
-        Item(
-            id="other-id-3", task="task 3", response="answer 3", problem_type="p", group="g"
-        ),  # run 1's line-3
-        Item(id="line-4", task="task 4", response="answer 4", problem_type="p", group="g"),
-        Item(
-            id="pair-swapped",
-            task="which is better?",
-            response="B",
-            response_b="A",
-            problem_type="p",
-            group="g",
-        ),
-        Item(id="fresh", task="task 9", response="answer 9", problem_type="p", group="g"),
-        Item(id="line-5", task="another dataset's row 5", response="other", problem_type="p", group="g"),
+        _item("other-id-3", "task 3", "answer 3"),  # run 1's line-3
+        _item("line-4", "task 4", "answer 4"),
+        _item("pair-swapped", "which is better?", "B", "A"),
+        _item("fresh", "task 9", "answer 9"),
+        _item("line-5", "another dataset's row 5", "other"),
     ]
     assert own_examples(examples, items) == {
         "other-id-3": {"icl-3"},

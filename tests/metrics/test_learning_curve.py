@@ -12,6 +12,7 @@ import pytest
 from allure.metrics import MetricsError, curve_point, curve_points, merge_p, objective_difference
 from allure.models import Item, Verdict
 from allure.passes.readout import ReadoutLeak, readout_curve, review_order
+from tests.metrics.test_readout import judged
 
 
 def _items(n: int, seed: int = 0) -> tuple[list[Item], dict[str, Verdict], dict[str, str]]:
@@ -20,12 +21,7 @@ def _items(n: int, seed: int = 0) -> tuple[list[Item], dict[str, Verdict], dict[
     items = [Item(id=f"i{k}", task="t", response=f"r{k}") for k in range(n)]
     y = ["yes" if rng.random() < 0.3 else "no" for _ in range(n)]
     z = np.array([(-1.5 if lab == "yes" else 1.5) + rng.normal(0, 1.0) for lab in y])
-    p = 1 / (1 + np.exp(-z))
-    verdicts = {
-        it.id: Verdict(item_id=it.id, label="yes" if z[k] > 0 else "no", prob_positive=float(p[k]))
-        for k, it in enumerate(items)
-    }
-    return items, verdicts, {it.id: y[k] for k, it in enumerate(items)}
+    return judged(items, z, y)
 
 
 def test_merged_p_values_are_valid_under_any_dependence() -> None:

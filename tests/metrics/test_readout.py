@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -94,15 +96,42 @@ def test_the_memory_vote_never_counts_the_item_itself_and_knn_votes_by_majority(
     assert log_odds(0.5) == 0.0 and log_odds(None) is None and log_odds(1.0) == pytest.approx(12.0)
 
 
-def _items(n: int) -> tuple[list[Item], dict[str, Verdict], dict[str, str]]:
-    y, z = _backwards(n, 2)
-    items = [Item(id=f"i{k}", task="t", response=f"r{k}", gold_label=y[k]) for k in range(n)]
+def judged(
+    items: list[Item], z: np.ndarray, y: Sequence[str]
+) -> tuple[list[Item], dict[str, Verdict], dict[str, str]]:
+    """``items`` judged with log-odds ``z`` (``yes`` above 0) and referenced ``y``: (items, verdicts, references)."""
     p = 1 / (1 + np.exp(-z))
     verdicts = {
         it.id: Verdict(item_id=it.id, label="yes" if z[k] > 0 else "no", prob_positive=float(p[k]))
         for k, it in enumerate(items)
     }
     return items, verdicts, {it.id: y[k] for k, it in enumerate(items)}
+
+
+def _items(n: int) -> tuple[list[Item], dict[str, Verdict], dict[str, str]]:
+    y, z = _backwards(n, 2)
+    return judged([Item(id=f"i{k}", task="t", response=f"r{k}", gold_label=y[k]) for k in range(n)], z, y)
+
+
+def _yes_no(
+    mode: str,
+    fit: Iterable[str],
+    references: dict[str, str],
+    not_fit: Iterable[str],
+    dev_ids: Iterable[str] = (),
+    **kw: Any,
+) -> PassReadout:
+    """A read-out step of labels ``yes``/``no`` (``yes`` positive) fitted on ``fit``."""
+    return PassReadout(
+        mode=mode,  # type: ignore[arg-type]
+        labels=("yes", "no"),
+        positive="yes",
+        fit_ids=frozenset(fit),
+        references=references,
+        dev_ids=frozenset(dev_ids),
+        not_fit=frozenset(not_fit),
+        **kw,
+    )
 
 
 def test_the_fit_refuses_a_dev_or_held_out_item_and_features_never_read_the_reference() -> None:
@@ -141,16 +170,8 @@ def test_auto_keeps_the_parsed_labels_unless_the_read_out_is_better_on_dev() -> 
     vote = VoteSource(np.zeros((0, 2)), [], [], lambda its: np.zeros((len(its), 2)))
 
     def step(dev_ids: set[str]) -> PassReadout:
-        return PassReadout(
-            mode="auto",
-            labels=("yes", "no"),
-            positive="yes",
-            fit_ids=frozenset(fit),
-            references={i: refs[i] for i in fit | dev_ids},
-            dev_ids=frozenset(dev_ids),
-            not_fit=frozenset(i.id for i in items if i.id not in fit),
-            vote=vote,
-        )
+        rest = (i.id for i in items if i.id not in fit)
+        return _yes_no("auto", fit, {i: refs[i] for i in fit | dev_ids}, rest, dev_ids, vote=vote)
 
     good = step(dev).read(items, verdicts)
     assert good.labels and good.learned is not None and "adopted on dev" in good.decision
@@ -166,15 +187,8 @@ def _cross_fitted(
 
     fit = {i.id for i in items[:n_fit]}
     folds = cross_folds(refs, {i: "audit" for i in fit}, 5, 0)
-    step = PassReadout(
-        mode=mode,  # type: ignore[arg-type]
-        labels=("yes", "no"),
-        positive="yes",
-        fit_ids=frozenset(fit),
-        references={i: refs[i] for i in fit},
-        dev_ids=frozenset(),
-        not_fit=frozenset(i.id for i in items if i.id not in fit),
-        folds=folds,
+    step = _yes_no(
+        mode, fit, {i: refs[i] for i in fit}, (i.id for i in items if i.id not in fit), folds=folds
     )
     return step, fit, folds
 
@@ -243,16 +257,7 @@ def test_a_fold_whose_read_out_cannot_be_fitted_keeps_the_passs_labels_out_of_fo
     fit = [it.id for it in items[:40]]
     folds = {i: k % 2 for k, i in enumerate(fit)}
     refs = {i: ("yes" if folds[i] == 0 else "no") for i in fit}  # each fold holds one label only
-    step = PassReadout(
-        mode="logistic",
-        labels=("yes", "no"),
-        positive="yes",
-        fit_ids=frozenset(fit),
-        references=refs,
-        dev_ids=frozenset(),
-        not_fit=frozenset(i.id for i in items[40:]),
-        folds=folds,
-    )
+    step = _yes_no("logistic", fit, refs, (i.id for i in items[40:]), folds=folds)
     got = step.read(items, verdicts)
     assert got.fold_fit_ids == {0: (), 1: ()}
     assert got.out_of_fold == {i: verdicts[i].label for i in fit}
@@ -302,17 +307,7 @@ def test_out_of_fold_the_memory_vote_never_reads_the_folds_own_examples() -> Non
         [it.id for it in items],
         lambda its: np.array([vec[it.id] for it in its]),
     )
-    step = PassReadout(
-        mode="logistic",
-        labels=("yes", "no"),
-        positive="yes",
-        fit_ids=frozenset(refs),
-        references=refs,
-        dev_ids=frozenset(),
-        not_fit=frozenset(),
-        vote=vote,
-        folds=folds,
-    )
+    step = _yes_no("logistic", refs, refs, (), vote=vote, folds=folds)
     got = step.read(items, verdicts)
     y = [refs[it.id] for it in items]
     oof = objective_value(y, [got.out_of_fold[it.id] for it in items])

@@ -161,3 +161,15 @@ def test_the_memory_vote_at_once_equals_a_vote_per_item() -> None:
         want.append(0.5 if w.sum() <= 0 else float(w @ np.array([labels[t] == "yes" for t in top])) / w.sum())
     assert got == pytest.approx(want, abs=1e-12)
     assert len(set(np.round(got, 6))) > 5  # the votes differ from item to item
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_the_folds_of_integer_codes_are_those_of_the_same_labels(seed: int) -> None:
+    """Class codes (what fit_readout deals) take a path without sorting: the folds are those of the
+    same classes given as labels, classes in order of first appearance, one code never seen."""
+    rng = np.random.default_rng(seed)
+    codes = rng.choice([0, 1, 3], size=211, p=[0.2, 0.5, 0.3])
+    names = np.array([{0: "z", 1: "a", 3: "m"}[c] for c in codes.tolist()], dtype=object)
+    got = stratified_test_folds(codes, 5, seed)
+    assert got.tolist() == stratified_test_folds(names, 5, seed).tolist()
+    assert sorted(set(got.tolist())) == [0, 1, 2, 3, 4]

@@ -18,10 +18,7 @@ from allure.errors import StudyError
 from allure.robustness import consistency_study, nli_entailment
 from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
-from tests.conftest import start_scripted_server
-from tests.robustness.specs import paired_spec
-
-VARY_ON = r"path to room 4\d\?"
+from tests.robustness.specs import VARY, paired_spec, robust_project
 
 
 def _tiny_nli(folder: Path) -> Path:
@@ -53,9 +50,7 @@ def _tiny_nli(folder: Path) -> Path:
 
 @pytest.mark.integration
 def test_consistency_flags_the_pairs_whose_self_scores_spread_differently(tmp_path: Path) -> None:
-    srv = start_scripted_server(tmp_path, "--vary-on", VARY_ON)
-    try:
-        spec = paired_spec(tmp_path, srv.base_url)
+    with robust_project(tmp_path, *VARY, paired=True) as (srv, spec):
         proj = tmp_path / "proj"
         lines: list[str] = []
         study = consistency_study(proj, spec=spec, samples=6, pair_column="pair", say=lines.append)
@@ -95,22 +90,16 @@ def test_consistency_flags_the_pairs_whose_self_scores_spread_differently(tmp_pa
         for p in rn.pairs:
             assert p.tc_a == pytest.approx([p_same] * 6) and len(p.tc_b) == 6
             assert all(0.0 <= v <= 1.0 for v in p.tc_b)
-    finally:
-        srv.stop()
 
 
 @pytest.mark.integration
 def test_pairs_from_the_rephrasings(tmp_path: Path) -> None:
-    srv = start_scripted_server(tmp_path)
-    try:
-        spec = paired_spec(tmp_path, srv.base_url)
+    with robust_project(tmp_path, paired=True) as (_, spec):
         study = consistency_study(tmp_path / "proj", spec=spec, samples=3, rephrasings=2)
         r = study.consistency
         assert r is not None and r.pairs_from == "rephrasings" and len(r.pairs) == 12
         assert r.pairs[0].a.endswith("@grader+score") and "@grader~r2" in r.pairs[0].b
         assert not any(p.score_flagged for p in r.pairs)  # confidence 8 everywhere
-    finally:
-        srv.stop()
 
 
 @pytest.mark.integration

@@ -17,17 +17,12 @@ import pytest
 from allure.robustness import cluster_samples, entropy_study
 from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
-from tests.conftest import start_scripted_server
-from tests.robustness.specs import robust_spec
-
-VARY_ON = r"path to room 4\d\?"
+from tests.robustness.specs import VARY, robust_project, robust_spec
 
 
 @pytest.mark.integration
 def test_entropy_finds_the_items_whose_samples_disagree(tmp_path: Path) -> None:
-    srv = start_scripted_server(tmp_path, "--vary-on", VARY_ON)
-    try:
-        spec = robust_spec(tmp_path, srv.base_url)
+    with robust_project(tmp_path, *VARY) as (srv, spec):
         proj = tmp_path / "proj"
         lines: list[str] = []
         study = entropy_study(proj, spec=spec, samples=4, temperature=0.8, say=lines.append)
@@ -76,8 +71,6 @@ def test_entropy_finds_the_items_whose_samples_disagree(tmp_path: Path) -> None:
         assert len(varied) == len(two_step) and all(
             it.entropy["grader"] == pytest.approx(1.0) for it in varied
         )
-    finally:
-        srv.stop()
 
 
 @pytest.mark.integration

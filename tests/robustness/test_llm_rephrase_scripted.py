@@ -13,8 +13,7 @@ import pytest
 
 from allure.robustness import sensitivity_study
 from tests.cli_run import run_cli
-from tests.conftest import start_scripted_server
-from tests.robustness.specs import robust_spec
+from tests.robustness.specs import robust_project, robust_spec, worse_when
 
 pytestmark = pytest.mark.integration
 
@@ -22,11 +21,7 @@ META = "Rewrite this prompt text in other words. Keep every {placeholder} and qu
 
 
 def test_llm_rephrasings_are_checked_and_used(tmp_path: Path) -> None:
-    srv = start_scripted_server(
-        tmp_path, "--worse-when", "Work out whether", "--worse-on", r"path to room 4\d\?"
-    )
-    try:
-        spec = robust_spec(tmp_path, srv.base_url)
+    with robust_project(tmp_path, *worse_when("Work out whether")) as (srv, spec):
         meta = tmp_path / "meta.txt"
         meta.write_text(META)
         proj = tmp_path / "proj"
@@ -43,8 +38,6 @@ def test_llm_rephrasings_are_checked_and_used(tmp_path: Path) -> None:
         sent = len(srv.requests())
         again = sensitivity_study(proj, spec=spec, rephrasings=2, meta_prompt=meta)
         assert again.id == study.id and again.calls == 0 and len(srv.requests()) == sent
-    finally:
-        srv.stop()
 
 
 def test_a_meta_prompt_without_its_placeholder_is_refused(tmp_path: Path) -> None:

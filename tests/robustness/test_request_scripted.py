@@ -14,19 +14,13 @@ import pytest
 from allure.prompts import load_prompt_set
 from allure.robustness import request_study
 from allure.studies import load_study
-from tests.cli_run import run_cli
-from tests.conftest import start_scripted_server
-from tests.robustness.specs import lost_placeholder, robust_spec
+from tests.robustness.specs import refuses_lost_placeholder, robust_project, worse_when
 
 pytestmark = pytest.mark.integration
 
 
 def test_request_runs_the_procedure_the_evaluator_wrote(tmp_path: Path) -> None:
-    srv = start_scripted_server(
-        tmp_path, "--worse-when", "Read the response.", "--worse-on", r"path to room 4\d\?"
-    )
-    try:
-        spec = robust_spec(tmp_path, srv.base_url)
+    with robust_project(tmp_path, *worse_when("Read the response.")) as (srv, spec):
         proj = tmp_path / "proj"
         study = request_study(proj, spec=spec)
         r = study.request
@@ -63,14 +57,7 @@ def test_request_runs_the_procedure_the_evaluator_wrote(tmp_path: Path) -> None:
         assert not any(
             "You were given" in b["body"]["messages"][-1]["content"] for b in srv.requests()[-given.calls :]
         )
-    finally:
-        srv.stop()
 
 
 def test_a_procedure_prompt_that_lost_a_placeholder_is_refused(tmp_path: Path) -> None:
-    spec = robust_spec(tmp_path, "http://127.0.0.1:9/v1")
-    mine = lost_placeholder(tmp_path, "{response}", "the response")
-    res = run_cli(tmp_path, "study", "request", "--spec", str(spec), "--procedure-from", str(mine))
-    assert res.returncode == 2 and "lost placeholder(s) ['{response}']" in res.stderr, res.stderr
-    assert "fix:" in res.stderr and "Traceback" not in res.stderr
-    assert not (tmp_path / "proj" / ".allure" / "studies").exists()
+    refuses_lost_placeholder(tmp_path, "{response}", "the response", "request", "--procedure-from")

@@ -17,12 +17,9 @@ from allure.prompts import SYNONYMS, load_prompt_set, rule_rephrasings
 from allure.robustness import reproducibility, sensitivity_study
 from allure.studies import load_study
 from tests.cli_run import run_cli as _cli
-from tests.conftest import start_scripted_server
-from tests.robustness.specs import lost_placeholder, robust_spec
+from tests.robustness.specs import refuses_lost_placeholder, robust_project, robust_spec, worse_when
 
 pytestmark = pytest.mark.integration
-
-WORSE_ON = r"path to room 4\d\?"
 
 
 def _marker() -> tuple[str, int]:
@@ -37,9 +34,7 @@ def _marker() -> tuple[str, int]:
 
 def test_sensitivity_finds_the_rephrasing_and_the_items_it_flips(tmp_path: Path) -> None:
     marker, q = _marker()
-    srv = start_scripted_server(tmp_path, "--worse-when", marker, "--worse-on", WORSE_ON)
-    try:
-        spec = robust_spec(tmp_path, srv.base_url)
+    with robust_project(tmp_path, *worse_when(marker)) as (srv, spec):
         proj = tmp_path / "proj"
         lines: list[str] = []
         study = sensitivity_study(proj, spec=spec, rephrasings=4, seed=0, say=lines.append)
@@ -93,18 +88,12 @@ def test_sensitivity_finds_the_rephrasing_and_the_items_it_flips(tmp_path: Path)
         )
         assert res.returncode == 2 and "label different items" in res.stderr and "fix:" in res.stderr
         assert sorted(p.name for p in (proj / ".allure" / "studies").iterdir()) == before
-    finally:
-        srv.stop()
 
 
 def test_a_rephrasing_that_lost_a_placeholder_is_refused_before_anything_is_written(tmp_path: Path) -> None:
-    spec = robust_spec(tmp_path, "http://127.0.0.1:9/v1")
-    mine = lost_placeholder(tmp_path, "{gold_answers}", "the answer")
-    res = _cli(tmp_path, "study", "sensitivity", "--spec", str(spec), "--prompts", str(mine))
-    assert res.returncode == 2, res.stderr
-    assert "lost placeholder(s) ['{gold_answers}']" in res.stderr and "user.txt" in res.stderr
-    assert "fix:" in res.stderr and "Traceback" not in res.stderr
-    assert not (tmp_path / "proj" / ".allure" / "studies").exists()
+    assert "user.txt" in refuses_lost_placeholder(
+        tmp_path, "{gold_answers}", "the answer", "sensitivity", "--prompts"
+    )
     assert not (tmp_path / "proj" / ".allure" / "allure.db").exists()
 
 

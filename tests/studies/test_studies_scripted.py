@@ -49,8 +49,7 @@ def _project(tmp: Path, base_url: str) -> Path:
 
 def test_ablation_finds_the_needed_cluster_and_rerun_sends_nothing(tmp_path: Path) -> None:
     # keep-alive: the arms re-use pooled connections across passes (regression: "Event loop is closed")
-    srv = start_scripted_server(tmp_path, "--strict-if-example", "room", "--keep-alive")
-    try:
+    with start_scripted_server(tmp_path, "--strict-if-example", "room", "--keep-alive") as srv:
         spec = _project(tmp_path, srv.base_url)
         proj = tmp_path / "proj"
         lines: list[str] = []
@@ -99,14 +98,11 @@ def test_ablation_finds_the_needed_cluster_and_rerun_sends_nothing(tmp_path: Pat
         assert again.id == study.id and again.calls == 0 and len(srv.requests()) == sent
         assert [s.id for s in list_studies(proj)] == [study.id]
         assert load_study(proj, study.id).arms[2].comparison == again.arms[2].comparison
-    finally:
-        srv.stop()
 
 
 def test_sweep_curve_follows_the_scripted_dependence(tmp_path: Path) -> None:
     # Strict grading from 4 examples on: x = 0 and 2 are fooled by the 20 'room' items, 4 and 8 are not.
-    srv = start_scripted_server(tmp_path, "--strict-min-examples", "4")
-    try:
+    with start_scripted_server(tmp_path, "--strict-min-examples", "4") as srv:
         spec = _project(tmp_path, srv.base_url)
         study = sweep(tmp_path / "proj", spec=spec, sizes="0,2,4,8", repeats=2)
         mean = {p.size: p.mean for p in study.sweep if p.metric == "accuracy"}
@@ -123,15 +119,12 @@ def test_sweep_curve_follows_the_scripted_dependence(tmp_path: Path) -> None:
         mem = {ex.id: ex for ex in EpisodicMemory.open(str(tmp_path / "memory")).all()}
         arm = next(r for r in bal.arms if r.arm.size == 4)
         assert sorted(mem[i].correct_label for i in arm.arm.example_ids) == [0, 0, 1, 1]
-    finally:
-        srv.stop()
 
 
 def test_context_budget_drops_examples_instead_of_failing(tmp_path: Path) -> None:
     # The server refuses prompts over 300 words (HTTP 400). System turn 74 words + item ~34, each
     # example ~39, plus 8 per message: 9 examples (~620) do not fit, 3 do (~290).
-    srv = start_scripted_server(tmp_path, "--ctx", "300", "--strict-if-example", "room")
-    try:
+    with start_scripted_server(tmp_path, "--ctx", "300", "--strict-if-example", "room") as srv:
         spec = _project(tmp_path, srv.base_url)
         study = ablation(tmp_path / "proj", spec=spec, clusters=["keywords"], max_prompt_tokens=300)
         full = study.arms[0]
@@ -143,13 +136,10 @@ def test_context_budget_drops_examples_instead_of_failing(tmp_path: Path) -> Non
         sent = srv.requests()
         assert len(sent) >= 60 and all(b["body"]["messages"] and len(str(b["body"]).split()) for b in sent)
         assert "dropped" in (tmp_path / "proj" / ".allure" / "studies" / study.id / "study.md").read_text()
-    finally:
-        srv.stop()
 
 
 def test_sigkill_mid_study_then_rerun_sends_no_stored_call(tmp_path: Path) -> None:
-    srv = start_scripted_server(tmp_path, "--strict-if-example", "room", "--delay", "0.05")
-    try:
+    with start_scripted_server(tmp_path, "--strict-if-example", "room", "--delay", "0.05") as srv:
         spec = _project(tmp_path, srv.base_url)
         proc = subprocess.Popen(
             cli_args(tmp_path, "study", "ablation", "--spec", str(spec)), env=cli_env(TEST_KEY), cwd=tmp_path
@@ -178,8 +168,6 @@ def test_sigkill_mid_study_then_rerun_sends_no_stored_call(tmp_path: Path) -> No
             rows = c.execute("SELECT COUNT(*), COUNT(DISTINCT iteration || item_id) FROM verdicts").fetchone()
         assert rows == (5 * 60, 5 * 60)  # 5 arms x 60 items, no duplicate row
         assert "significantly worse" in res.stdout + res.stderr
-    finally:
-        srv.stop()
 
 
 def test_arm_equal_to_an_audit_iteration_sends_no_call(
@@ -188,8 +176,7 @@ def test_arm_equal_to_an_audit_iteration_sends_no_call(
     from allure.config import load_spec
     from allure.graphs import start_run
 
-    srv = start_scripted_server(tmp_path)
-    try:
+    with start_scripted_server(tmp_path) as srv:
         spec = write_spec(tmp_path, srv.base_url, max_iterations=1)
         monkeypatch.setenv("ALLURE_TEST_KEY", "k")
         run = start_run(load_spec(spec).model_copy(update={"auto_approve": True}), tmp_path / "proj")
@@ -201,5 +188,3 @@ def test_arm_equal_to_an_audit_iteration_sends_no_call(
         # the audit's first pass was zero-shot over every item: the held-out ones are all stored
         assert zero.calls == 0 and zero.cache_hits == study.n_items > 0
         assert len(srv.requests()) - before == study.calls == sum(r.calls for r in study.arms)
-    finally:
-        srv.stop()

@@ -98,13 +98,17 @@ class FeatureTable:
     cols: dict[str, np.ndarray]
     """Feature name -> its value per row."""
 
-    def matrix(self, items: Sequence[Item], names: Sequence[str]) -> np.ndarray:
-        """``(len(items), len(names))``: the features ``names`` of ``items``.
+    def matrix(
+        self, items: Sequence[Item], names: Sequence[str], *, ids: Sequence[str] | None = None
+    ) -> np.ndarray:
+        """``(len(items), len(names))``: the features ``names`` of ``items`` (``ids``: their ids, when
+        the caller has them: not read again).
 
         Raises:
             KeyError: An item or a feature it does not hold.
         """
-        idx = np.fromiter((self.rows[it.id] for it in items), dtype=np.int64, count=len(items))
+        ids = [it.id for it in items] if ids is None else ids
+        idx = np.fromiter(map(self.rows.__getitem__, ids), dtype=np.int64, count=len(ids))
         return np.column_stack([self.cols[f][idx] for f in names]) if names else np.zeros((len(items), 0))
 
 

@@ -161,9 +161,10 @@ class LearnedReadout:
     vote: VoteSource | None = None
     fit_ids: tuple[str, ...] = ()
     """The items it was fitted on (the leakage test reads them)."""
-    fit_x: list[list[float]] = field(default_factory=list)
+    fit_x: list[list[float]] | np.ndarray = field(default_factory=list)
     """Each fit item's features (rows as :attr:`fit_ids`, columns as :attr:`features`): what a refit
-    after an approval reads instead of calling the judge again (:meth:`allure.store.RunStore.refit_readout`)."""
+    after an approval reads instead of calling the judge again (:meth:`allure.store.RunStore.refit_readout`);
+    a fit keeps its array, :meth:`record` writes it as lists (a pass's fold fits are never recorded)."""
     fit_y: list[Label] = field(default_factory=list)
     """Each fit item's label as fitted (an auditor's corrected label winning over the gold check)."""
     objective: str = "balanced_accuracy"
@@ -195,13 +196,16 @@ class LearnedReadout:
             cols.update(self._votes(items, self.vote))
         return cols
 
-    def matrix(self, items: list[Item], orders: PassOrders) -> np.ndarray:
+    def matrix(
+        self, items: list[Item], orders: PassOrders, *, ids: Sequence[str] | None = None
+    ) -> np.ndarray:
         """``(len(items), len(features))``: :attr:`features` of ``items``, the label probabilities'
-        from ``orders.table`` when it holds them (a pass reads them once: :func:`feature_table`)."""
+        from ``orders.table`` when it holds them (a pass reads them once: :func:`feature_table`; ``ids``:
+        the items' ids, when the caller has them)."""
         probs = [f for f in self.features if not f.startswith("vote")]
         verdicts, swapped, back, table = orders.verdicts, orders.swapped, orders.back, orders.table
         try:
-            x = table.matrix(items, probs) if table is not None else None
+            x = table.matrix(items, probs, ids=ids) if table is not None else None
         except KeyError:  # a table of other items or features: read these here
             x = None
         if x is None:
@@ -246,7 +250,7 @@ class LearnedReadout:
         Raises:
             ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        return self.scored(items, PassOrders(verdicts, swapped, back, table))[0]
+        return self._read(items, PassOrders(verdicts, swapped, back, table), prob=False)[0]
 
     def scored(
         self, items: list[Item], orders: PassOrders
@@ -257,7 +261,18 @@ class LearnedReadout:
         Raises:
             ReadoutInputMissing: It reads the swapped order or the reversed question and that is ``None``.
         """
-        todo = [it for it in items if it.id in orders.verdicts]
+        return self._read(items, orders, prob=True)
+
+    def _read(
+        self, items: list[Item], orders: PassOrders, *, prob: bool
+    ) -> tuple[dict[str, Label | None], dict[str, float]]:
+        """:meth:`scored` (``prob``: with each item's ``P(positive)``; :meth:`apply` needs none)."""
+        ids = [it.id for it in items]
+        judged = list(map(orders.verdicts.__contains__, ids))
+        todo = items
+        if not all(judged):
+            todo = [it for it, j in zip(items, judged, strict=True) if j]
+            ids = [it.id for it in todo]
         if not todo:
             return {}, {}
         missing = {
@@ -271,7 +286,7 @@ class LearnedReadout:
                     where=f"the pass's plan (PassPlan.{step})",
                     fix=f"{fix} when this read-out is applied",
                 )
-        x = self.matrix(todo, orders)
+        x = self.matrix(todo, orders, ids=ids)
         if self.mode == "knn":
             # a fit item is never its own neighbour: its label comes from the other fit items'
             row = {i: j for j, i in enumerate(self.fit_ids)}
@@ -281,11 +296,9 @@ class LearnedReadout:
         assert self.fitted is not None
         by_str = {str(lab): lab for lab in self.labels}
         classes = [by_str[c] for c in self.fitted.labels]
-        ids = [it.id for it in todo]
-        labels: dict[str, Label | None] = dict(
-            zip(ids, [classes[c] for c in self.fitted.predict_codes(x).tolist()], strict=True)
-        )
-        if self.positive is None:
+        codes = self.fitted.predict_codes(x).tolist()
+        labels: dict[str, Label | None] = dict(zip(ids, map(classes.__getitem__, codes), strict=True))
+        if self.positive is None or not prob:
             return labels, {}
         return labels, dict(zip(ids, self.fitted.prob(x, self.positive), strict=True))
 
@@ -301,7 +314,8 @@ class LearnedReadout:
             on = ", ".join(self.features)
             out["describe"] = f"kNN prompting on {on} (k = {K_NEAREST}, n = {len(self.fit_ids)})"
             out["fitted_at"] = self.knn_at
-        out["fit"] = {"ids": list(self.fit_ids), "x": self.fit_x, "y": self.fit_y}
+        x = self.fit_x.tolist() if isinstance(self.fit_x, np.ndarray) else self.fit_x
+        out["fit"] = {"ids": list(self.fit_ids), "x": x, "y": self.fit_y}
         out.update(objective=self.objective, seed=self.seed)
         return out
 
@@ -321,6 +335,7 @@ def fit_learned_readout(
     swapped: Mapping[str, Verdict] | None = None,
     back: Mapping[str, Verdict] | None = None,
     table: FeatureTable | None = None,
+    ids: Sequence[str] | None = None,
 ) -> LearnedReadout | None:
     """Fit the read-out on ``fit_items`` (the mined audit items) with their ``references``.
 
@@ -341,12 +356,14 @@ def fit_learned_readout(
             terms (``None``: not asked). The logistic read-out then also tries ``z_reversed`` and keeps
             it only when its cross-validated score is higher (a tie keeps the fewer features).
         table: The pass's features, read once (:func:`feature_table`; ``None``: read here).
+        ids: The ids of ``fit_items``, when the caller has them (``None``: read here).
 
     Raises:
         ReadoutLeak: A dev or held-out item is among ``fit_items``.
     """
-    leaked = sorted(it.id for it in fit_items if it.id in not_fit)
-    if leaked:
+    ids = [it.id for it in fit_items] if ids is None else ids
+    if not not_fit.isdisjoint(ids):  # a set's test, at C speed (issue 41 item 7)
+        leaked = sorted(i for i in ids if i in not_fit)
         raise ReadoutLeak(
             f"{len(leaked)} dev or held-out item(s) in the read-out's fit (e.g. {leaked[0]})",
             where="the read-out's fit items",
@@ -354,7 +371,14 @@ def fit_learned_readout(
         )
     if mode == "none" or len(labels) < 2:
         return None
-    keep = [it for it in fit_items if references.get(it.id) is not None and it.id in verdicts]
+    refs = list(map(references.get, ids))
+    judged = list(map(verdicts.__contains__, ids))
+    y: list[Label] = refs  # type: ignore[assignment]
+    keep, keep_ids = list(fit_items), list(ids)
+    if None in refs or not all(judged):  # only the items with a reference and a verdict
+        pairs = [(it, r) for it, r, j in zip(fit_items, refs, judged, strict=True) if j and r is not None]
+        keep, y = [it for it, _ in pairs], [r for _, r in pairs]
+        keep_ids = [it.id for it in keep]
     two = len(labels) == 2
     features = probability_features(labels, swapped=swapped is not None)
     if vote is not None and mode != "knn":
@@ -366,15 +390,14 @@ def fit_learned_readout(
         positive=(labels[0] if positive is None else positive) if two else None,
         features=features,
         vote=vote,
-        fit_ids=tuple(it.id for it in keep),
+        fit_ids=tuple(keep_ids),
         objective=objective,
         seed=seed,
     )
-    y: list[Label] = [references[it.id] for it in keep]  # type: ignore[misc]
     if len(set(y)) < 2:
         return None
     if base.mode == "knn":
-        x = base.matrix(keep, PassOrders(verdicts, swapped, table=table))
+        x = base.matrix(keep, PassOrders(verdicts, swapped, table=table), ids=keep_ids)
         base.fit_x, base.fit_y = x.tolist(), list(y)
         base.knn_x, base.knn_y = x.tolist(), y
         base.knn_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -386,8 +409,8 @@ def fit_learned_readout(
     best: LearnedReadout | None = None
     for names in tries:
         cand = replace(base, features=names)
-        x = cand.matrix(keep, PassOrders(verdicts, swapped, back, table))
-        cand.fit_x, cand.fit_y = x.tolist(), list(y)
+        x = cand.matrix(keep, PassOrders(verdicts, swapped, back, table), ids=keep_ids)
+        cand.fit_x, cand.fit_y = x, list(y)
         cand.fitted = fit_readout(x, y, names, objective=objective, seed=seed)  # type: ignore[arg-type]
         if cand.fitted is not None and (best is None or _cv(cand) > _cv(best)):
             best = cand

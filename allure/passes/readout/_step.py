@@ -133,30 +133,52 @@ class PassReadout:
         ``swapped``: a pairwise pass's swapped order (item id -> verdict): its features too; ``back``:
         the polarity variant's verdicts read back (the feature ``z_reversed``). A verdict without label
         probabilities keeps its label (:func:`reads_probabilities`)."""
+        from itertools import compress
+
         from allure.metrics import significantly_better
 
-        fit_items = [it for it in items if it.id in self.fit_ids]
+        ids = [it.id for it in items]  # the per-item work below runs at C speed (issue 41 item 7)
+        is_fit = list(map(self.fit_ids.__contains__, ids))
+        fit_items, fit_item_ids = list(compress(items, is_fit)), list(compress(ids, is_fit))
         # every fit and application below reads its rows from one reading of the verdicts (issue 41)
         table = feature_table(
             items, verdicts, labels=self.labels, positive=self.positive, swapped=swapped, back=back
         )
         if self.vote is not None:
             self.vote = self.vote.remembering(items)
-        learned = self._fit(fit_items, verdicts, set(self.not_fit), self.vote, swapped, back, table)
+        learned = self._fit(
+            fit_items, verdicts, set(self.not_fit), self.vote, swapped, back, table, fit_item_ids
+        )
         if learned is None:
             return ReadoutRead(
                 {}, f"{self.name} not fitted: it needs at least 2 mined audit items of each label"
             )
-        out = probable_only(learned.apply(items, verdicts, swapped, back, table=table), verdicts)
-        oof, fits = self._out_of_fold(fit_items, verdicts, swapped, back, table) if self.folds else ({}, {})
-        oof.update({i: verdicts[i].label for i in oof if not reads_probabilities(verdicts.get(i))})
+        # the items without label probabilities keep their label (probable_only), found once
+        from operator import attrgetter
+
+        lacking: set[str] = set()
+        if not all(map(verdicts.__contains__, ids)) or None in list(
+            map(attrgetter("prob_positive"), map(verdicts.__getitem__, ids))
+        ):  # not every item judged with P(positive): each item's verdict asked
+            lacking = {i for i in ids if not reads_probabilities(verdicts.get(i))}
+        out = learned.apply(items, verdicts, swapped, back, table=table)
+        if lacking:
+            out = {i: lab for i, lab in out.items() if i not in lacking}
+        oof, fits = (
+            self._out_of_fold(fit_items, verdicts, swapped, back, table, fit_item_ids)
+            if self.folds
+            else ({}, {})
+        )
+        if lacking:
+            oof.update({i: verdicts[i].label for i in oof if i in lacking})
         if self.mode == "auto":
             scored, where = (oof, "out of fold") if self.folds else (out, "on dev")
-            dev = sorted(i for i in (self.folds or self.dev_ids) if i in verdicts)
+            dev = sorted(filter(verdicts.__contains__, self.folds or self.dev_ids))
+            parsed = [verdicts[i].label for i in dev]
             d = significantly_better(
-                [self.references.get(i) for i in dev],
-                [verdicts[i].label for i in dev],
-                [scored.get(i, verdicts[i].label) for i in dev],  # an item left out keeps its label
+                list(map(self.references.get, dev)),
+                parsed,
+                list(map(scored.get, dev, parsed)),  # an item left out keeps its label
                 labels=self.labels,
                 objective=self.objective,  # type: ignore[arg-type]
                 alpha=self.alpha,
@@ -184,8 +206,10 @@ class PassReadout:
         swapped: Mapping[str, Verdict] | None,
         back: Mapping[str, Verdict] | None,
         table: FeatureTable | None,
+        ids: list[str],
     ) -> LearnedReadout | None:
-        """:func:`fit_learned_readout` with this step's mode, references, labels, objective and seed."""
+        """:func:`fit_learned_readout` with this step's mode, references, labels, objective and seed
+        (``ids``: the ids of ``fit_items``)."""
         return fit_learned_readout(
             self.mode,
             fit_items,
@@ -200,6 +224,7 @@ class PassReadout:
             swapped=swapped,
             back=back,
             table=table,
+            ids=ids,
         )
 
     def _vote_without(self, fold: int) -> VoteSource | None:
@@ -220,23 +245,30 @@ class PassReadout:
         swapped: Mapping[str, Verdict] | None,
         back: Mapping[str, Verdict] | None = None,
         table: FeatureTable | None = None,
+        ids: list[str] | None = None,
     ) -> tuple[dict[str, Label | None], dict[int, tuple[str, ...]]]:
         """Each fold's fit items labelled by a read-out fitted on the other folds' fit items (a fold
         whose read-out cannot be fitted keeps the labels the pass gave before the read-out), and
         each fold's fit ids (:attr:`ReadoutRead.fold_fit_ids`)."""
+        from itertools import compress, repeat
+        from operator import eq, not_
+
         out: dict[str, Label | None] = {}
         fits: dict[int, tuple[str, ...]] = {}
-        fold_of = [self.folds.get(it.id) for it in fit_items]
+        ids = [it.id for it in fit_items] if ids is None else ids
+        fold_of = list(map(self.folds.get, ids))  # None: in no fold, fitted on by every fold
         for fold in sorted(set(self.folds.values())):
-            mine = [it for it, f in zip(fit_items, fold_of, strict=True) if f == fold]
+            in_fold = list(map(eq, fold_of, repeat(fold)))
+            mine = list(compress(fit_items, in_fold))
             learned = self._fit(
-                [it for it, f in zip(fit_items, fold_of, strict=True) if f != fold],
+                list(compress(fit_items, map(not_, in_fold))),
                 verdicts,
-                self.not_fit | {it.id for it in mine},
+                self.not_fit.union(compress(ids, in_fold)),
                 self._vote_without(fold),
                 swapped,
                 back,
                 table,
+                list(compress(ids, map(not_, in_fold))),
             )
             fits[fold] = learned.fit_ids if learned is not None else ()
             if learned is not None and mine:

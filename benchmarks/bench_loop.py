@@ -1,0 +1,641 @@
+"""Does the loop make a judge better, as a user runs it? ``allure.audit`` per task and item draw, on
+the embedded judge; every figure is read from the run's own ``report.json`` (issue 43).
+
+Per task and draw, a project of its own (``.allure-bench/loop/<task>-d<draw>``) and one run started
+as a user starts ``allure audit SPEC --auto-approve``:
+
+- the spec: the task's worked example (``examples/*.toml``; the CogEval grader with the embedded judge
+  in place of the replay; the pairwise judge's spec is written here, there is no dataset of pairs to
+  ship), its ``[dataset] path`` pointed at the draw's rows, ``[loop] heldout_fraction = 0.5``,
+  ``max_iterations = 2`` (zero-shot, then the memory of the approved examples), ``seed`` = the split
+  seed of ``benchmarks/preregistered.toml``; every other setting the product's default;
+- the draw: tasks of at least 1,200 items (CogEval, HaluEval, RTE) have two disjoint draws of 600
+  (draw 1 of CogEval and HaluEval: the 600 items whose zero-shot calls the strategies bench stored;
+  draw 2 and RTE's draws: seeded samples of the other items); the small sets are run whole, once.
+
+What the rule is and what is compared is fixed in ``benchmarks/preregistered.toml`` (committed before
+any held-out figure of this bench was read); the bench refuses to run when the decision rule's code
+(``allure/``) differs from the commit named there, unless ``--exploratory`` (then every line it
+writes says so).
+
+Calls. Every call is stored in the project's run store as it returns (a killed run resumes from
+there) and the store is copied, gzipped, to ``benchmarks/results/loop.<task>-d<draw>.db.gz`` every
+few minutes and at the end of each run, so a rerun on another machine sends 0 calls and starts no
+server. Before anything runs the bench prints its plan: per task and draw the items, the zero-shot
+calls the store cannot answer (the product's own planner), an estimate of the memory pass's calls
+(one a prompted item; they depend on what is approved) and the time at the stored or assumed
+seconds a call; ``--plan`` stops there.
+
+Written: ``benchmarks/results/loop.md``, one ``primary:`` line per task and draw (the pre-registered
+comparison, from report.json ``primary``), what the run adopted and why, calls and wall time.
+
+Usage::
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_loop.py --plan
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_loop.py --tasks cb,summeval [--max-new-calls 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_readout import adopted, cost_line, primary_line  # noqa: E402
+from stored_calls import RESULTS, ROOT, server_starts, snapshot  # noqa: E402
+
+import allure  # noqa: E402
+from allure.store import open_project_store, project_db_path  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "data"
+PREREG = ROOT / "benchmarks" / "preregistered.toml"
+SAVE_EVERY_S = 300.0
+"""How often a running task's store is copied to ``benchmarks/results`` (and at each run's end)."""
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One (task, draw): the items' ids and where their rows were written."""
+
+    task: str
+    number: int
+    ids: list[str]
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}-d{self.number}"
+
+
+@dataclass(frozen=True)
+class Task:
+    """A judge task: its worked example, how its draws' rows are chosen and written."""
+
+    name: str
+    title: str
+    example: str
+    seconds_a_call: float
+    """Assumed when the store holds no latency yet (2 cores, the 1.5B judge)."""
+    draws: Callable[[dict[str, Any]], list[list[str]]]
+    """The ids of each draw, from the task's pre-registered table."""
+    write: Callable[[Path, list[str]], Path]
+    """Writes the rows of those ids into a project folder; returns the file."""
+    spec: Callable[[dict[str, Any], Path], dict[str, Any]] = lambda raw, data: raw
+    """Changes to the worked example's spec beyond its data file (the judge, id column)."""
+
+
+# ---- the tasks' rows -------------------------------------------------------------------------------
+
+COGEVAL = SHARED / "cogeval_cogmaps" / "cogeval_conversations.jsonl.gz"
+HALUEVAL = SHARED / "halueval_general" / "general_data.json"
+ZHAO = SHARED / "zhao2021_cb_rte_trec"
+
+
+def _need(path: Path) -> Path:
+    if not path.is_file():
+        raise SystemExit(f"missing {path}: the bench reads ../shared/data")
+    return path
+
+
+def _snapshot_ids(task: str) -> list[str]:
+    """The 600 items whose zero-shot calls the strategies bench stored (a draw's first 600)."""
+    tmp = ROOT / ".allure-bench" / "loop" / f"_{task}-snapshot.db"
+    if not tmp.is_file():
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(snapshot(task), "rb") as src, open(tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    from allure.store import RunStore
+
+    store = RunStore(tmp, create=False)
+    try:
+        return [it.id for it in store.items(f"{task}-zero-shot")]
+    finally:
+        store.close()
+
+
+def _sample(pool: list[str], n: int, seed: int, strata: dict[str, str] | None = None) -> list[str]:
+    """``n`` ids of ``pool``, seeded; evenly across ``strata`` (round robin) when given."""
+    rng = random.Random(seed)
+    if strata is None:
+        return sorted(rng.sample(sorted(pool), n))
+    queues: dict[str, list[str]] = defaultdict(list)
+    for i in sorted(pool):
+        queues[strata[i]].append(i)
+    for q in queues.values():
+        rng.shuffle(q)
+    out: list[str] = []
+    while len(out) < n and any(queues.values()):
+        for key in sorted(queues):
+            if queues[key] and len(out) < n:
+                out.append(queues[key].pop())
+    return sorted(out)
+
+
+def cogeval_rows() -> dict[str, dict[str, Any]]:
+    rows = {}
+    with gzip.open(_need(COGEVAL), "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                row = json.loads(line)
+                rows[row["path"]] = row
+    return rows
+
+
+def cogeval_draws(pre: dict[str, Any]) -> list[list[str]]:
+    """Draw 1: the strategies bench's 600 (responses of at most 200 characters, evenly across problem
+    types); draw 2: 600 other items under the same rule, seeded."""
+    from allure.dataset import DatasetSpec, load_items
+
+    first = _snapshot_ids("cogeval")
+    spec = DatasetSpec(
+        path=str(_need(COGEVAL)), format="cogeval", max_response_chars=pre["max_response_chars"]
+    )
+    items = {it.id: it for it in load_items(spec) if it.id not in set(first)}
+    strata = {i: str(it.problem_type) for i, it in items.items()}
+    return [first, _sample(list(items), pre["draw_size"], pre["draw_seeds"][1], strata)]
+
+
+def write_cogeval(project: Path, ids: list[str]) -> Path:
+    keep, out = set(ids), project / "cogeval-draw.jsonl.gz"
+    with (
+        gzip.open(_need(COGEVAL), "rt", encoding="utf-8") as fh,
+        gzip.open(out, "wt", encoding="utf-8") as dst,
+    ):
+        for line in fh:
+            if line.strip() and json.loads(line).get("path") in keep:
+                dst.write(line if line.endswith("\n") else line + "\n")
+    return out
+
+
+def halueval_draws(pre: dict[str, Any]) -> list[list[str]]:
+    """Draw 1: the strategies bench's 600; draw 2: 600 other lines, seeded (items are named by line)."""
+    first = _snapshot_ids("halueval")
+    with open(_need(HALUEVAL), encoding="utf-8") as fh:
+        every = [f"line-{n}" for n, line in enumerate(fh, start=1) if line.strip()]
+    rest = sorted(set(every) - set(first))
+    return [first, _sample(rest, pre["draw_size"], pre["draw_seeds"][1])]
+
+
+def write_halueval(project: Path, ids: list[str]) -> Path:
+    keep, out = set(ids), project / "halueval-draw.jsonl"
+    with open(_need(HALUEVAL), encoding="utf-8") as fh, open(out, "w", encoding="utf-8") as dst:
+        for n, line in enumerate(fh, start=1):
+            if f"line-{n}" in keep:
+                dst.write(json.dumps({**json.loads(line), "item_id": f"line-{n}"}, ensure_ascii=False) + "\n")
+    return out
+
+
+def _zhao_rows(task: str) -> dict[str, dict[str, Any]]:
+    """RTE or CB, train and validation together, ids ``train-<idx>`` / ``val-<idx>``."""
+    rows = {}
+    for part in ("train", "val"):
+        with open(_need(ZHAO / task / f"{part}.jsonl"), encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    row = json.loads(line)
+                    rows[f"{part}-{row['idx']}"] = {**row, "idx": f"{part}-{row['idx']}"}
+    return rows
+
+
+def rte_draws(pre: dict[str, Any]) -> list[list[str]]:
+    """Two disjoint draws of 600 of RTE's 2,767 labelled pairs, stratified by label, seeded."""
+    rows = _zhao_rows("rte")
+    labels = {i: r["label"] for i, r in rows.items()}
+    first = _sample(list(rows), pre["draw_size"], pre["draw_seeds"][0], labels)
+    rest = [i for i in rows if i not in set(first)]
+    return [first, _sample(rest, pre["draw_size"], pre["draw_seeds"][1], labels)]
+
+
+def _write_zhao(task: str) -> Callable[[Path, list[str]], Path]:
+    def write(project: Path, ids: list[str]) -> Path:
+        rows, out = _zhao_rows(task), project / f"{task}-draw.jsonl"
+        out.write_text("".join(json.dumps(rows[i]) + "\n" for i in ids), encoding="utf-8")
+        return out
+
+    return write
+
+
+def _whole(rows: Callable[[], dict[str, Any] | list[str]]) -> Callable[[dict[str, Any]], list[list[str]]]:
+    return lambda pre: [sorted(rows())]
+
+
+def _example_data(example: str) -> Path:
+    raw = tomllib.loads((ROOT / "examples" / example).read_text())
+    return (ROOT / "examples" / raw["dataset"]["path"]).resolve()
+
+
+def _copy_example_data(example: str) -> Callable[[Path, list[str]], Path]:
+    """A small set run whole: its file as shipped."""
+
+    def write(project: Path, ids: list[str]) -> Path:
+        src = _need(_example_data(example))
+        out = project / src.name
+        shutil.copyfile(src, out)
+        return out
+
+    return write
+
+
+def _example_ids(example: str) -> Callable[[], list[str]]:
+    def ids() -> list[str]:
+        from allure.config import load_spec
+
+        spec = load_spec(ROOT / "examples" / example)
+        from allure.dataset import load_items
+
+        return [
+            it.id for it in load_items(spec.dataset, base_dir=ROOT / "examples", label_set=spec.label_set)
+        ]
+
+    return ids
+
+
+def pairwise_ids(pre: dict[str, Any]) -> list[list[str]]:
+    from bench_pairwise_debias import build_pairs
+
+    return [
+        [it.id for it in build_pairs(_need(COGEVAL), pre["pairs"], pre["max_response_chars"], pre["seed"])]
+    ]
+
+
+def write_pairs(project: Path, ids: list[str]) -> Path:
+    from bench_pairwise_debias import build_pairs
+
+    pre = prereg()["task"]["pairwise"]
+    pairs = {
+        it.id: it for it in build_pairs(_need(COGEVAL), pre["pairs"], pre["max_response_chars"], pre["seed"])
+    }
+    out = project / "cogeval-pairs.jsonl"
+    out.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": i,
+                    "prompt": pairs[i].task,
+                    "response_a": pairs[i].response,
+                    "response_b": pairs[i].response_b,
+                    "better": pairs[i].gold_label,
+                    "problem_type": pairs[i].problem_type,
+                }
+            )
+            + "\n"
+            for i in ids
+        ),
+        encoding="utf-8",
+    )
+    return out
+
+
+def _embedded(raw: dict[str, Any], data: Path) -> dict[str, Any]:
+    return {**raw, "evaluator": {}}  # the embedded judge (the product's default), not the replay
+
+
+def _id_column(column: str) -> Callable[[dict[str, Any], Path], dict[str, Any]]:
+    def spec(raw: dict[str, Any], data: Path) -> dict[str, Any]:
+        raw["dataset"]["columns"] = {**raw["dataset"].get("columns", {}), "id": column}
+        return raw
+
+    return spec
+
+
+PAIRWISE_SPEC = {
+    "name": "cogeval-pairwise",
+    "label_set": ["A", "B"],
+    "dataset": {
+        "columns": {
+            "id": "id",
+            "task": "prompt",
+            "response": "response_a",
+            "response_b": "response_b",
+            "gold_label": "better",
+            "problem_type": "problem_type",
+        }
+    },
+    "evaluator": {
+        "prompt": "pairwise",
+        "rubric": "The better response is the one that gives the correct answer to the task.",
+    },
+}
+
+TASKS = {
+    t.name: t
+    for t in [
+        Task("cogeval", "CogEval (grader)", "cogeval_replay.toml", 3.0, cogeval_draws, write_cogeval, _embedded),
+        Task(
+            "halueval", "HaluEval general", "halueval_general.toml", 3.0, halueval_draws, write_halueval,
+            _id_column("item_id"),
+        ),
+        Task("rte", "RTE", "rte_nli.toml", 3.0, rte_draws, _write_zhao("rte")),
+        Task("cb", "CB (3 labels)", "cb_nli.toml", 3.0, _whole(lambda: _zhao_rows("cb")), _write_zhao("cb")),
+        Task(
+            "qags", "QAGS-CNNDM", "qags_cnndm.toml", 15.0, _whole(_example_ids("qags_cnndm.toml")),
+            _copy_example_data("qags_cnndm.toml"),
+        ),
+        Task(
+            "summeval", "SummEval", "summeval_consistency.toml", 15.0,
+            _whole(_example_ids("summeval_consistency.toml")), _copy_example_data("summeval_consistency.toml"),
+        ),
+        Task("pairwise", "CogEval pairs (pairwise)", "", 4.0, pairwise_ids, write_pairs),
+    ]
+}  # fmt: skip
+
+
+# ---- the pre-registration --------------------------------------------------------------------------
+
+
+def prereg() -> dict[str, Any]:
+    return tomllib.loads(PREREG.read_text())
+
+
+def rule_changed(commit: str) -> str:
+    """What under ``allure/`` differs from the pre-registered rule's commit ("" when nothing)."""
+    out = subprocess.run(
+        ["git", "diff", "--stat", commit, "--", "allure"], capture_output=True, text=True, cwd=ROOT
+    )
+    if out.returncode != 0:
+        return f"cannot compare with {commit}: {out.stderr.strip()}"
+    return out.stdout.strip()
+
+
+# ---- one run ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Planned:
+    task: Task
+    draw: Draw
+    project: Path
+    spec: dict[str, Any]
+    zero_uncached: int
+    memory_calls: int
+    seconds_a_call: float
+
+    @property
+    def estimate_s(self) -> float:
+        return (self.zero_uncached + self.memory_calls) * self.seconds_a_call
+
+
+@dataclass
+class Result:
+    planned: Planned
+    run_id: str
+    report: dict[str, Any]
+    wall_s: float
+    server_starts: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def saved(key: str) -> Path:
+    return RESULTS / f"loop.{key}.db.gz"
+
+
+def open_project(task: Task, draw: Draw, root: Path) -> Path:
+    """The draw's project: resumed when it is there; else seeded from the saved calls of this draw
+    (or, for a first draw, the strategies bench's snapshot), else empty."""
+    project = root / draw.key
+    db = project_db_path(project)
+    if db.is_file():
+        return project
+    db.parent.mkdir(parents=True, exist_ok=True)
+    seed = saved(draw.key)
+    if not seed.is_file() and draw.number == 1 and task.name in ("cogeval", "halueval"):
+        seed = snapshot(task.name)
+    if seed.is_file():
+        with gzip.open(seed, "rb") as src, open(db, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    return project
+
+
+def save(project: Path, key: str) -> None:
+    """Copy the project's store (a consistent snapshot, while the run writes) gzipped into results."""
+    db = project_db_path(project)
+    if not db.is_file():
+        return
+    tmp_db = db.with_suffix(".copy")
+    src, dst = sqlite3.connect(db, timeout=60), sqlite3.connect(tmp_db)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+    out = saved(key)
+    part = out.with_suffix(".part")
+    with open(tmp_db, "rb") as fh, gzip.open(part, "wb", compresslevel=9) as gz:
+        shutil.copyfileobj(fh, gz)
+    part.replace(out)
+    tmp_db.unlink()
+
+
+@contextmanager
+def saving(project: Path, key: str) -> Iterator[None]:
+    """Save the store every :data:`SAVE_EVERY_S` while the block runs, and once at its end."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(SAVE_EVERY_S):
+            try:
+                save(project, key)
+            except sqlite3.Error as exc:  # a busy store: the next round tries again
+                print(f"note: saving {key} failed ({exc}); retrying later", file=sys.stderr)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        save(project, key)
+
+
+def audit_spec(task: Task, data: Path, pre: dict[str, Any], split_seed: int) -> dict[str, Any]:
+    raw = (
+        json.loads(json.dumps(PAIRWISE_SPEC))
+        if not task.example
+        else tomllib.loads((ROOT / "examples" / task.example).read_text())
+    )
+    raw["dataset"] = {k: v for k, v in raw["dataset"].items() if k != "limit"} | {"path": str(data)}
+    raw = task.spec(raw, data)
+    raw["loop"] = {
+        "max_iterations": pre["max_iterations"],
+        "heldout_fraction": pre["heldout_fraction"],
+        "seed": split_seed,
+        "objective": pre["task"][task.name]["objective"],
+    }
+    raw["auto_approve"] = True
+    return raw
+
+
+def plan(task: Task, draw: Draw, project: Path, raw: dict[str, Any]) -> Planned:
+    """The zero-shot pass's calls the store cannot answer, by the product's planner; the memory pass
+    is estimated at one call an item (its prompts depend on the approvals)."""
+    from allure.config import parse_spec
+    from allure.dataset import load_items
+    from allure.evaluator import open_evaluator
+    from allure.metrics import CONTENT_FREE
+    from allure.passes import content_free_item
+
+    spec = parse_spec(raw, source=f"bench_loop ({draw.key})")
+    items = load_items(spec.dataset, label_set=spec.label_set, synonyms=spec.label_synonyms)
+    cf = [content_free_item(items[0], "plan", k, text) for k, text in enumerate(CONTENT_FREE)]
+    store = open_project_store(project, create=True)
+    try:
+        with open_evaluator(spec, store, items, lazy_start=True) as ev:
+            zero, free = ev.plan(items, lambda _: []), ev.plan(cf, lambda _: [])
+    finally:
+        store.close()
+    per_call = zero.cached_latency_s or task.seconds_a_call
+    memory = len(items) if spec.loop.max_iterations > 1 else 0
+    return Planned(task, draw, project, raw, zero.uncached + free.uncached, memory, per_call)
+
+
+def run_one(p: Planned) -> Result:
+    t0 = time.perf_counter()
+    with saving(p.project, p.draw.key), server_starts() as starts:
+        outcome = allure.audit(p.spec, project=p.project)
+        wall = time.perf_counter() - t0
+        report = allure.open_project(p.project).run(outcome.run_id).report()
+    return Result(p, outcome.run_id, report, wall, len(starts))
+
+
+# ---- the results file ------------------------------------------------------------------------------
+
+
+def section(r: Result, exploratory: bool) -> str:
+    d = r.planned.draw
+    tag = " (exploratory: the rule differs from the pre-registered commit)" if exploratory else ""
+    last = (r.report.get("iterations") or [{}])[-1]
+    return "\n".join(
+        [
+            f"### {r.planned.task.title}, draw {d.number} ({len(d.ids)} items, split seed {d.seed}; run `{r.run_id}`)",
+            "",
+            f"primary: {d.key}: {primary_line(r)}{tag}",
+            "",
+            *[f"- adopted: {a}" for a in adopted(r)[:2]],
+            f"- memory: {(last.get('candidates') or {}).get('approved', 0)} examples approved; "
+            f"decision: {str(r.report.get('decision_data') or '-').removeprefix('decision data: ')}",
+            f"- decisions: {r.report.get('decisions') or '-'}",
+            f"- cost: {cost_line(r)}",
+            "",
+        ]
+    )
+
+
+def record(r: Result, exploratory: bool, commit: str) -> None:
+    """The draw's section and figures, kept beside its calls (``loop.<task>-d<draw>.json``): the
+    results file is rebuilt from every draw run so far, whichever sitting ran it."""
+    o = (r.report.get("primary") or {}).get("objective") or {}
+    (RESULTS / f"loop.{r.planned.draw.key}.json").write_text(
+        json.dumps(
+            {
+                "key": r.planned.draw.key,
+                "commit": commit,
+                "exploratory": exploratory,
+                "written": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "run_id": r.run_id,
+                "primary": o,
+                "wall_s": round(r.wall_s, 1),
+                "server_starts": r.server_starts,
+                "section": section(r, exploratory),
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+
+
+def write(rule: str) -> Path:
+    """``loop.md`` from every draw's record, in the tasks' order."""
+    order = {key: n for n, key in enumerate(f"{t}-d{d}" for t in TASKS for d in (1, 2))}
+    records = sorted(
+        (json.loads(f.read_text()) for f in RESULTS.glob("loop.*-d*.json")),
+        key=lambda r: order.get(r["key"], 99),
+    )
+    out = RESULTS / "loop.md"
+    body = [
+        "# The loop as a user runs it, per task and item draw (bench_loop.py)",
+        "",
+        f"Pre-registered in `benchmarks/preregistered.toml` (decision rule at commit {rule}). "
+        f"{len(records)} draws run so far: "
+        + ", ".join(f"{r['key']} at {r['commit']} ({r['written']})" for r in records)
+        + ".",
+        "",
+        "Each `primary:` line is the run's pre-registered comparison read from its report.json: the loop's "
+        "final judge against the zero-shot judge's parsed labels on the held-out split, the task's objective, "
+        "alpha 0.05, two-sided. Everything else is exploratory.",
+        "",
+        *(r["section"] for r in records),
+    ]
+    out.write_text("\n".join(body))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tasks", default=",".join(TASKS), help=f"of {', '.join(TASKS)}")
+    ap.add_argument("--draws", default="1,2", help="which draws of the two-draw tasks")
+    ap.add_argument("--plan", action="store_true", help="print the plan and stop")
+    ap.add_argument("--max-new-calls", type=int, default=0, help="refuse to start when the runs need more")
+    ap.add_argument("--exploratory", action="store_true", help="run although the rule's code changed")
+    ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "loop")
+    args = ap.parse_args()
+    pre = prereg()
+    changed = rule_changed(pre["rule_commit"])
+    if changed and not (args.plan or args.exploratory):
+        print(
+            f"refused: allure/ differs from the pre-registered rule ({pre['rule_commit']}):\n{changed}",
+            file=sys.stderr,
+        )
+        return 2
+    plans = []
+    for name in args.tasks.split(","):
+        task, tpre = TASKS[name], pre["task"][name]
+        for number, ids in enumerate(task.draws(tpre), start=1):
+            if len(tpre.get("draw_seeds", [0])) > 1 and str(number) not in args.draws.split(","):
+                continue
+            draw = Draw(name, number, ids, tpre["split_seeds"][number - 1])
+            project = open_project(task, draw, args.project)
+            data = task.write(project, ids)
+            plans.append(plan(task, draw, project, audit_spec(task, data, pre, draw.seed)))
+    need = sum(p.zero_uncached + p.memory_calls for p in plans)
+    print("plan:")
+    for p in plans:
+        print(
+            f"  {p.draw.key}: {len(p.draw.ids)} items, split seed {p.draw.seed}; zero-shot calls not stored "
+            f"{p.zero_uncached}, memory pass about {p.memory_calls}; ~{p.estimate_s / 60:.0f} min at "
+            f"{p.seconds_a_call:.1f} s a call"
+        )
+    print(f"  in all about {need} calls, ~{sum(p.estimate_s for p in plans) / 3600:.1f} h", flush=True)
+    if args.plan:
+        return 0
+    if need > args.max_new_calls:
+        print(f"refused: about {need} new calls, --max-new-calls is {args.max_new_calls}", file=sys.stderr)
+        return 2
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    for p in plans:
+        print(f"== {p.draw.key}: allure.audit ... (estimate {p.estimate_s / 60:.0f} min)", flush=True)
+        r = run_one(p)
+        record(r, bool(changed), commit.stdout.strip())
+        print(section(r, bool(changed)), flush=True)
+        print(f"wrote {write(pre['rule_commit'])}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
