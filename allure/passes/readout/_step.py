@@ -210,21 +210,20 @@ class PassReadout:
     ) -> LearnedReadout | None:
         """:func:`fit_learned_readout` with this step's mode, references, labels, objective and seed
         (``ids``: the ids of ``fit_items``)."""
+        same: dict[str, Any] = dict(
+            labels=self.labels, positive=self.positive, objective=self.objective, seed=self.seed
+        )
+        orders: dict[str, Any] = dict(swapped=swapped, back=back, table=table)
         return fit_learned_readout(
             self.mode,
             fit_items,
             verdicts,
             self.references,
-            labels=self.labels,
-            positive=self.positive,
             not_fit=not_fit,
-            vote=vote,
-            objective=self.objective,
-            seed=self.seed,
-            swapped=swapped,
-            back=back,
-            table=table,
             ids=ids,
+            vote=vote,
+            **same,
+            **orders,
         )
 
     def _vote_without(self, fold: int) -> VoteSource | None:
