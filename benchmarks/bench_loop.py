@@ -51,17 +51,17 @@ import tomllib
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_readout import adopted, cost_line, primary_line  # noqa: E402
-from stored_calls import RESULTS, ROOT, server_starts, snapshot  # noqa: E402
+from bench_readout import Result, adopted, cost_line, primary_line  # noqa: E402
+from stored_calls import RESULTS, ROOT, server_starts, snapshot, zero_shot_plan  # noqa: E402
 
 import allure  # noqa: E402
-from allure.store import open_project_store, project_db_path  # noqa: E402
+from allure.store import project_db_path  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 PREREG = ROOT / "benchmarks" / "preregistered.toml"
@@ -390,15 +390,9 @@ class Planned:
     def estimate_s(self) -> float:
         return (self.zero_uncached + self.memory_calls) * self.seconds_a_call
 
-
-@dataclass
-class Result:
-    planned: Planned
-    run_id: str
-    report: dict[str, Any]
-    wall_s: float
-    server_starts: int
-    extra: dict[str, Any] = field(default_factory=dict)
+    @property
+    def items(self) -> int:
+        return len(self.draw.ids)
 
 
 def saved(key: str) -> Path:
@@ -483,26 +477,11 @@ def audit_spec(task: Task, data: Path, pre: dict[str, Any], split_seed: int) -> 
 
 
 def plan(task: Task, draw: Draw, project: Path, raw: dict[str, Any]) -> Planned:
-    """The zero-shot pass's calls the store cannot answer, by the product's planner; the memory pass
+    """The zero-shot pass's calls the store cannot answer (:func:`zero_shot_plan`); the memory pass
     is estimated at one call an item (its prompts depend on the approvals)."""
-    from allure.config import parse_spec
-    from allure.dataset import load_items
-    from allure.evaluator import open_evaluator
-    from allure.metrics import CONTENT_FREE
-    from allure.passes import content_free_item
-
-    spec = parse_spec(raw, source=f"bench_loop ({draw.key})")
-    items = load_items(spec.dataset, label_set=spec.label_set, synonyms=spec.label_synonyms)
-    cf = [content_free_item(items[0], "plan", k, text) for k, text in enumerate(CONTENT_FREE)]
-    store = open_project_store(project, create=True)
-    try:
-        with open_evaluator(spec, store, items, lazy_start=True) as ev:
-            zero, free = ev.plan(items, lambda _: []), ev.plan(cf, lambda _: [])
-    finally:
-        store.close()
-    per_call = zero.cached_latency_s or task.seconds_a_call
-    memory = len(items) if spec.loop.max_iterations > 1 else 0
-    return Planned(task, draw, project, raw, zero.uncached + free.uncached, memory, per_call)
+    z = zero_shot_plan(raw, project, f"bench_loop ({draw.key})")
+    memory = z.items if z.spec.loop.max_iterations > 1 else 0
+    return Planned(task, draw, project, raw, z.uncached, memory, z.latency_s or task.seconds_a_call)
 
 
 def run_one(p: Planned) -> Result:

@@ -49,13 +49,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stored_calls import RESULTS, ROOT, fresh_project, server_starts, snapshot  # noqa: E402
+from stored_calls import RESULTS, ROOT, fresh_project, server_starts, snapshot, zero_shot_plan  # noqa: E402
 
 import allure  # noqa: E402
-from allure.config import parse_spec
-from allure.dataset import load_items  # noqa: E402
 from allure.models import Item  # noqa: E402
-from allure.store import open_project_store  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 HELDOUT_FRACTION = 0.5
@@ -144,22 +141,9 @@ def audit_spec(task: TaskDef, data: Path, seed: int) -> dict[str, Any]:
 
 
 def plan(task: TaskDef, seed: int, project: Path, raw: dict[str, Any]) -> Planned:
-    """The calls of the run's pass that the store cannot answer: every item zero-shot and the
-    zero-shot block's content-free calls (contextual calibration), by the product's planner."""
-    from allure.evaluator import open_evaluator
-    from allure.metrics import CONTENT_FREE
-    from allure.passes import content_free_item
-
-    spec = parse_spec(raw, source=f"bench_readout ({task.name})")
-    items = load_items(spec.dataset, label_set=spec.label_set, synonyms=spec.label_synonyms)
-    cf = [content_free_item(items[0], "plan", k, text) for k, text in enumerate(CONTENT_FREE)]
-    store = open_project_store(project, create=False)
-    try:
-        with open_evaluator(spec, store, items, lazy_start=True) as ev:
-            zero, free = ev.plan(items, lambda _: []), ev.plan(cf, lambda _: [])
-    finally:
-        store.close()
-    return Planned(task, seed, project, raw, len(items), zero.uncached + free.uncached, zero.cached_latency_s)
+    """The calls of the run's pass that the store cannot answer (:func:`zero_shot_plan`)."""
+    z = zero_shot_plan(raw, project, f"bench_readout ({task.name})")
+    return Planned(task, seed, project, raw, z.items, z.uncached, z.latency_s)
 
 
 @dataclass

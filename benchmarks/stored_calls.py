@@ -7,10 +7,11 @@ import gzip
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from allure.store import project_db_path
+from allure.store import open_project_store, project_db_path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -57,3 +58,37 @@ def server_starts(*, refuse: bool = False) -> Iterator[list[int]]:
         yield starts
     finally:
         LocalServer.start = start  # type: ignore[method-assign]
+
+
+@dataclass(frozen=True)
+class ZeroShotPlan:
+    """What a run's zero-shot pass needs beyond the store, by the product's own planner."""
+
+    spec: Any
+    """The parsed spec (:class:`allure.config.AuditSpec`)."""
+    items: int
+    uncached: int
+    """Every item's zero-shot call and the content-free calls the store cannot answer."""
+    latency_s: float | None
+    """The stored calls' mean latency (``None``: none stored)."""
+
+
+def zero_shot_plan(raw: dict[str, Any], project: Path, source: str) -> ZeroShotPlan:
+    """The calls of the zero-shot pass of ``raw`` (a spec dict) that ``project``'s store cannot answer:
+    every item zero-shot and the block's content-free calls (contextual calibration); starts no server."""
+    from allure.config import parse_spec
+    from allure.dataset import load_items
+    from allure.evaluator import open_evaluator
+    from allure.metrics import CONTENT_FREE
+    from allure.passes import content_free_item
+
+    spec = parse_spec(raw, source=source)
+    items = load_items(spec.dataset, label_set=spec.label_set, synonyms=spec.label_synonyms)
+    cf = [content_free_item(items[0], "plan", k, text) for k, text in enumerate(CONTENT_FREE)]
+    store = open_project_store(project, create=True)
+    try:
+        with open_evaluator(spec, store, items, lazy_start=True) as ev:
+            zero, free = ev.plan(items, lambda _: []), ev.plan(cf, lambda _: [])
+    finally:
+        store.close()
+    return ZeroShotPlan(spec, len(items), zero.uncached + free.uncached, zero.cached_latency_s)

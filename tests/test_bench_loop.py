@@ -57,3 +57,41 @@ def test_a_tasks_spec_is_one_the_product_accepts(name: str, tmp_path: Path) -> N
 
     items = load_items(spec.dataset, label_set=spec.label_set, synonyms=spec.label_synonyms)
     assert sorted(it.id for it in items) == sorted(ids)
+
+
+def test_a_draws_record_and_the_results_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's report.json becomes the draw's record and a ``primary:`` line of ``loop.md``."""
+    monkeypatch.setattr(bench_loop, "RESULTS", tmp_path)
+    task = bench_loop.TASKS["cb"]
+    draw = bench_loop.Draw("cb", 1, ["a", "b", "c"], 0)
+    planned = bench_loop.Planned(task, draw, tmp_path, {}, 3, 3, 3.0)
+    report = {
+        "primary": {
+            "objective": {
+                "objective": "macro_f1",
+                "value_a": 0.5,
+                "value_b": 0.6,
+                "delta": 0.1,
+                "ci_low": 0.02,
+                "ci_high": 0.18,
+                "p_value": 0.012,
+                "n": 150,
+            }
+        },
+        "iterations": [
+            {
+                "calibration": {"mode": "auto", "chosen": "none"},
+                "readout": {"decision": "not adopted"},
+                "candidates": {"approved": 4},
+                "calls": 12,
+                "cache_hits": 3,
+                "wall_s": 2.0,
+            }
+        ],
+    }
+    bench_loop.record(bench_loop.Result(planned, "run-1", report, 5.0, 1), False, "abc1234")
+    text = bench_loop.write("abc1234").read_text()
+    line = next(x for x in text.splitlines() if x.startswith("primary: cb-d1:"))
+    assert "macro f1 0.500 -> 0.600, delta +0.100 [95% CI +0.020, +0.180], p = 0.012" in line
+    assert "n = 150" in line and "1 draws run so far: cb-d1 at abc1234" in text
+    assert "4 examples approved" in text and "calls sent 12, answered from the store 3" in text
