@@ -134,6 +134,9 @@ from allure.models import Item
 from allure.store import RunStore
 from tests.evaluator.options import grader_options
 
+# Ctrl-C raises KeyboardInterrupt here even when this process was started with SIGINT ignored
+# (a shell's background job: Python then leaves it ignored)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 url, db = sys.argv[1:]
 store = RunStore(db)
 backend = OpenAIBackend(model_name="m", base_url=url, api_key="k")
