@@ -1,6 +1,6 @@
 """The learned read-out: the pass's last step, mapping verdicts (and their label probabilities) to labels.
 
-Features (``_features``), the fitted model (``_learned``: :class:`LearnedReadout`), the pass step and
+Features (``_features``), the fitted model (``_learned``: :class:`LearnedReadout`), the memory vote's voters (``_vote``), the pass step and
 its guard (``_step``: :class:`PassReadout`), a read-out rebuilt from a run's stored record
 (``_stored``) and the learning curve (``_curve``). Names are imported on first use.
 """
@@ -20,13 +20,12 @@ if TYPE_CHECKING:
         ReadoutInputMissing,
         ReadoutLeak,
         ReadoutMode,
-        VoteSource,
         fit_learned_readout,
-        memory_vote_source,
         probability_features,
     )
     from allure.passes.readout._step import PassReadout, ReadoutRead, probable_only
     from allure.passes.readout._stored import spec_readout, stored_readout
+    from allure.passes.readout._vote import VoteSource, memory_vote_source
 
 _WHERE = {
     "CurveDraw": "_curve",
@@ -40,9 +39,9 @@ _WHERE = {
     "ReadoutInputMissing": "_learned",
     "ReadoutLeak": "_learned",
     "ReadoutMode": "_learned",
-    "VoteSource": "_learned",
+    "VoteSource": "_vote",
     "fit_learned_readout": "_learned",
-    "memory_vote_source": "_learned",
+    "memory_vote_source": "_vote",
     "probability_features": "_learned",
     "PassReadout": "_step",
     "ReadoutRead": "_step",

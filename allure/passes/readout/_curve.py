@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from allure.labels import Label
 from allure.models import Item, Verdict, stable_hash
-from allure.passes.readout._learned import PassOrders, VoteSource, fit_learned_readout
+from allure.passes.readout._learned import PassOrders, fit_learned_readout
+from allure.passes.readout._vote import VoteSource
 
 
 @dataclass(frozen=True)

@@ -31,11 +31,11 @@ parsed labels as candidate 0 and adopts the read-out only when the guard finds i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -44,9 +44,7 @@ from allure.labels import Label
 from allure.metrics import FittedReadout, fit_readout, knn_labels, memory_vote
 from allure.models import ExtraOrder, Item, Verdict, Verdicts
 from allure.passes.readout._features import FeatureTable, feature_table
-
-if TYPE_CHECKING:
-    from allure.memory import EpisodicMemory
+from allure.passes.readout._vote import VoteSource
 
 ReadoutMode = Literal["none", "logistic", "knn", "auto"]
 """``[evaluator] readout``: none (the parsed labels), logistic, knn, or auto (chosen by the guard)."""
@@ -54,53 +52,9 @@ ReadoutMode = Literal["none", "logistic", "knn", "auto"]
 K_NEAREST = 8
 """Neighbours of the memory vote and of kNN prompting."""
 
-Embed = Callable[[list[Item]], np.ndarray]
-"""Items -> their embeddings (the memory's model), for the memory vote."""
-
 
 class ReadoutLeak(AllureError):
     """An item outside the mined audit items was about to be fitted on."""
-
-
-@dataclass(frozen=True)
-class VoteSource:
-    """The approved examples that vote: their embeddings, labels and the items they came from."""
-
-    vectors: np.ndarray
-    labels: list[Label]
-    item_ids: list[str]
-    embed: Embed
-
-    def remembering(self, items: list[Item]) -> VoteSource:
-        """The same voters, ``items`` embedded once now: a pass's fits and applications (one per fold)
-        look their embeddings up instead of embedding them again (an item not among them is embedded)."""
-        vectors = np.asarray(self.embed(items))
-        row = {it.id: j for j, it in enumerate(items)}
-        embed = self.embed
-
-        def looked_up(asked: list[Item]) -> np.ndarray:
-            if all(it.id in row for it in asked):
-                return vectors[[row[it.id] for it in asked]].reshape(len(asked), -1)
-            return embed(asked)
-
-        return VoteSource(self.vectors, self.labels, self.item_ids, looked_up)
-
-
-def memory_vote_source(memory: EpisodicMemory) -> VoteSource | None:
-    """The approved examples of ``memory`` that vote: their stored embeddings (of their responses),
-    corrected labels and items; an item is embedded as its response (``None``: an empty memory)."""
-    from allure.memory import embed
-
-    examples, vectors = memory.embeddings()
-    if not examples:
-        return None
-
-    def embed_items(items: list[Item]) -> np.ndarray:
-        return embed([it.response for it in items])
-
-    return VoteSource(
-        vectors, [ex.correct_label for ex in examples], [ex.item_id for ex in examples], embed_items
-    )
 
 
 class ReadoutInputMissing(AllureError):

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 from allure.config import decision_family
 from allure.dataset import cross_folds
 from allure.labels import Label
-from allure.passes.readout._learned import LearnedReadout, VoteSource
+from allure.passes.readout._learned import LearnedReadout
 from allure.passes.readout._step import PassReadout
+from allure.passes.readout._vote import VoteSource
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
