@@ -38,6 +38,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import random
@@ -266,21 +267,25 @@ def _example_ids(example: str) -> Callable[[], list[str]]:
     return ids
 
 
-def pairwise_ids(pre: dict[str, Any]) -> list[list[str]]:
+@functools.cache
+def _pairs(n: int, max_chars: int, seed: int) -> dict[str, Any]:
+    """The CogEval right/wrong pairs of the pre-registration, by id (read once: all of CogEval)."""
     from bench_pairwise_debias import build_pairs
 
-    return [
-        [it.id for it in build_pairs(_need(COGEVAL), pre["pairs"], pre["max_response_chars"], pre["seed"])]
-    ]
+    return {it.id: it for it in build_pairs(_need(COGEVAL), n, max_chars, seed)}
+
+
+def _registered_pairs() -> dict[str, Any]:
+    pre = prereg()["task"]["pairwise"]
+    return _pairs(pre["pairs"], pre["max_response_chars"], pre["seed"])
+
+
+def pairwise_ids(pre: dict[str, Any]) -> list[list[str]]:
+    return [list(_pairs(pre["pairs"], pre["max_response_chars"], pre["seed"]))]
 
 
 def write_pairs(project: Path, ids: list[str]) -> Path:
-    from bench_pairwise_debias import build_pairs
-
-    pre = prereg()["task"]["pairwise"]
-    pairs = {
-        it.id: it for it in build_pairs(_need(COGEVAL), pre["pairs"], pre["max_response_chars"], pre["seed"])
-    }
+    pairs = _registered_pairs()
     out = project / "cogeval-pairs.jsonl"
     out.write_text(
         "".join(
