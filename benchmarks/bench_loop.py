@@ -14,9 +14,14 @@ as a user starts ``allure audit SPEC --auto-approve``:
   draw 2 and RTE's draws: seeded samples of the other items); the small sets are run whole, once.
 
 What the rule is and what is compared is fixed in ``benchmarks/preregistered.toml`` (committed before
-any held-out figure of this bench was read); the bench refuses to run when the decision rule's code
-(``allure/``) differs from the commit named there, unless ``--exploratory`` (then every line it
-writes says so).
+any held-out figure of this bench was read). A draw's calls are made under the decision rule's code
+(``allure/`` at the commit named there): the bench refuses a new draw when ``allure/`` differs,
+unless ``--exploratory`` (then every line it writes says so); a recorded draw is read again from its
+stored calls and must give its recorded primary figures (else it says so and exits 1).
+
+After each draw the exploratory arms (:mod:`loop_arms`: the memory, the read-out and calibration each
+alone, and the read-out's learning curve) are computed from its stored calls by the product's
+studies, and written beside the primary line.
 
 Calls. Every call is stored in the project's run store as it returns (a killed run resumes from
 there) and the store is copied, gzipped, to ``benchmarks/results/loop.<task>-d<draw>.db.gz`` every
@@ -59,6 +64,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_readout import Result, adopted, cost_line, primary_line  # noqa: E402
+from loop_arms import exploratory, lines  # noqa: E402
 from stored_calls import RESULTS, ROOT, server_starts, snapshot, zero_shot_plan  # noqa: E402
 
 import allure  # noqa: E402
@@ -501,9 +507,9 @@ def run_one(p: Planned) -> Result:
 # ---- the results file ------------------------------------------------------------------------------
 
 
-def section(r: Result, exploratory: bool) -> str:
+def section(r: Result, off_rule: bool, arms: dict[str, Any] | None = None) -> str:
     d = r.planned.draw
-    tag = " (exploratory: the rule differs from the pre-registered commit)" if exploratory else ""
+    tag = " (exploratory: the rule differs from the pre-registered commit)" if off_rule else ""
     last = (r.report.get("iterations") or [{}])[-1]
     return "\n".join(
         [
@@ -516,32 +522,85 @@ def section(r: Result, exploratory: bool) -> str:
             f"decision: {str(r.report.get('decision_data') or '-').removeprefix('decision data: ')}",
             f"- decisions: {r.report.get('decisions') or '-'}",
             f"- cost: {cost_line(r)}",
+            *(lines(arms) if arms else []),
             "",
         ]
     )
 
 
-def record(r: Result, exploratory: bool, commit: str) -> None:
+def table_facts(report: dict[str, Any]) -> dict[str, Any]:
+    """What README's table needs from report.json besides the primary comparison."""
+    its = report.get("iterations") or []
+    zero = report.get("zero_shot_iteration")
+    first = next((it for it in its if it.get("iteration") == zero), its[0] if its else {})
+    held = (first.get("splits") or {}).get("heldout") or {}
+    audit = (first.get("splits") or {}).get("audit") or {}
+    return {
+        "n_audit": audit.get("n"),
+        "n_heldout": held.get("n"),
+        "heldout_shares": held.get("reference_shares"),
+        "zero_auc": held.get("auc"),
+        "zero_shot_iteration": zero,
+        "active_iteration": report.get("active_iteration"),
+        "calibration": [(it.get("calibration") or {}).get("chosen") for it in its],
+        "readout": [(it.get("readout") or {}).get("decision") for it in its],
+        "readout_changed": [(it.get("readout") or {}).get("changed") for it in its],
+        "guard": report.get("guard"),
+        "decisions": report.get("decisions"),
+        "approved": sum(int((it.get("candidates") or {}).get("approved", 0) or 0) for it in its),
+    }
+
+
+def record_path(key: str) -> Path:
+    return RESULTS / f"loop.{key}.json"
+
+
+def load_record(key: str) -> dict[str, Any] | None:
+    path = record_path(key)
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def record(
+    r: Result,
+    off_rule: bool,
+    commit: str,
+    arms: dict[str, Any] | None = None,
+    made: dict[str, Any] | None = None,
+) -> None:
     """The draw's section and figures, kept beside its calls (``loop.<task>-d<draw>.json``): the
-    results file is rebuilt from every draw run so far, whichever sitting ran it."""
+    results file is rebuilt from every draw run so far, whichever sitting ran it. ``made``: the
+    record of the run under the rule's code that this one reproduced (its commit, time and wall
+    time are kept; ``reproduced`` says where and when it was read again)."""
     o = (r.report.get("primary") or {}).get("objective") or {}
-    (RESULTS / f"loop.{r.planned.draw.key}.json").write_text(
-        json.dumps(
-            {
-                "key": r.planned.draw.key,
-                "commit": commit,
-                "exploratory": exploratory,
-                "written": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                "run_id": r.run_id,
-                "primary": o,
-                "wall_s": round(r.wall_s, 1),
-                "server_starts": r.server_starts,
-                "section": section(r, exploratory),
-            },
-            indent=1,
+    its = r.report.get("iterations") or []
+    out = {
+        "key": r.planned.draw.key,
+        "commit": commit,
+        "exploratory": off_rule,
+        "written": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "run_id": r.run_id,
+        "primary": o,
+        "report": table_facts(r.report),
+        "calls": sum(int(it.get("calls") or 0) for it in its),
+        "wall_s": round(r.wall_s, 1),
+        "server_starts": r.server_starts,
+        "arms": arms,
+        "arms_commit": commit if arms else None,
+        "section": section(r, off_rule, arms),
+    }
+    if made is not None:
+        out["reproduced"] = (
+            f"at {commit} ({out['written']}): {out['calls']} calls sent, the same primary figures"
         )
-        + "\n"
-    )
+        out.update(
+            {k: made[k] for k in ("commit", "written", "wall_s", "server_starts", "calls") if k in made}
+        )
+        cost = next((x for x in str(made.get("section", "")).splitlines() if x.startswith("- cost:")), None)
+        if cost is not None:  # the cost of the run that made the calls, not of the read-back
+            out["section"] = "\n".join(
+                cost if x.startswith("- cost:") else x for x in out["section"].splitlines()
+            )
+    record_path(r.planned.draw.key).write_text(json.dumps(out, indent=1) + "\n")
 
 
 def write(rule: str) -> Path:
@@ -577,16 +636,19 @@ def main() -> int:
     ap.add_argument("--plan", action="store_true", help="print the plan and stop")
     ap.add_argument("--max-new-calls", type=int, default=0, help="refuse to start when the runs need more")
     ap.add_argument("--exploratory", action="store_true", help="run although the rule's code changed")
+    ap.add_argument("--no-arms", action="store_true", help="leave out the exploratory arms (item 4)")
     ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "loop")
     args = ap.parse_args()
     pre = prereg()
     changed = rule_changed(pre["rule_commit"])
-    if changed and not (args.plan or args.exploratory):
+    if changed and not args.exploratory:
         print(
-            f"refused: allure/ differs from the pre-registered rule ({pre['rule_commit']}):\n{changed}",
-            file=sys.stderr,
+            f"note: allure/ differs from the pre-registered rule ({pre['rule_commit']}): a draw recorded under "
+            "the rule is read again from its stored calls and must give its recorded primary figures; a new "
+            f"draw is refused (run it from a checkout of {pre['rule_commit']}: `git worktree add ../allure-rule "
+            f"{pre['rule_commit']}`, then copy its benchmarks/results/loop.* here).\n{changed}",
+            flush=True,
         )
-        return 2
     plans = []
     for name in args.tasks.split(","):
         task, tpre = TASKS[name], pre["task"][name]
@@ -612,13 +674,61 @@ def main() -> int:
         print(f"refused: about {need} new calls, --max-new-calls is {args.max_new_calls}", file=sys.stderr)
         return 2
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    head, failed = commit.stdout.strip(), 0
     for p in plans:
+        made = load_record(p.draw.key)
+        under_rule = made is not None and not made.get("exploratory")
+        if changed and not args.exploratory and not under_rule:
+            print(
+                f"== {p.draw.key}: refused (a new draw, and allure/ is not the rule's code)", file=sys.stderr
+            )
+            failed += 1
+            continue
         print(f"== {p.draw.key}: allure.audit ... (estimate {p.estimate_s / 60:.0f} min)", flush=True)
         r = run_one(p)
-        record(r, bool(changed), commit.stdout.strip())
-        print(section(r, bool(changed)), flush=True)
+        arms = None if args.no_arms else arms_of(p, r)
+        if changed and not args.exploratory:
+            assert made is not None
+            got, want = (r.report.get("primary") or {}).get("objective") or {}, made.get("primary") or {}
+            if not same_primary(got, want):
+                print(
+                    f"== {p.draw.key}: NOT reproduced at {head}: primary {got} differs from the record made at "
+                    f"{made.get('commit')}: {want}; the record is left as it was",
+                    file=sys.stderr,
+                )
+                failed += 1
+                continue
+            record(r, False, head, arms, made=made)
+        else:
+            record(r, bool(changed), head, arms)
+        print(load_record(p.draw.key)["section"], flush=True)  # type: ignore[index]
         print(f"wrote {write(pre['rule_commit'])}", flush=True)
-    return 0
+    return 1 if failed else 0
+
+
+def arms_of(p: Planned, r: Result) -> dict[str, Any] | None:
+    """The draw's exploratory arms (:mod:`loop_arms`); a failure is said and leaves them out."""
+    try:
+        with saving(p.project, p.draw.key):
+            return exploratory(p.project, r.run_id, r.report, prereg()["task"][p.task.name]["objective"])
+    except Exception as exc:  # noqa: BLE001  the primary record stands without its arms
+        print(
+            f"note: {p.draw.key}: the exploratory arms failed: {type(exc).__name__}: {exc}", file=sys.stderr
+        )
+        return None
+
+
+def same_primary(got: dict[str, Any], want: dict[str, Any]) -> bool:
+    """Whether two primary comparisons give the same figures (floats to 1e-9)."""
+    keys = ("objective", "n", "value_a", "value_b", "delta", "ci_low", "ci_high", "p_value", "alternative")
+    for k in keys:
+        a, b = got.get(k), want.get(k)
+        if isinstance(a, float) and isinstance(b, float):
+            if abs(a - b) > 1e-9:
+                return False
+        elif a != b:
+            return False
+    return bool(want)
 
 
 if __name__ == "__main__":

@@ -95,3 +95,40 @@ def test_a_draws_record_and_the_results_file(tmp_path: Path, monkeypatch: pytest
     assert "macro f1 0.500 -> 0.600, delta +0.100 [95% CI +0.020, +0.180], p = 0.012" in line
     assert "n = 150" in line and "1 draws run so far: cb-d1 at abc1234" in text
     assert "4 examples approved" in text and "calls sent 12, answered from the store 3" in text
+
+
+def test_a_read_back_draw_keeps_the_record_of_the_run_that_made_its_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later checkout reads a recorded draw again: the same primary figures keep the record's commit
+    and cost and say where it was reproduced; other figures are not the same primary."""
+    monkeypatch.setattr(bench_loop, "RESULTS", tmp_path)
+    task = bench_loop.TASKS["cb"]
+    planned = bench_loop.Planned(task, bench_loop.Draw("cb", 1, ["a"], 0), tmp_path, {}, 0, 0, 3.0)
+    primary = {
+        "objective": "macro_f1",
+        "n": 150,
+        "value_a": 0.5,
+        "value_b": 0.6,
+        "delta": 0.1,
+        "p_value": 0.01,
+    }
+    made = {
+        "key": "cb-d1",
+        "commit": "rule123",
+        "written": "then",
+        "wall_s": 900.0,
+        "calls": 612,
+        "server_starts": 1,
+        "primary": primary,
+        "section": "x\n- cost: calls sent 612, the first run\ny",
+    }
+    report = {"primary": {"objective": primary}, "iterations": [{"calls": 0, "cache_hits": 612}]}
+    bench_loop.record(bench_loop.Result(planned, "run-1", report, 4.0, 0), False, "later99", made=made)
+    got = bench_loop.load_record("cb-d1")
+    assert got is not None and got["commit"] == "rule123" and got["calls"] == 612 and got["wall_s"] == 900.0
+    assert got["reproduced"].startswith("at later99") and "0 calls sent" in got["reproduced"]
+    assert "- cost: calls sent 612, the first run" in got["section"]
+    assert bench_loop.same_primary(dict(primary), primary)
+    assert not bench_loop.same_primary({**primary, "p_value": 0.02}, primary)
+    assert not bench_loop.same_primary(primary, {})
