@@ -47,6 +47,7 @@ import functools
 import gzip
 import json
 import random
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -603,6 +604,52 @@ def record(
     record_path(r.planned.draw.key).write_text(json.dumps(out, indent=1) + "\n")
 
 
+def _pval(text: str | None) -> str:
+    m = re.search(r"p = ([0-9.e-]+)", text or "")
+    return m.group(1) if m else "-"
+
+
+def adopted_cell(rec: dict[str, Any]) -> str:
+    """What the run adopted, from its record's report facts, with the decision's p where it says one."""
+    f = rec.get("report") or {}
+    got = []
+    if f.get("active_iteration") not in (None, f.get("zero_shot_iteration")):
+        got.append(f"memory ({_pval(' '.join(f.get('guard') or []))})")
+    for chosen in f.get("calibration") or []:
+        if chosen not in (None, "none") and f"calibration {chosen}" not in got:
+            got.append(f"calibration {chosen}")
+    for decision, changed in zip(f.get("readout") or [], f.get("readout_changed") or [], strict=False):
+        if decision and "kept" not in decision and (changed or 0) > 0:
+            got.append(f"read-out ({_pval(decision)})")
+            break
+    return ", ".join(got) or "nothing (zero-shot kept)"
+
+
+def table(records: list[dict[str, Any]]) -> list[str]:
+    """README's table: one row per task and draw."""
+    rows = [
+        "| task, draw | n audit / held-out (held-out label shares) | zero-shot (AUC) | the loop's judge | "
+        "primary delta [95% CI], p | adopted (decision p) | calls, wall |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for rec in records:
+        o, f = rec.get("primary") or {}, rec.get("report") or {}
+        shares = ", ".join(f"{k} {v:.2f}" for k, v in (f.get("heldout_shares") or {}).items())
+        auc = f.get("zero_auc")
+        rows.append(
+            f"| {rec['key']} | {f.get('n_audit', '-')} / {f.get('n_heldout', '-')} ({shares}) | "
+            f"{_fmt(o.get('value_a'))} ({_fmt(auc)}) | {_fmt(o.get('value_b'))} | "
+            f"{_fmt(o.get('delta'), '+.3f')} [{_fmt(o.get('ci_low'), '+.3f')}, {_fmt(o.get('ci_high'), '+.3f')}], "
+            f"p {_fmt(o.get('p_value'), '.3g')} | {adopted_cell(rec)} | "
+            f"{rec.get('calls', '-')}, {float(rec.get('wall_s') or 0) / 60:.0f} min |"
+        )
+    return rows
+
+
+def _fmt(x: Any, spec: str = ".3f") -> str:
+    return "-" if x is None else format(float(x), spec)
+
+
 def write(rule: str) -> Path:
     """``loop.md`` from every draw's record, in the tasks' order."""
     order = {key: n for n, key in enumerate(f"{t}-d{d}" for t in TASKS for d in (1, 2))}
@@ -622,6 +669,8 @@ def write(rule: str) -> Path:
         "Each `primary:` line is the run's pre-registered comparison read from its report.json: the loop's "
         "final judge against the zero-shot judge's parsed labels on the held-out split, the task's objective, "
         "alpha 0.05, two-sided. Everything else is exploratory.",
+        "",
+        *table(records),
         "",
         *(r["section"] for r in records),
     ]
