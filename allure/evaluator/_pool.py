@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -36,31 +35,6 @@ MAX_BATCH = 2000
 CALL_SLACK_S = 5.0
 """A call is given up (a timeout, retried) ``timeout_s`` plus this many seconds after it began: the
 backend's own time limit (``timeout_s`` for the reply) usually ends it first."""
-
-YOUNG_THRESHOLD = 100_000
-"""Allocations between two collections of the youngest generation during a pass (Python's default: 700)."""
-
-
-@contextlib.contextmanager
-def heap_frozen() -> Iterator[None]:
-    """Leave the objects alive before a pass (the caller's items, memory, models) out of garbage
-    collection while it runs (``gc.freeze``): a pass allocates a few hundred objects per call, and
-    each full collection would otherwise walk the whole heap again. Nothing is leaked: they are
-    collectable again after the pass; a caller's own freeze is left alone. The youngest generation
-    is collected every :data:`YOUNG_THRESHOLD` allocations, not every 700: most of a call's objects
-    are freed by their reference counts before that, and the calls in flight are not walked again
-    and again (the thresholds are restored after the pass)."""
-    freeze = gc.isenabled() and gc.get_freeze_count() == 0
-    thresholds = gc.get_threshold()
-    if freeze:
-        gc.freeze()
-        gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
-    try:
-        yield
-    finally:
-        if freeze:
-            gc.set_threshold(*thresholds)
-            gc.unfreeze()
 
 
 def error_text(exc: BaseException) -> str:

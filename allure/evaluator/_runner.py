@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
+from allure._heap import heap_frozen
 from allure.errors import EvaluatorError
 from allure.evaluator import _prompting
 from allure.evaluator._cache import link_cached, link_followers
@@ -38,7 +39,7 @@ from allure.evaluator._options import (
     report_progress,
 )
 from allure.evaluator._parse import ReplyReader
-from allure.evaluator._pool import heap_frozen, send_all
+from allure.evaluator._pool import send_all
 from allure.evaluator._tokens import TokenCounter
 from allure.labels import Label, LabelParser, LabelVocabulary
 from allure.models import IclExample, Item

@@ -60,7 +60,7 @@ def fold_blocks(
 def own_counts(ctx: AuditContext, run_id: str, it: int, excluded: Mapping[str, list[str]]) -> dict[str, int]:
     """Split -> how many of its items were not shown an example mined from themselves (the report
     counts them; a held-out item's was mined by an earlier run); says so when any was."""
-    splits = ctx.store.splits(run_id)
+    splits = ctx.splits(run_id)
     counts = {"heldout": 0, "audit": 0}
     for item_id in excluded:
         split = splits.get(item_id, "audit")
@@ -76,7 +76,7 @@ def own_counts(ctx: AuditContext, run_id: str, it: int, excluded: Mapping[str, l
 def decision_data(ctx: AuditContext, run_id: str) -> str:
     """``decision data: 100 audit items, 5 folds, cross-fitted; 12 '1'`` (the rarest label's count),
     or ``decision data: the dev split, 30 items; 3 '1'`` with ``folds = 0``."""
-    refs = ctx.store.reference_labels(run_id)
+    refs = ctx.references(run_id)
     ids = ctx.decision_ids(run_id)
     known = [r for i in ids if (r := refs.get(i)) is not None]
     folds = ctx.folds(run_id)

@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from allure._fault import fault_point
+from allure._heap import heap_frozen
 from allure.config import decision_family
 from allure.gold_check import GoldCheck
 from allure.graphs.crossfit import decision_data, fold_blocks, own_counts
@@ -43,7 +44,7 @@ def prepare(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Load the dataset, derive reference labels, split, and store the items (once per run)."""
     ctx = runtime.context
     run_id = state["run_id"]
-    if not ctx.store.splits(run_id):
+    if not ctx.splits(run_id):
         prepared = prepare_audit(ctx.spec, ctx.project_dir)
         prepared.store_in(ctx.store, run_id)
         ctx.say(f"loaded {len(prepared.items)} items ({prepared.n_heldout} held out)")
@@ -52,7 +53,13 @@ def prepare(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
 
 def evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     """Label every item with the evaluator and the memory's examples for it (one pass:
-    :func:`allure.passes.run_pass`)."""
+    :func:`allure.passes.run_pass`). The heap alive before it (the run's items, the memory) is left
+    out of garbage collection meanwhile: the retrieval, the pass and the read-out allocate per item."""
+    with heap_frozen():
+        return _evaluate(state, runtime)
+
+
+def _evaluate(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     from allure.evaluator import open_evaluator
 
     ctx = runtime.context
@@ -175,7 +182,7 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     decision = guard_decision(
         ctx.spec.loop,
         list(ctx.spec.label_set),
-        ctx.store.reference_labels(run_id),
+        ctx.references(run_id),
         ctx.decision_ids(run_id),
         decision_verdicts(ctx, run_id, active),
         decision_verdicts(ctx, run_id, it),
@@ -214,8 +221,8 @@ def propose(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     dev = ctx.dev_ids(run_id)
     # the dev split (folds = 0) is never mined (the guard decides on it): it counts as held out here;
     # cross-fitted, every audit item is mined (its examples never reach its own fold's prompts)
-    items, refs, verdicts = ctx.items(run_id), ctx.store.reference_labels(run_id), ctx.verdicts(run_id, it)
-    splits = {i: ("heldout" if i in dev else s) for i, s in ctx.store.splits(run_id).items()}
+    items, refs, verdicts = ctx.items(run_id), ctx.references(run_id), ctx.verdicts(run_id, it)
+    splits = {i: ("heldout" if i in dev else s) for i, s in ctx.splits(run_id).items()}
     run = PassVerdicts(run_id, items, refs, splits, verdicts)
     mistakes = build_candidates(run, extract=GoldCheck(ctx.spec.gold_check).extract)
     in_memory = set(ctx.memory.version().ids)
@@ -251,7 +258,7 @@ def _no_gain(ctx: AuditContext, run_id: str, it: int, previous: int | None) -> s
 def _decision_objective(ctx: AuditContext, run_id: str, it: int) -> tuple[float | None, int]:
     """Pass ``it``'s objective on the decision data (its out-of-fold labels when cross-fitted, else
     the dev split's) and the number of decision items with a reference label."""
-    refs = ctx.store.reference_labels(run_id)
+    refs = ctx.references(run_id)
     ids = sorted(i for i in ctx.decision_ids(run_id) if refs.get(i) is not None)
     if not ids:
         return None, 0

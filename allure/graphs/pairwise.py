@@ -55,7 +55,7 @@ def _debias(
     d = outcome.debias
     if d is None:
         return None
-    refs = ctx.store.reference_labels(run_id)
+    refs = ctx.references(run_id)
     y = [refs.get(x.id) for x in items]
     raw = decided_accuracy(y, [outcome.raw_labels[x.id] for x in items])
     debiased = decided_accuracy(y, [d.labels[x.id] for x in items])

@@ -24,7 +24,7 @@ def audit_prior(ctx: AuditContext, run_id: str) -> dict[str, float] | None:
     data too); ``None`` when no audit item has a reference label."""
     from allure.passes import reference_shares
 
-    return reference_shares(ctx.store.reference_labels(run_id), ctx.store.splits(run_id))
+    return reference_shares(ctx.references(run_id), ctx.splits(run_id))
 
 
 def loop_plan(
@@ -51,8 +51,8 @@ def loop_plan(
         items=items,
         examples_for=examples_for,
         pairwise=pairwise,
-        references=ctx.store.reference_labels(run_id),
-        splits=ctx.store.splits(run_id),
+        references=ctx.references(run_id),
+        splits=ctx.splits(run_id),
         dev=ctx.dev_ids(run_id),
         folds=ctx.folds(run_id),
         positions=True,
@@ -157,8 +157,8 @@ def metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, SplitMetri
 
     items = ctx.items(run_id)
     verdicts = ctx.verdicts(run_id, it)
-    refs = ctx.store.reference_labels(run_id)
-    splits = ctx.store.splits(run_id)
+    refs = ctx.references(run_id)
+    splits = ctx.splits(run_id)
     dev = ctx.dev_ids(run_id)
     out: dict[str, SplitMetrics] = {}
     for split in ("audit", "heldout", "all", "dev"):

@@ -40,8 +40,8 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
     approved = ctx.store.candidates(run_id, status="approved")
     return spec_readout(
         ctx.spec,
-        splits=ctx.store.splits(run_id),
-        references=ctx.store.reference_labels(run_id),
+        splits=ctx.splits(run_id),
+        references=ctx.references(run_id),
         dev=ctx.dev_ids(run_id),
         corrected={ex.item_id: ex.correct_label for ex in approved},
         vote=memory_vote_source(ctx.memory),

@@ -265,6 +265,7 @@ def start_run(
         if progress:
             progress(f"run {run_id}: {len(prepared.items)} items, {prepared.n_heldout} held out")
         ctx = _context(spec, store, project, run_id, progress, eval_progress, lease)
+        ctx.remember_prepared(run_id, prepared)
         with _compiled(project, store) as graph:
             return _drive(graph, {"run_id": run_id, "iteration": 0, "history": []}, run_id, ctx)
     finally:

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
+    from allure.graphs.prepare import PreparedAudit
+    from allure.labels import Label
     from allure.memory import EpisodicMemory
-    from allure.models import Item, Verdict
+    from allure.models import Item, Split, Verdict
     from allure.store import RunStore
 
 
@@ -69,12 +71,34 @@ class AuditContext:
     _verdicts: dict[tuple[str, int], dict[str, Verdict]] = field(default_factory=dict, repr=False)
     _dev: dict[str, set[str]] = field(default_factory=dict, repr=False)
     _folds: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    _splits: dict[str, dict[str, Split]] = field(default_factory=dict, repr=False)
+    _refs: dict[str, dict[str, Label | None]] = field(default_factory=dict, repr=False)
 
     def items(self, run_id: str) -> list[Item]:
         """The run's items (read once per process: they never change during a run)."""
         if run_id not in self._items:
             self._items[run_id] = self.store.items(run_id)
         return self._items[run_id]
+
+    def remember_prepared(self, run_id: str, prepared: PreparedAudit) -> None:
+        """A new run's items, splits and reference labels as just stored from ``prepared`` (a new run
+        stores them as they are), so that they are not read back."""
+        self._items[run_id] = list(prepared.items)
+        self._splits[run_id] = dict(prepared.splits)
+        self._refs[run_id] = dict(prepared.references)
+
+    def splits(self, run_id: str) -> dict[str, Split]:
+        """Item id -> split (read once per process once the run's items are stored: a stored item's
+        row never changes)."""
+        if run_id not in self._splits and (got := self.store.splits(run_id)):
+            self._splits[run_id] = got
+        return self._splits.get(run_id, {})
+
+    def references(self, run_id: str) -> dict[str, Label | None]:
+        """Item id -> reference label (read once per process, as :meth:`splits`)."""
+        if run_id not in self._refs and (got := self.store.reference_labels(run_id)):
+            self._refs[run_id] = got
+        return self._refs.get(run_id, {})
 
     def dev_ids(self, run_id: str) -> set[str]:
         """The audit items carved out as the dev split (derived from the run's items, split and seed;
@@ -84,7 +108,7 @@ class AuditContext:
 
             self._dev[run_id] = dev_split(
                 self.items(run_id),
-                self.store.splits(run_id),
+                self.splits(run_id),
                 self.spec.loop.dev_fraction,
                 self.spec.loop.seed,
                 self.spec.loop.folds,
@@ -103,7 +127,7 @@ class AuditContext:
             from allure.errors import StoreError
 
             loop = self.spec.loop
-            refs, splits = self.store.reference_labels(run_id), self.store.splits(run_id)
+            refs, splits = self.references(run_id), self.splits(run_id)
             folds = cross_folds(refs, splits, loop.folds, loop.seed, task_groups(self.items(run_id)))
             if folds:
                 mine = {"k": loop.folds, "n": len(folds), "digest": folds_digest(folds)}
