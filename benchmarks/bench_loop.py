@@ -584,6 +584,7 @@ def record(
         "report": table_facts(r.report),
         "calls": sum(int(it.get("calls") or 0) for it in its),
         "wall_s": round(r.wall_s, 1),
+        "estimate_s": round(r.planned.estimate_s, 1),
         "server_starts": r.server_starts,
         "arms": arms,
         "arms_commit": commit if arms else None,
@@ -593,9 +594,9 @@ def record(
         out["reproduced"] = (
             f"at {commit} ({out['written']}): {out['calls']} calls sent, the same primary figures"
         )
-        out.update(
-            {k: made[k] for k in ("commit", "written", "wall_s", "server_starts", "calls") if k in made}
-        )
+        out["estimate_s"] = None  # the plan of the run that made the calls is in its record, or its log
+        kept = ("commit", "written", "wall_s", "estimate_s", "server_starts", "calls")
+        out.update({k: made[k] for k in kept if k in made})
         cost = next((x for x in str(made.get("section", "")).splitlines() if x.startswith("- cost:")), None)
         if cost is not None:  # the cost of the run that made the calls, not of the read-back
             out["section"] = "\n".join(
@@ -629,7 +630,7 @@ def table(records: list[dict[str, Any]]) -> list[str]:
     """README's table: one row per task and draw."""
     rows = [
         "| task, draw | n audit / held-out (held-out label shares) | zero-shot (AUC) | the loop's judge | "
-        "primary delta [95% CI], p | adopted (decision p) | calls, wall |",
+        "primary delta [95% CI], p | adopted (decision p) | calls, wall (planned) |",
         "|---|---|---|---|---|---|---|",
     ]
     for rec in records:
@@ -641,9 +642,14 @@ def table(records: list[dict[str, Any]]) -> list[str]:
             f"{_fmt(o.get('value_a'))} ({_fmt(auc)}) | {_fmt(o.get('value_b'))} | "
             f"{_fmt(o.get('delta'), '+.3f')} [{_fmt(o.get('ci_low'), '+.3f')}, {_fmt(o.get('ci_high'), '+.3f')}], "
             f"p {_fmt(o.get('p_value'), '.3g')} | {adopted_cell(rec)} | "
-            f"{rec.get('calls', '-')}, {float(rec.get('wall_s') or 0) / 60:.0f} min |"
+            f"{rec.get('calls', '-')}, {float(rec.get('wall_s') or 0) / 60:.0f} min{_planned(rec)} |"
         )
     return rows
+
+
+def _planned(rec: dict[str, Any]) -> str:
+    est = rec.get("estimate_s")
+    return "" if est is None else f" (planned {float(est) / 60:.0f})"
 
 
 def _fmt(x: Any, spec: str = ".3f") -> str:
