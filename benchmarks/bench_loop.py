@@ -397,10 +397,13 @@ class Planned:
     zero_uncached: int
     memory_calls: int
     seconds_a_call: float
+    memory_seconds_a_call: float = 0.0
+    """A memory-pass call (its prompt carries the examples: thousands of tokens more to read)."""
 
     @property
     def estimate_s(self) -> float:
-        return (self.zero_uncached + self.memory_calls) * self.seconds_a_call
+        memory_s = self.memory_seconds_a_call or self.seconds_a_call
+        return self.zero_uncached * self.seconds_a_call + self.memory_calls * memory_s
 
     @property
     def items(self) -> int:
@@ -488,12 +491,46 @@ def audit_spec(task: Task, data: Path, pre: dict[str, Any], split_seed: int) -> 
     return raw
 
 
+ICL_SLOWER = 3.0
+"""A memory-pass call against a zero-shot one when the store holds none yet: the prompt carries 8
+examples (CB, cb-d1 on 2 shared cores: 7,600-token prompts, 20-32 s a call beside zero-shot calls
+of 150-210 tokens at 6-13 s; the block itself is read once per fold)."""
+
+
+def memory_progress(project: Path) -> tuple[int, float | None]:
+    """Items the loop's runs already hold a memory-pass verdict for, and the median seconds of those
+    calls (else of any stored call whose prompt carried examples; ``None``: none stored)."""
+    db = project_db_path(project)
+    if not db.is_file():
+        return 0, None
+    con = sqlite3.connect(db)
+    ours = "run_id LIKE 'run-%' AND iteration >= 2"  # the loop's runs (a snapshot's runs are named)
+    icl = "status = 'ok' AND latency_s > 0 AND id IN (SELECT call_id FROM call_examples)"
+    try:
+        done = con.execute(f"SELECT COUNT(DISTINCT item_id) FROM verdicts WHERE {ours}").fetchone()[0]
+        lat = sorted(
+            x
+            for (x,) in con.execute(
+                f"SELECT latency_s FROM calls WHERE {icl} AND id IN "
+                f"(SELECT call_id FROM verdicts WHERE {ours})"
+            )
+        ) or sorted(x for (x,) in con.execute(f"SELECT latency_s FROM calls WHERE {icl}"))
+    except sqlite3.Error:  # a store not made yet
+        return 0, None
+    finally:
+        con.close()
+    return int(done or 0), (lat[len(lat) // 2] if lat else None)
+
+
 def plan(task: Task, draw: Draw, project: Path, raw: dict[str, Any]) -> Planned:
     """The zero-shot pass's calls the store cannot answer (:func:`zero_shot_plan`); the memory pass
-    is estimated at one call an item (its prompts depend on the approvals)."""
+    at one call an item not yet answered (its prompts depend on the approvals), at the stored
+    seconds of such calls, else :data:`ICL_SLOWER` times a zero-shot call."""
     z = zero_shot_plan(raw, project, f"bench_loop ({draw.key})")
-    memory = z.items if z.spec.loop.max_iterations > 1 else 0
-    return Planned(task, draw, project, raw, z.uncached, memory, z.latency_s or task.seconds_a_call)
+    done, memory_s = memory_progress(project)
+    memory = max(0, z.items - done) if z.spec.loop.max_iterations > 1 else 0
+    zero_s = z.latency_s or task.seconds_a_call
+    return Planned(task, draw, project, raw, z.uncached, memory, zero_s, memory_s or ICL_SLOWER * zero_s)
 
 
 def run_one(p: Planned) -> Result:
@@ -720,7 +757,7 @@ def main() -> int:
         print(
             f"  {p.draw.key}: {len(p.draw.ids)} items, split seed {p.draw.seed}; zero-shot calls not stored "
             f"{p.zero_uncached}, memory pass about {p.memory_calls}; ~{p.estimate_s / 60:.0f} min at "
-            f"{p.seconds_a_call:.1f} s a call"
+            f"{p.seconds_a_call:.1f} s a zero-shot call, {p.memory_seconds_a_call:.1f} s a memory-pass call"
         )
     print(f"  in all about {need} calls, ~{sum(p.estimate_s for p in plans) / 3600:.1f} h", flush=True)
     if args.plan:

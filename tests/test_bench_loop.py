@@ -96,7 +96,10 @@ def test_a_draws_record_and_the_results_file(tmp_path: Path, monkeypatch: pytest
     assert "n = 150" in line and "1 draws run so far: cb-d1 at abc1234" in text
     assert "4 examples approved" in text and "calls sent 12, answered from the store 3" in text
     row = next(x for x in text.splitlines() if x.startswith("| cb-d1 |"))
-    assert "| 0.500 (-) | 0.600 | +0.100 [+0.020, +0.180], p 0.012 | nothing (zero-shot kept) | 12, 0 min (planned 0) |" in row
+    assert (
+        "| 0.500 (-) | 0.600 | +0.100 [+0.020, +0.180], p 0.012 | nothing (zero-shot kept) | 12, 0 min (planned 0) |"
+        in row
+    )
 
 
 def test_a_read_back_draw_keeps_the_record_of_the_run_that_made_its_calls(
@@ -134,3 +137,38 @@ def test_a_read_back_draw_keeps_the_record_of_the_run_that_made_its_calls(
     assert bench_loop.same_primary(dict(primary), primary)
     assert not bench_loop.same_primary({**primary, "p_value": 0.02}, primary)
     assert not bench_loop.same_primary(primary, {})
+
+
+def test_the_plan_prices_memory_pass_calls_from_the_stored_ones(tmp_path: Path) -> None:
+    """Memory-pass calls already answered are not planned again; their stored median latency prices
+    the rest (a real store's schema, rows written by SQL)."""
+    import sqlite3
+
+    from allure.store import RunStore, project_db_path
+
+    assert bench_loop.memory_progress(tmp_path / "none") == (0, None)
+    db = project_db_path(tmp_path)
+    db.parent.mkdir(parents=True)
+    RunStore(db).close()
+    con = sqlite3.connect(db)
+    for i, (lat, icl) in enumerate([(3.0, False), (20.0, True), (30.0, True), (25.0, True)], start=1):
+        con.execute(
+            "INSERT INTO calls (id, prompt_hash, item_id, model, params_json, status, raw_output, latency_s, "
+            "prompt_tokens, completion_tokens, cached_tokens, created_at) "
+            "VALUES (?, ?, ?, 'm', '{}', 'ok', 'x', ?, 1, 1, 0, 'now')",
+            (i, f"h{i}", f"it{i}", lat),
+        )
+        con.execute(
+            "INSERT INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) VALUES ('run-1', ?, ?, ?, 0)",
+            (2 if icl else 1, f"it{i}", i),
+        )
+        if icl:
+            con.execute("INSERT INTO call_examples (call_id, position, example_id) VALUES (?, 0, 'e')", (i,))
+    # a snapshot's run (named, not ``run-...``) is not the loop's: its items are not done, its calls
+    # price the pass only when the loop's runs have none
+    con.execute(
+        "INSERT INTO verdicts (run_id, iteration, item_id, call_id, cache_hit) VALUES ('x', 2, 'it9', 1, 0)"
+    )
+    con.commit()
+    con.close()
+    assert bench_loop.memory_progress(tmp_path) == (3, 25.0)
