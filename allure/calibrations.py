@@ -18,19 +18,13 @@ import importlib
 from collections.abc import Callable
 from typing import ClassVar, TypeVar
 
+from allure._registry import register_as
 from allure.errors import SpecError, closest_name
 
 NONE = "none"
 """The parsed labels, as they are (``auto``'s baseline)."""
 AUTO = "auto"
 """Every registered mode tried on the decision data, the best one shown better than ``none`` kept."""
-
-BUILTIN: dict[str, str] = {
-    "contextual": "allure.passes._calibrate_modes",
-    "prior": "allure.passes._calibrate_modes",
-    "offset": "allure.passes._calibrate_modes",
-}
-"""allure's own modes by the module that registers each, in ``auto``'s order (simplest first)."""
 
 
 class CalibratorFacts:
@@ -57,6 +51,14 @@ class CalibratorFacts:
 
 F = TypeVar("F", bound=type[CalibratorFacts])
 
+BUILTIN: dict[str, str] = {
+    "contextual": "allure.passes._calibrate_modes",
+    "prior": "allure.passes._calibrate_modes",
+    "offset": "allure.passes._calibrate_modes",
+}
+"""allure's own modes by the module that registers each, in ``auto``'s order (simplest first)."""
+
+
 _REGISTERED: dict[str, type[CalibratorFacts]] = {}
 
 
@@ -68,16 +70,7 @@ def register_calibration(name: str) -> Callable[[F], F]:
     """
 
     def decorate(cls: F) -> F:
-        if not name.replace("_", "").replace("-", "").isalnum() or name in (NONE, AUTO):
-            raise ValueError(
-                f"a calibration mode's name is letters, digits, '-' and '_', not none or auto: {name!r}"
-            )
-        held = _REGISTERED.get(name)
-        if held is not None and held.__qualname__ != cls.__qualname__:
-            raise ValueError(f"calibration mode {name!r} is already {held.__module__}.{held.__qualname__}")
-        cls.name = name
-        _REGISTERED[name] = cls
-        return cls
+        return register_as(_REGISTERED, name, cls, what="calibration mode", reserved=(NONE, AUTO))
 
     return decorate
 
