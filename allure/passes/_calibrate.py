@@ -16,6 +16,9 @@ cross-fitted (``[loop] folds >= 2``: :attr:`CalibrationTarget.folds`) it scores 
 each labelled by the modes as fitted on the other folds, and applies the chosen mode as fitted on
 every audit item (no extra call: ``p_cf`` is per ICL block either way).
 The new labels are stored beside the parsed ones (:meth:`allure.store.RunStore.set_verdict_labels`).
+Nothing here names a mode: each is a :class:`~allure.passes.Calibrator` registered by name
+(:mod:`allure.calibrations`; allure's own in :mod:`allure.passes._calibrate_modes`), asked what it
+reads, what it fits and how it labels.
 """
 
 from __future__ import annotations
