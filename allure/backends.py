@@ -23,6 +23,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import ClassVar, TypeVar
 
+from allure._registry import register_as
 from allure.errors import SpecError, closest_name
 
 ENTRY_POINT_GROUP = "allure.backends"
@@ -68,14 +69,7 @@ def register_backend(name: str) -> Callable[[F], F]:
     """
 
     def decorate(cls: F) -> F:
-        if not name or not name.replace("_", "").replace("-", "").isalnum():
-            raise ValueError(f"a backend kind's name is letters, digits, '-' and '_', not {name!r}")
-        held = _REGISTERED.get(name)
-        if held is not None and held.__qualname__ != cls.__qualname__:
-            raise ValueError(f"backend kind {name!r} is already {held.__module__}.{held.__qualname__}")
-        cls.name = name
-        _REGISTERED[name] = cls
-        return cls
+        return register_as(_REGISTERED, name, cls, what="backend kind")
 
     return decorate
 

@@ -4,11 +4,12 @@ items, how it is called, and how a pass's verdicts are post-processed."""
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -16,7 +17,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
+from allure.calibrations import calibration_names
 from allure.config._messages import SpecFieldError, fullmatch_or_refuse
 from allure.errors import SpecError
 from allure.urls import redact_url, url_problem
@@ -40,15 +43,27 @@ PositionDebias = Literal["none", "consistent", "logprob_mean"]
 ReadoutChoice = Literal["none", "logistic", "knn", "auto"]
 """``[evaluator] readout``: the learned read-out a pass applies last (see :attr:`EvaluatorSpec.readout`)."""
 
-Calibration = Literal["none", "contextual", "prior", "offset", "auto"]
-"""Contextual calibration of the label probabilities (Zhao et al. 2021; METHODS.md section 8):
+
+def _calibration_name(value: Any) -> Any:
+    """A name :func:`allure.calibrations.calibration_names` lists, refused as a ``Literal`` of them
+    would be (a spec's error reads the same, a registered mode among the names)."""
+    names = calibration_names()
+    if isinstance(value, str) and value in names:
+        return value
+    expected = f"{', '.join(map(repr, names[:-1]))} or {names[-1]!r}"
+    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+
+
+Calibration = Annotated[str, BeforeValidator(_calibration_name)]
+"""``none``, a registered calibration mode (:mod:`allure.calibrations`) or ``auto``; allure's own
+modes re-label from the label probabilities (Zhao et al. 2021; METHODS.md section 8):
 ``contextual`` divides each item's label distribution by the mean distribution of content-free
 inputs ("N/A", "", "[MASK]") sent with the same ICL block (``q = p / p_cf``, argmax);
 ``prior`` multiplies by the reference label shares of the audit items outside dev as well
 (``q = p * pi / p_cf``), for label priors far from uniform; ``offset`` (two labels) shifts the
 positive label's logit by one offset fitted on the audit items outside dev so that its predicted
-share there matches the reference share; ``auto`` computes each of ``none``, ``contextual``,
-``prior`` and ``offset`` on the decision data (dev, or every audit item out of fold), refuses one
+share there matches the reference share; ``auto`` computes ``none`` and each registered mode
+on the decision data (dev, or every audit item out of fold), refuses one
 that gives every item one label, tests each other against ``none`` (one-sided, at calibration's
 share of ``[loop] guard_alpha`` in the run's family, ``guard_min_per_label``, Holm-adjusted over
 the modes) and keeps the best

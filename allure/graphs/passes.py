@@ -5,7 +5,6 @@ pass's metrics per split."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from allure.graphs.state import AuditContext
@@ -71,9 +70,7 @@ def report_calibration(
     from allure.metrics import CalibrationValues
 
     out = outcome.calibration
-    fitted = out.fitted() if out is not None else None
-    values = CalibrationValues() if fitted is None else CalibrationValues.model_validate(asdict(fitted))
-    ctx.store.record_calibration(run_id, it, values)
+    ctx.store.record_calibration(run_id, it, out.fitted() if out is not None else CalibrationValues())
     if out is None:
         return None
     if not out.off:

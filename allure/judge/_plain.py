@@ -21,24 +21,20 @@ if TYPE_CHECKING:
     from allure.config import AuditSpec
     from allure.memory import RetrievalPolicy
 
-FORMULA = {
-    "none": "label = the label the reply's regex captures (parsed_label).",
-    "contextual": (
-        "p = each label's probability in label-set order (the sum of exp(logprob) over the label "
-        "token's top_logprobs alternatives that spell it), normalised to sum 1; q = p / p_cf of the "
-        "item's block; label = the label with the largest q. A reply without logprobs, or a block "
-        "without p_cf, keeps parsed_label."
-    ),
-    "prior": (
-        "as contextual, with q = p * prior / p_cf (prior: the audit split's label shares, label-set "
-        "order); label = argmax q."
-    ),
-    "offset": (
-        "p = P(positive) / (P(positive) + P(other)) from the label probabilities; label = positive_label "
-        "when 1 / (1 + exp(-(log(p / (1 - p)) + offset))) > 0.5, else the other label; a reply without "
-        "logprobs keeps parsed_label."
-    ),
-}
+PARSED = "label = the label the reply's regex captures (parsed_label)."
+"""The formula of ``none``; a mode's own is its :attr:`~allure.calibrations.CalibratorFacts.formula`."""
+
+
+def formula(mode: str) -> str:
+    """What the calibration ``mode`` does to a reply, in words (``none``: :data:`PARSED`)."""
+    from allure.calibrations import NONE, calibrator_class
+
+    if mode == NONE:
+        return PARSED
+    return (
+        calibrator_class(mode).formula
+        or f"allure's calibration mode {mode!r} with the values here (no formula stated)."
+    )
 
 
 def _applies_to(policy: RetrievalPolicy, examples: Sequence[IclExample]) -> str:
@@ -128,9 +124,10 @@ def openai_messages(
         "retrieval": policy.model_dump(mode="json"),
         "calibration": {
             "mode": fitted.mode,
-            "formula": FORMULA.get(fitted.mode, FORMULA["none"]),
+            "formula": formula(fitted.mode),
             "prior": None if fitted.prior is None else list(fitted.prior),
             "offset": fitted.offset,
+            **fitted.values,
         },
         "blocks": out_blocks,
     }

@@ -5,7 +5,7 @@ wrote to); and the export's check that they give the pass's labels back, by the 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,7 +155,7 @@ def stored_calibration(store: RunStore, src: JudgeSource) -> CalibrationValues:
     if not cal:
         return CalibrationValues()
     known = {k: v for k, v in cal.items() if k in CalibrationOutcome.__dataclass_fields__}
-    return CalibrationValues.model_validate(asdict(CalibrationOutcome(**known).fitted()))
+    return CalibrationOutcome(**known).fitted()
 
 
 def fitted_calibration(store: RunStore, src: JudgeSource) -> FittedValues:
@@ -164,7 +164,8 @@ def fitted_calibration(store: RunStore, src: JudgeSource) -> FittedValues:
     values = stored_calibration(store, src)
     labels = src.spec.label_set
     prior = [float(values.prior.get(str(lab), 0.0)) for lab in labels] if values.prior else None
-    return FittedValues(mode=values.mode, p_cf=values.p_cf, prior=prior, offset=values.offset)
+    own = dict(values.model_extra or {})
+    return FittedValues(mode=values.mode, p_cf=values.p_cf, prior=prior, offset=values.offset, values=own)
 
 
 def check_reproduces(

@@ -25,7 +25,7 @@ from allure.metrics._calibration import (
     content_free_mean,
     fit_offset,
 )
-from allure.metrics._calibration_choice import AUTO_ORDER, CalibrationChoice, choose_calibration, collapsed
+from allure.metrics._calibration_choice import CalibrationChoice, choose_calibration, collapsed
 from allure.metrics._common import Label, MetricsError
 from allure.metrics._compare import ArmComparison, Direction, compare_arms
 from allure.metrics._compute import compute_metrics
@@ -110,7 +110,6 @@ __all__ = [
     "OBJECTIVE_NAMES",
     "CONTENT_FREE",
     "CalibrationMode",
-    "AUTO_ORDER",
     "CalibrationChoice",
     "apply_offset",
     "choose_calibration",

@@ -1,6 +1,6 @@
 """``calibration = "auto"``: pick the calibration mode of a pass on the decision data (METHODS.md section 8).
 
-Each candidate mode (``none``, ``contextual``, ``prior``, ``offset``) labels the same decision items
+Each candidate mode (``none`` and the registered modes: :mod:`allure.calibrations`) labels the same decision items
 (the dev split, or every audit item out of fold). A candidate whose labels **collapse** to one label
 there, while the reference labels hold two or more, is refused: answering one label everywhere scores
 exactly chance on balanced accuracy, and a judge that is worse than chance would otherwise "gain" by
@@ -14,7 +14,7 @@ against ``none`` and the p-values are Holm-adjusted over the modes tested (:func
 only the best of three would adopt a mode that is no better about three times as often as ``alpha``
 (issue 34 review: 8.7 % against 2.5 % with one mode, n = 80). Among the modes whose rise is
 significant after the correction, the highest objective wins (ties go to the earlier mode of
-:data:`AUTO_ORDER`: the simpler correction). The held-out split is never read here.
+:func:`allure.calibrations.mode_names`, after ``none``: the simpler correction). The held-out split is never read here.
 """
 
 from __future__ import annotations
@@ -22,13 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from allure.calibrations import NONE, mode_names
 from allure.labels import Label
 from allure.metrics._better import BetterDecision, significantly_better, too_few
 from allure.metrics._holm import holm_adjust
 from allure.metrics._objective import Objective, objective_value
-
-AUTO_ORDER = ("none", "contextual", "prior", "offset")
-"""The candidate modes of ``auto``, simplest first (ties go to the earlier one)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +101,8 @@ def choose_calibration(
     n = sum(r is not None for r in references)
     scores: dict[str, float | None] = {}
     refused: list[str] = []
-    for mode in sorted(candidates, key=lambda m: AUTO_ORDER.index(m) if m in AUTO_ORDER else len(AUTO_ORDER)):
+    simplest = [NONE, *mode_names()]  # a tie goes to the earlier one
+    for mode in sorted(candidates, key=lambda m: simplest.index(m) if m in simplest else len(simplest)):
         pred = candidates[mode]
         scores[mode] = objective_value(references, pred, objective=objective, labels=labels) if n else None
         if mode != "none" and collapsed(pred, references):

@@ -8,7 +8,7 @@ report.md, ``memory stats``) reads it back through :meth:`ReadoutRecord.read`. I
 the flat dict runs have always stored, so a stored run of any age parses into it.
 
 :class:`CalibrationValues` are the values the pass's calibration applied (``p_cf`` per ICL block,
-the prior, the offset; ``CalibrationOutcome.fitted``): the loop stores them with the pass (run info
+and what its mode fitted: the prior, the offset, ...; ``CalibrationOutcome.fitted``): the loop stores them with the pass (run info
 ``calibration_<it>``) and an exported judge carries them as they are, no refit.
 
 Both sit in ``metrics/`` beside :class:`~allure.metrics.FittedReadout`, below the store that persists them.
@@ -118,15 +118,28 @@ class ReadoutRecord(BaseModel):
 
 
 class CalibrationValues(BaseModel):
-    """The calibration a pass applied, with the values it fitted (see the module)."""
+    """The calibration a pass applied, with the values it fitted (see the module), applied as they
+    are to another pass by :func:`allure.passes.apply_fitted` (``allure.passes.FittedCalibration``).
 
-    model_config = ConfigDict(extra="ignore")
+    Its JSON form (run info ``calibration_<it>``) has always held ``mode``, ``p_cf``, ``prior`` and
+    ``offset``, the built-in modes' values; a mode registered since (:mod:`allure.calibrations`)
+    keeps its own values (its ``keys``) as further keys beside them."""
 
-    mode: Literal["none", "contextual", "prior", "offset"] = "none"
+    model_config = ConfigDict(extra="allow")
+
+    mode: str = "none"
     """What was applied (``auto``'s choice, never ``auto``; ``none``: the parsed labels stood)."""
     p_cf: dict[str, list[float]] = {}
-    """``contextual`` and ``prior``: ICL block name -> the content-free mean, in label-set order."""
+    """A mode that reads ``p_cf`` (``contextual``, ``prior``): ICL block name -> the content-free
+    mean, in label-set order."""
     prior: dict[str, float] | None = None
     """``prior``: label string -> share."""
     offset: float | None = None
     """``offset``: the positive label's logit offset ``b``."""
+
+    def __init__(self, mode: str = "none", **values: Any) -> None:
+        super().__init__(mode=mode, **values)
+
+    def values(self) -> dict[str, Any]:
+        """The values fitted, by name (``prior``, ``offset``, a registered mode's own), ``p_cf`` apart."""
+        return {"prior": self.prior, "offset": self.offset, **(self.model_extra or {})}

@@ -3,7 +3,8 @@
 :func:`run_pass` runs one pass as a :class:`PassPlan` describes it (``_pipeline``); :func:`plan_from_spec`
 turns an audit spec into that plan (``_plan_spec``). The steps: the swapped order of a pairwise item
 (``_swap``), the reversed question (``_polarity``), calibration (``_calibrate``, its modes in
-``_calibrate_modes``, the content-free inputs in ``_content_free``) and the learned read-out
+``_calibrate_modes``: each a :class:`Calibrator` registered by name with
+``@register_calibration``, :mod:`allure.calibrations`; the content-free inputs in ``_content_free``) and the learned read-out
 (:mod:`allure.passes.readout`). It asks the judge only through :mod:`allure.evaluator`'s
 :class:`~allure.evaluator.Evaluator`. Names are imported on first use.
 """
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from allure.calibrations import register_calibration
     from allure.passes._calibrate import (
         NO_PROBS,
         CalibrationOutcome,
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
         apply_fitted,
         calibrate_pass,
     )
+    from allure.passes._calibrate_modes import CalibrationInput, Calibrator, calibrator
     from allure.passes._content_free import CF_PREFIX, block_name, content_free_item
     from allure.passes._pipeline import (
         RECORDED,
@@ -53,6 +56,10 @@ _WHERE = {
     "FittedCalibration": "_calibrate",
     "apply_fitted": "_calibrate",
     "calibrate_pass": "_calibrate",
+    "CalibrationInput": "_calibrate_modes",
+    "Calibrator": "_calibrate_modes",
+    "calibrator": "_calibrate_modes",
+    "register_calibration": "allure.calibrations",
     "CF_PREFIX": "_content_free",
     "block_name": "_content_free",
     "content_free_item": "_content_free",
@@ -87,6 +94,10 @@ __all__ = [
     "FittedCalibration",
     "apply_fitted",
     "calibrate_pass",
+    "CalibrationInput",
+    "Calibrator",
+    "calibrator",
+    "register_calibration",
     "CF_PREFIX",
     "block_name",
     "content_free_item",

@@ -16,6 +16,9 @@ cross-fitted (``[loop] folds >= 2``: :attr:`CalibrationTarget.folds`) it scores 
 each labelled by the modes as fitted on the other folds, and applies the chosen mode as fitted on
 every audit item (no extra call: ``p_cf`` is per ICL block either way).
 The new labels are stored beside the parsed ones (:meth:`allure.store.RunStore.set_verdict_labels`).
+Nothing here names a mode: each is a :class:`~allure.passes.Calibrator` registered by name
+(:mod:`allure.calibrations`; allure's own in :mod:`allure.passes._calibrate_modes`), asked what it
+reads, what it fits and how it labels.
 """
 
 from __future__ import annotations
@@ -24,14 +27,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from allure.calibrations import AUTO, NONE, mode_names
 from allure.labels import Label
+from allure.metrics import CalibrationValues
 from allure.models import Item
 from allure.passes._calibrate_modes import (
+    CalibrationInput,
     CalibrationTarget,
-    by_offset,
-    by_p_cf,
+    calibrator,
     choose_mode,
-    fitted_offset,
     out_of_fold_labels,
 )
 from allure.passes._content_free import (
@@ -81,10 +85,24 @@ class CalibrationOutcome:
     """``offset`` (and ``auto``, which fits it too): the fitted logit offset ``b`` of the positive label."""
     prior: dict[str, float] | None = None
     """``prior`` (and ``auto``): the label shares ``pi`` multiplied in (label string -> share)."""
+    values: dict[str, Any] = field(default_factory=dict)
+    """What a registered mode fitted beyond ``offset`` and ``prior`` (which the report names as fields
+    of their own): value name -> JSON-able value, every mode fitted (``auto``: all of them)."""
+
+    def keep(self, fitted: Mapping[str, Any]) -> None:
+        """Record a mode's fitted values (``offset`` and ``prior`` in their fields, the others in :attr:`values`)."""
+        for key, value in fitted.items():
+            if key in ("offset", "prior"):
+                setattr(self, key, value)
+            else:
+                self.values[key] = value
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-able form (the report's iteration entry)."""
-        return dict(self.__dict__)
+        """JSON-able form (the report's iteration entry; :attr:`values` only when a mode fitted some)."""
+        out = dict(self.__dict__)
+        if not self.values:
+            out.pop("values")
+        return out
 
     @property
     def applied(self) -> str:
@@ -99,29 +117,24 @@ class CalibrationOutcome:
     def fitted(self) -> FittedCalibration:
         """The values this pass applied, to apply again to new data without choosing or fitting
         (an exported judge: :attr:`allure.passes.PassPlan.fixed_calibration`)."""
-        mode = self.chosen if self.chosen is not None and not self.off else "none"
+        mode = self.chosen if self.chosen is not None and not self.off else NONE
+        if mode == NONE:
+            return FittedCalibration()
+        applied = calibrator(mode)
+        fitted = {"offset": self.offset, "prior": self.prior, **self.values}
+        own = {k: fitted.get(k) for k in applied.keys}
         return FittedCalibration(
-            mode=mode,  # type: ignore[arg-type]
-            p_cf={k: tuple(v) for k, v in self.p_cf.items()} if mode in ("contextual", "prior") else {},
-            prior=dict(self.prior) if mode == "prior" and self.prior else None,
-            offset=self.offset if mode == "offset" else None,
+            mode,
+            p_cf={k: list(v) for k, v in self.p_cf.items()} if applied.reads_p_cf else {},
+            **{k: dict(v) if isinstance(v, dict) else v for k, v in own.items()},
         )
 
 
-@dataclass(frozen=True)
-class FittedCalibration:
-    """Calibration values fitted on one pass, applied as they are to another (no content-free call,
-    no choice, no reference label): an exported judge labelling new data that has no dev split."""
-
-    mode: Calibration
-    """``none``, ``contextual``, ``prior`` or ``offset`` (never ``auto``: what it chose)."""
-    p_cf: Mapping[str, Sequence[float]] = field(default_factory=dict)
-    """``contextual`` and ``prior``: block name (:func:`block_name`, as :attr:`CalibrationOutcome.p_cf`
-    keys it) -> ``p_cf`` in label-set order. A verdict whose block has none keeps its label."""
-    prior: Mapping[str, float] | None = None
-    """``prior``: label string -> share."""
-    offset: float | None = None
-    """``offset``: the positive label's logit offset ``b``."""
+FittedCalibration = CalibrationValues
+"""Calibration values fitted on one pass, applied as they are to another (no content-free call,
+no choice, no reference label): an exported judge labelling new data that has no dev split. The
+record the pass stores (:class:`allure.metrics.CalibrationValues`): the mode (never ``auto``: what it
+chose), ``p_cf`` per block name for a mode that reads it, and the mode's values by name."""
 
 
 def calibrate_pass(
@@ -157,35 +170,31 @@ def calibrate_pass(
     rows = _rows(items, result, labels, out)
     if rows is None:
         return out
+    modes = [calibrator(m) for m in (mode_names() if mode == AUTO else [mode] if mode != NONE else [])]
     p_cf = (
-        {}
-        if mode == "offset"
-        else content_free_means(
+        content_free_means(
             ContentFreePass(ev, run_id, iteration, items, result, examples_for, options), labels, out
         )
+        if any(m.reads_p_cf for m in modes)
+        else {}
     )
-    pi = [float(prior.get(str(lab), 0.0)) for lab in labels] if prior else None
-    if prior and mode in ("prior", "auto"):
-        out.prior = {str(k): float(v) for k, v in prior.items()}
-    candidates = {"none": {i: v.label for i, (v, _) in rows.items()}}
-    for m in ("contextual", "prior"):
-        if mode in (m, "auto") and p_cf and (m == "contextual" or pi):
-            candidates[m] = by_p_cf(rows, p_cf, labels, pi if m == "prior" else None)
-    if mode == "prior" and not pi:
-        out.note = (
-            "prior needs the audit split's reference label shares, and no audit item outside dev has one"
-        )
-    if mode in ("offset", "auto"):
-        b = fitted_offset(rows, labels, target)
-        if b is not None and target is not None and target.positive is not None:
-            out.offset = b
-            candidates["offset"] = by_offset(rows, labels, target.positive, b)
-        elif mode == "offset":
-            out.note = "offset needs two labels, a positive label and audit items with label probabilities"
-    out.chosen = mode if mode in candidates else "none"
-    if mode == "auto":
+    data = CalibrationInput(
+        rows, labels, p_cf, shares=prior, target=target, positive=None if target is None else target.positive
+    )
+    candidates = {NONE: {i: v.label for i, (v, _) in rows.items()}}
+    for m in modes:
+        values = m.fit(data)
+        if values is None:
+            if m.name == mode:
+                out.note = m.cannot_fit
+            continue
+        out.keep(values)
+        if p_cf or not m.reads_p_cf:  # a block without p_cf keeps its labels; none has one: no candidate
+            candidates[m.name] = m.labels(values, data)
+    out.chosen = mode if mode in candidates else NONE
+    if mode == AUTO:
         parsed = {it.id: v.label for it in items if (v := result.verdicts.get(it.id)) is not None}
-        scored = out_of_fold_labels(candidates, rows, p_cf, labels, target)
+        scored = out_of_fold_labels(candidates, data)
         out.chosen, note, choice = choose_mode(scored, parsed, target, labels)
         if note:
             out.note = note
@@ -210,22 +219,25 @@ def apply_fitted(
     reference label read (``offset`` shifts the evaluator's positive label)."""
     out = CalibrationOutcome(mode=fitted.mode, chosen=fitted.mode, offset=fitted.offset)
     out.prior = dict(fitted.prior) if fitted.prior else None
+    out.values = dict(fitted.model_extra or {})
     out.p_cf = {k: [float(x) for x in v] for k, v in fitted.p_cf.items()}
     rows = _rows(items, result, labels, out)
     if rows is None:
         return out
     chosen: dict[str, Label | None] = {}
-    if fitted.mode in ("contextual", "prior"):
-        by_block = {tuple(v.icl_ids): v.icl_ids for v, _ in rows.values()}
-        p_cf = {
-            b: fitted.p_cf[block_name(ids)] for b, ids in by_block.items() if block_name(ids) in fitted.p_cf
-        }
-        out.blocks = len(p_cf)
-        pi = [float(fitted.prior.get(str(lab), 0.0)) for lab in labels] if fitted.prior else None
-        if fitted.mode == "contextual" or pi:
-            chosen = by_p_cf(rows, p_cf, labels, pi if fitted.mode == "prior" else None)
-    elif fitted.mode == "offset" and fitted.offset is not None and len(labels) == 2:
-        chosen = by_offset(rows, labels, ev.positive_label, fitted.offset)
+    if fitted.mode != NONE:
+        mode = calibrator(fitted.mode)
+        p_cf = {}
+        if mode.reads_p_cf:
+            by_block = {tuple(v.icl_ids): v.icl_ids for v, _ in rows.values()}
+            p_cf = {
+                b: fitted.p_cf[block_name(ids)]
+                for b, ids in by_block.items()
+                if block_name(ids) in fitted.p_cf
+            }
+            out.blocks = len(p_cf)
+        data = CalibrationInput(rows, labels, p_cf, positive=ev.positive_label)
+        chosen = mode.labels(fitted.values(), data)
     _relabel(ev, run_id, iteration, items, result, chosen, out)
     return out
 

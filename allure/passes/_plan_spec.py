@@ -1,6 +1,6 @@
 """A pass's plan from an audit spec (:func:`plan_from_spec`), so the spec's rules live once: a replay is
 never calibrated, ``auto`` is off without a dev split (or the audit split's folds) to choose on,
-``prior`` takes the audit split's reference shares outside dev, and which extra calls a pass makes
+a mode that reads shares (``prior``; ``auto``) takes the audit split's reference shares outside dev, and which extra calls a pass makes
 (:func:`extra_calls`: the swapped order of a pair, the reversed question) is decided here alone. The
 loop, study arms, re-audits and an exported judge call it."""
 
@@ -15,6 +15,7 @@ from allure.evaluator import ExamplesFor
 from allure.labels import Label
 from allure.models import Item
 from allure.passes._calibrate import CalibrationTarget
+from allure.passes._calibrate_modes import calibrator
 from allure.passes._pipeline import PassPlan, Readout
 from allure.passes._polarity import PolarityVariant, polarity_variant
 from allure.passes._swap import swaps_positions
@@ -150,7 +151,9 @@ def plan_from_spec(
             min_per_label=spec.loop.guard_min_per_label,
         )
     prior = None
-    if references is not None and calibration in ("prior", "auto"):
+    if references is not None and (
+        calibration == "auto" or calibration != "none" and calibrator(calibration).reads_shares
+    ):
         # the dev split's labels stay out of ``pi``, as out of ``offset``'s fit: ``auto`` scores it on dev
         prior = reference_shares(references, splits, without=dev or ())
     return PassPlan(
