@@ -52,9 +52,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _module_fixture_users(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a fixture set up once per module (a project built, a server started)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(d.scope in ("module", "class") for defs in info.name2fixturedefs.values() for d in defs)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the users of :data:`_FIXTURE_MARKS`' fixtures, and the PostgreSQL arm of ``backend``."""
+    """Mark the users of :data:`_FIXTURE_MARKS`' fixtures, and the PostgreSQL arm of ``backend``.
+
+    Under ``pytest -n 2 --dist loadgroup`` (``make test``), a module whose tests share a module-scoped
+    fixture is one ``xdist_group``: its tests run on one worker, so the fixture is built once, not
+    once per worker (a test already in a group keeps it)."""
     for item in items:
+        if _module_fixture_users(item) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
         names = set(getattr(item, "fixturenames", ()))
         marks = {m for name, ms in _FIXTURE_MARKS.items() if name in names for m in ms}
         callspec = getattr(item, "callspec", None)

@@ -178,7 +178,11 @@ def _drive(graph: Any, inp: Any, run_id: str, ctx: AuditContext) -> RunOutcome:
     store = ctx.store
     store.update_run(run_id, status="running")
     try:
-        result = graph.invoke(inp, config, context=ctx)
+        # durability "sync": each step's checkpoint is written before the next step starts. LangGraph's
+        # default ("async") writes it in the background, so a run killed early in its first pass (its
+        # iteration already in the run store) could have no checkpoint yet and could not be resumed:
+        # seen under load, the fault-point test's kill at `evaluate` then failed its resume (exit 2)
+        result = graph.invoke(inp, config, context=ctx, durability="sync")
     except BaseException as exc:
         from allure.evaluator import redact
 

@@ -24,6 +24,10 @@ from allure.errors import EvaluatorError, ModelFilesError
 from allure.evaluator.local import LocalServer, LocalServerSettings, ensure_model
 from tests.cli_run import start_allure
 
+pytestmark = pytest.mark.xdist_group("model")
+"""Under ``pytest -n 2 --dist loadgroup``, this file's tests run on one worker, one after another:
+two llama.cpp servers at once on 2 cores would slow each past its test's timeouts."""
+
 SCORE = re.compile(r"score:\s*([01])")
 INSTRUCTION = (
     "Grade the response. Reply with exactly 'score: 1' if the response's final answer "

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from allure.store import RunStore, project_db_path
 from tests.cli_run import TEST_KEY, allure, start_allure
-from tests.conftest import ScriptedServer, start_scripted_server, write_dataset, write_spec
+from tests.conftest import ScriptedServer, copy_project, start_scripted_server, write_dataset, write_spec
 from tests.specs import audit_toml, memory_and_loop
 
 pytestmark = pytest.mark.integration
@@ -64,30 +65,46 @@ def _state(tmp: Path, run_id: str) -> tuple[str, dict[str, int], int]:
         store.close()
 
 
+@pytest.fixture(scope="module")
+def paused_replay(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A project whose replay audit paused at review, with ``decisions.jsonl`` approving every
+    candidate (built once; each test changes a copy)."""
+    root = tmp_path_factory.mktemp("paused-replay")
+    run_id, _ = paused_run(root)
+    return root, run_id
+
+
 @pytest.mark.parametrize("damage", ["deleted", "truncated"])
-def test_paused_run_with_a_lost_checkpoint_is_reported_not_restarted(tmp_path: Path, damage: str) -> None:
-    run_id, decisions = paused_run(tmp_path)
-    before = _state(tmp_path, run_id)
-    ckpt = tmp_path / ".allure" / "checkpoints.db"
+def test_paused_run_with_a_lost_checkpoint_is_reported_not_restarted(
+    tmp_path: Path, damage: str, paused_replay: tuple[Path, str]
+) -> None:
+    root, run_id = copy_project(paused_replay, tmp_path)
+    decisions = root / "decisions.jsonl"
+    before = _state(root, run_id)
+    ckpt = root / ".allure" / "checkpoints.db"
     if damage == "deleted":
-        for f in tmp_path.joinpath(".allure").glob("checkpoints.db*"):
+        for f in root.joinpath(".allure").glob("checkpoints.db*"):
             f.unlink()
     else:
-        for f in tmp_path.joinpath(".allure").glob("checkpoints.db-*"):
+        for f in root.joinpath(".allure").glob("checkpoints.db-*"):
             f.unlink()
         ckpt.write_bytes(ckpt.read_bytes()[:1000])
-    res = allure("resume", run_id, "--decisions", str(decisions), "--project", str(tmp_path), cwd=tmp_path)
+    res = allure("resume", run_id, "--decisions", str(decisions), "--project", str(root), cwd=root)
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr
     assert "checkpoints.db" in res.stderr and "fix: restore" in res.stderr
     assert ("checkpoint is missing" if damage == "deleted" else "cannot be read") in res.stderr
-    assert _state(tmp_path, run_id) == before  # still paused, no decision imported, nothing restarted
+    assert _state(root, run_id) == before  # still paused, no decision imported, nothing restarted
     assert before[0] == "paused" and before[2] == 0
 
 
 def _paused_http_run(tmp: Path, srv: ScriptedServer) -> str:
-    """An audit against the scripted server, paused at review, every candidate approved via --import."""
+    """An audit against the scripted server, paused at review, every candidate approved via --import
+    (the memory in the project's ``.allure/memory``: a copy of the project is whole)."""
     spec = write_spec(tmp, srv.base_url, stop_when_no_gain=False)
+    text = spec.read_text()
+    spec.write_text(text.replace(f'location = "{tmp / "memory"}"', 'location = ".allure/memory"'))
+    assert spec.read_text() != text
     res = allure("audit", str(spec), "--project", str(tmp), cwd=tmp, env=TEST_KEY)
     assert res.returncode == 0, res.stderr
     store = RunStore(project_db_path(tmp), create=False)
@@ -114,24 +131,35 @@ def _snapshot(tmp: Path, run_id: str) -> tuple[object, ...]:
         raw.close()
 
 
-def test_two_concurrent_resumes_exactly_one_proceeds(tmp_path: Path) -> None:
-    srv = start_scripted_server(tmp_path, "--delay", "0.3")
-    try:
-        run_id = _paused_http_run(tmp_path, srv)
-        before = len(srv.requests())
-        procs = [
-            start_allure("resume", run_id, "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
-            for _ in range(2)
-        ]
-        outs = [(p.wait(300), *p.communicate()) for p in procs]
-    finally:
-        srv.stop()
+@pytest.fixture(scope="module")
+def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
+    """A scripted server answering after 0.3 s (a resume stays under way long enough to race it),
+    shared by this module's tests (they run one after another; each counts its own requests)."""
+    with start_scripted_server(tmp_path_factory.mktemp("slow-server"), "--delay", "0.3") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def paused_http(tmp_path_factory: pytest.TempPathFactory, slow_server: ScriptedServer) -> tuple[Path, str]:
+    """:func:`_paused_http_run` against :func:`slow_server`, built once; each test resumes a copy."""
+    root = tmp_path_factory.mktemp("paused-http")
+    return root, _paused_http_run(root, slow_server)
+
+
+def test_two_concurrent_resumes_exactly_one_proceeds(
+    tmp_path: Path, slow_server: ScriptedServer, paused_http: tuple[Path, str]
+) -> None:
+    srv = slow_server
+    root, run_id = copy_project(paused_http, tmp_path)
+    before = len(srv.requests())
+    procs = [start_allure("resume", run_id, "--project", str(root), cwd=root, env=TEST_KEY) for _ in range(2)]
+    outs = [(p.wait(300), *p.communicate()) for p in procs]
     codes = sorted(rc for rc, _, _ in outs)
     assert codes == [0, 2], outs
     loser = next(err for rc, _, err in outs if rc == 2)
     assert "is in use by `allure resume`" in loser or "already done" in loser
     assert "Traceback" not in loser
-    store = RunStore(project_db_path(tmp_path), create=False)
+    store = RunStore(project_db_path(root), create=False)
     assert store.get_run(run_id).status == "done"
     n_items = len(store.items(run_id))
     # iteration 2 ran once: one verdict per item, each distinct prompt sent once
@@ -142,37 +170,38 @@ def test_two_concurrent_resumes_exactly_one_proceeds(tmp_path: Path) -> None:
     assert len(log) == len({d["candidate_id"] for d in log})  # each candidate decided once
 
 
-def test_review_import_on_a_resuming_or_done_run_changes_nothing(tmp_path: Path) -> None:
-    srv = start_scripted_server(tmp_path, "--delay", "0.3")
+def test_review_import_on_a_resuming_or_done_run_changes_nothing(
+    tmp_path: Path, paused_http: tuple[Path, str]
+) -> None:
+    root, run_id = copy_project(paused_http, tmp_path)
+    store = RunStore(project_db_path(root), create=False)
+    cands = store.candidates(run_id)
+    store.close()
+    flip = root / "flip.jsonl"
+    flip.write_text("".join(json.dumps({"candidate_id": c.id, "decision": "reject"}) + "\n" for c in cands))
+    resume = start_allure("resume", run_id, "--project", str(root), cwd=root, env=TEST_KEY)
     try:
-        run_id = _paused_http_run(tmp_path, srv)
-        store = RunStore(project_db_path(tmp_path), create=False)
-        cands = store.candidates(run_id)
-        store.close()
-        flip = tmp_path / "flip.jsonl"
-        flip.write_text(
-            "".join(json.dumps({"candidate_id": c.id, "decision": "reject"}) + "\n" for c in cands)
-        )
-        resume = start_allure("resume", run_id, "--project", str(tmp_path), cwd=tmp_path, env=TEST_KEY)
         deadline = time.time() + 60
-        store = RunStore(project_db_path(tmp_path), create=False)
+        store = RunStore(project_db_path(root), create=False)
         while (
             store.lease_holder(run_id) is None or store.get_run(run_id).status != "running"
         ) and time.time() < deadline:
             time.sleep(0.05)
-        before = _snapshot(tmp_path, run_id)
-        res = allure("review", run_id, "--import", str(flip), "--project", str(tmp_path), cwd=tmp_path)
+        before = _snapshot(root, run_id)
+        res = allure("review", run_id, "--import", str(flip), "--project", str(root), cwd=root)
         assert res.returncode == 2, res.stderr
         assert "is in use by `allure resume`" in res.stderr and "--wait" in res.stderr
-        assert _snapshot(tmp_path, run_id) == before
+        assert _snapshot(root, run_id) == before
         assert resume.wait(300) == 0, resume.communicate()[1]
     finally:
-        srv.stop()
+        if resume.poll() is None:
+            resume.kill()
+            resume.wait(10)
     assert store.get_run(run_id).status == "done"
-    before = _snapshot(tmp_path, run_id)
-    res = allure("review", run_id, "--import", str(flip), "--project", str(tmp_path), cwd=tmp_path)
+    before = _snapshot(root, run_id)
+    res = allure("review", run_id, "--import", str(flip), "--project", str(root), cwd=root)
     assert res.returncode == 2 and "is done, not paused at review" in res.stderr, res.stderr
-    assert _snapshot(tmp_path, run_id) == before
+    assert _snapshot(root, run_id) == before
     assert {c.decision for c in store.candidates(run_id)} == {"approve"}
 
 
