@@ -533,7 +533,17 @@ def plan(task: Task, draw: Draw, project: Path, raw: dict[str, Any]) -> Planned:
     return Planned(task, draw, project, raw, z.uncached, memory, zero_s, memory_s or ICL_SLOWER * zero_s)
 
 
+def fresh_memory(project: Path) -> None:
+    """Empty the draw's memory before its run: the pre-registered loop starts zero-shot (pass 1) and
+    prompts pass 2 with what pass 1's mistakes gave. A run interrupted earlier (or a rerun) left its
+    approvals in the project's memory, which a new run would start from (a zero-shot baseline, then
+    two memory passes: another design). Its approvals are in the store; the new run makes them again
+    (``--auto-approve``), and its calls are the stored ones."""
+    shutil.rmtree(project / ".allure" / "memory", ignore_errors=True)
+
+
 def run_one(p: Planned) -> Result:
+    fresh_memory(p.project)
     t0 = time.perf_counter()
     with saving(p.project, p.draw.key), server_starts() as starts:
         outcome = allure.audit(p.spec, project=p.project)

@@ -172,3 +172,14 @@ def test_the_plan_prices_memory_pass_calls_from_the_stored_ones(tmp_path: Path) 
     con.commit()
     con.close()
     assert bench_loop.memory_progress(tmp_path) == (3, 25.0)
+
+
+def test_a_draws_run_starts_from_an_empty_memory(tmp_path: Path) -> None:
+    """An interrupted run's approvals left in the project's memory would make the next run another
+    design (a zero-shot baseline and two memory passes): the bench empties it first."""
+    memory = tmp_path / ".allure" / "memory"
+    (memory / "chroma").mkdir(parents=True)
+    (memory / "chroma" / "data.bin").write_bytes(b"x")
+    (tmp_path / ".allure" / "allure.db").write_bytes(b"")
+    bench_loop.fresh_memory(tmp_path)
+    assert not memory.exists() and (tmp_path / ".allure" / "allure.db").is_file()
