@@ -802,7 +802,9 @@ def main() -> int:
                 continue
             record(r, False, head, arms, made=made)
         else:
-            record(r, bool(changed), head, arms)
+            # the checkout's allure/ is the rule's when unchanged (a worktree of a later commit with
+            # allure/ checked out at the rule's commit, so that the bench is the latest): say so
+            record(r, bool(changed), head if changed else f"{head}, allure/ at {pre['rule_commit']}", arms)
         print(load_record(p.draw.key)["section"], flush=True)  # type: ignore[index]
         print(f"wrote {write(pre['rule_commit'])}", flush=True)
     return 1 if failed else 0
