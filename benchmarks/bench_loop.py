@@ -64,7 +64,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_readout import Result, adopted, cost_line, primary_line  # noqa: E402
+from bench_readout import Result, _f, adopted, cost_line, primary_line  # noqa: E402
 from loop_arms import exploratory, lines  # noqa: E402
 from stored_calls import RESULTS, ROOT, server_starts, snapshot, zero_shot_plan  # noqa: E402
 
@@ -686,9 +686,9 @@ def table(records: list[dict[str, Any]]) -> list[str]:
         auc = f.get("zero_auc")
         rows.append(
             f"| {rec['key']} | {f.get('n_audit', '-')} / {f.get('n_heldout', '-')} ({shares}) | "
-            f"{_fmt(o.get('value_a'))} ({_fmt(auc)}) | {_fmt(o.get('value_b'))} | "
-            f"{_fmt(o.get('delta'), '+.3f')} [{_fmt(o.get('ci_low'), '+.3f')}, {_fmt(o.get('ci_high'), '+.3f')}], "
-            f"p {_fmt(o.get('p_value'), '.3g')} | {adopted_cell(rec)} | "
+            f"{_f(o.get('value_a'))} ({_f(auc)}) | {_f(o.get('value_b'))} | "
+            f"{_f(o.get('delta'), '+.3f')} [{_f(o.get('ci_low'), '+.3f')}, {_f(o.get('ci_high'), '+.3f')}], "
+            f"p {_f(o.get('p_value'), '.3g')} | {adopted_cell(rec)} | "
             f"{rec.get('calls', '-')}, {float(rec.get('wall_s') or 0) / 60:.0f} min{_planned(rec)} |"
         )
     return rows
@@ -697,10 +697,6 @@ def table(records: list[dict[str, Any]]) -> list[str]:
 def _planned(rec: dict[str, Any]) -> str:
     est = rec.get("estimate_s")
     return "" if est is None else f" (planned {float(est) / 60:.0f})"
-
-
-def _fmt(x: Any, spec: str = ".3f") -> str:
-    return "-" if x is None else format(float(x), spec)
 
 
 def write(rule: str) -> Path:

@@ -23,6 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench_readout import _f, _p  # the figures written as the other loop benches write them
+
 CURVE_SIZES = "25,50,100,200"
 CURVE_REPEATS = 3
 
@@ -191,14 +193,6 @@ def exploratory(project: Path, run_id: str, report: dict[str, Any], objective: s
     arms += calibration_alone(project, run_id)
     holm(arms)
     return {"objective": objective, "arms": arms, "curve": curve}
-
-
-def _f(x: float | None, fmt: str = ".3f") -> str:
-    return "-" if x is None else format(x, fmt)
-
-
-def _p(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2g}" if x < 0.001 else f"{x:.3f}".rstrip("0").rstrip(".")
 
 
 def arm_line(a: dict[str, Any]) -> str:
