@@ -6,6 +6,8 @@ are cached, how many threads embed) comes from here; an audit is described by it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -22,7 +24,10 @@ class Settings(BaseSettings):
     memory: str = ""
     """``ALLURE_MEMORY``: the memory location of ``allure memory`` commands (default: the project's)."""
     cache_dir: str = ""
-    """``ALLURE_CACHE_DIR``: where joined model files are kept (default: ``~/.cache/allure``)."""
+    """``ALLURE_CACHE_DIR``: where joined model files and embeddings are kept (default: ``~/.cache/allure``)."""
+    embed_cache: str = ""
+    """``ALLURE_EMBED_CACHE``: the folder of embeddings kept by text (default: ``embeddings`` in the cache
+    folder; ``off``: none kept, every text embedded by the model)."""
     store_url: str = ""
     """``ALLURE_STORE_URL``: a ``postgresql://`` URL for the run store (default: the project's SQLite file)."""
     embed_threads: int | None = Field(default=None, ge=1)
@@ -45,3 +50,9 @@ def load_settings(*, error: type[AllureError] = AllureError) -> Settings:
             where=f"environment variable {name}",
             fix=f"unset {name}, or correct its value",
         ) from exc
+
+
+def cache_root(*, error: type[AllureError] = AllureError) -> Path:
+    """``$ALLURE_CACHE_DIR``, else ``~/.cache/allure``: the folder of this user's caches."""
+    root = load_settings(error=error).cache_dir
+    return Path(root).expanduser() if root else Path.home() / ".cache" / "allure"

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+EMBED_CACHE = Path(tempfile.gettempdir()) / f"allure-test-embeddings-{os.getpid()}"
+"""The embedding cache of this test run (a fresh one each run: the first test to embed a text loads
+the model, as on a fresh machine). Set here in the process that starts the run, so its xdist workers
+and the processes they start inherit it; removed when the run ends."""
+os.environ.setdefault("ALLURE_EMBED_CACHE", str(EMBED_CACHE))
 
 HERE = Path(__file__).parent
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -42,6 +48,11 @@ _FIXTURE_MARKS = {
     "pg_server": ("integration", "pg"),
 }
 """Fixtures that start a process, and the marks every test using them (directly or not) gets."""
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and os.environ.get("ALLURE_EMBED_CACHE") == str(EMBED_CACHE):
+        shutil.rmtree(EMBED_CACHE, ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

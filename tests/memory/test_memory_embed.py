@@ -12,6 +12,12 @@ from allure.memory import MiniLMEmbeddingFunction, embed
 from allure.memory._embed import _set_threads
 
 
+@pytest.fixture(autouse=True)
+def _the_model_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the model: no vector comes from the embedding cache."""
+    monkeypatch.setenv("ALLURE_EMBED_CACHE", "off")
+
+
 def test_embeddings_are_unit_norm_384_d_and_semantic() -> None:
     vecs = embed(["The path is 1, 3, 6.", "Go from room 1 to room 3 and then room 6.", "zxq blorf ## 77"])
     assert vecs.shape == (3, 384) and vecs.dtype == np.float32

@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from allure.errors import ModelFilesError
-from allure.settings import load_settings
+from allure.settings import cache_root
 
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 """Name of the builtin model the embedded evaluator uses unless told otherwise."""
@@ -72,9 +72,7 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
 
 def default_cache_dir() -> Path:
     """Where joined models live: ``$ALLURE_CACHE_DIR/models``, else ``~/.cache/allure/models``."""
-    root = load_settings(error=ModelFilesError).cache_dir
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "allure"
-    return base / "models"
+    return cache_root(error=ModelFilesError) / "models"
 
 
 def _locate_part(distribution: str, index: int) -> Path | None:
