@@ -108,3 +108,10 @@ class ApiArgumentError(AllureError, TypeError):
 class JudgeError(AllureError):
     """An exported judge (a bundle) cannot be written, read or applied: an edited or missing bundle,
     one from a newer allure, data without the columns its prompt needs, or a run that cannot be exported."""
+
+
+class Terminated(SystemExit):
+    """The process was asked to stop by a signal (SIGTERM: a scheduler's timeout, ``kill``, a service
+    stopping) while it had something to unwind: a run it ends this way is *interrupted* (resumable),
+    as after Ctrl-C, not failed. Its code is the shell's, ``128 + signal number``."""
+

@@ -558,17 +558,21 @@ def run_one(p: Planned) -> Result:
 def section(r: Result, off_rule: bool, arms: dict[str, Any] | None = None) -> str:
     d = r.planned.draw
     tag = " (exploratory: the rule differs from the pre-registered commit)" if off_rule else ""
-    last = (r.report.get("iterations") or [{}])[-1]
+    its = r.report.get("iterations") or []
+    approved = [int((it.get("candidates") or {}).get("approved", 0) or 0) for it in its]
+    guard = r.report.get("guard") or ["no memory decision recorded"]
+    decisions = str(r.report.get("decisions") or "-").removeprefix("decisions: ")
     return "\n".join(
         [
             f"### {r.planned.task.title}, draw {d.number} ({len(d.ids)} items, split seed {d.seed}; run `{r.run_id}`)",
             "",
             f"primary: {d.key}: {primary_line(r)}{tag}",
             "",
-            *[f"- adopted: {a}" for a in adopted(r)[:2]],
-            f"- memory: {(last.get('candidates') or {}).get('approved', 0)} examples approved; "
-            f"decision: {str(r.report.get('decision_data') or '-').removeprefix('decision data: ')}",
-            f"- decisions: {r.report.get('decisions') or '-'}",
+            *[f"- adopted (last pass): {a}" for a in adopted(r)[:2]],
+            f"- memory: examples approved after each pass {approved} (a pass's prompts carry those of the "
+            f"passes before it); {'; '.join(guard)}",
+            f"- decision data: {str(r.report.get('decision_data') or '-').removeprefix('decision data: ')}",
+            f"- decisions: {decisions}",
             f"- cost: {cost_line(r)}",
             *(lines(arms) if arms else []),
             "",
@@ -630,6 +634,7 @@ def record(
         "primary": o,
         "report": table_facts(r.report),
         "calls": sum(int(it.get("calls") or 0) for it in its),
+        "cache_hits": sum(int(it.get("cache_hits") or 0) for it in its),
         "wall_s": round(r.wall_s, 1),
         "estimate_s": round(r.planned.estimate_s, 1),
         "server_starts": r.server_starts,
@@ -642,7 +647,7 @@ def record(
             f"at {commit} ({out['written']}): {out['calls']} calls sent, the same primary figures"
         )
         out["estimate_s"] = None  # the plan of the run that made the calls is in its record, or its log
-        kept = ("commit", "written", "wall_s", "estimate_s", "server_starts", "calls")
+        kept = ("commit", "written", "wall_s", "estimate_s", "server_starts", "calls", "cache_hits")
         out.update({k: made[k] for k in kept if k in made})
         cost = next((x for x in str(made.get("section", "")).splitlines() if x.startswith("- cost:")), None)
         if cost is not None:  # the cost of the run that made the calls, not of the read-back
@@ -677,7 +682,8 @@ def table(records: list[dict[str, Any]]) -> list[str]:
     """README's table: one row per task and draw."""
     rows = [
         "| task, draw | n audit / held-out (held-out label shares) | zero-shot (AUC) | the loop's judge | "
-        "primary delta [95% CI], p | adopted (decision p) | calls, wall (planned) |",
+        "primary delta [95% CI], p | adopted (decision p) | calls used (sent in the last sitting), its wall "
+        "(planned) |",
         "|---|---|---|---|---|---|---|",
     ]
     for rec in records:
@@ -689,9 +695,24 @@ def table(records: list[dict[str, Any]]) -> list[str]:
             f"{_f(o.get('value_a'))} ({_f(auc)}) | {_f(o.get('value_b'))} | "
             f"{_f(o.get('delta'), '+.3f')} [{_f(o.get('ci_low'), '+.3f')}, {_f(o.get('ci_high'), '+.3f')}], "
             f"p {_f(o.get('p_value'), '.3g')} | {adopted_cell(rec)} | "
-            f"{rec.get('calls', '-')}, {float(rec.get('wall_s') or 0) / 60:.0f} min{_planned(rec)} |"
+            f"{_calls(rec)}, {float(rec.get('wall_s') or 0) / 60:.0f} min{_planned(rec)} |"
         )
     return rows
+
+
+def _calls(rec: dict[str, Any]) -> str:
+    """The calls the run used (the store's answers included: the draw's calls in all its sittings), and
+    those it sent itself."""
+    sent = rec.get("calls")
+    hits = rec.get("cache_hits")
+    if hits is None:  # a record written before hits were kept: its cost line says them
+        hits = _hits_of(str(rec.get("section", "")))
+    return f"{int(sent or 0) + hits} ({sent})" if hits is not None else f"{sent} sent"
+
+
+def _hits_of(section: str) -> int | None:
+    m = re.search(r"answered from the store (\d+)", section)
+    return int(m.group(1)) if m else None
 
 
 def _planned(rec: dict[str, Any]) -> str:

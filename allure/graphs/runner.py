@@ -23,7 +23,7 @@ from langgraph.types import Command
 
 from allure._fault import fault_point
 from allure.config import AuditSpec, parse_spec
-from allure.errors import StoreError
+from allure.errors import StoreError, Terminated
 from allure.graphs.graph import build_graph
 from allure.graphs.prepare import prepare_audit
 from allure.graphs.state import AuditContext
@@ -191,7 +191,7 @@ def _drive(graph: Any, inp: Any, run_id: str, ctx: AuditContext) -> RunOutcome:
         try:
             store.update_run(
                 run_id,
-                status="interrupted" if isinstance(exc, KeyboardInterrupt) or lost else "failed",
+                status="interrupted" if isinstance(exc, KeyboardInterrupt | Terminated) or lost else "failed",
                 info={"error": redact(f"{type(exc).__name__}: {exc}", [secret])},
             )
         except StoreError:

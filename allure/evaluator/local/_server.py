@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from allure import _http
 from allure._service import Service
-from allure.errors import EvaluatorError
+from allure.errors import EvaluatorError, Terminated
 from allure.evaluator.local import _serve_child
 from allure.evaluator.local._model_files import BUILTIN_MODELS, DEFAULT_MODEL, ensure_model
 from allure.evaluator.local._serve_child import ChildConfig
@@ -84,7 +84,7 @@ class LocalServerSettings(BaseModel):
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     # Unwind normally (finally blocks, ``with`` exits, atexit) instead of dying on the spot.
-    raise SystemExit(128 + signum)
+    raise Terminated(128 + signum)
 
 
 def _stop_all() -> None:
