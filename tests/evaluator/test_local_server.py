@@ -75,11 +75,16 @@ def _gone(pid: int, url: str, within_s: float) -> bool:
         time.sleep(0.1)
     if _alive(pid):
         return False
-    try:
-        httpx.get(url + "/health", timeout=2.0)
-    except httpx.ConnectError:
-        return True
-    return False
+    while True:  # nothing listens: refused. A reset is a listener closing as it goes: ask again
+        try:
+            httpx.get(url + "/health", timeout=2.0)
+        except httpx.ConnectError:
+            return True
+        except (httpx.ReadError, httpx.RemoteProtocolError):
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
 
 
 def _children(pid: int) -> list[int]:
