@@ -73,6 +73,9 @@ from allure.store import project_db_path  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 PREREG = ROOT / "benchmarks" / "preregistered.toml"
+README = ROOT / "README.md"
+TABLE_BEGIN = "<!-- bench_loop's table: written by benchmarks/bench_loop.py from its records -->"
+TABLE_END = "<!-- end of bench_loop's table -->"
 SAVE_EVERY_S = 300.0
 """How often a running task's store is copied to ``benchmarks/results`` (and at each run's end)."""
 
@@ -681,7 +684,7 @@ def adopted_cell(rec: dict[str, Any]) -> str:
 def table(records: list[dict[str, Any]]) -> list[str]:
     """README's table: one row per task and draw."""
     rows = [
-        "| task, draw | n audit / held-out (held-out label shares) | zero-shot (AUC) | the loop's judge | "
+        "| task, draw (objective) | n audit / held-out (held-out label shares) | zero-shot (AUC) | the loop's judge | "
         "primary delta [95% CI], p | adopted (decision p) | calls used (sent in the last sitting), its wall "
         "(planned) |",
         "|---|---|---|---|---|---|---|",
@@ -691,7 +694,7 @@ def table(records: list[dict[str, Any]]) -> list[str]:
         shares = ", ".join(f"{k} {v:.2f}" for k, v in (f.get("heldout_shares") or {}).items())
         auc = f.get("zero_auc")
         rows.append(
-            f"| {rec['key']} | {f.get('n_audit', '-')} / {f.get('n_heldout', '-')} ({shares}) | "
+            f"| {rec['key']} ({str(o.get('objective', '-')).replace('_', ' ')}) | {f.get('n_audit', '-')} / {f.get('n_heldout', '-')} ({shares}) | "
             f"{_f(o.get('value_a'))} ({_f(auc)}) | {_f(o.get('value_b'))} | "
             f"{_f(o.get('delta'), '+.3f')} [{_f(o.get('ci_low'), '+.3f')}, {_f(o.get('ci_high'), '+.3f')}], "
             f"p {_f(o.get('p_value'), '.3g')} | {adopted_cell(rec)} | "
@@ -720,32 +723,70 @@ def _planned(rec: dict[str, Any]) -> str:
     return "" if est is None else f" (planned {float(est) / 60:.0f})"
 
 
-def write(rule: str) -> Path:
-    """``loop.md`` from every draw's record, in the tasks' order."""
-    order = {key: n for n, key in enumerate(f"{t}-d{d}" for t in TASKS for d in (1, 2))}
-    records = sorted(
+def records() -> list[dict[str, Any]]:
+    """Every draw's record so far, in the tasks' order."""
+    order = {key: n for n, key in enumerate(all_keys())}
+    return sorted(
         (json.loads(f.read_text()) for f in RESULTS.glob("loop.*-d*.json")),
         key=lambda r: order.get(r["key"], 99),
     )
+
+
+def all_keys() -> list[str]:
+    """The pre-registered draws, in the tasks' order."""
+    pre = prereg()["task"]
+    return [f"{t}-d{d}" for t in TASKS for d in range(1, len(pre[t].get("draw_seeds", [0])) + 1)]
+
+
+def not_run(recs: list[dict[str, Any]]) -> list[str]:
+    done = {r["key"] for r in recs}
+    return [k for k in all_keys() if k not in done]
+
+
+def write(rule: str) -> Path:
+    """``loop.md`` from every draw's record, in the tasks' order; README's table too."""
+    recs = records()
     out = RESULTS / "loop.md"
     body = [
         "# The loop as a user runs it, per task and item draw (bench_loop.py)",
         "",
         f"Pre-registered in `benchmarks/preregistered.toml` (decision rule at commit {rule}). "
-        f"{len(records)} draws run so far: "
-        + ", ".join(f"{r['key']} at {r['commit']} ({r['written']})" for r in records)
-        + ".",
+        f"{len(recs)} draws run so far: "
+        + ", ".join(f"{r['key']} at {r['commit']} ({r['written']})" for r in recs)
+        + f". Not yet run: {', '.join(not_run(recs)) or 'none'}.",
         "",
         "Each `primary:` line is the run's pre-registered comparison read from its report.json: the loop's "
         "final judge against the zero-shot judge's parsed labels on the held-out split, the task's objective, "
         "alpha 0.05, two-sided. Everything else is exploratory.",
         "",
-        *table(records),
+        *table(recs),
         "",
-        *(r["section"] for r in records),
+        *(r["section"] for r in recs),
     ]
     out.write_text("\n".join(body))
+    write_readme(recs)
     return out
+
+
+def write_readme(recs: list[dict[str, Any]]) -> None:
+    """README's table between its two markers (left alone when README has none)."""
+    if not README.is_file():
+        return
+    text = README.read_text()
+    if TABLE_BEGIN not in text or TABLE_END not in text:
+        return
+    head, rest = text.split(TABLE_BEGIN, 1)
+    tail = rest.split(TABLE_END, 1)[1]
+    missing = not_run(recs)
+    block = [
+        "",
+        *table(recs),
+        "",
+        f"{len(recs)} of {len(all_keys())} pre-registered draws run"
+        + (f"; not yet run: {', '.join(missing)}." if missing else "."),
+        "",
+    ]
+    README.write_text(head + TABLE_BEGIN + "\n".join(block) + TABLE_END + tail)
 
 
 def main() -> int:
@@ -753,12 +794,20 @@ def main() -> int:
     ap.add_argument("--tasks", default=",".join(TASKS), help=f"of {', '.join(TASKS)}")
     ap.add_argument("--draws", default="1,2", help="which draws of the two-draw tasks")
     ap.add_argument("--plan", action="store_true", help="print the plan and stop")
+    ap.add_argument(
+        "--write",
+        action="store_true",
+        help="rewrite loop.md and README's table from the records, run nothing",
+    )
     ap.add_argument("--max-new-calls", type=int, default=0, help="refuse to start when the runs need more")
     ap.add_argument("--exploratory", action="store_true", help="run although the rule's code changed")
     ap.add_argument("--no-arms", action="store_true", help="leave out the exploratory arms (item 4)")
     ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "loop")
     args = ap.parse_args()
     pre = prereg()
+    if args.write:
+        print(f"wrote {write(pre['rule_commit'])}")
+        return 0
     changed = rule_changed(pre["rule_commit"])
     if changed and not args.exploratory:
         print(

@@ -62,6 +62,9 @@ def test_a_tasks_spec_is_one_the_product_accepts(name: str, tmp_path: Path) -> N
 def test_a_draws_record_and_the_results_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run's report.json becomes the draw's record and a ``primary:`` line of ``loop.md``."""
     monkeypatch.setattr(bench_loop, "RESULTS", tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\nbefore\n{bench_loop.TABLE_BEGIN}\nold table\n{bench_loop.TABLE_END}\nafter\n")
+    monkeypatch.setattr(bench_loop, "README", readme)
     task = bench_loop.TASKS["cb"]
     draw = bench_loop.Draw("cb", 1, ["a", "b", "c"], 0)
     planned = bench_loop.Planned(task, draw, tmp_path, {}, 3, 3, 3.0)
@@ -95,7 +98,11 @@ def test_a_draws_record_and_the_results_file(tmp_path: Path, monkeypatch: pytest
     assert "macro f1 0.500 -> 0.600, delta +0.100 [95% CI +0.020, +0.180], p = 0.012" in line
     assert "n = 150" in line and "1 draws run so far: cb-d1 at abc1234" in text
     assert "examples approved after each pass [4]" in text and "calls sent 12, answered from the store 3" in text
-    row = next(x for x in text.splitlines() if x.startswith("| cb-d1 |"))
+    row = next(x for x in text.splitlines() if x.startswith("| cb-d1 (macro f1) |"))
+    shown = readme.read_text()  # README's table: the same row, between the markers, the rest kept
+    assert row in shown and "old table" not in shown and shown.startswith("# x\n\nbefore\n")
+    assert shown.endswith(f"{bench_loop.TABLE_END}\nafter\n")
+    assert "1 of 10 pre-registered draws run; not yet run: cogeval-d1, cogeval-d2," in shown
     assert (
         "| 0.500 (-) | 0.600 | +0.100 [+0.020, +0.180], p 0.012 | nothing (zero-shot kept) | 15 (12), 0 min (planned 0) |"
         in row
@@ -108,6 +115,9 @@ def test_a_read_back_draw_keeps_the_record_of_the_run_that_made_its_calls(
     """A later checkout reads a recorded draw again: the same primary figures keep the record's commit
     and cost and say where it was reproduced; other figures are not the same primary."""
     monkeypatch.setattr(bench_loop, "RESULTS", tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\nbefore\n{bench_loop.TABLE_BEGIN}\nold table\n{bench_loop.TABLE_END}\nafter\n")
+    monkeypatch.setattr(bench_loop, "README", readme)
     task = bench_loop.TASKS["cb"]
     planned = bench_loop.Planned(task, bench_loop.Draw("cb", 1, ["a"], 0), tmp_path, {}, 0, 0, 3.0)
     primary = {
