@@ -114,4 +114,3 @@ class Terminated(SystemExit):
     """The process was asked to stop by a signal (SIGTERM: a scheduler's timeout, ``kill``, a service
     stopping) while it had something to unwind: a run it ends this way is *interrupted* (resumable),
     as after Ctrl-C, not failed. Its code is the shell's, ``128 + signal number``."""
-

@@ -97,7 +97,9 @@ def test_a_draws_record_and_the_results_file(tmp_path: Path, monkeypatch: pytest
     line = next(x for x in text.splitlines() if x.startswith("primary: cb-d1:"))
     assert "macro f1 0.500 -> 0.600, delta +0.100 [95% CI +0.020, +0.180], p = 0.012" in line
     assert "n = 150" in line and "1 draws run so far: cb-d1 at abc1234" in text
-    assert "examples approved after each pass [4]" in text and "calls sent 12, answered from the store 3" in text
+    assert (
+        "examples approved after each pass [4]" in text and "calls sent 12, answered from the store 3" in text
+    )
     row = next(x for x in text.splitlines() if x.startswith("| cb-d1 (macro f1) |"))
     shown = readme.read_text()  # README's table: the same row, between the markers, the rest kept
     assert row in shown and "old table" not in shown and shown.startswith("# x\n\nbefore\n")
