@@ -652,6 +652,12 @@ def record(
         out["estimate_s"] = None  # the plan of the run that made the calls is in its record, or its log
         kept = ("commit", "written", "wall_s", "estimate_s", "server_starts", "calls", "cache_hits")
         out.update({k: made[k] for k in kept if k in made})
+        if arms is None and made.get("arms") is not None:  # read again without its arms (--no-arms)
+            out.update(
+                arms=made["arms"], arms_commit=made.get("arms_commit"), section=made.get("section", "")
+            )
+        if "cache_hits" not in made:  # a record written before hits were kept: its cost line says them
+            out["cache_hits"] = _hits_of(str(made.get("section", "")))
         cost = next((x for x in str(made.get("section", "")).splitlines() if x.startswith("- cost:")), None)
         if cost is not None:  # the cost of the run that made the calls, not of the read-back
             out["section"] = "\n".join(
