@@ -15,6 +15,7 @@ is said once in the log and left alone, the texts embedded by the model.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import sqlite3
@@ -45,12 +46,21 @@ def cache_file(model: str, package: str) -> Path | None:
     settings = load_settings(error=MemoryStoreError)
     if settings.embed_cache.strip().lower() == OFF:
         return None
-    folder = Path(settings.embed_cache).expanduser() if settings.embed_cache else cache_root() / "embeddings"
+    folder = (
+        Path(settings.embed_cache).expanduser()
+        if settings.embed_cache
+        else cache_root(error=MemoryStoreError) / "embeddings"
+    )
+    return folder / f"{model}-{_version(package)}.sqlite"
+
+
+@functools.cache
+def _version(package: str) -> str:
+    """The installed version of ``package`` (read from its metadata once a process, not at each embed)."""
     try:
-        version = metadata.version(package)
+        return metadata.version(package)
     except metadata.PackageNotFoundError:
-        version = "unknown"
-    return folder / f"{model}-{version}.sqlite"
+        return "unknown"
 
 
 def _key(text: str) -> bytes:
@@ -120,4 +130,4 @@ def cached_embed(
         return compute(texts)
     finally:
         con.close()
-    return np.stack([found[k] for k in keys]).astype(np.float32, copy=True)
+    return np.stack([found[k] for k in keys])  # a new float32 array: the cached vectors are read-only views
