@@ -1,10 +1,11 @@
-"""allure's one HTTP module, on aiohttp: where a request goes, how long it may take, and what its
-errors show, for every request allure makes.
+"""allure's one HTTP module: where a request goes, how long it may take, and what its errors show,
+for every request allure makes.
 
 - :class:`ChatCompletionsClient`: the evaluator's asynchronous hot path, chat-completion bodies to an
-  OpenAI-compatible ``/chat/completions`` over one aiohttp session per event loop (a few tenths of
-  a millisecond of CPU per call, where the OpenAI SDK under ``ChatOpenAI`` cost 3 to 6 ms:
-  ``benchmarks/bench_client_overhead.py``). Failures are :class:`ChatCallError` subclasses that say
+  OpenAI-compatible ``/chat/completions``, over allure's own HTTP/1.1 keep-alive connections
+  (:mod:`allure._http1`: about 25 us of CPU a call, where aiohttp costs about 0.1 ms and the OpenAI
+  SDK under ``ChatOpenAI`` 3 to 6 ms: ``benchmarks/bench_client_overhead.py``), or through an
+  aiohttp session when the environment names a proxy for the server. Failures are :class:`ChatCallError` subclasses that say
   whether to retry and whether the server may be gone (:class:`ChatConnectionError`).
 - :func:`request` (:func:`get`, :func:`post_json`): one blocking request in an event loop of its own
   (a server's ``/health``, ``/tokenize``, the re-audit's ``/models`` probe and webhook). One that
@@ -13,7 +14,8 @@ errors show, for every request allure makes.
 Proxies (:func:`proxy_for`): ``HTTPS_PROXY`` / ``HTTP_PROXY`` and ``NO_PROXY``, except that a
 loopback host (the servers allure starts itself) is never proxied. Timeouts: every request has one.
 Redaction (:func:`shown`): errors name a URL without ``user:pass@`` or secret-looking query values.
-aiohttp is imported on first use.
+aiohttp (the blocking requests, the proxied ones, and the proxy lookup for a server that is not on
+this machine) is imported on first use.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ import ipaddress
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
+from urllib.parse import urlsplit
 
 import orjson
 
 from allure._deadlines import Deadlines
+from allure._http1 import Http1Pool
 from allure.errors import AllureError, EvaluatorError
 from allure.urls import redact_url
 
@@ -45,7 +49,7 @@ def shown(url: str, *, query: bool = True) -> str:
     return redact_url(url if query else url.split("?", 1)[0])
 
 
-def _loopback(host: str | None) -> bool:
+def is_loopback(host: str | None) -> bool:
     if not host:
         return False
     if host.lower() == "localhost":
@@ -63,12 +67,12 @@ def proxy_for(url: str) -> str | None:
     Looked up once per client or request: aiohttp's own ``trust_env`` would look it up (and read
     ``~/.netrc``) in a thread on every request.
     """
+    if is_loopback(urlsplit(url).hostname):  # a loopback server needs no proxy, nor aiohttp imported
+        return None
     from aiohttp.helpers import get_env_proxy_for_url
     from yarl import URL
 
     target = URL(url)
-    if _loopback(target.host):
-        return None
     try:
         proxy, _auth = get_env_proxy_for_url(target)
     except LookupError:
@@ -278,9 +282,11 @@ def _mapped(exc: BaseException, where: str | None = None) -> ChatConnectionError
 class ChatCompletionsClient:
     """POSTs chat-completion bodies to ``{base_url}/chat/completions`` and returns the parsed JSON reply.
 
-    It owns its connections: one aiohttp session, opened in the running event loop on the first
-    request and closed by :meth:`aclose` (or on leaving ``async with``); a request in another loop
-    opens a new one (one left in a finished loop is dropped).
+    It owns its connections, opened in the running event loop on the first request and closed by
+    :meth:`aclose` (or on leaving ``async with``); a request in another loop opens new ones (those
+    left in a finished loop are dropped). A server reached directly is asked over allure's own
+    HTTP/1.1 connections (:class:`allure._http1.Http1Pool`, about a fifth of aiohttp's CPU a call);
+    one reached through a proxy through an aiohttp session.
 
     Args:
         base_url: The server's OpenAI-compatible root (``.../v1``); ``None``: ``OPENAI_BASE_URL`` or OpenAI's.
@@ -300,17 +306,18 @@ class ChatCompletionsClient:
         max_connections: int = 100,
         keepalive_s: float = 30.0,
     ) -> None:
-        import aiohttp
-        from yarl import URL
-
         root = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{root}/chat/completions"
-        self._target = URL(self.url)  # parsed once (aiohttp parses a string on every request)
-        self._failed = (TimeoutError, aiohttp.ClientError)
         self.where = f"evaluator server {shown(root)}"
         """Where its errors happened (no ``user:pass@`` or key-shaped query value)."""
         self.proxy = proxy_for(self.url)
         """The proxy the environment names for the server (looked up once, not per request)."""
+        target = urlsplit(self.url)
+        self.direct = (
+            self.proxy is None and target.scheme in ("http", "https") and bool(target.hostname)
+        ) and "@" not in target.netloc
+        """Whether requests go over allure's own HTTP/1.1 connections (:mod:`allure._http1`); through a
+        proxy, or with credentials in the URL, they go through aiohttp."""
         self.max_connections = max(1, max_connections)
         self.keepalive_s = keepalive_s
         self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
@@ -318,25 +325,53 @@ class ChatCompletionsClient:
         if org:
             self._headers["OpenAI-Organization"] = org
         self.timeout_s = timeout_s
-        # connecting is timed by aiohttp; the reply by one watchdog per session (``Deadlines``), not by
-        # aiohttp's read timeout, which re-arms a timer on every chunk received (a few us per call)
-        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=None)
+        self._failed: tuple[type[BaseException], ...] = (TimeoutError, OSError)
+        self._pool: Http1Pool | None = None
         self._session: aiohttp.ClientSession | None = None
+        # the reply is timed by one watchdog per loop (``Deadlines``), not a timer per request
         self._deadlines = Deadlines(timeout_s)
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _session_for(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
+    def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Connections and the watchdog for ``loop`` (those of a loop before it are dropped)."""
+        if self._pool is not None:
+            self._pool.close()
+        self._pool = self._session = None
+        self._deadlines.close()
+        self._deadlines = Deadlines(self.timeout_s)  # its watchdog belongs to the loop
+        self._loop = loop
+
+    def _pool_now(self) -> Http1Pool:
+        if self._pool is None:
+            self._pool = Http1Pool(
+                self.url,
+                headers=self._headers,
+                connect_timeout_s=self.timeout_s,
+                max_connections=self.max_connections,
+                keepalive_s=self.keepalive_s,
+            )
+        return self._pool
+
+    def _session_now(self) -> aiohttp.ClientSession:
         import aiohttp
 
-        if self._session is None or self._loop is not loop or self._session.closed:
+        if self._session is None or self._session.closed:
+            self._failed = (TimeoutError, OSError, aiohttp.ClientError)
             connector = aiohttp.TCPConnector(limit=self.max_connections, keepalive_timeout=self.keepalive_s)
-            self._session = aiohttp.ClientSession(
-                connector=connector, headers=self._headers, timeout=self._timeout
-            )
-            self._deadlines.close()
-            self._deadlines = Deadlines(self.timeout_s)  # its watchdog belongs to the loop
-            self._loop = loop
+            # connecting is timed by aiohttp, the reply by the watchdog (aiohttp's read timeout
+            # re-arms a timer on every chunk received)
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.timeout_s, sock_read=None)
+            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers, timeout=timeout)
         return self._session
+
+    async def _post(self, body: bytes) -> tuple[int, bytes]:
+        """One request: the reply's status and body."""
+        if self.direct:
+            reply = await (self._pool or self._pool_now()).post(body)
+            return reply.status, reply.body
+        session = self._session_now()
+        async with session.post(self.url, data=body, proxy=self.proxy, allow_redirects=False) as resp:
+            return resp.status, await resp.read()
 
     async def complete(self, body: bytes) -> dict[str, Any]:
         """Send one chat-completion ``body`` (JSON bytes); the reply's JSON object.
@@ -347,15 +382,13 @@ class ChatCompletionsClient:
             ChatStatusError: the server answered an HTTP error.
             ChatReplyError: the reply is not a JSON object.
         """
-        session = self._session
-        if session is None or session.closed or self._loop is not asyncio.get_running_loop():
-            session = self._session_for(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._bind(loop)
         deadlines = self._deadlines
         task = deadlines.enter()
         try:
-            async with session.post(self._target, data=body, proxy=self.proxy, allow_redirects=False) as resp:
-                content = await resp.read()
-                status = resp.status
+            status, content = await self._post(body)
         except self._failed as exc:
             raise _mapped(exc, self.where) from exc
         except asyncio.CancelledError:
@@ -379,8 +412,11 @@ class ChatCompletionsClient:
         return reply
 
     async def aclose(self) -> None:
-        """Close the session (it must belong to the running loop); the next request opens a new one."""
+        """Close the connections (they must belong to the running loop); the next request opens new ones."""
         session, self._session = self._session, None
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
         await self._deadlines.aclose()
         if session is not None and not session.closed:
             await session.close()

@@ -3,7 +3,7 @@
 A backend turns a list of chat messages into a :class:`Reply` (the text, the token logprobs when
 the server gives them, token usage). The runner calls nothing else: it never asks which backend
 it holds. allure ships four: :class:`~allure.evaluator._openai.OpenAIBackend` (any
-OpenAI-compatible ``/chat/completions`` server, over aiohttp),
+OpenAI-compatible ``/chat/completions`` server, over :mod:`allure._http`),
 :class:`~allure.evaluator.local.EmbeddedBackend` (the same client on the embedded llama.cpp
 server, which it restarts when it died), :class:`~allure.evaluator._replay.ReplayBackend`
 (recorded outputs) and :class:`~allure.evaluator._langchain.LangChainBackend` (any LangChain chat

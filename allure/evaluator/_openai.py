@@ -126,7 +126,7 @@ class OpenAIBackend(ChatBackend):
 
     @property
     def client(self) -> ChatCompletionsClient:
-        """The HTTP client (made on first use; aiohttp is imported then)."""
+        """The HTTP client (made on first use)."""
         if self._client is None:
             from allure._http import ChatCompletionsClient
 
