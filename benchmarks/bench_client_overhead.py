@@ -18,8 +18,9 @@ other processes on a shared machine change every calls/s figure.
 The bar (issue 17, against raw aiohttp since issue 28): allure/raw >= 0.8 at concurrency 64 with
 0 ms, >= 0.95 at concurrency 16 with 50 ms, over >= 5,000 calls each; the raw client >= 1,000
 calls/s at 0 ms. httpx itself costs 2 to 6 ms of CPU per call on the 2-core benchmark machine
-(anyio and h11 under cProfile), so it cannot show the server's ceiling there; aiohttp can, and
-it is allure's own HTTP library: the bar is read against it; both ratios are printed.
+(anyio and h11 under cProfile), so it cannot show the server's ceiling there; aiohttp can: the bar
+is read against it; both ratios are printed. allure itself sends over its own HTTP/1.1 connections
+(``allure/_http1.py``, about a fifth of aiohttp's CPU a call), so the ratio can exceed 1.
 
 Usage::
 
@@ -688,5 +689,12 @@ def main() -> int:
     return 0
 
 
+def _stop_on_term(_signum: int, _frame: Any) -> None:
+    raise SystemExit(
+        143
+    )  # unwinds through the cases' ``finally``: their servers are stopped, none left behind
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _stop_on_term)
     raise SystemExit(main())
