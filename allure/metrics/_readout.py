@@ -129,6 +129,13 @@ def memory_vote(
         return np.where(total <= 0, 0.5, votes / total).tolist()
 
 
+TIE = 1e-9
+"""Log-odds by which a read-out must prefer a label to give it. Fitted on features that cannot tell
+the items apart, its weights come out as rounding noise (about 1e-13) whose sign, different in
+each fold's fit, would label whole folds one way or the other: out of fold that looks like a gain
+the read-out does not have (the items of a fold are not exchangeable with the others')."""
+
+
 class FittedReadout(BaseModel):
     """A fitted read-out: what it reads, its coefficients, and the evidence it was chosen on."""
 
@@ -168,10 +175,19 @@ class FittedReadout(BaseModel):
     def predict_codes(self, x: np.ndarray) -> np.ndarray:
         """The class of each row of ``x`` as its index in :attr:`labels` (columns as :attr:`features`):
         ``labels[1]`` where the score is above 0 for two labels, the highest score's beyond."""
+        return self.decide(x)[0]
+
+    def decide(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict_codes` of each row of ``x``, and whether the read-out prefers that class by
+        more than :data:`TIE` in log-odds (``False``: a tie, as every row of a read-out whose
+        weights came out numerically zero, when the judge gave every item the same probabilities).
+        On a tie the read-out has no label of its own: its caller keeps the label the item had."""
         scores = self._scores(x)
         if scores.shape[1] == 1:
-            return (scores[:, 0] > 0).astype(np.int64)
-        return np.argmax(scores, axis=1)
+            return (scores[:, 0] > 0).astype(np.int64), np.abs(scores[:, 0]) > TIE
+        codes = np.argmax(scores, axis=1)
+        top2 = np.sort(scores, axis=1)[:, -2:]
+        return codes, (top2[:, 1] - top2[:, 0]) > TIE
 
     def predict(self, x: np.ndarray) -> list[str]:
         """The label (as a string) of each row of ``x`` (columns as :attr:`features`)."""

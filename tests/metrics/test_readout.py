@@ -314,3 +314,23 @@ def test_out_of_fold_the_memory_vote_never_reads_the_folds_own_examples() -> Non
     applied = objective_value(y, [got.labels[it.id] for it in items])
     assert applied is not None and applied > 0.7  # in-sample the partner's example gives the label away
     assert oof is not None and oof < 0.65, oof  # out of fold it cannot (with the fold's examples: 0.80)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_read_out_that_cannot_tell_the_items_apart_labels_no_item_and_is_not_adopted(seed: int) -> None:
+    """Every item judged with the same probabilities (a judge that answers alike everywhere): the
+    read-out's weights come out as rounding noise. Out of fold that noise must not label whole folds,
+    whose shares of each label differ, one way or the other and pass for a gain: a tie keeps the label."""
+    rng = np.random.default_rng(seed)
+    n = 5000
+    share = [0.1, 0.3, 0.5, 0.7, 0.9]  # each fold's share of "yes"
+    y = ["yes" if rng.random() < share[k % 5] else "no" for k in range(n)]
+    items = [Item(id=f"i{k}", task="t", response=f"r{k}", gold_label=y[k]) for k in range(n)]
+    items, verdicts, refs = judged(items, np.full(n, 2.0), y)
+    folds = {it.id: k % 5 for k, it in enumerate(items)}
+    step = _yes_no("auto", refs, refs, (), folds=folds)
+    got = step.read(items, verdicts)
+    assert got.learned is None and got.labels == {}, got.decision
+    assert "kept" in got.decision and "+0.000" in got.decision
+    oof, _fits = step._out_of_fold(items, verdicts, None)
+    assert set(oof.values()) == {"yes"}  # every fold's read-out tied: the parsed label stays

@@ -250,8 +250,13 @@ class LearnedReadout:
         assert self.fitted is not None
         by_str = {str(lab): lab for lab in self.labels}
         classes = [by_str[c] for c in self.fitted.labels]
-        codes = self.fitted.predict_codes(x).tolist()
-        labels: dict[str, Label | None] = dict(zip(ids, map(classes.__getitem__, codes), strict=True))
+        codes, decided = self.fitted.decide(x)
+        labels: dict[str, Label | None] = dict(
+            zip(ids, map(classes.__getitem__, codes.tolist()), strict=True)
+        )
+        if not decided.all():  # a tie: the item keeps its label (see FittedReadout.decide)
+            kept = orders.verdicts
+            labels.update({ids[j]: kept[ids[j]].label for j in np.flatnonzero(~decided).tolist()})
         if self.positive is None or not prob:
             return labels, {}
         return labels, dict(zip(ids, self.fitted.prob(x, self.positive), strict=True))
