@@ -16,7 +16,7 @@ closed while it sat idle is found out when a request on it gets no byte back, an
 sent once more on a new connection. ``https`` goes through :mod:`ssl` with the system's
 certificates, as aiohttp's default does.
 
-:class:`allure._http.ChatCompletionsClient` uses it for a server it reaches directly; one reached
+:class:`allure._chat_http.ChatCompletionsClient` uses it for a server it reaches directly; one reached
 through a proxy (``HTTPS_PROXY``: CONNECT tunnels, proxy auth) goes through aiohttp.
 """
 

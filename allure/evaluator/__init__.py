@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from allure._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from allure._http import ChatCallError, ChatCompletionsClient
+    from allure._chat_http import ChatCallError, ChatCompletionsClient
     from allure.backends import register_backend
     from allure.evaluator._backend import CallSettings, ChatBackend, Reply, RetryKind, Usage, retry_kind
     from allure.evaluator._kind import BackendKind, backend_kind
@@ -51,8 +51,8 @@ _WHERE = {
     "CallSettings": "_backend",
     "Usage": "_backend",
     "retry_kind": "_backend",
-    "ChatCallError": "allure._http",
-    "ChatCompletionsClient": "allure._http",
+    "ChatCallError": "allure._chat_http",
+    "ChatCompletionsClient": "allure._chat_http",
     "LangChainBackend": "_langchain",
     "OpenAIBackend": "_openai",
     "build_openai_backend": "_openai",

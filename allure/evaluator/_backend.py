@@ -80,7 +80,7 @@ class ChatBackend(Protocol):
         ``None`` for a generation setting means the backend's own. ``item_id`` names the item the
         prompt asks about (a replay answers from it; a server ignores it). A failed call raises;
         :func:`retry_kind` says whether the runner retries it (transport errors are
-        :class:`allure._http.ChatCallError` subclasses).
+        :class:`allure._chat_http.ChatCallError` subclasses).
         """
         ...
 
@@ -110,11 +110,11 @@ def retry_kind(exc: BaseException) -> RetryKind | None:
     """How the runner treats a failed call: ``"gone"`` (the server may have died: revive it, then
     retry), ``"transient"`` (retry after a pause) or ``None`` (record the error, no retry).
 
-    allure's backends raise :class:`allure._http.ChatCallError` subclasses; a
+    allure's backends raise :class:`allure._chat_http.ChatCallError` subclasses; a
     :class:`~allure.evaluator._langchain.LangChainBackend` maps a chat model's OpenAI SDK errors
     to those too. A plain :class:`TimeoutError` is transient.
     """
-    from allure._http import ChatCallError, ChatConnectionError, ChatTimeoutError
+    from allure._chat_http import ChatCallError, ChatConnectionError, ChatTimeoutError
 
     if isinstance(exc, ChatCallError):
         if not exc.transient:

@@ -2,7 +2,7 @@
 
 The messages go to the model's ``ainvoke``; the reply's text, usage metadata and OpenAI-style
 logprobs (``response_metadata["logprobs"]``) become a :class:`Reply`. The OpenAI SDK's transport
-errors (which ``ChatOpenAI`` raises) become allure's own :class:`~allure._http.ChatCallError`
+errors (which ``ChatOpenAI`` raises) become allure's own :class:`~allure._chat_http.ChatCallError`
 subclasses, so the runner retries and revives as it does for its own client. Slower per call than
 :class:`~allure.evaluator._openai.OpenAIBackend` (LangChain's callbacks and the SDK), but it opens
 every model LangChain supports.
@@ -26,15 +26,15 @@ def sdk_error(exc: BaseException) -> BaseException:
     openai = sys.modules.get("openai")  # only a model that uses the SDK can raise its errors
     if openai is None or not isinstance(exc, openai.APIError):
         return exc
-    from allure import _http
+    from allure import _chat_http
 
     where = "LangChain chat model"
     if isinstance(exc, openai.APITimeoutError):
-        return _http.ChatTimeoutError(f"Request timed out: {exc}", where=where)
+        return _chat_http.ChatTimeoutError(f"Request timed out: {exc}", where=where)
     if isinstance(exc, openai.APIConnectionError):
-        return _http.ChatConnectionError(f"Connection error: {exc}", where=where)
+        return _chat_http.ChatConnectionError(f"Connection error: {exc}", where=where)
     if isinstance(exc, openai.APIStatusError):
-        return _http.status_error(exc.status_code, exc.response.content, where=where)
+        return _chat_http.status_error(exc.status_code, exc.response.content, where=where)
     return exc
 
 

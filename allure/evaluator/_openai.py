@@ -2,7 +2,7 @@
 
 It sends the request ``ChatOpenAI`` would send for a plain, non-streaming completion (model,
 messages, temperature, max_completion_tokens, seed, logprobs and top_logprobs, ``extra_body``
-merged in) through :class:`allure._http.ChatCompletionsClient`, and reads the same
+merged in) through :class:`allure._chat_http.ChatCompletionsClient`, and reads the same
 fields (content, usage with cached prompt tokens, logprobs, llama.cpp's timings). No retries:
 the evaluator retries. It exists for speed: the evaluator sends thousands of calls, and this path
 costs a fraction of the CPU per call of the OpenAI SDK under LangChain.
@@ -22,7 +22,7 @@ from allure.evaluator._backend import NO_USAGE, CallSettings, ChatBackend, Reply
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-    from allure._http import ChatCompletionsClient
+    from allure._chat_http import ChatCompletionsClient
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool", "function": "function"}
 _SHARED_ROLES = frozenset({"system", "human", "ai"})
@@ -54,7 +54,7 @@ def parse_reply(reply: dict[str, Any], where: str | None = None) -> Reply:
     """
     choices = reply.get("choices")
     if not choices or not isinstance(choices[0], dict):
-        from allure._http import ChatReplyError
+        from allure._chat_http import ChatReplyError
 
         raise ChatReplyError(f"the server's reply has no choices: {str(reply)[:300]}", where=where)
     choice = choices[0]
@@ -128,7 +128,7 @@ class OpenAIBackend(ChatBackend):
     def client(self) -> ChatCompletionsClient:
         """The HTTP client (made on first use)."""
         if self._client is None:
-            from allure._http import ChatCompletionsClient
+            from allure._chat_http import ChatCompletionsClient
 
             self._client = ChatCompletionsClient(
                 base_url=self.base_url,

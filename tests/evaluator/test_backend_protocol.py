@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from allure._http import ChatConnectionError
+from allure._chat_http import ChatConnectionError
 from allure.evaluator import ChatBackend, Evaluator, Reply, Usage
 from allure.models import Item
 from allure.store import RunStore

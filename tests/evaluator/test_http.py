@@ -14,13 +14,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
-from allure._http import (
-    ChatConnectionError,
-    ChatReplyError,
-    ChatTimeoutError,
-    proxy_for,
-    status_error,
-)
+from allure._chat_http import ChatConnectionError, ChatReplyError, ChatTimeoutError, status_error
+from allure._http import proxy_for
 from allure.errors import AllureError
 from allure.evaluator import ChatCompletionsClient, Evaluator, OpenAIBackend, build_openai_backend, retry_kind
 from allure.evaluator._langchain import sdk_error

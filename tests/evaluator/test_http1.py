@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from allure._http import ChatCompletionsClient, ChatConnectionError, ChatStatusError, ChatTimeoutError
+from allure._chat_http import ChatCompletionsClient, ChatConnectionError, ChatStatusError, ChatTimeoutError
 from allure._http1 import Http1Pool, HttpConnectionLost, HttpProtocolError
 
 pytestmark = pytest.mark.integration
