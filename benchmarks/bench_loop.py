@@ -595,15 +595,22 @@ def table_facts(report: dict[str, Any]) -> dict[str, Any]:
         "n_heldout": held.get("n"),
         "heldout_shares": held.get("reference_shares"),
         "zero_auc": held.get("auc"),
+        "zero_auc_source": held.get("auc_source"),
         "zero_shot_iteration": zero,
         "active_iteration": report.get("active_iteration"),
         "calibration": [(it.get("calibration") or {}).get("chosen") for it in its],
+        "calibration_p": [_calibration_p(it.get("calibration") or {}) for it in its],
         "readout": [(it.get("readout") or {}).get("decision") for it in its],
         "readout_changed": [(it.get("readout") or {}).get("changed") for it in its],
         "guard": report.get("guard"),
         "decisions": report.get("decisions"),
         "approved": sum(int((it.get("candidates") or {}).get("approved", 0) or 0) for it in its),
     }
+
+
+def _calibration_p(cal: dict[str, Any]) -> float | None:
+    """The Holm-adjusted p of the calibration mode a pass adopted (None where it kept none)."""
+    return ((cal.get("choice") or {}).get("p_holm") or {}).get(cal.get("chosen"))
 
 
 def record_path(key: str) -> Path:
@@ -677,9 +684,11 @@ def adopted_cell(rec: dict[str, Any]) -> str:
     got = []
     if f.get("active_iteration") not in (None, f.get("zero_shot_iteration")):
         got.append(f"memory ({_pval(' '.join(f.get('guard') or []))})")
-    for chosen in f.get("calibration") or []:
-        if chosen not in (None, "none") and f"calibration {chosen}" not in got:
-            got.append(f"calibration {chosen}")
+    chosen_p = f.get("calibration_p") or []
+    for i, chosen in enumerate(f.get("calibration") or []):
+        if chosen not in (None, "none") and not any(g.startswith(f"calibration {chosen}") for g in got):
+            p = chosen_p[i] if i < len(chosen_p) else None
+            got.append(f"calibration {chosen}" + (f" (Holm p {p:.3g})" if p is not None else ""))
     for decision, changed in zip(f.get("readout") or [], f.get("readout_changed") or [], strict=False):
         if decision and "kept" not in decision and (changed or 0) > 0:
             got.append(f"read-out ({_pval(decision)})")
@@ -690,7 +699,8 @@ def adopted_cell(rec: dict[str, Any]) -> str:
 def table(records: list[dict[str, Any]]) -> list[str]:
     """README's table: one row per task and draw."""
     rows = [
-        "| task, draw (objective) | n audit / held-out (held-out label shares) | zero-shot (AUC) | the loop's judge | "
+        "| task, draw (objective) | n audit / held-out (held-out label shares) | zero-shot (AUC of its scores) | "
+        "the loop's judge | "
         "primary delta [95% CI], p | adopted (decision p) | calls used (sent in the last sitting), its wall "
         "(planned) |",
         "|---|---|---|---|---|---|---|",
@@ -698,7 +708,9 @@ def table(records: list[dict[str, Any]]) -> list[str]:
     for rec in records:
         o, f = rec.get("primary") or {}, rec.get("report") or {}
         shares = ", ".join(f"{k} {v:.2f}" for k, v in (f.get("heldout_shares") or {}).items())
-        auc = f.get("zero_auc")
+        # an AUC of hard labels (a pass calibrated, so without the judge's scores) is its balanced
+        # accuracy again, not how the zero-shot judge's probabilities rank the items
+        auc = None if f.get("zero_auc_source") == "hard_labels" else f.get("zero_auc")
         rows.append(
             f"| {rec['key']} ({str(o.get('objective', '-')).replace('_', ' ')}) | {f.get('n_audit', '-')} / {f.get('n_heldout', '-')} ({shares}) | "
             f"{_f(o.get('value_a'))} ({_f(auc)}) | {_f(o.get('value_b'))} | "
@@ -805,13 +817,28 @@ def main() -> int:
         action="store_true",
         help="rewrite loop.md and README's table from the records, run nothing",
     )
+    ap.add_argument(
+        "--refresh",
+        action="store_true",
+        help="re-read each record's table facts from its run's report.json under --project (a record "
+        "written by an older bench), rewrite the tables, run nothing",
+    )
     ap.add_argument("--max-new-calls", type=int, default=0, help="refuse to start when the runs need more")
     ap.add_argument("--exploratory", action="store_true", help="run although the rule's code changed")
     ap.add_argument("--no-arms", action="store_true", help="leave out the exploratory arms (item 4)")
     ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "loop")
     args = ap.parse_args()
     pre = prereg()
-    if args.write:
+    if args.refresh:
+        for rec in records():
+            path = args.project / rec["key"] / ".allure" / "runs" / str(rec.get("run_id")) / "report.json"
+            if path.is_file():
+                rec["report"] = table_facts(json.loads(path.read_text()))
+                record_path(rec["key"]).write_text(json.dumps(rec, indent=1) + "\n")
+                print(f"refreshed {rec['key']} from {path}")
+            else:
+                print(f"kept {rec['key']}: no {path}")
+    if args.write or args.refresh:
         print(f"wrote {write(pre['rule_commit'])}")
         return 0
     changed = rule_changed(pre["rule_commit"])
