@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias, get_args
 
@@ -141,6 +141,21 @@ class Verdict(BaseModel):
     """Prompt tokens the server served from its prompt cache."""
     cache_hit: bool = False
     """True when the verdict came from the run store instead of a new call."""
+
+    def positive_score(self, labels: Sequence[Label], positive: Label | None) -> float | None:
+        """P(``positive``) for an AUC: ``prob_positive``, else, in a two-label set, the positive
+        label's share of the two ``label_probs`` (``prob_positive`` reads one token, so a label
+        written in several, such as ``not_entailment``, has only ``label_probs``); ``None`` without
+        either."""
+        if self.prob_positive is not None:
+            return self.prob_positive
+        if positive is None or not self.label_probs or len(labels) != 2 or positive not in labels:
+            return None
+        negative = labels[1 - list(labels).index(positive)]
+        p, q = self.label_probs.get(str(positive)), self.label_probs.get(str(negative))
+        if p is None or q is None or p + q <= 0:
+            return None
+        return p / (p + q)
 
 
 Verdicts: TypeAlias = Mapping[str, Verdict]

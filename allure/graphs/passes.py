@@ -171,7 +171,9 @@ def metrics_for(ctx: AuditContext, run_id: str, it: int) -> dict[str, SplitMetri
         out[split] = compute_metrics(
             [refs.get(x.id) for x in chosen],
             [v.label if v else None for v in vs],
-            prob_positive=[v.prob_positive if v else None for v in vs],
+            prob_positive=[
+                v.positive_score(ctx.spec.label_set, ctx.spec.positive_label) if v else None for v in vs
+            ],
             problem_types=[x.problem_type for x in chosen],
             generators=[x.generator for x in chosen],
             labels=tuple(ctx.spec.label_set),

@@ -385,10 +385,11 @@ def _set_metrics(
     (``verdicts``), or the hard labels when they were post-processed (``None``)."""
     from allure.metrics import compute_metrics
 
+    ls, pos = spec.label_set, spec.positive_label
     return compute_metrics(
         [refs[it.id] for it in items],
         [labels[it.id] for it in items],
-        prob_positive=[None if verdicts is None else verdicts[it.id].prob_positive for it in items],
+        prob_positive=[None if verdicts is None else verdicts[it.id].positive_score(ls, pos) for it in items],
         problem_types=[it.problem_type for it in items],
         generators=[it.generator for it in items],
         labels=tuple(spec.label_set),

@@ -197,7 +197,7 @@ class ArmRun:
         read_out = self._read_out(outcome)
         vs = [res.verdicts.get(it.id) for it in src.items]
         labels: list[Label | None] = [outcome.labels[it.id] for it in src.items]
-        probs = [v.prob_positive if v else None for v in vs]
+        probs = [v.positive_score(src.spec.label_set, src.spec.positive_label) if v else None for v in vs]
         debiased, undecided = None, 0
         if outcome.debias is not None:
             debiased, undecided = outcome.debias.used, outcome.debias.inconsistent

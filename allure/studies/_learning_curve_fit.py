@@ -80,7 +80,12 @@ def measure_curve(
         CurveFit(size=d.size, repeat=d.repeat, fit_ids=list(d.fit_ids), describe=d.describe) for d in draws
     ]
     zero = [v.label if (v := data.verdicts.get(it.id)) else None for it in src.items]
-    probs = [v.prob_positive if (v := data.verdicts.get(it.id)) else None for it in src.items]
+    probs = [
+        v.positive_score(src.spec.label_set, src.spec.positive_label)
+        if (v := data.verdicts.get(it.id))
+        else None
+        for it in src.items
+    ]
     arms = curve_arms(plan)
     labels: ArmLabels = {"zero-shot": zero}
     results = [_arm_result(src, arms[0], 1, zero, probs)]
