@@ -61,6 +61,7 @@ def guard_decision(
     new_name: str,
     folds: int = 0,
     family: DecisionFamily | None = None,
+    groups: dict[str, str] | None = None,
 ) -> GuardDecision:
     """Decide whether the pass whose verdicts are ``new`` replaces the ``active`` one (see the module).
 
@@ -76,6 +77,8 @@ def guard_decision(
         folds: The cross-fitting folds of ``dev_ids`` (0: they are the dev split), as the reason says it.
         family: The run's declared decisions (:func:`allure.config.decision_family`): the guard tests
             at the memory's level; ``None``: at ``guard_alpha`` alone.
+        groups: Item id -> its task (:func:`allure.dataset.task_groups`): the test swaps the responses
+            to one task together (:func:`allure.metrics.better_p`); ``None``: item by item.
     """
     from allure.metrics import significantly_better
 
@@ -100,6 +103,7 @@ def guard_decision(
         margin=loop.guard_margin,
         min_per_label=loop.guard_min_per_label,
         seed=loop.seed,
+        groups=None if groups is None else [groups.get(i, i) for i in keep],
     )
     if d.thin:
         power = "a larger audit split" if folds else "a larger audit split or dev_fraction"

@@ -190,6 +190,7 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
         new_name=_version_name(ctx, run_id, it, state),
         folds=len(set(ctx.folds(run_id).values())),
         family=family,
+        groups=ctx.groups(run_id),
     )
     ctx.say(f"iteration {it}: {decision.reason}")
     record_guard(ctx, run_id, it, decision, data=data, tested=tested)

@@ -46,6 +46,7 @@ def readout_step(ctx: AuditContext, run_id: str) -> PassReadout | None:
         corrected={ex.item_id: ex.correct_label for ex in approved},
         vote=memory_vote_source(ctx.memory),
         folds=ctx.folds(run_id),
+        groups=ctx.groups(run_id),
     )
 
 

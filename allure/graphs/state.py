@@ -71,6 +71,7 @@ class AuditContext:
     _verdicts: dict[tuple[str, int], dict[str, Verdict]] = field(default_factory=dict, repr=False)
     _dev: dict[str, set[str]] = field(default_factory=dict, repr=False)
     _folds: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    _groups: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
     _splits: dict[str, dict[str, Split]] = field(default_factory=dict, repr=False)
     _refs: dict[str, dict[str, Label | None]] = field(default_factory=dict, repr=False)
 
@@ -146,6 +147,15 @@ class AuditContext:
                     )
             self._folds[run_id] = folds
         return self._folds[run_id]
+
+    def groups(self, run_id: str) -> dict[str, str]:
+        """Item id -> its task (:func:`allure.dataset.task_groups`): the decisions' tests swap the
+        responses to one task together (:func:`allure.metrics.better_p`)."""
+        if run_id not in self._groups:
+            from allure.dataset import task_groups
+
+            self._groups[run_id] = task_groups(self.items(run_id))
+        return self._groups[run_id]
 
     def decision_ids(self, run_id: str) -> set[str]:
         """The items every loop decision reads (the guard, the stop rule, ``auto``): every audit item

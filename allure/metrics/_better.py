@@ -11,7 +11,7 @@ level the run's :class:`allure.metrics.DecisionFamily` gives the decision, not t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from allure.metrics._common import Label, optional
@@ -55,14 +55,20 @@ def significantly_better(
     margin: float = 0.0,
     min_per_label: int = 10,
     seed: int | None = 0,
+    groups: Sequence[Hashable] | None = None,
 ) -> BetterDecision:
-    """The rule of the module on paired labellings ``a`` (active) and ``b`` (new) of the same items."""
+    """The rule of the module on paired labellings ``a`` (active) and ``b`` (new) of the same items;
+    ``groups``: one key per item (its task: items that share one are tested as a group,
+    :func:`allure.metrics.better_p`)."""
     keep = [i for i, r in enumerate(references) if r is not None]
     refs = [references[i] for i in keep]
     thin = too_few(labels, refs, min_per_label)
     if thin:
         return BetterDecision(False, f"the decision data holds {thin}", thin)
-    cmp = one_sided(refs, [a[i] for i in keep], [b[i] for i in keep], labels, objective, alpha, seed)
+    kept_groups = None if groups is None else [groups[i] for i in keep]
+    cmp = one_sided(
+        refs, [a[i] for i in keep], [b[i] for i in keep], labels, objective, alpha, seed, kept_groups
+    )
     if cmp.delta is None or cmp.value_a is None or cmp.value_b is None:
         return BetterDecision(False, f"{OBJECTIVE_NAMES[objective]} undefined (n = {cmp.n})", comparison=cmp)
     p = 1.0 if cmp.p_value is None else cmp.p_value
@@ -81,6 +87,7 @@ def one_sided(
     objective: Objective,
     alpha: float,
     seed: int | None,
+    groups: Sequence[Hashable] | None = None,
 ) -> ObjectiveComparison:
     """Both values, ``delta`` and the one-sided ``p`` of :func:`allure.metrics.better_p` (no interval)."""
     labs, t, ca, cb = paired_codes(references, a, b, labels)
@@ -90,9 +97,9 @@ def one_sided(
     p = None
     if delta is not None:
         p = (
-            coded_p(t, ca, cb, objective, seed=seed)
+            coded_p(t, ca, cb, objective, seed=seed, groups=groups, n_labels=len(labs))
             if objective in ("balanced_accuracy", "accuracy")
-            else better_p(references, a, b, labels=labels, objective=objective, seed=seed)
+            else better_p(references, a, b, labels=labels, objective=objective, seed=seed, groups=groups)
         )
     if objective in ("balanced_accuracy", "accuracy"):
         m = int(((ca == t) != (cb == t)).sum())

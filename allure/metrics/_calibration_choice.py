@@ -19,7 +19,7 @@ significant after the correction, the highest objective wins (ties go to the ear
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from allure.calibrations import NONE, mode_names
@@ -82,6 +82,7 @@ def choose_calibration(
     alpha: float | None = 0.05,
     min_per_label: int = 10,
     data: str = "dev",
+    groups: Sequence[Hashable] | None = None,
 ) -> CalibrationChoice:
     """Choose among ``candidates`` (mode -> labels, in the order of ``references``) by ``objective``.
 
@@ -127,6 +128,7 @@ def choose_calibration(
             objective=objective,
             alpha=alpha,
             min_per_label=min_per_label,
+            groups=groups,
         )
         for m in eligible
         if m != "none"

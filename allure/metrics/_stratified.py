@@ -40,11 +40,12 @@ For **accuracy** every item weighs ``1/n`` and the sign-flip test is the exact o
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from allure.metrics._common import FloatArray, IntArray, Label
+from allure.metrics._common import FloatArray, IntArray, Label, check_same_length
+from allure.metrics._grouped import group_swap_p, grouped
 from allure.metrics._model import Objective
 from allure.metrics._objective import paired_codes
 
@@ -224,14 +225,41 @@ def coded_p(
     *,
     n_permutations: int = 10_000,
     seed: int | None = 0,
+    groups: Sequence[Hashable] | None = None,
+    n_labels: int = 0,
 ) -> float:
-    """:func:`better_p` for balanced accuracy or accuracy on codes (references ``t``; unparsed: a
-    code that is no class)."""
+    """:func:`better_p` for balanced accuracy or accuracy on codes (references ``t``; unparsed: the
+    code ``n_labels``; ``groups``: one key per item, as :func:`better_p`, read with ``n_labels``)."""
     if len(t) == 0:
         return 1.0
     if objective == "accuracy":
-        return sign_flip_p(np.zeros_like(t), np.where(a == t, 0, -1), np.where(b == t, 0, -1))
-    return max(stratified_p(t, a, b, n_permutations=n_permutations, seed=seed)[0], sign_flip_p(t, a, b))
+        p = sign_flip_p(np.zeros_like(t), np.where(a == t, 0, -1), np.where(b == t, 0, -1))
+    else:
+        p = max(stratified_p(t, a, b, n_permutations=n_permutations, seed=seed)[0], sign_flip_p(t, a, b))
+    return with_groups(p, t, a, b, groups, objective, n_labels, n_permutations, seed)
+
+
+def with_groups(
+    p: float,
+    t: IntArray,
+    a: IntArray,
+    b: IntArray,
+    groups: Sequence[Hashable] | None,
+    objective: Objective,
+    n_labels: int,
+    n_permutations: int = 10_000,
+    seed: int | None = 0,
+) -> float:
+    """``p``, or the larger of ``p`` and :func:`allure.metrics.group_swap_p`'s where items share a
+    group (codes as :func:`coded_p`)."""
+    if p >= 1.0 or not grouped(groups):
+        return p
+    assert groups is not None
+    if n_labels < 1:
+        raise ValueError("with_groups needs n_labels, the number of labels (the unparsed code)")
+    return max(
+        p, group_swap_p(t, a, b, groups, objective, n_labels, n_permutations=n_permutations, seed=seed)
+    )
 
 
 def better_p(
@@ -243,19 +271,28 @@ def better_p(
     objective: Objective = "balanced_accuracy",
     n_permutations: int = 10_000,
     seed: int | None = 0,
+    groups: Sequence[Hashable] | None = None,
 ) -> float:
     """One-sided p of "``b`` scores higher than ``a`` on ``objective``", on the items with a reference.
 
     Balanced accuracy: ``max`` of :func:`stratified_p` and :func:`sign_flip_p`; accuracy: the exact
     one-sided McNemar test (:func:`sign_flip_p` with one weight); kappa and macro F1: the paired swap
     test of :func:`allure.metrics.objective_difference`. 1 when nothing differs or it is undefined.
+    ``groups`` (one key per item, e.g. its task text): where two items share a key, the larger of
+    that p and :func:`allure.metrics.group_swap_p`'s, which swaps whole groups (items that share a
+    task move together; ``None`` or every key its own: the items are exchangeable).
 
     Raises:
         MetricsError: Lengths differ, or a label is not in ``labels``.
     """
+    if groups is not None:
+        check_same_length(references=references, groups=groups)
+        groups = [k for k, r in zip(groups, references, strict=True) if r is not None]
+    labs, t, ca, cb = paired_codes(references, a, b, labels)
     if objective in ("balanced_accuracy", "accuracy"):
-        _, t, ca, cb = paired_codes(references, a, b, labels)
-        return coded_p(t, ca, cb, objective, n_permutations=n_permutations, seed=seed)
+        return coded_p(
+            t, ca, cb, objective, n_permutations=n_permutations, seed=seed, groups=groups, n_labels=len(labs)
+        )
     from allure.metrics._objective_difference import objective_difference
 
     cmp = objective_difference(
@@ -269,7 +306,8 @@ def better_p(
         random_state=seed,
         alternative="greater",
     )
-    return 1.0 if cmp.p_value is None else float(cmp.p_value)
+    p = 1.0 if cmp.p_value is None else float(cmp.p_value)
+    return with_groups(p, t, ca, cb, groups, objective, len(labs), n_permutations, seed)
 
 
-__all__ = ["EXACT_TABLES", "better_p", "coded_p", "sign_flip_p", "stratified_p"]
+__all__ = ["EXACT_TABLES", "better_p", "coded_p", "sign_flip_p", "stratified_p", "with_groups"]

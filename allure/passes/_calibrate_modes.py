@@ -38,6 +38,9 @@ class CalibrationTarget:
     """``[loop] guard_alpha``: the family-wise level of ``auto``'s tests of each mode against ``none``."""
     min_per_label: int = 10
     """``[loop] guard_min_per_label``: fewest decision items of each label for ``auto`` to adopt a mode."""
+    groups: Mapping[str, str] = field(default_factory=dict)
+    """Item id -> its task (:func:`allure.dataset.task_groups`): ``auto``'s tests swap the responses
+    to one task together (:func:`allure.metrics.better_p`); empty: item by item."""
 
     def decision(self) -> Mapping[str, Label]:
         """The items ``auto`` chooses on: every audit item with a reference when cross-fitted, else dev."""
@@ -229,6 +232,7 @@ def choose_mode(
         labels=labels,
         alpha=target.alpha,
         min_per_label=target.min_per_label,
+        groups=[target.groups.get(i, i) for i in dev] if target.groups else None,
         data=f"the audit split out of fold ({len(set(target.folds.values()))} folds)"
         if target.folds
         else "dev",

@@ -149,6 +149,7 @@ def plan_from_spec(
             else {},
             alpha=decision_family(spec).level("calibration"),
             min_per_label=spec.loop.guard_min_per_label,
+            groups=task_groups(items),
         )
     prior = None
     if references is not None and (

@@ -127,7 +127,8 @@ def test_answers_that_arrive_together_are_stored_in_one_transaction(tmp_path: Pa
     assert res.stats.calls == 40 and len(res.verdicts) == 40
     assert sum(store.batches) == 40 and store.call_count() == 40
     assert len(store.batches) < 40  # batched: fewer transactions than calls
-    assert max(store.batches) <= 8  # never more than the calls that were in flight together
+    # (not "at most 8 a batch": a writer starved of CPU drains the answers of two rounds at once,
+    # seen with the suite beside a model benchmark on 2 cores)
     assert len(store.verdicts("r", 1)) == 40
 
 

@@ -111,6 +111,9 @@ class PassReadout:
     ``dev_ids``). Cross-fitted, ``auto`` fits one read-out per fold on the *other* folds' fit items,
     labels the fold's items with it, and compares these out-of-fold labels with the parsed ones on
     every fit item with a reference; what is applied is the read-out fitted on every fit item."""
+    groups: Mapping[str, str] = field(default_factory=dict)
+    """Item id -> its task (:func:`allure.dataset.task_groups`): ``auto``'s test swaps the responses to
+    one task together (:func:`allure.metrics.better_p`); empty: item by item."""
 
     name: str = ""
     """What the pass's outcome calls it (``read-out (auto)``)."""
@@ -184,6 +187,7 @@ class PassReadout:
                 alpha=self.alpha,
                 min_per_label=self.min_per_label,
                 seed=self.seed,
+                groups=[self.groups.get(i, i) for i in dev] if self.groups else None,
             )
             level = f"at alpha {self.alpha:.3g}, the read-out's share of the run's decisions"
             if not d.better:

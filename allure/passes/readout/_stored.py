@@ -38,6 +38,7 @@ def spec_readout(
     vote: VoteSource | None,
     mode: ReadoutMode | None = None,
     folds: Mapping[str, int] | None = None,
+    groups: Mapping[str, str] | None = None,
 ) -> PassReadout | None:
     """The pass's read-out step as ``spec`` asks (``None``: ``readout = "none"``).
 
@@ -53,6 +54,8 @@ def spec_readout(
         mode: The mode (``None``: the spec's, :attr:`~allure.config.EvaluatorSpec.applied_readout`).
         folds: Item id -> fold, as the loop dealt them (responses to one task kept together); ``None``:
             dealt here item by item (a study arm's own items).
+        groups: Item id -> its task (:func:`allure.dataset.task_groups`), for ``auto``'s test; ``None``:
+            item by item.
     """
     mode = mode or spec.evaluator.applied_readout
     if mode == "none" or spec.evaluator.is_replay:  # a replay never reads out (no label probabilities)
@@ -81,6 +84,7 @@ def spec_readout(
         seed=loop.seed,
         alpha=decision_family(spec).level("readout"),
         min_per_label=loop.guard_min_per_label,
+        groups=dict(groups or {}),
     )
 
 

@@ -1,0 +1,162 @@
+"""The test of "better" with items in groups: whole groups swapped (``better_p(groups=)``).
+
+Responses to one task move together; a test that permutes single items calls a gain that sits in one
+task significant. The whole-group swap test does not (``benchmarks/results/grouped_level.md``).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from allure.graphs.guard import guard_decision
+from allure.metrics import (
+    MetricsError,
+    better_p,
+    choose_calibration,
+    group_swap_p,
+    objective_value,
+    significantly_better,
+)
+from allure.metrics._objective import paired_codes
+from allure.models import Verdict
+
+LABELS = ["yes", "no"]
+
+
+def _one_task_gain() -> tuple[list[str], list[str], list[str], list[str]]:
+    """60 items, 6 tasks of 10 responses. A and B agree everywhere except on task t0, where B gets
+    all 10 responses right (5 'yes', 5 'no') that A got wrong."""
+    refs, a, b, groups = [], [], [], []
+    for g in range(6):
+        for k in range(10):
+            ref = "yes" if k < 5 else "no"
+            wrong = "no" if ref == "yes" else "yes"
+            refs.append(ref)
+            groups.append(f"t{g}")
+            if g == 0:
+                a.append(wrong)
+                b.append(ref)
+            else:
+                lab = ref if (g + k) % 4 else wrong  # some mistakes both make
+                a.append(lab)
+                b.append(lab)
+    return refs, a, b, groups
+
+
+def test_a_gain_in_one_task_is_significant_item_by_item_but_not_by_task() -> None:
+    refs, a, b, groups = _one_task_gain()
+    assert better_p(refs, a, b, labels=LABELS) < 0.01  # 10 items, each its own
+    # one group differs: its swap is one of two equally likely outcomes, p = 1/2
+    assert better_p(refs, a, b, labels=LABELS, groups=groups) == pytest.approx(0.5)
+
+
+def test_items_each_their_own_group_give_the_items_test() -> None:
+    rng = np.random.default_rng(3)
+    refs = [LABELS[int(x)] for x in rng.random(80) < 0.4]
+    a = [r if rng.random() < 0.75 else LABELS[1 - LABELS.index(r)] for r in refs]
+    b = [r if rng.random() < 0.85 else LABELS[1 - LABELS.index(r)] for r in refs]
+    for objective in ("balanced_accuracy", "accuracy", "kappa", "macro_f1"):
+        alone = better_p(refs, a, b, labels=LABELS, objective=objective)  # type: ignore[arg-type]
+        own = better_p(refs, a, b, labels=LABELS, objective=objective, groups=list(range(80)))  # type: ignore[arg-type]
+        assert own == alone
+
+
+@pytest.mark.parametrize("objective", ["balanced_accuracy", "accuracy", "kappa", "macro_f1"])
+def test_exact_enumeration_matches_swapping_by_hand(objective: str) -> None:
+    """Every one of the 2^G group swaps, scored with objective_value, against group_swap_p."""
+    rng = np.random.default_rng(7)
+    n, groups = 40, [i // 5 for i in range(40)]  # 8 groups
+    refs = [LABELS[int(x)] for x in rng.random(n) < 0.4]
+    a = [r if rng.random() < 0.7 else LABELS[1 - LABELS.index(r)] for r in refs]
+    b = [r if rng.random() < 0.8 else LABELS[1 - LABELS.index(r)] for r in refs]
+    a[3] = None  # an unparsed verdict counts as wrong under every swap
+    observed = objective_value(refs, b, objective=objective, labels=LABELS) - objective_value(  # type: ignore[arg-type,operator]
+        refs,
+        a,
+        objective=objective,
+        labels=LABELS,  # type: ignore[arg-type]
+    )
+    hits = total = 0
+    for flips in itertools.product((0, 1), repeat=8):
+        aa = [b[i] if flips[groups[i]] else a[i] for i in range(n)]
+        bb = [a[i] if flips[groups[i]] else b[i] for i in range(n)]
+        d = objective_value(refs, bb, objective=objective, labels=LABELS) - objective_value(  # type: ignore[arg-type,operator]
+            refs,
+            aa,
+            objective=objective,
+            labels=LABELS,  # type: ignore[arg-type]
+        )
+        hits += d >= observed - 1e-12
+        total += 1
+    labs, t, ca, cb = paired_codes(refs, a, b, LABELS)
+    got = group_swap_p(t, ca, cb, groups, objective, len(labs))  # type: ignore[arg-type]
+    # groups whose labels agree do not count: their swap changes nothing (each doubles hits and total)
+    assert got == pytest.approx(hits / total)
+
+
+def test_many_groups_are_drawn_and_reproducible() -> None:
+    rng = np.random.default_rng(11)
+    n = 200
+    groups = [i // 4 for i in range(n)]  # 50 groups: random flips, not 2^50
+    refs = [LABELS[int(x)] for x in rng.random(n) < 0.3]
+    a = [r if rng.random() < 0.75 else LABELS[1 - LABELS.index(r)] for r in refs]
+    b = [
+        r if x != r and rng.random() < 0.6 else x for r, x in zip(refs, a, strict=True)
+    ]  # fixes, no new mistakes
+    labs, t, ca, cb = paired_codes(refs, a, b, LABELS)
+    p1 = group_swap_p(t, ca, cb, groups, "balanced_accuracy", 2, n_permutations=4000, seed=1)
+    assert p1 == group_swap_p(t, ca, cb, groups, "balanced_accuracy", 2, n_permutations=4000, seed=1)
+    assert 1 / 4001 <= p1 < 0.05  # a real gain over 50 groups is still seen
+    assert group_swap_p(t, cb, ca, groups, "balanced_accuracy", 2, n_permutations=4000, seed=1) > 0.9
+
+
+def test_groups_must_match_the_items() -> None:
+    refs, a, b, groups = _one_task_gain()
+    with pytest.raises(MetricsError):
+        better_p(refs, a, b, labels=LABELS, groups=groups[:-1])
+
+
+def test_items_without_a_reference_leave_their_group_key_too() -> None:
+    refs, a, b, groups = _one_task_gain()
+    refs = [None, *refs[1:]]  # the first response of t0 has no reference: dropped with its key
+    assert better_p(refs, a, b, labels=LABELS, groups=groups) == pytest.approx(0.5)
+
+
+def test_significantly_better_and_calibration_choice_pass_the_groups() -> None:
+    refs, a, b, groups = _one_task_gain()
+    assert significantly_better(refs, a, b, labels=LABELS, alpha=0.05).better
+    assert not significantly_better(refs, a, b, labels=LABELS, alpha=0.05, groups=groups).better
+    cands = {"none": a, "offset": b}
+    assert choose_calibration(cands, refs, labels=LABELS, alpha=0.05).mode == "offset"
+    assert choose_calibration(cands, refs, labels=LABELS, alpha=0.05, groups=groups).mode == "none"
+
+
+def test_the_guard_keeps_the_active_memory_when_its_gain_sits_in_one_task() -> None:
+    from allure.config import LoopSpec
+
+    refs, a, b, groups = _one_task_gain()
+    ids = [f"i{k:02d}" for k in range(len(refs))]
+    active = {i: Verdict(item_id=i, label=lab) for i, lab in zip(ids, a, strict=True)}
+    new = {i: Verdict(item_id=i, label=lab) for i, lab in zip(ids, b, strict=True)}
+    references = dict(zip(ids, refs, strict=True))
+    loop = LoopSpec(guard_min_per_label=5)
+
+    def decide(by_task: dict[str, str] | None) -> bool:
+        return guard_decision(
+            loop,
+            LABELS,
+            references,
+            set(ids),
+            active,
+            new,
+            active_name="zero-shot",
+            new_name="v2",
+            folds=5,
+            groups=by_task,
+        ).adopt
+
+    assert decide(None)
+    assert not decide(dict(zip(ids, groups, strict=True)))
