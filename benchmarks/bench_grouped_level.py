@@ -58,7 +58,9 @@ def world(rng: np.random.Generator, n: int, m: int, r: float, p_help: float) -> 
     return t, a, b, groups
 
 
-def group_flip_p(t: np.ndarray, a: np.ndarray, b: np.ndarray, groups: np.ndarray, rng: np.random.Generator) -> float:
+def group_flip_p(
+    t: np.ndarray, a: np.ndarray, b: np.ndarray, groups: np.ndarray, rng: np.random.Generator
+) -> float:
     """One-sided p of "B's balanced accuracy is higher", flipping each group's share as one."""
     counts = np.bincount(t, minlength=2).astype(np.float64)
     if np.any(counts == 0):
