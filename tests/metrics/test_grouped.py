@@ -160,3 +160,42 @@ def test_the_guard_keeps_the_active_memory_when_its_gain_sits_in_one_task() -> N
 
     assert decide(None)
     assert not decide(dict(zip(ids, groups, strict=True)))
+
+
+def test_calibration_auto_tests_a_pass_by_its_task_groups() -> None:
+    """The wiring of the pass pipeline: ``CalibrationTarget.groups`` reaches ``auto``'s test."""
+    from allure.passes._calibrate_modes import CalibrationTarget, choose_mode
+
+    refs, a, b, groups = _one_task_gain()
+    ids = [f"i{k:02d}" for k in range(len(refs))]
+    candidates = {"none": dict(zip(ids, a, strict=True)), "offset": dict(zip(ids, b, strict=True))}
+    parsed = dict(zip(ids, a, strict=True))
+
+    def chosen(by_task: dict[str, str]) -> str:
+        target = CalibrationTarget(
+            fit=dict(zip(ids, refs, strict=True)),
+            folds={i: k % 5 for k, i in enumerate(ids)},
+            alpha=0.05,
+            min_per_label=5,
+            groups=by_task,
+        )
+        return choose_mode(candidates, parsed, target, LABELS)[0]
+
+    assert chosen({}) == "offset"
+    assert chosen(dict(zip(ids, groups, strict=True))) == "none"
+
+
+def test_the_read_out_auto_tests_by_task_groups() -> None:
+    """The wiring of the read-out step: ``PassReadout.groups`` reaches ``auto``'s test. A backwards
+    judge's read-out is adopted item by item; with its 100 fit items in 3 tasks, no flip of 3 groups
+    can reach p < 0.05 (the smallest p is 1/8), so the parsed labels are kept."""
+    from dataclasses import replace
+
+    from tests.metrics.test_readout import _cross_fitted, _items
+
+    items, verdicts, refs = _items(200)
+    step, fit, _ = _cross_fitted("auto", items, refs, 100)
+    assert "adopted out of fold" in step.read(items, verdicts).decision
+    tasks = {i: f"t{int(i[1:]) % 3}" for i in fit}
+    kept = replace(step, groups=tasks).read(items, verdicts)
+    assert kept.labels == {} and "parsed labels kept" in kept.decision
