@@ -9,7 +9,7 @@ the reference's), :func:`majority_baseline` (what always answering the majority 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -189,6 +189,7 @@ def icl_effect(
     alpha: float = 0.05,
     n_permutations: int = 10_000,
     random_state: int | None = 0,
+    groups: Sequence[Hashable] | None = None,
 ) -> IclEffect:
     """Did the ICL examples help? The last pass against the first on the objective, with what to read beside it.
 
@@ -204,6 +205,8 @@ def icl_effect(
         alpha: Significance level.
         n_permutations: Random swap patterns of the permutation test when it is not exact.
         random_state: Seed.
+        groups: One key per item (its task): the objective's interval and p treat the items of a
+            task as one unit (:func:`objective_difference`); ``None``: item by item.
 
     Returns:
         An :class:`IclEffect`; ``warning`` is set when accuracy rose while the objective or kappa fell.
@@ -226,6 +229,7 @@ def icl_effect(
         random_state=random_state,
         name_a="the first pass",
         name_b="the last pass",
+        groups=groups,
     )
     diffs = {
         m: paired_difference(

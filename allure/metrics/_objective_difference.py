@@ -22,7 +22,7 @@ References: Good (2005), *Permutation, Parametric, and Bootstrap Tests of Hypoth
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Literal
 
 import numpy as np
@@ -34,9 +34,11 @@ from allure.metrics._common import (
     IntArray,
     Label,
     MetricsError,
+    check_same_length,
     optional,
 )
 from allure.metrics._confusion import resampled_confusions
+from allure.metrics._grouped import group_bootstrap_differences, group_swap_p, grouped
 from allure.metrics._model import OBJECTIVE_NAMES, Helped, Interval, Objective
 from allure.metrics._objective import (
     TOLERANCE,
@@ -251,6 +253,7 @@ def _interval_and_test(
     n_permutations: int,
     random_state: int | None,
     alternative: Alternative = "two-sided",
+    groups: Sequence[Hashable] | None = None,
 ) -> tuple[Interval | None, float | None, int, PermutationMethod, int]:
     """The stratified bootstrap interval of the difference and the permutation test's p-value, with
     the discordant items, the method and the patterns; without a defined difference, only what the
@@ -264,10 +267,17 @@ def _interval_and_test(
         if m <= EXACT_MAX:
             return None, None, m, "exact", 1 << m
         return None, None, m, "monte-carlo", n_permutations
-    idx = stratified_indices(t, n_resamples=n_resamples, random_state=int(boot_seed.generate_state(1)[0]))
-    diffs = objective_rows(obj, resampled_confusions(t, b, n_labels + 1, idx), n_labels) - objective_rows(
-        obj, resampled_confusions(t, a, n_labels + 1, idx), n_labels
-    )
+    boot = int(boot_seed.generate_state(1)[0])
+    if grouped(groups):
+        assert groups is not None
+        diffs = group_bootstrap_differences(
+            t, a, b, groups, obj, n_labels, n_resamples=n_resamples, seed=boot
+        )
+    else:
+        idx = stratified_indices(t, n_resamples=n_resamples, random_state=boot)
+        diffs = objective_rows(obj, resampled_confusions(t, b, n_labels + 1, idx), n_labels) - objective_rows(
+            obj, resampled_confusions(t, a, n_labels + 1, idx), n_labels
+        )
     ci = percentile_interval(diffs, confidence=confidence)
     rng = np.random.default_rng(perm_seed)
     if obj in ("balanced_accuracy", "accuracy"):
@@ -276,6 +286,20 @@ def _interval_and_test(
         p_value, m, method, total = _swap_test(
             t, a, b, obj, n_labels, delta, n_permutations, rng, alternative
         )
+    if grouped(groups) and p_value is not None and p_value < 1.0:
+        assert groups is not None
+        grouped_p = group_swap_p(
+            t,
+            a,
+            b,
+            groups,
+            obj,
+            n_labels,
+            n_permutations=n_permutations,
+            seed=int(perm_seed.generate_state(1)[0]),
+            alternative=alternative,
+        )
+        p_value = max(p_value, grouped_p)
     return ci, p_value, m, method, total
 
 
@@ -294,6 +318,7 @@ def objective_difference(
     name_a: str = "A",
     name_b: str = "B",
     alternative: Alternative = "two-sided",
+    groups: Sequence[Hashable] | None = None,
 ) -> ObjectiveComparison:
     """Difference ``objective(pred_b) - objective(pred_a)``: stratified paired bootstrap and permutation test.
 
@@ -313,6 +338,11 @@ def objective_difference(
         alternative: ``two-sided`` (the default), or ``greater``: the one-sided test of "B is better
             than A" (``p`` = share of swap patterns whose ``delta`` reaches the observed one), as the
             guard asks before it adopts anything.
+        groups: One key per item (its task). Where two items share one, the items of a group are
+            not exchangeable one by one (responses to one task move together): the interval
+            resamples whole groups (:func:`allure.metrics.group_bootstrap_differences`) and ``p`` is
+            the larger of the item-level test's and the whole-group swap test's
+            (:func:`allure.metrics.group_swap_p`). ``None``: item by item.
 
     Returns:
         An :class:`ObjectiveComparison`.
@@ -323,13 +353,27 @@ def objective_difference(
     """
     obj = check_objective(objective)
     _check_settings(n_resamples, confidence, alpha, n_permutations)
+    if groups is not None:
+        check_same_length(y_true=y_true, groups=groups)
+        groups = [k for k, r in zip(groups, y_true, strict=True) if r is not None]
     labs, t, a, b = paired_codes(y_true, pred_a, pred_b, labels)
     n_labels = len(labs)
     va = optional(objective_rows(obj, one_confusion(t, a, n_labels), n_labels)[0])
     vb = optional(objective_rows(obj, one_confusion(t, b, n_labels), n_labels)[0])
     delta = None if va is None or vb is None else vb - va
     ci, p_value, m, method, total = _interval_and_test(
-        obj, t, a, b, n_labels, delta, n_resamples, confidence, n_permutations, random_state, alternative
+        obj,
+        t,
+        a,
+        b,
+        n_labels,
+        delta,
+        n_resamples,
+        confidence,
+        n_permutations,
+        random_state,
+        alternative,
+        groups,
     )
     significant = p_value is not None and p_value < alpha
     out = ObjectiveComparison(

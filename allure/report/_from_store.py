@@ -63,10 +63,14 @@ def _effect(
     calibration's effect)."""
     if zero is None or other is None or (other == zero and not parsed_zero):
         return None
+    from allure.dataset import task_groups
+
     refs = store.reference_labels(run_id)
-    keep = [it.id for it in store.items(run_id, split="heldout") if refs.get(it.id) is not None]
+    held = store.items(run_id, split="heldout")
+    keep = [it.id for it in held if refs.get(it.id) is not None]
     if not keep:
         return None
+    tasks = task_groups(held)  # responses to one task: one unit of the interval and the test
     a, b = store.verdicts(run_id, zero), store.verdicts(run_id, other)
     before = {i: v.raw_label if parsed_zero and v.raw_label is not None else v.label for i, v in a.items()}
     return icl_effect(
@@ -78,6 +82,7 @@ def _effect(
         objective=spec.loop.objective,
         n_resamples=spec.loop.bootstrap_resamples,
         random_state=spec.loop.seed,
+        groups=[tasks[i] for i in keep],
     )
 
 

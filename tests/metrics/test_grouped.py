@@ -199,3 +199,62 @@ def test_the_read_out_auto_tests_by_task_groups() -> None:
     tasks = {i: f"t{int(i[1:]) % 3}" for i in fit}
     kept = replace(step, groups=tasks).read(items, verdicts)
     assert kept.labels == {} and "parsed labels kept" in kept.decision
+
+
+def test_the_held_out_claim_treats_a_task_as_one_unit() -> None:
+    """``objective_difference(groups=)``: the gain of one task out of six is no claim (its interval
+    resamples whole tasks, its two-sided p swaps them); item by item it was 'helped'."""
+    from allure.metrics import objective_difference
+
+    refs, a, b, groups = _one_task_gain()
+    alone = objective_difference(refs, a, b, labels=LABELS)
+    assert alone.helped == "yes" and alone.p_value is not None and alone.p_value < 0.01
+    by_task = objective_difference(refs, a, b, labels=LABELS, groups=groups)
+    assert by_task.helped == "unclear" and by_task.p_value == 1.0  # both swaps of t0: the same |delta|
+    assert by_task.ci_low is not None and by_task.ci_low <= 0.0 < by_task.ci_high  # type: ignore[operator]
+    same = objective_difference(refs, a, b, labels=LABELS, groups=list(range(len(refs))))
+    assert same == alone  # every item its own task: item by item
+
+
+def test_a_gain_spread_over_many_tasks_is_still_claimed() -> None:
+    from allure.metrics import objective_difference
+
+    rng = np.random.default_rng(5)
+    n = 300
+    groups = [i // 3 for i in range(n)]  # 100 tasks of 3 responses
+    refs = [LABELS[int(x)] for x in rng.random(n) < 0.3]
+    a = [r if rng.random() < 0.7 else LABELS[1 - LABELS.index(r)] for r in refs]
+    b = [r if x != r and rng.random() < 0.6 else x for r, x in zip(refs, a, strict=True)]
+    got = objective_difference(refs, a, b, labels=LABELS, groups=groups)
+    assert got.helped == "yes" and got.ci_low is not None and got.ci_low > 0
+
+
+def test_the_report_claims_on_held_out_responses_grouped_by_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wiring of the report: the held-out claim gets each item's task group (responses to one
+    task text share a key; an item with a task of its own keys itself)."""
+    from types import SimpleNamespace
+
+    import allure.report._from_store as from_store
+    from allure.models import Item
+
+    held = [
+        Item(id="a1", task="the same question", response="r"),
+        Item(id="a2", task="the same question", response="r"),
+        Item(id="b1", task="another one", response="r"),
+        Item(id="c1", task="no reference", response="r"),
+    ]
+    refs = {"a1": "yes", "a2": "no", "b1": "yes", "c1": None}
+    store = SimpleNamespace(
+        reference_labels=lambda run_id: refs,
+        items=lambda run_id, split: held,
+        verdicts=lambda run_id, it: {x.id: Verdict(item_id=x.id, label="yes") for x in held},
+    )
+    spec = SimpleNamespace(
+        label_set=LABELS,
+        positive_label="yes",
+        loop=SimpleNamespace(objective="balanced_accuracy", bootstrap_resamples=10, seed=0),
+    )
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(from_store, "icl_effect", lambda *a, **k: seen.update(k) or "effect")
+    assert from_store._effect(store, spec, "run", 1, 2) == "effect"  # type: ignore[arg-type]
+    assert seen["groups"] == ["a1", "a1", "b1"]  # c1 has no reference: not compared
