@@ -37,7 +37,7 @@ from allure.metrics._debias import (
     decided_accuracy,
 )
 from allure.metrics._family import DecisionFamily, DecisionKind, DecisionPoint
-from allure.metrics._grouped import group_bootstrap_differences, group_swap_p
+from allure.metrics._grouped import GroupedPair, group_swap_p
 from allure.metrics._groups import errors_by_group
 from allure.metrics._holm import holm_adjust
 from allure.metrics._icl_effect import (
@@ -154,7 +154,6 @@ __all__ = [
     "BetterDecision",
     "significantly_better",
     "better_p",
-    "group_bootstrap_differences",
     "group_swap_p",
     "sign_flip_p",
     "stratified_p",
@@ -164,6 +163,7 @@ __all__ = [
     "too_few",
     "C_GRID",
     "FittedReadout",
+    "GroupedPair",
     "CalibrationValues",
     "ReadoutFit",
     "ReadoutRecord",

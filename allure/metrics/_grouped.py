@@ -20,7 +20,8 @@ its own p and this one (it rejects only when both do: intersection-union, as for
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
@@ -40,6 +41,94 @@ def grouped(groups: Sequence[Hashable] | None) -> bool:
     return groups is not None and len(set(groups)) < len(groups)
 
 
+@dataclass(frozen=True)
+class GroupedPair:
+    """Two labellings A and B of the same items, as each group's flattened confusion matrices (shape
+    ``(G, (L + 1)^2)``, last row/column: unparsed), built once for the swap test and the bootstrap."""
+
+    conf_a: np.ndarray
+    conf_b: np.ndarray
+    n_labels: int
+
+    @classmethod
+    def of(
+        cls, t: IntArray, a: IntArray, b: IntArray, groups: Sequence[Hashable], n_labels: int
+    ) -> GroupedPair:
+        """The pair of codes ``t`` (references, ``0 .. n_labels - 1``), ``a`` and ``b`` (unparsed:
+        ``n_labels``), one group key per item."""
+        _, g = np.unique(np.asarray([str(k) for k in groups], dtype=object), return_inverse=True)
+        size = n_labels + 1
+        conf_a = np.zeros((int(g.max()) + 1 if len(g) else 0, size * size))
+        conf_b = np.zeros_like(conf_a)
+        np.add.at(conf_a, (g, t * size + a), 1.0)
+        np.add.at(conf_b, (g, t * size + b), 1.0)
+        return cls(conf_a, conf_b, n_labels)
+
+    def _scores(self, objective: Objective, flat: np.ndarray) -> np.ndarray:
+        size = self.n_labels + 1
+        return objective_rows(objective, flat.reshape(-1, size, size), self.n_labels)
+
+    def swap_p(
+        self,
+        objective: Objective,
+        *,
+        n_permutations: int = 10_000,
+        seed: int | None = 0,
+        alternative: Literal["greater", "two-sided"] = "greater",
+    ) -> float:
+        """One-sided p of "B scores higher than A on ``objective``", swapping A and B group by group
+        (``two-sided``: of "B's score differs from A's", the swaps whose ``|delta|`` reaches the
+        observed); random flips (``n_permutations``, ``seed``) when more than :data:`EXACT_GROUPS`
+        groups differ."""
+        d = self.conf_b - self.conf_a
+        d = d[np.any(d != 0, axis=1)]
+        if len(d) == 0:
+            return 1.0
+        base_a, base_b = self.conf_a.sum(0), self.conf_b.sum(0)
+
+        def stats(flips: np.ndarray) -> np.ndarray:
+            moved = flips @ d
+            got = np.asarray(
+                self._scores(objective, base_b - moved) - self._scores(objective, base_a + moved),
+                dtype=np.float64,
+            )
+            return np.abs(got) if alternative == "two-sided" else got
+
+        observed = float(stats(np.zeros((1, len(d))))[0])
+        if np.isnan(observed):
+            return 1.0
+        if len(d) <= EXACT_GROUPS:
+            flips = ((np.arange(2 ** len(d))[:, None] >> np.arange(len(d))[None, :]) & 1).astype(np.float64)
+            return float(np.mean(np.nan_to_num(stats(flips), nan=np.inf) >= observed - 1e-12))
+        rng = np.random.default_rng(seed)
+        hits = 0
+        for start in range(0, n_permutations, _CHUNK):
+            flips = rng.integers(0, 2, size=(min(_CHUNK, n_permutations - start), len(d))).astype(np.float64)
+            hits += int(np.sum(np.nan_to_num(stats(flips), nan=np.inf) >= observed - 1e-12))
+        return (1 + hits) / (1 + n_permutations)
+
+    def bootstrap_differences(
+        self, objective: Objective, *, n_resamples: int = 1000, seed: int | None = 0
+    ) -> np.ndarray:
+        """``objective(B) - objective(A)`` over ``n_resamples`` resamples of whole groups: each group's
+        stratum is its most frequent reference label (as the folds deal them), and each stratum's
+        groups are drawn with replacement, as many as it holds. NaN where a resample leaves the
+        objective undefined."""
+        size = self.n_labels + 1
+        refs = self.conf_a.reshape(len(self.conf_a), size, size).sum(axis=2)[:, : self.n_labels]
+        stratum = refs.argmax(axis=1)  # each group's most frequent reference label
+        rng = np.random.default_rng(seed)
+        counts = np.zeros((n_resamples, len(self.conf_a)))
+        for s in np.unique(stratum):
+            members = np.flatnonzero(stratum == s)
+            drawn = rng.integers(0, len(members), size=(n_resamples, len(members)))
+            np.add.at(counts, (np.arange(n_resamples)[:, None], members[drawn]), 1.0)
+        return np.asarray(
+            self._scores(objective, counts @ self.conf_b) - self._scores(objective, counts @ self.conf_a),
+            dtype=np.float64,
+        )
+
+
 def group_swap_p(
     t: IntArray,
     a: IntArray,
@@ -47,97 +136,13 @@ def group_swap_p(
     groups: Sequence[Hashable],
     objective: Objective,
     n_labels: int,
-    *,
-    n_permutations: int = 10_000,
-    seed: int | None = 0,
-    alternative: Literal["greater", "two-sided"] = "greater",
+    **options: Any,
 ) -> float:
-    """One-sided p of "B scores higher than A on ``objective``", swapping A and B group by group
-    (``two-sided``: of "B's score differs from A's", the swaps whose ``|delta|`` reaches the observed).
-
-    Args:
-        t: Reference codes (``0 .. n_labels - 1``).
-        a: A's codes (unparsed: ``n_labels``).
-        b: B's codes, likewise.
-        groups: One group key per item.
-        objective: The objective compared.
-        n_labels: The number of labels.
-        n_permutations: Random flips when more than :data:`EXACT_GROUPS` groups differ.
-        seed: Seed of the random flips.
-    """
+    """:meth:`GroupedPair.swap_p` of codes ``t``, ``a``, ``b`` (as :meth:`GroupedPair.of`); ``options``:
+    ``n_permutations``, ``seed``, ``alternative``."""
     if len(t) == 0:
         return 1.0
-    conf_a, conf_b = _group_confusions(t, a, b, groups, n_labels)
-    size = n_labels + 1
-    d = conf_b - conf_a
-    d = d[np.any(d != 0, axis=1)]
-    if len(d) == 0:
-        return 1.0
-    base_a, base_b = conf_a.sum(0), conf_b.sum(0)
-
-    def stats(flips: np.ndarray) -> np.ndarray:
-        moved = flips @ d
-        va = objective_rows(objective, (base_a + moved).reshape(-1, size, size), n_labels)
-        vb = objective_rows(objective, (base_b - moved).reshape(-1, size, size), n_labels)
-        got = np.asarray(vb - va, dtype=np.float64)
-        return np.abs(got) if alternative == "two-sided" else got
-
-    observed = float(stats(np.zeros((1, len(d))))[0])
-    if np.isnan(observed):
-        return 1.0
-    if len(d) <= EXACT_GROUPS:
-        flips = ((np.arange(2 ** len(d))[:, None] >> np.arange(len(d))[None, :]) & 1).astype(np.float64)
-        got = stats(flips)
-        return float(np.mean(np.nan_to_num(got, nan=np.inf) >= observed - 1e-12))
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for start in range(0, n_permutations, _CHUNK):
-        flips = rng.integers(0, 2, size=(min(_CHUNK, n_permutations - start), len(d))).astype(np.float64)
-        hits += int(np.sum(np.nan_to_num(stats(flips), nan=np.inf) >= observed - 1e-12))
-    return (1 + hits) / (1 + n_permutations)
+    return GroupedPair.of(t, a, b, groups, n_labels).swap_p(objective, **options)
 
 
-def _group_confusions(
-    t: IntArray, a: IntArray, b: IntArray, groups: Sequence[Hashable], n_labels: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each group's flattened confusion matrix of A and of B (shape ``(G, (L + 1)^2)``)."""
-    _, g = np.unique(np.asarray([str(k) for k in groups], dtype=object), return_inverse=True)
-    size = n_labels + 1
-    conf_a = np.zeros((int(g.max()) + 1, size * size))
-    conf_b = np.zeros_like(conf_a)
-    np.add.at(conf_a, (g, t * size + a), 1.0)
-    np.add.at(conf_b, (g, t * size + b), 1.0)
-    return conf_a, conf_b
-
-
-def group_bootstrap_differences(
-    t: IntArray,
-    a: IntArray,
-    b: IntArray,
-    groups: Sequence[Hashable],
-    objective: Objective,
-    n_labels: int,
-    *,
-    n_resamples: int = 1000,
-    seed: int | None = 0,
-) -> np.ndarray:
-    """``objective(B) - objective(A)`` over ``n_resamples`` resamples of whole groups: each group's
-    stratum is its most frequent reference label (as the folds deal them), and each stratum's groups
-    are drawn with replacement, as many as it holds. NaN where a resample leaves the objective
-    undefined."""
-    conf_a, conf_b = _group_confusions(t, a, b, groups, n_labels)
-    size = n_labels + 1
-    refs = conf_a.reshape(len(conf_a), size, size).sum(axis=2)[:, :n_labels]  # items per reference label
-    stratum = refs.argmax(axis=1)
-    rng = np.random.default_rng(seed)
-    counts = np.zeros((n_resamples, len(conf_a)))
-    for s in np.unique(stratum):
-        members = np.flatnonzero(stratum == s)
-        drawn = rng.integers(0, len(members), size=(n_resamples, len(members)))
-        np.add.at(counts, (np.arange(n_resamples)[:, None], members[drawn]), 1.0)
-    va = objective_rows(objective, (counts @ conf_a).reshape(-1, size, size), n_labels)
-    vb = objective_rows(objective, (counts @ conf_b).reshape(-1, size, size), n_labels)
-    return np.asarray(vb - va, dtype=np.float64)
-
-
-__all__ = ["EXACT_GROUPS", "group_bootstrap_differences", "group_swap_p", "grouped"]
+__all__ = ["EXACT_GROUPS", "GroupedPair", "group_swap_p", "grouped"]

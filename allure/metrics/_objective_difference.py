@@ -38,7 +38,7 @@ from allure.metrics._common import (
     optional,
 )
 from allure.metrics._confusion import resampled_confusions
-from allure.metrics._grouped import group_bootstrap_differences, group_swap_p, grouped
+from allure.metrics._grouped import GroupedPair, grouped
 from allure.metrics._model import OBJECTIVE_NAMES, Helped, Interval, Objective
 from allure.metrics._objective import (
     TOLERANCE,
@@ -268,11 +268,9 @@ def _interval_and_test(
             return None, None, m, "exact", 1 << m
         return None, None, m, "monte-carlo", n_permutations
     boot = int(boot_seed.generate_state(1)[0])
-    if grouped(groups):
-        assert groups is not None
-        diffs = group_bootstrap_differences(
-            t, a, b, groups, obj, n_labels, n_resamples=n_resamples, seed=boot
-        )
+    pair = GroupedPair.of(t, a, b, groups, n_labels) if groups is not None and grouped(groups) else None
+    if pair is not None:  # built once: the interval and the test read the same groups
+        diffs = pair.bootstrap_differences(obj, n_resamples=n_resamples, seed=boot)
     else:
         idx = stratified_indices(t, n_resamples=n_resamples, random_state=boot)
         diffs = objective_rows(obj, resampled_confusions(t, b, n_labels + 1, idx), n_labels) - objective_rows(
@@ -286,19 +284,9 @@ def _interval_and_test(
         p_value, m, method, total = _swap_test(
             t, a, b, obj, n_labels, delta, n_permutations, rng, alternative
         )
-    if grouped(groups) and p_value is not None and p_value < 1.0:
-        assert groups is not None
-        grouped_p = group_swap_p(
-            t,
-            a,
-            b,
-            groups,
-            obj,
-            n_labels,
-            n_permutations=n_permutations,
-            seed=int(perm_seed.generate_state(1)[0]),
-            alternative=alternative,
-        )
+    if pair is not None and p_value is not None and p_value < 1.0:
+        seed = int(perm_seed.generate_state(1)[0])
+        grouped_p = pair.swap_p(obj, n_permutations=n_permutations, seed=seed, alternative=alternative)
         p_value = max(p_value, grouped_p)
     return ci, p_value, m, method, total
 
@@ -340,7 +328,7 @@ def objective_difference(
             guard asks before it adopts anything.
         groups: One key per item (its task). Where two items share one, the items of a group are
             not exchangeable one by one (responses to one task move together): the interval
-            resamples whole groups (:func:`allure.metrics.group_bootstrap_differences`) and ``p`` is
+            resamples whole groups (:meth:`allure.metrics.GroupedPair.bootstrap_differences`) and ``p`` is
             the larger of the item-level test's and the whole-group swap test's
             (:func:`allure.metrics.group_swap_p`). ``None``: item by item.
 
