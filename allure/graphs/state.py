@@ -124,12 +124,12 @@ class AuditContext:
         refused. A run whose recorded folds were dealt item by item (before folds kept tasks
         together) keeps them."""
         if run_id not in self._folds:
-            from allure.dataset import cross_folds, folds_digest, task_groups
+            from allure.dataset import cross_folds, folds_digest
             from allure.errors import StoreError
 
             loop = self.spec.loop
             refs, splits = self.references(run_id), self.splits(run_id)
-            folds = cross_folds(refs, splits, loop.folds, loop.seed, task_groups(self.items(run_id)))
+            folds = cross_folds(refs, splits, loop.folds, loop.seed, self.groups(run_id))
             if folds:
                 mine = {"k": loop.folds, "n": len(folds), "digest": folds_digest(folds)}
                 stored = (self.store.get_run(run_id).info or {}).get("folds")

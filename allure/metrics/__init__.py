@@ -37,7 +37,7 @@ from allure.metrics._debias import (
     decided_accuracy,
 )
 from allure.metrics._family import DecisionFamily, DecisionKind, DecisionPoint
-from allure.metrics._grouped import GroupedPair, group_swap_p
+from allure.metrics._grouped import GroupedPair, group_draws, group_swap_p, item_draws
 from allure.metrics._groups import errors_by_group
 from allure.metrics._holm import holm_adjust
 from allure.metrics._icl_effect import (
@@ -154,6 +154,7 @@ __all__ = [
     "BetterDecision",
     "significantly_better",
     "better_p",
+    "group_draws",
     "group_swap_p",
     "sign_flip_p",
     "stratified_p",
@@ -180,6 +181,7 @@ __all__ = [
     "curve_points",
     "merge_p",
     "icl_helped",
+    "item_draws",
     "mcnemar_exact_p",
     "mcnemar_test",
     "paired_difference",

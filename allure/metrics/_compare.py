@@ -13,7 +13,7 @@ bootstrap and permutation test), its permutation p-value Holm-adjusted across th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from functools import partial
 from typing import Literal
 
@@ -82,6 +82,7 @@ def compare_arms(
     objective: Objective = "balanced_accuracy",
     labels: Sequence[Label] | None = None,
     n_permutations: int = 10_000,
+    groups: Sequence[Hashable] | None = None,
 ) -> list[ArmComparison]:
     """Compare each arm with the reference arm on the same items (McNemar exact, Holm, paired bootstrap).
 
@@ -96,6 +97,9 @@ def compare_arms(
         objective: The chance-corrected objective of ``ArmComparison.objective``.
         labels: The label set; default: the labels of the data in order of appearance.
         n_permutations: Random swap patterns of the objective's permutation test when not exact.
+        groups: One key per item (its task). Where two items share one, every test swaps and every
+            interval resamples whole groups (``mcnemar_test``, ``objective_difference`` and
+            ``paired_difference`` with ``groups``); ``None``: item by item.
 
     Returns:
         One :class:`ArmComparison` per arm, in the order of ``arms``.
@@ -109,10 +113,24 @@ def compare_arms(
     check_same_length(y_true=y_true, reference=ref_pred, **{f"arms[{k!r}]": v for k, v in arms.items()})
     obj = check_objective(objective)
     labs = label_set(labels, y_true, ref_pred, *arms.values())
-    tests = {name: mcnemar_test(y_true, ref_pred, pred) for name, pred in arms.items()}
+    tests = {
+        name: mcnemar_test(
+            y_true, ref_pred, pred, groups=groups, n_permutations=n_permutations, seed=random_state
+        )
+        for name, pred in arms.items()
+    }
     adjusted = dict(zip(tests, holm_adjust([t.p_value for t in tests.values()]), strict=True))
     objectives, objective_holm = _objectives(
-        y_true, (ref_name, ref_pred), arms, obj, labs, alpha, n_resamples, n_permutations, random_state
+        y_true,
+        (ref_name, ref_pred),
+        arms,
+        obj,
+        labs,
+        alpha,
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        random_state=random_state,
+        groups=groups,
     )
     diff = partial(
         paired_difference,
@@ -120,6 +138,7 @@ def compare_arms(
         pos_label=pos_label,
         n_resamples=n_resamples,
         random_state=random_state,
+        groups=groups,
     )
     out = []
     for name, pred in arms.items():
@@ -168,9 +187,11 @@ def _objectives(
     obj: Objective,
     labs: list[Label],
     alpha: float,
+    *,
     n_resamples: int,
     n_permutations: int,
     random_state: int | None,
+    groups: Sequence[Hashable] | None,
 ) -> tuple[dict[str, ObjectiveComparison], dict[str, float]]:
     """Each arm's difference in ``obj`` from the reference (permutation test, bootstrap interval),
     and the Holm-adjusted p-values of those whose p is defined."""
@@ -188,6 +209,7 @@ def _objectives(
             random_state=random_state,
             name_a=ref_name,
             name_b=name,
+            groups=groups,
         )
         for name, pred in arms.items()
     }

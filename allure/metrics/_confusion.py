@@ -25,3 +25,11 @@ def resampled_confusions(t: IntArray, p: IntArray, n_labels: int, idx: IntArray)
     offsets = np.arange(b, dtype=np.int64)[:, None] * size
     flat = np.bincount(((t * n_labels + p)[idx] + offsets).ravel(), minlength=b * size)
     return flat.reshape(b, n_labels, n_labels).astype(np.int64)
+
+
+def weighted_confusions(t: IntArray, p: IntArray, n_labels: int, weights: np.ndarray) -> np.ndarray:
+    """``(B, L, L)`` confusion matrices with item ``k`` counted ``weights[b, k]`` times in matrix ``b``
+    (a resample of whole groups: :func:`allure.metrics.item_draws`)."""
+    onehot = np.zeros((len(t), n_labels * n_labels))
+    onehot[np.arange(len(t)), t * n_labels + p] = 1.0
+    return np.asarray(weights @ onehot).reshape(len(weights), n_labels, n_labels)

@@ -116,17 +116,36 @@ class GroupedPair:
         objective undefined."""
         size = self.n_labels + 1
         refs = self.conf_a.reshape(len(self.conf_a), size, size).sum(axis=2)[:, : self.n_labels]
-        stratum = refs.argmax(axis=1)  # each group's most frequent reference label
-        rng = np.random.default_rng(seed)
-        counts = np.zeros((n_resamples, len(self.conf_a)))
-        for s in np.unique(stratum):
-            members = np.flatnonzero(stratum == s)
-            drawn = rng.integers(0, len(members), size=(n_resamples, len(members)))
-            np.add.at(counts, (np.arange(n_resamples)[:, None], members[drawn]), 1.0)
+        counts = group_draws(refs.argmax(axis=1), n_resamples=n_resamples, seed=seed)
         return np.asarray(
             self._scores(objective, counts @ self.conf_b) - self._scores(objective, counts @ self.conf_a),
             dtype=np.float64,
         )
+
+
+def group_draws(stratum: IntArray, *, n_resamples: int, seed: int | None) -> np.ndarray:
+    """``(n_resamples, G)``: how often each of ``G`` groups is drawn in each resample, each
+    ``stratum`` (one code a group: its most frequent reference label) drawing its own groups with
+    replacement, as many as it holds."""
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((n_resamples, len(stratum)))
+    for s in np.unique(stratum):
+        members = np.flatnonzero(stratum == s)
+        drawn = rng.integers(0, len(members), size=(n_resamples, len(members)))
+        np.add.at(counts, (np.arange(n_resamples)[:, None], members[drawn]), 1.0)
+    return counts
+
+
+def item_draws(
+    t: IntArray, groups: Sequence[Hashable], n_labels: int, *, n_resamples: int, seed: int | None
+) -> np.ndarray:
+    """``(n_resamples, n)``: how often each item is drawn when whole groups are resampled
+    (:func:`group_draws`, a group's stratum its most frequent reference code in ``t``); every item of
+    a group is drawn as often as its group."""
+    _, g = np.unique(np.asarray([str(k) for k in groups], dtype=object), return_inverse=True)
+    refs = np.zeros((int(g.max()) + 1 if len(g) else 0, n_labels))
+    np.add.at(refs, (g, t), 1.0)
+    return group_draws(refs.argmax(axis=1), n_resamples=n_resamples, seed=seed)[:, g]
 
 
 def group_swap_p(
@@ -145,4 +164,4 @@ def group_swap_p(
     return GroupedPair.of(t, a, b, groups, n_labels).swap_p(objective, **options)
 
 
-__all__ = ["EXACT_GROUPS", "GroupedPair", "group_swap_p", "grouped"]
+__all__ = ["EXACT_GROUPS", "GroupedPair", "group_draws", "group_swap_p", "grouped", "item_draws"]

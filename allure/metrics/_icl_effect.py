@@ -205,8 +205,9 @@ def icl_effect(
         alpha: Significance level.
         n_permutations: Random swap patterns of the permutation test when it is not exact.
         random_state: Seed.
-        groups: One key per item (its task): the objective's interval and p treat the items of a
-            task as one unit (:func:`objective_difference`); ``None``: item by item.
+        groups: One key per item (its task): every interval and p treat the items of a task as
+            one unit (:func:`objective_difference`, ``paired_difference``, ``mcnemar_test``);
+            ``None``: item by item.
 
     Returns:
         An :class:`IclEffect`; ``warning`` is set when accuracy rose while the objective or kappa fell.
@@ -242,6 +243,7 @@ def icl_effect(
             n_resamples=n_resamples,
             confidence=confidence,
             random_state=random_state,
+            groups=groups,
         )
         for m in ("accuracy", "f1")
     }
@@ -257,7 +259,9 @@ def icl_effect(
         objective=comparison,
         accuracy=diffs["accuracy"],
         f1=diffs["f1"],
-        mcnemar=mcnemar_test(y_true, first, last),
+        mcnemar=mcnemar_test(
+            y_true, first, last, groups=groups, n_permutations=n_permutations, seed=random_state
+        ),
         warning=_shift_warning(both("accuracy"), fell),
         **_shares(y_true, first, last, labs),
         majority=majority_baseline(y_true, labs),

@@ -14,7 +14,8 @@ machine translation evaluation", EMNLP (paired bootstrap resampling).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -25,23 +26,28 @@ from allure.metrics._common import (
     IntArray,
     Label,
     MetricsError,
+    check_same_length,
     optional,
     position,
 )
-from allure.metrics._confusion import resampled_confusions
+from allure.metrics._confusion import resampled_confusions, weighted_confusions
+from allure.metrics._grouped import grouped, item_draws
 from allure.metrics._model import PairedDifference, PairedMetric
 from allure.metrics._objective import paired_codes
 
+Resample = Callable[[IntArray, IntArray, int], IntArray]
+"""Confusion matrices ``(B, L, L)`` of codes ``t``, ``p`` over ``L`` labels, one a resample."""
+
 
 def _metric_rows(
-    metric: PairedMetric, t: IntArray, p: IntArray, n_labels: int, pos: int | None, idx: IntArray
+    metric: PairedMetric, t: IntArray, p: IntArray, n_labels: int, pos: int | None, resample: Resample
 ) -> FloatArray:
-    """The metric on every resample row of ``idx``, NaN where undefined; ``p`` uses ``n_labels`` for unparsed."""
+    """The metric on every resample, NaN where undefined; ``p`` uses ``n_labels`` for unparsed."""
     if metric == "f1" and pos is not None:
         is_pos = (t == pos).astype(np.int64)
         says_pos = np.where(p == n_labels, 1 - is_pos, (p == pos).astype(np.int64))
-        return fx.f1(resampled_confusions(is_pos, says_pos, 2, idx))[:, 1]
-    cms = resampled_confusions(t, p, n_labels + 1, idx)
+        return fx.f1(resample(is_pos, says_pos, 2))[:, 1]
+    cms = resample(t, p, n_labels + 1)
     if metric == "accuracy":
         return fx.accuracy(cms)
     return fx.macro(fx.f1(cms)[:, :n_labels])
@@ -58,6 +64,7 @@ def paired_difference(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     random_state: int | None = 0,
+    groups: Sequence[Hashable] | None = None,
 ) -> PairedDifference:
     """Difference ``metric(pred_b) - metric(pred_a)`` with a paired bootstrap interval.
 
@@ -71,6 +78,9 @@ def paired_difference(
         n_resamples: Bootstrap resamples.
         confidence: Coverage of the interval.
         random_state: Seed; the same seed gives the same result.
+        groups: One key per item (its task). Where two items share one, the interval resamples
+            whole groups (:func:`allure.metrics.item_draws`): responses to one task move together.
+            ``None``: item by item.
 
     Returns:
         A :class:`PairedDifference`.
@@ -85,17 +95,26 @@ def paired_difference(
         )
     check_bootstrap(n_resamples, confidence)
     labs, t, a, b = paired_codes(y_true, pred_a, pred_b, labels)
+    if groups is not None:
+        check_same_length(y_true=y_true, groups=groups)
+        groups = [k for k, r in zip(groups, y_true, strict=True) if r is not None]
     pos = None if pos_label is None else position(pos_label, labs)
     n_labels = len(labs)
     whole = np.arange(len(t), dtype=np.int64)[None, :]
-    va = optional(_metric_rows(metric, t, a, n_labels, pos, whole)[0])
-    vb = optional(_metric_rows(metric, t, b, n_labels, pos, whole)[0])
+    va = optional(_metric_rows(metric, t, a, n_labels, pos, partial(resampled_confusions, idx=whole))[0])
+    vb = optional(_metric_rows(metric, t, b, n_labels, pos, partial(resampled_confusions, idx=whole))[0])
     delta = None if va is None or vb is None else vb - va
     ci = None
     if len(t) and delta is not None:
-        idx = bootstrap_indices(len(t), n_resamples=n_resamples, random_state=random_state)
-        diffs = _metric_rows(metric, t, b, n_labels, pos, idx) - _metric_rows(
-            metric, t, a, n_labels, pos, idx
+        resample: Resample
+        if groups is not None and grouped(groups):
+            weights = item_draws(t, groups, n_labels, n_resamples=n_resamples, seed=random_state)
+            resample = partial(weighted_confusions, weights=weights)
+        else:
+            idx = bootstrap_indices(len(t), n_resamples=n_resamples, random_state=random_state)
+            resample = partial(resampled_confusions, idx=idx)
+        diffs = _metric_rows(metric, t, b, n_labels, pos, resample) - _metric_rows(
+            metric, t, a, n_labels, pos, resample
         )
         ci = percentile_interval(diffs, confidence=confidence)
     return PairedDifference(metric=metric, **paired_fields(len(t), va, vb, ci))
@@ -110,11 +129,12 @@ def icl_helped(
     pos_label: Label | None,
     n_resamples: int = 1000,
     random_state: int | None = 0,
+    groups: Sequence[Hashable] | None = None,
 ) -> dict[PairedMetric, PairedDifference]:
     """Did the ICL examples help? :func:`paired_difference` of the first and the last pass, for accuracy and F1.
 
     The loop's report states it for the held-out split; ``pos_label`` is the spec's positive label
-    (``None``: F1 is the macro F1).
+    (``None``: F1 is the macro F1); ``groups``: the items' tasks, resampled whole.
     """
     return {
         m: paired_difference(
@@ -126,6 +146,7 @@ def icl_helped(
             pos_label=pos_label,
             n_resamples=n_resamples,
             random_state=random_state,
+            groups=groups,
         )
         for m in ("accuracy", "f1")
     }

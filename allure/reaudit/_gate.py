@@ -5,7 +5,10 @@ A check fails when:
 * ``min``: the metric on the set is below its minimum (or undefined on the set);
 * ``max_drop``: ``baseline - current`` on the items both re-audits scored exceeds the allowed
   drop *and* McNemar's exact test of per-item correctness on those paired items gives
-  ``p < alpha``;
+  ``p < alpha``. Where several items share a task (responses to one prompt), ``p`` is the larger
+  of McNemar's and the test that swaps whole tasks (``mcnemar_test(groups=)``): a prompt change
+  moves a task's responses together, and counting them as independent would fail the gate on
+  noise;
 * ``problem_type``: the accuracy of one problem type (unparsed counts as wrong) dropped by more
   than ``max_drop.accuracy`` (0 when not set) and McNemar's p for that type, Holm-adjusted
   over the types, is below ``alpha``.
@@ -58,7 +61,10 @@ class GateCheck(BaseModel):
     c: int = 0
     """Items wrong in the baseline and right now."""
     p_value: float | None = None
-    """McNemar's exact p (Holm-adjusted for problem types); None when there is no baseline."""
+    """McNemar's exact p (Holm-adjusted for problem types); None when there is no baseline. Where
+    several items share a task, the larger of that and the test that swaps whole tasks."""
+    groups: int | None = None
+    """The paired items' tasks, where several items share one (``None``: tested item by item)."""
     message: str = ""
     """One line saying why it passed or failed."""
 
@@ -125,6 +131,11 @@ def _right(label: Label | None, ref: Label | None) -> bool:
     return label is not None and ref is not None and label == ref
 
 
+def _in_tasks(groups: int | None) -> str:
+    """`` in N tasks`` where the test swapped whole tasks, else nothing."""
+    return "" if groups is None else f" in {groups} tasks"
+
+
 def _fmt(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.3f}"
 
@@ -157,7 +168,10 @@ def evaluate_gate(
     Returns:
         A :class:`GateResult`.
     """
+    from allure.dataset import task_groups
+
     checks = _minimums(gate, metrics, len(items))
+    tasks = task_groups(items)
     paired = [
         it
         for it in items
@@ -180,9 +194,9 @@ def evaluate_gate(
         refs = [references[it.id] for it in paired]
         now = [labels.get(it.id) for it in paired]
         before = [baseline_labels.get(it.id) for it in paired]
-        checks += _drops(gate, refs, before, now, label_set)
+        checks += _drops(gate, refs, before, now, label_set, [tasks[it.id] for it in paired])
         flips, to_right = _flips(paired, refs, before, now, gold_check)
-    checks.extend(_by_type(gate, items, references, labels, baseline_labels, paired))
+    checks.extend(_by_type(gate, items, references, labels, baseline_labels, paired, tasks))
     return GateResult(
         status="pass" if all(c.passed for c in checks) else "regression",
         baseline_id=baseline_id,
@@ -221,12 +235,14 @@ def _drops(
     before: list[Label | None],
     now: list[Label | None],
     label_set: list[Label],
+    tasks: list[str],
 ) -> list[GateCheck]:
     """Each ``[gate.max_drop]`` metric against the baseline on the paired items: a drop beyond the
-    allowed one fails only when McNemar's test finds the change significant."""
+    allowed one fails only when McNemar's test (whole tasks swapped where items share one) finds the
+    change significant."""
     from allure.metrics import mcnemar_test
 
-    test = mcnemar_test(refs, before, now)
+    test = mcnemar_test(refs, before, now, groups=tasks)
     m_now, m_before = _metrics(refs, now, label_set), _metrics(refs, before, label_set)
     checks = []
     for name, allowed in gate.max_drop.items():
@@ -235,8 +251,8 @@ def _drops(
         significant = test.p_value < gate.alpha
         ok = drop is None or drop <= allowed or not significant
         why = (
-            f"{name} {_fmt(bv)} -> {_fmt(v)} on {test.n} paired items (drop {_fmt(drop)}, allowed {allowed:.3f}); "
-            f"McNemar b={test.b} c={test.c} p={test.p_value:.4g}"
+            f"{name} {_fmt(bv)} -> {_fmt(v)} on {test.n} paired items{_in_tasks(test.groups)} "
+            f"(drop {_fmt(drop)}, allowed {allowed:.3f}); McNemar b={test.b} c={test.c} p={test.p_value:.4g}"
         )
         if drop is not None and drop > allowed and not significant:
             why += f" (not significant at n = {test.n}, alpha {gate.alpha})"
@@ -249,7 +265,11 @@ def _drops(
                 baseline_value=bv,
                 threshold=allowed,
                 message=why,
-                **test.model_dump(),  # n, b, c and p_value, as the check reports them
+                n=test.n,
+                b=test.b,
+                c=test.c,
+                p_value=test.p_value,
+                groups=test.groups,
             )
         )
     return checks
@@ -301,6 +321,7 @@ def _by_type(
     labels: dict[str, Label | None],
     baseline_labels: dict[str, Label | None] | None,
     paired: list[Item],
+    tasks: dict[str, str],
 ) -> list[GateCheck]:
     from allure.metrics import holm_adjust, mcnemar_test
 
@@ -336,7 +357,10 @@ def _by_type(
         refs = [references[it.id] for it in group]
         tests.append(
             mcnemar_test(
-                refs, [baseline_labels.get(it.id) for it in group], [labels.get(it.id) for it in group]
+                refs,
+                [baseline_labels.get(it.id) for it in group],
+                [labels.get(it.id) for it in group],
+                groups=[tasks[it.id] for it in group],
             )
         )
     adjusted = holm_adjust([x.p_value for x in tests]) if tests else []
@@ -363,8 +387,9 @@ def _by_type(
                 b=test.b,
                 c=test.c,
                 p_value=p_adj,
+                groups=test.groups,
                 message=(
-                    f"{t}: accuracy {_fmt(acc_before)} -> {_fmt(acc_now)} on {n} paired items, "
+                    f"{t}: accuracy {_fmt(acc_before)} -> {_fmt(acc_now)} on {n} paired items{_in_tasks(test.groups)}, "
                     f"{test.b} right->wrong, {test.c} wrong->right, Holm-adjusted McNemar p={p_adj:.4g}"
                 ),
             )

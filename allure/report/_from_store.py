@@ -31,11 +31,16 @@ CANDIDATES_JSONL = "candidates.jsonl"
 def _helped(
     store: RunStore, spec: AuditSpec, run_id: str, first: int, last: int
 ) -> dict[PairedMetric, PairedDifference] | None:
-    """First vs last pass on the held-out items with a reference label."""
+    """First vs last pass on the held-out items with a reference label (a task's responses resampled
+    as one unit)."""
     if last <= first:
         return None
+    from allure.dataset import task_groups
+
     refs = store.reference_labels(run_id)
-    keep = [it.id for it in store.items(run_id, split="heldout") if refs.get(it.id) is not None]
+    held = store.items(run_id, split="heldout")
+    keep = [it.id for it in held if refs.get(it.id) is not None]
+    tasks = task_groups(held)
     a, b = store.verdicts(run_id, first), store.verdicts(run_id, last)
     return icl_helped(
         [refs[i] for i in keep],
@@ -45,6 +50,7 @@ def _helped(
         pos_label=spec.positive_label,
         n_resamples=spec.loop.bootstrap_resamples,
         random_state=spec.loop.seed,
+        groups=[tasks[i] for i in keep],
     )
 
 

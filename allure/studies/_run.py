@@ -129,7 +129,11 @@ def _evaluate_arms(
 
 
 def _compare(src: StudySource, labels: ArmLabels, reference: str, alpha: float) -> list[ArmComparison]:
-    """Each arm against the reference arm (McNemar exact, Holm, paired bootstrap)."""
+    """Each arm against the reference arm (McNemar exact, Holm, paired bootstrap), a task's responses
+    tested and resampled as one unit."""
+    from allure.dataset import task_groups
+
+    tasks = task_groups(src.items)
     return compare_arms(
         [src.reference.get(it.id) for it in src.items],
         (reference, labels[reference]),
@@ -139,6 +143,7 @@ def _compare(src: StudySource, labels: ArmLabels, reference: str, alpha: float) 
         n_resamples=src.spec.loop.bootstrap_resamples,
         random_state=src.spec.loop.seed,
         labels=list(src.spec.label_set),
+        groups=[tasks[it.id] for it in src.items],
     )
 
 

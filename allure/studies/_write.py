@@ -151,6 +151,13 @@ def _arms_table(study: StudyRecord) -> list[str]:
             f"{c.mcnemar.b if c else '-'} | {c.mcnemar.c if c else '-'} | "
             f"{fmt(c.mcnemar.p_value, 4) if c else '-'} | {fmt(c.p_holm, 4) if c else '-'} |"
         )
+    tasks = next((r.comparison.mcnemar.groups for r in study.arms if r.comparison), None)
+    if tasks is not None:
+        lines += [
+            "",
+            f"The items share tasks ({tasks} tasks): each p is the larger of McNemar's and the test that swaps "
+            "whole tasks, and each interval resamples whole tasks.",
+        ]
     return lines
 
 

@@ -12,7 +12,13 @@ from allure.reaudit import evaluate_gate
 
 def _items(n_per_type: int) -> list[Item]:
     return [
-        Item(id=f"{t}-{j}", task="t", response=f"Answer: {j}", gold_answers=[f"Answer: {j}"], problem_type=t)
+        Item(
+            id=f"{t}-{j}",
+            task=f"task {t}-{j}",
+            response=f"Answer: {j}",
+            gold_answers=[f"Answer: {j}"],
+            problem_type=t,
+        )
         for t in ("a", "b")
         for j in range(n_per_type)
     ]
