@@ -30,12 +30,11 @@ Writes ``benchmarks/results/gate_level.md`` and prints it.
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from pathlib import Path
 
 import numpy as np
-from bench_grouped_level import world
+from bench_grouped_level import _cell, world
 
 from allure.metrics import mcnemar_test, objective_difference
 
@@ -58,11 +57,6 @@ def rates(draws: int, n: int, m: int, r: float, seed: int) -> dict[str, list[flo
         ).p_value
         out["claim, groups"].append(1.0 if claim is None else claim)
     return out
-
-
-def _cell(ps: list[float], alpha: float) -> str:
-    rate = float(np.mean(np.asarray(ps) < alpha))
-    return f"{rate:.3f} +- {math.sqrt(max(rate * (1 - rate), 1e-12) / len(ps)):.3f}"
 
 
 def main() -> int:

@@ -113,10 +113,9 @@ def test_the_paired_interval_of_many_tasks_is_wider_than_item_by_item() -> None:
     assert by_task.ci_high - by_task.ci_low > 1.5 * (flat.ci_high - flat.ci_low)
 
 
-def _one_task_flips() -> tuple[list[Item], dict[str, int], dict[str, int], dict[str, int]]:
-    """6 tasks of 8 responses (type 'x'). The baseline gets all right; now task 0's 8 responses are
-    wrong (McNemar b = 8, c = 0: p = 0.0078 item by item)."""
-    items = [
+def _tasks(n_tasks: int, per_task: int) -> list[Item]:
+    """``n_tasks`` tasks of ``per_task`` responses each (ids ``t<task>-<k>``), one problem type."""
+    return [
         Item(
             id=f"t{g}-{k}",
             task=f"question {g}",
@@ -124,9 +123,15 @@ def _one_task_flips() -> tuple[list[Item], dict[str, int], dict[str, int], dict[
             gold_answers=["x"],
             problem_type="x",
         )
-        for g in range(6)
-        for k in range(8)
+        for g in range(n_tasks)
+        for k in range(per_task)
     ]
+
+
+def _one_task_flips() -> tuple[list[Item], dict[str, int], dict[str, int], dict[str, int]]:
+    """6 tasks of 8 responses (type 'x'). The baseline gets all right; now task 0's 8 responses are
+    wrong (McNemar b = 8, c = 0: p = 0.0078 item by item)."""
+    items = _tasks(6, 8)
     refs = {it.id: 1 for it in items}
     now = {it.id: 0 if it.id.startswith("t0-") else 1 for it in items}
     return items, refs, dict(refs), now
@@ -161,17 +166,7 @@ def test_the_gate_does_not_fail_on_one_tasks_responses_flipping_together() -> No
 
 def test_the_gate_still_fails_a_drop_spread_over_many_tasks() -> None:
     """The same 8 flips, one in each of 8 tasks of 6: that is a regression the group test sees."""
-    items = [
-        Item(
-            id=f"t{g}-{k}",
-            task=f"question {g}",
-            response=f"Answer: {k}",
-            gold_answers=["x"],
-            problem_type="x",
-        )
-        for g in range(8)
-        for k in range(6)
-    ]
+    items = _tasks(8, 6)
     refs = {it.id: 1 for it in items}
     now = {it.id: 0 if it.id.endswith("-0") else 1 for it in items}
     res = _gate(items, refs, dict(refs), now)
