@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from allure.metrics._bootstrap import percentile_interval
-from allure.metrics._common import Label, MetricsError, label_set
-from allure.metrics._confusion import resampled_confusions
+from allure.metrics._common import IntArray, Label, MetricsError, check_same_length, label_set
+from allure.metrics._confusion import resampled_confusions, weighted_confusions
+from allure.metrics._grouped import grouped, item_draws
 from allure.metrics._holm import holm_adjust
 from allure.metrics._model import Objective
 from allure.metrics._objective import check_objective, objective_rows, reference_codes, stratified_indices
@@ -108,8 +110,13 @@ def curve_point(
     labels: Sequence[Label] | None = None,
     n_resamples: int = 1000,
     random_state: int = 0,
+    groups: Sequence[Hashable] | None = None,
 ) -> CurvePoint:
     """The point of size ``size`` from the held-out references, zero-shot's labels and each draw's.
+
+    ``groups`` (one key per item, its task): where two items share one, the intervals resample whole
+    groups (:func:`allure.metrics.item_draws`) and each draw's test is the grouped one
+    (``objective_difference(groups=)``); ``None``: item by item.
 
     Raises:
         MetricsError: No draw, lengths differ, or a label is outside ``labels``.
@@ -121,14 +128,23 @@ def curve_point(
     preds = {"zero": zero_shot, **{f"draw {i}": d for i, d in enumerate(draws)}}
     t, codes = reference_codes(y_true, preds, labs)
     k = len(labs)
-    idx = stratified_indices(t, n_resamples=n_resamples, random_state=random_state)
-    every = np.arange(len(t), dtype=np.int64)[None, :]
+    if groups is not None:
+        check_same_length(y_true=y_true, groups=groups)
+    kept = None if groups is None else [g for g, y in zip(groups, y_true, strict=True) if y is not None]
+    every = partial(resampled_confusions, idx=np.arange(len(t), dtype=np.int64)[None, :])
+    resample: Callable[[IntArray, IntArray, int], IntArray]
+    if kept is not None and grouped(kept):
+        weights = item_draws(t, kept, k, n_resamples=n_resamples, seed=random_state)
+        resample = partial(weighted_confusions, weights=weights)
+    else:
+        idx = stratified_indices(t, n_resamples=n_resamples, random_state=random_state)
+        resample = partial(resampled_confusions, idx=idx)
 
-    def scored(rows: np.ndarray) -> list[np.ndarray]:
-        return [objective_rows(obj, resampled_confusions(t, c, k + 1, rows), k) for c in codes]
+    def scored(confusions: Callable[[IntArray, IntArray, int], IntArray]) -> list[np.ndarray]:
+        return [objective_rows(obj, confusions(t, c, k + 1), k) for c in codes]
 
     point = [float(v[0]) for v in scored(every)]
-    boot = np.asarray(scored(idx))  # (1 + R, n_resamples)
+    boot = np.asarray(scored(resample))  # (1 + R, n_resamples)
     values: list[float | None] = [None if math.isnan(v) else v for v in point[1:]]
     defined = [v for v in values if v is not None]
     zero = None if math.isnan(point[0]) else point[0]
@@ -138,7 +154,7 @@ def curve_point(
     dci = _interval(mean_boot - boot[0])
     p_draws = [
         objective_difference(
-            y_true, zero_shot, d, objective=obj, labels=labs, random_state=random_state
+            y_true, zero_shot, d, objective=obj, labels=labs, random_state=random_state, groups=groups
         ).p_value
         for d in draws
     ]

@@ -149,8 +149,11 @@ def summarise_curve(
     src: StudySource, data: CurveData, plan: CurvePlan, record: StudyRecord, labels: ArmLabels
 ) -> LearningCurveRecord:
     """The curve's record: one point per size (its draws' labels), its findings first."""
+    from allure.dataset import task_groups
+
     spec = src.spec
     refs = [src.reference.get(it.id) for it in src.items]
+    tasks = task_groups(src.items)  # a task's responses: one unit of the intervals and tests
     points = curve_points(
         [
             curve_point(
@@ -162,6 +165,7 @@ def summarise_curve(
                 labels=list(spec.label_set),
                 n_resamples=spec.loop.bootstrap_resamples,
                 random_state=spec.loop.seed,
+                groups=[tasks[it.id] for it in src.items],
             )
             for n in plan.sizes
         ]

@@ -283,3 +283,55 @@ def test_a_studys_table_says_when_its_tests_swap_whole_tasks() -> None:
 
     assert "(6 tasks)" in table([it.task for it in items])
     assert "tasks" not in table(None)
+
+
+def test_a_learning_curve_point_resamples_and_tests_by_task() -> None:
+    """One task a reference label: every resample of whole tasks is the data itself, so the point's
+    intervals collapse to its values; and two tasks cannot make a change significant."""
+    from allure.metrics import curve_point
+
+    refs = [1] * 10 + [0] * 10
+    zero = [1, 0] * 5 + [0, 1] * 5
+    draw = [1] * 10 + [0] * 10
+    groups = ["pos"] * 10 + ["neg"] * 10
+    flat = curve_point(refs, zero, [draw], size=5, labels=[0, 1], n_resamples=200)
+    by_task = curve_point(refs, zero, [draw], size=5, labels=[0, 1], n_resamples=200, groups=groups)
+    assert flat.delta == by_task.delta == pytest.approx(0.5)
+    assert flat.delta_low is not None and flat.delta_low < 0.45
+    assert by_task.delta_low == pytest.approx(0.5) and by_task.delta_high == pytest.approx(0.5)
+    assert flat.p_value is not None and flat.p_value < 0.01
+    # two tasks differ: of the 4 swaps, none or both swapped give |delta| = 0.5, one swapped gives 0
+    assert by_task.p_value == pytest.approx(0.5)
+
+
+def test_the_learning_curve_study_passes_the_task_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    import allure.studies._learning_curve_fit as fit
+
+    items = [
+        Item(id="a1", task="the same question", response="r"),
+        Item(id="a2", task="the same question", response="r"),
+        Item(id="b1", task="another one", response="r"),
+    ]
+    src = SimpleNamespace(
+        items=items,
+        reference={"a1": 1, "a2": 0, "b1": 1},
+        spec=SimpleNamespace(
+            label_set=[0, 1],
+            loop=SimpleNamespace(objective="balanced_accuracy", bootstrap_resamples=10, seed=0),
+        ),
+    )
+    seen: dict[str, object] = {}
+
+    class Seen(Exception):
+        pass
+
+    def capture(*a: object, **k: object) -> None:
+        seen.update(k)
+        raise Seen
+
+    monkeypatch.setattr(fit, "curve_point", capture)
+    plan = SimpleNamespace(sizes=[2], repeats=1)
+    labels = {"zero-shot": [1, 1, 1], "n=2 #0": [1, 0, 1]}
+    with pytest.raises(Seen):
+        fit.summarise_curve(src, None, plan, None, labels)  # type: ignore[arg-type]
+    assert seen["groups"] == ["a1", "a1", "b1"]
