@@ -37,7 +37,7 @@ from allure.metrics._debias import (
     decided_accuracy,
 )
 from allure.metrics._family import DecisionFamily, DecisionKind, DecisionPoint
-from allure.metrics._grouped import GroupedPair, group_draws, group_swap_p, item_draws
+from allure.metrics._grouped import GroupedPair, group_draws, group_swap_p, grouped, item_draws
 from allure.metrics._groups import errors_by_group
 from allure.metrics._holm import holm_adjust
 from allure.metrics._icl_effect import (
@@ -156,6 +156,7 @@ __all__ = [
     "better_p",
     "group_draws",
     "group_swap_p",
+    "grouped",
     "sign_flip_p",
     "stratified_p",
     "DecisionFamily",

@@ -30,8 +30,10 @@ class EntropyRecord(StudyRecord):
     """Per item and condition H, R, S and band; the paired comparisons."""
 
 
-def _compare(name_a: str, name_b: str, a: list[float], b: list[float]) -> EntropyComparison | None:
-    if len(a) < 2:
+def _compare(
+    name_a: str, name_b: str, a: list[float], b: list[float], groups: list[str]
+) -> EntropyComparison | None:
+    if len(a) < 2 or len(set(groups)) < 2:
         return None
     return EntropyComparison(
         a=name_a,
@@ -39,7 +41,7 @@ def _compare(name_a: str, name_b: str, a: list[float], b: list[float]) -> Entrop
         n=len(a),
         mean_a=float(np.mean(a)),
         mean_b=float(np.mean(b)),
-        test=paired_t_test(a, b),
+        test=paired_t_test(a, b, groups=groups),
     )
 
 
@@ -156,10 +158,15 @@ def _comparisons(
                 pairs.append(
                     (f"{other.id} {cond}", f"{study.id} {cond}", [theirs[(cond, i)] for i in ids], mine_r)
                 )
-    comparisons = [c for c in (_compare(*p) for p in pairs) if c is not None]
+    from allure.dataset import task_groups
+
+    tasks = task_groups(src.items)  # a task's responses: one unit of the test
+    keys = [tasks[i] for i in ids]
+    comparisons = [c for c in (_compare(*p, keys) for p in pairs) if c is not None]
     m = len(comparisons)
     return [
-        c.model_copy(update={"test": paired_t_test(*_pair(pairs, c), n_comparisons=m)}) for c in comparisons
+        c.model_copy(update={"test": paired_t_test(*_pair(pairs, c), n_comparisons=m, groups=keys)})
+        for c in comparisons
     ]
 
 
@@ -186,5 +193,6 @@ def _findings(r: EntropyReport, alpha: float) -> list[str]:
             + ("a significant difference" if p < alpha else "no significant difference")
         )
         d = "" if t.cohens_d is None else f", d_z = {t.cohens_d:+.2f}"
-        out.append(f"R {c.b} vs {c.a}: {c.mean_b:.3f} vs {c.mean_a:.3f} (n = {c.n}{d}), {verdict}")
+        tasks = f", tested over the means of {t.groups} tasks" if t.groups else ""
+        out.append(f"R {c.b} vs {c.a}: {c.mean_b:.3f} vs {c.mean_a:.3f} (n = {c.n}{d}{tasks}), {verdict}")
     return out

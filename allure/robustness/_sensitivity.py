@@ -129,7 +129,8 @@ def sensitivity_markdown(r: SensitivityReport) -> list[str]:
             "",
             f"- with minus without memory, mean S_tau(x): {fmt(r.difference)}"
             + (f" [{ci.low:+.3f}, {ci.high:+.3f}] (paired bootstrap 95%)" if ci else ""),
-            f"- paired t-test: t = {fmt(t.t if t else None)}, p = {fmt(t.p_value if t else None, 4)}, "
+            f"- paired t-test{f' over the means of {t.groups} tasks' if t and t.groups else ''}: "
+            f"t = {fmt(t.t if t else None)}, p = {fmt(t.p_value if t else None, 4)}, "
             f"Cohen's d_z = {fmt(t.cohens_d if t else None)}",
         ]
     lines += ["", "## Labels changed by each rephrasing (against rho_1)", ""]

@@ -9,8 +9,12 @@ import numpy as np
 from allure.labels import Label
 from allure.metrics import (
     NA_CLASS,
+    Interval,
+    PairedTest,
     bootstrap_indices,
     class_consistency,
+    grouped,
+    item_draws,
     micro_f1,
     paired_t_test,
     pairwise_consistency,
@@ -69,13 +73,37 @@ def sensitivity_report(
         with_m, without = per_item["memory"], per_item["zero-shot"]
         diff = with_m - without
         report.difference = float(diff.mean())
-        draws = bootstrap_indices(
-            len(items), n_resamples=src.spec.loop.bootstrap_resamples, random_state=src.spec.loop.seed
-        )
-        report.difference_ci = percentile_interval(diff[draws].mean(axis=1))
-        report.paired_test = paired_t_test(without.tolist(), with_m.tolist())
+        report.difference_ci, report.paired_test = _difference_test(items, without, with_m, src)
     report.findings = _findings(report)
     return report
+
+
+def _difference_test(
+    items: list[Item], without: np.ndarray, with_m: np.ndarray, src: StudySource
+) -> tuple[Interval | None, PairedTest]:
+    """The interval of the mean with-minus-without difference and its paired t-test; where items
+    share a task, the interval resamples whole tasks and the test runs on the tasks' means."""
+    from allure.dataset import task_groups
+
+    loop = src.spec.loop
+    tasks = task_groups(items)
+    keys = [tasks[it.id] for it in items]
+    diff = with_m - without
+    if grouped(keys):
+        # every item drawn as often as its task (one stratum: no reference label is read here)
+        weights = item_draws(
+            np.zeros(len(items), dtype=np.int64),
+            keys,
+            1,
+            n_resamples=loop.bootstrap_resamples,
+            seed=loop.seed,
+        )
+        means = (weights @ diff) / weights.sum(axis=1)
+    else:
+        means = diff[
+            bootstrap_indices(len(items), n_resamples=loop.bootstrap_resamples, random_state=loop.seed)
+        ].mean(axis=1)
+    return percentile_interval(means), paired_t_test(without.tolist(), with_m.tolist(), groups=keys)
 
 
 Preds = dict[str, tuple[list[list[Label | None]], np.ndarray, np.ndarray]]

@@ -1,4 +1,4 @@
-"""McNemar's test, the paired intervals, a study's arms and a re-audit's gate with items in groups.
+"""McNemar's test, the paired intervals and t-tests, the studies and a re-audit's gate with items in groups.
 
 A prompt change moves all responses to one task alike; counting them as independent discordant
 pairs fails a gate (or calls an arm better) on one task's noise. With ``groups`` the p is the
@@ -335,3 +335,58 @@ def test_the_learning_curve_study_passes_the_task_groups(monkeypatch: pytest.Mon
     with pytest.raises(Seen):
         fit.summarise_curve(src, None, plan, None, labels)  # type: ignore[arg-type]
     assert seen["groups"] == ["a1", "a1", "b1"]
+
+
+def test_the_paired_t_test_runs_on_the_tasks_means() -> None:
+    from scipy import stats
+
+    from allure.metrics import paired_t_test
+
+    a = [0.1, 0.3, 0.2, 0.9, 0.4, 0.4, 0.5]
+    b = [0.4, 0.2, 0.6, 1.0, 0.9, 0.8, 0.5]
+    groups = ["x", "x", "y", "y", "z", "z", "z"]
+    got = paired_t_test(a, b, groups=groups)
+    means_a, means_b = [0.2, 0.55, 0.4333333333], [0.3, 0.8, 0.7333333333]
+    want = stats.ttest_rel(means_b, means_a)
+    assert got.groups == 3 and got.n == 7
+    assert got.t == pytest.approx(want.statistic) and got.p_value == pytest.approx(want.pvalue)
+    assert got.mean_difference == pytest.approx(sum(b) / 7 - sum(a) / 7)
+    flat = paired_t_test(a, b)
+    assert flat.groups is None and flat.p_value == pytest.approx(stats.ttest_rel(b, a).pvalue)
+    assert paired_t_test(a, b, groups=list("abcdefg")).p_value == pytest.approx(flat.p_value)
+
+
+def test_the_paired_t_test_refuses_groups_of_the_wrong_length() -> None:
+    from allure.metrics import MetricsError, paired_t_test
+
+    with pytest.raises(MetricsError, match="group keys"):
+        paired_t_test([1.0, 2.0, 3.0], [2.0, 2.0, 4.0], groups=["a"])
+
+
+def test_the_sensitivity_difference_resamples_and_tests_by_task() -> None:
+    """With/without-memory S_tau differences: one task of responses all moving alike cannot make a
+    test over two tasks' means significant, nor an interval over tasks narrow."""
+    from allure.robustness._sensitivity_report import _difference_test
+
+    items = _tasks(2, 10)
+    without = np.zeros(20)
+    with_m = np.asarray([0.5] * 10 + [0.0] * 10) + np.linspace(0, 0.01, 20)
+    src = SimpleNamespace(spec=SimpleNamespace(loop=SimpleNamespace(bootstrap_resamples=200, seed=0)))
+    ci, test = _difference_test(items, without, with_m, src)  # type: ignore[arg-type]
+    assert test.groups == 2 and (test.p_value is None or test.p_value > 0.05)
+    assert ci is not None and ci.low < 0.05 and ci.high > 0.45  # either task alone can be drawn twice
+    own = [it.model_copy(update={"task": it.id}) for it in items]
+    ci_flat, flat = _difference_test(own, without, with_m, src)  # type: ignore[arg-type]
+    assert flat.groups is None and flat.p_value is not None and flat.p_value < 0.05
+    assert ci_flat is not None and ci_flat.high - ci_flat.low < ci.high - ci.low
+
+
+def test_the_entropy_comparisons_test_by_task() -> None:
+    from allure.robustness._entropy_report import _comparisons
+
+    items = _tasks(3, 4)
+    src = SimpleNamespace(items=items)
+    r_by = {"zero-shot": [0.5] * 12, "memory": [0.5 + 0.01 * k for k in range(12)]}
+    variants = [SimpleNamespace(name="original", q=1)]
+    got = _comparisons(None, src, variants, r_by, {}, ())  # type: ignore[arg-type]
+    assert [(c.a, c.b, c.n, c.test.groups) for c in got] == [("zero-shot", "memory", 12, 3)]
