@@ -26,6 +26,26 @@ from allure.metrics import (
 from allure.models import Item
 from allure.reaudit import GateResult, evaluate_gate
 
+THREE = [
+    Item(id="a1", task="the same question", response="r"),
+    Item(id="a2", task="the same question", response="r"),
+    Item(id="b1", task="another one", response="r"),
+]
+"""Two responses to one task and one to another: their task groups are ``a1, a1, b1``."""
+
+
+def _study_source() -> SimpleNamespace:
+    """A study source over :data:`THREE` (references 1, 0, 1; labels 0 and 1)."""
+    return SimpleNamespace(
+        items=THREE,
+        reference={"a1": 1, "a2": 0, "b1": 1},
+        spec=SimpleNamespace(
+            positive_label=1,
+            label_set=[0, 1],
+            loop=SimpleNamespace(objective="balanced_accuracy", bootstrap_resamples=10, seed=0),
+        ),
+    )
+
 
 def _right_wrong(b: int, c: int, same: int) -> tuple[list[int], list[int], list[int]]:
     """References (all 1), A and B: ``b`` items A right and B wrong, ``c`` the other way, ``same``
@@ -218,18 +238,7 @@ def test_a_study_compares_its_arms_by_task(monkeypatch: pytest.MonkeyPatch) -> N
     """The wiring of a study: its arms are compared with each item's task group."""
     import allure.studies._run as run
 
-    items = [
-        Item(id="a1", task="the same question", response="r"),
-        Item(id="a2", task="the same question", response="r"),
-        Item(id="b1", task="another one", response="r"),
-    ]
-    src = SimpleNamespace(
-        items=items,
-        reference={"a1": 1, "a2": 0, "b1": 1},
-        spec=SimpleNamespace(
-            positive_label=1, label_set=[0, 1], loop=SimpleNamespace(bootstrap_resamples=10, seed=0)
-        ),
-    )
+    src = _study_source()
     seen: dict[str, object] = {}
     monkeypatch.setattr(run, "compare_arms", lambda *a, **k: seen.update(k) or [])
     run._compare(src, {"ref": [1, 0, 1], "arm": [1, 1, 1]}, "ref", 0.05)  # type: ignore[arg-type]
@@ -307,19 +316,7 @@ def test_a_learning_curve_point_resamples_and_tests_by_task() -> None:
 def test_the_learning_curve_study_passes_the_task_groups(monkeypatch: pytest.MonkeyPatch) -> None:
     import allure.studies._learning_curve_fit as fit
 
-    items = [
-        Item(id="a1", task="the same question", response="r"),
-        Item(id="a2", task="the same question", response="r"),
-        Item(id="b1", task="another one", response="r"),
-    ]
-    src = SimpleNamespace(
-        items=items,
-        reference={"a1": 1, "a2": 0, "b1": 1},
-        spec=SimpleNamespace(
-            label_set=[0, 1],
-            loop=SimpleNamespace(objective="balanced_accuracy", bootstrap_resamples=10, seed=0),
-        ),
-    )
+    src = _study_source()
     seen: dict[str, object] = {}
 
     class Seen(Exception):
