@@ -275,6 +275,8 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 )
                 return
             with state.lock:
+                if a.die_after and state.count >= a.die_after:
+                    os._exit(0)  # the N-th answer is sent and its thread not yet out: answer no more
                 state.count += 1
                 n = state.count
                 with open(a.log, "a", encoding="utf-8") as fh:
