@@ -235,7 +235,9 @@ def _findings(r: SensitivityReport) -> list[str]:
         significant = ci is not None and (ci.low > 0 or ci.high < 0)
         out.append(
             f"with the memory the evaluator is {moved if r.difference else 'no more and no less'} sensitive to "
-            f"wording: mean S_tau(x) difference {r.difference:+.3f}{interval} (paired bootstrap 95%), "
+            f"wording: mean S_tau(x) difference {r.difference:+.3f}{interval} (paired bootstrap 95%"
+            + (f", {r.paired_test.groups} tasks resampled" if r.paired_test and r.paired_test.groups else "")
+            + "), "
             + (
                 "the interval excludes 0"
                 if significant

@@ -387,3 +387,22 @@ def test_the_entropy_comparisons_test_by_task() -> None:
     variants = [SimpleNamespace(name="original", q=1)]
     got = _comparisons(None, src, variants, r_by, {}, ())  # type: ignore[arg-type]
     assert [(c.a, c.b, c.n, c.test.groups) for c in got] == [("zero-shot", "memory", 12, 3)]
+
+
+def test_the_sensitivity_finding_says_its_interval_resampled_tasks() -> None:
+    from allure.robustness._sensitivity_report import _difference_test, _findings
+
+    items = _tasks(2, 10)
+    without, with_m = np.zeros(20), np.linspace(0, 0.2, 20)
+    src = SimpleNamespace(spec=SimpleNamespace(loop=SimpleNamespace(bootstrap_resamples=50, seed=0)))
+    ci, test = _difference_test(items, without, with_m, src)  # type: ignore[arg-type]
+    report = SimpleNamespace(
+        conditions=[],
+        flips=[],
+        difference=float((with_m - without).mean()),
+        difference_ci=ci,
+        paired_test=test,
+    )
+    assert "2 tasks resampled" in " ".join(_findings(report))  # type: ignore[arg-type]
+    report.paired_test = test.model_copy(update={"groups": None})
+    assert "tasks resampled" not in " ".join(_findings(report))  # type: ignore[arg-type]
