@@ -67,6 +67,7 @@ from allure.metrics._model import (
 from allure.metrics._objective import objective_value
 from allure.metrics._objective_difference import ObjectiveComparison, PermutationMethod, objective_difference
 from allure.metrics._paired import icl_helped, paired_difference
+from allure.metrics._paired_t import PairedTest, paired_t_test
 from allure.metrics._pass_records import CalibrationValues, ReadoutFit, ReadoutRecord
 from allure.metrics._position import position_by_group, position_consistency
 from allure.metrics._readout import (
@@ -84,14 +85,12 @@ from allure.metrics._readout import (
 from allure.metrics._robustness import (
     NA_CLASS,
     ROBUSTNESS_BANDS,
-    PairedTest,
     SiegelTukeyResult,
     class_consistency,
     cluster_entropy,
     jaccard,
     macro_f1,
     micro_f1,
-    paired_t_test,
     pairwise_consistency,
     perrr,
     prerr,

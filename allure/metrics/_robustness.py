@@ -17,7 +17,7 @@ Semantic entropy robustness (seed 004): ``H = -sum_i p_i log2 p_i`` over the pro
 ``R = 1 / (1 + H_bar)`` with ``H_bar`` the mean of ``H`` over prompt variants; stability
 ``S = mean_v(R_v) * (1 - min(sd_v(R_v), 1))`` with ``R_v = 1 / (1 + H_v)`` and the population
 standard deviation over variants; the five bands of :data:`ROBUSTNESS_BANDS`. Two evaluators or
-prompt sets are compared on the same items with a paired t-test, Cohen's ``d_z`` (mean of the
+prompt sets are compared on the same items with a paired t-test (:mod:`allure.metrics._paired_t`), Cohen's ``d_z`` (mean of the
 differences over their standard deviation, ``ddof = 1``) and Bonferroni's correction.
 
 ReQuest reproducibility (seed 000, Section 2.1): ``PerRR = 100 - |F1_1 - F1_2| / F1_1 * 100``
@@ -35,7 +35,7 @@ share the mean of their ranks, and the rank sums are tested as a Wilcoxon-Mann-W
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -43,7 +43,6 @@ from pydantic import BaseModel, ConfigDict
 from allure.metrics._common import FloatArray, Label, MetricsError, check_labels, optional
 from allure.metrics._formulas import f1 as _f1_per_class
 from allure.metrics._formulas import macro
-from allure.metrics._grouped import grouped
 
 NA_CLASS = "N/A"
 """The class of an unparsed output."""
@@ -195,95 +194,6 @@ def stability(entropies: Sequence[float]) -> float:
 def robustness_band(r: float) -> str:
     """The band of ``R``: very robust (>= 0.8), robust, moderately robust, weak, very weak (< 0.2)."""
     return next(name for low, name in ROBUSTNESS_BANDS if r >= low)
-
-
-class PairedTest(BaseModel):
-    """A paired comparison of two measurements of the same items."""
-
-    model_config = ConfigDict(frozen=True)
-
-    n: int
-    """Paired items."""
-    mean_difference: float
-    """Mean of ``b - a``."""
-    t: float | None
-    """Paired t statistic (``None`` when the differences have no spread)."""
-    p_value: float | None
-    """Two-sided p-value of the paired t-test."""
-    cohens_d: float | None
-    """Cohen's ``d_z``: mean difference over the standard deviation of the differences."""
-    p_bonferroni: float | None
-    """``min(1, p * m)`` for ``m`` comparisons."""
-    groups: int | None = None
-    """Where items share a task: the tasks, and ``t``, ``p_value`` and ``cohens_d`` are those of
-    the tasks' mean values (each task one unit; ``mean_difference`` stays the items' mean).
-    ``None``: item by item."""
-
-
-def paired_t_test(
-    a: Sequence[float],
-    b: Sequence[float],
-    *,
-    n_comparisons: int = 1,
-    groups: Sequence[Hashable] | None = None,
-) -> PairedTest:
-    """Paired t-test (scipy's ``ttest_rel``), Cohen's ``d_z`` and the Bonferroni-adjusted p-value.
-
-    ``groups`` (one key per item, its task): where two items share one, the test runs on each
-    task's mean of ``a`` and of ``b`` (responses to one task are not independent); ``None`` or every
-    item its own task: item by item.
-
-    Raises:
-        MetricsError: Lengths differ, fewer than 2 pairs (tasks, when grouped), or ``n_comparisons < 1``.
-    """
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if groups is not None and len(groups) != x.size:
-        raise MetricsError(
-            f"{len(groups)} group keys for {x.size} values",
-            where="argument 'groups'",
-            fix="pass one group key per item, in the items' order",
-        )
-    mean_difference = float((y - x).mean()) if x.shape == y.shape and x.size else 0.0
-    n_groups = None
-    if groups is not None and grouped(groups) and x.shape == y.shape:
-        _, g = np.unique(np.asarray([str(k) for k in groups], dtype=object), return_inverse=True)
-        sizes = np.bincount(g)
-        x, y, n_groups = np.bincount(g, weights=x) / sizes, np.bincount(g, weights=y) / sizes, len(sizes)
-    if x.shape != y.shape or x.size < 2 or n_comparisons < 1:
-        raise MetricsError(
-            f"{x.size} and {y.size} values, {n_comparisons} comparison(s)",
-            where="arguments 'a', 'b'",
-            fix="pass two equally long lists of at least 2 paired values (2 tasks) and n_comparisons >= 1",
-        )
-    from scipy import stats
-
-    n = len(a)
-    d = y - x
-    sd = float(d.std(ddof=1))
-    if sd == 0.0:
-        return PairedTest(
-            n=n,
-            mean_difference=mean_difference,
-            t=None,
-            p_value=None,
-            cohens_d=None,
-            p_bonferroni=None,
-            groups=n_groups,
-        )
-    res = stats.ttest_rel(y, x)
-    p = float(res.pvalue)
-    return PairedTest(
-        n=n,
-        groups=n_groups,
-        mean_difference=mean_difference,
-        t=float(res.statistic),
-        p_value=p,
-        cohens_d=float(d.mean()) / sd,
-        p_bonferroni=min(1.0, p * n_comparisons),
-    )
-
-
-# -- ReQuest reproducibility (seed 000) ----------------------------------------------------------------
 
 
 def macro_f1(
