@@ -100,9 +100,9 @@ def paired_difference(
         groups = [k for k, r in zip(groups, y_true, strict=True) if r is not None]
     pos = None if pos_label is None else position(pos_label, labs)
     n_labels = len(labs)
-    whole = np.arange(len(t), dtype=np.int64)[None, :]
-    va = optional(_metric_rows(metric, t, a, n_labels, pos, partial(resampled_confusions, idx=whole))[0])
-    vb = optional(_metric_rows(metric, t, b, n_labels, pos, partial(resampled_confusions, idx=whole))[0])
+    whole = partial(resampled_confusions, idx=np.arange(len(t), dtype=np.int64)[None, :])
+    va = optional(_metric_rows(metric, t, a, n_labels, pos, whole)[0])
+    vb = optional(_metric_rows(metric, t, b, n_labels, pos, whole)[0])
     delta = None if va is None or vb is None else vb - va
     ci = None
     if len(t) and delta is not None:
