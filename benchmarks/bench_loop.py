@@ -417,6 +417,36 @@ def saved(key: str) -> Path:
     return RESULTS / f"loop.{key}.db.gz"
 
 
+def saved_tokens(key: str) -> Path:
+    """The draw's prompt token counts (the embedded tokenizer's, kept beside the store in
+    ``.allure/token-counts/``): a memory pass fits its examples to the context by them, so a rerun
+    without them would start the server to count again, though it sends no call."""
+    return RESULTS / f"loop.{key}.tokens.json"
+
+
+def save_tokens(project: Path, key: str) -> None:
+    """Copy the project's token counts (file name -> text digest -> tokens) into results."""
+    folder = project_db_path(project).parent / "token-counts"
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not files:
+        return
+    counts = {f.name: json.loads(f.read_text()) for f in files}
+    part = saved_tokens(key).with_suffix(".part")
+    part.write_text(json.dumps(counts, sort_keys=True) + "\n")
+    part.replace(saved_tokens(key))
+
+
+def restore_tokens(project: Path, key: str) -> None:
+    """Write the draw's saved token counts into a project seeded from its saved store."""
+    path = saved_tokens(key)
+    if not path.is_file():
+        return
+    folder = project_db_path(project).parent / "token-counts"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, counts in json.loads(path.read_text()).items():
+        (folder / name).write_text(json.dumps(counts, sort_keys=True))
+
+
 def open_project(task: Task, draw: Draw, root: Path) -> Path:
     """The draw's project: resumed when it is there; else seeded from the saved calls of this draw
     (or, for a first draw, the strategies bench's snapshot), else empty."""
@@ -431,6 +461,7 @@ def open_project(task: Task, draw: Draw, root: Path) -> Path:
     if seed.is_file():
         with gzip.open(seed, "rb") as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
+        restore_tokens(project, draw.key)
     return project
 
 
@@ -452,6 +483,7 @@ def save(project: Path, key: str) -> None:
         shutil.copyfileobj(fh, gz)
     part.replace(out)
     tmp_db.unlink()
+    save_tokens(project, key)
 
 
 @contextmanager
