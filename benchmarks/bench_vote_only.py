@@ -50,8 +50,8 @@ from allure.store import open_project_store, project_db_path  # noqa: E402
 KEYS = ("halueval-d1", "halueval-d2", "rte-d1", "rte-d2", "cb-d1", "cogeval-d1", "cogeval-d2")
 VARIANTS = ("default", "vote only")
 NOT_STORED = (
-    "at this code its memory pass asks prompts the registered run did not (other examples in some "
-    "prompts: the rule's code and this one mine differently); it would send calls"
+    "at this code its memory pass asks prompts the registered run did not (a pass-1 decision differs, "
+    "so other mistakes become examples); it would send calls"
 )
 
 
