@@ -30,8 +30,6 @@ Writes ``benchmarks/results/vote_only.md`` and prints it.
 from __future__ import annotations
 
 import argparse
-import gzip
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -42,10 +40,10 @@ RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_loop import TASKS, Draw, adopted_cell, audit_spec, prereg, restore_tokens, table_facts  # noqa: E402
-from stored_calls import ServerRefused, server_starts  # noqa: E402
+from stored_calls import ServerRefused, fresh_project, server_starts  # noqa: E402
 
 import allure  # noqa: E402
-from allure.store import open_project_store, project_db_path  # noqa: E402
+from allure.store import open_project_store  # noqa: E402
 
 KEYS = ("halueval-d1", "halueval-d2", "rte-d1", "rte-d2", "cb-d1", "cogeval-d1", "cogeval-d2")
 VARIANTS = ("default", "vote only")
@@ -57,15 +55,8 @@ NOT_STORED = (
 
 def project_for(key: str, variant: str, root: Path) -> Path:
     """A fresh project whose store is the draw's stored calls (the saved file is only read)."""
-    snap = RESULTS / f"loop.{key}.db.gz"
-    if not snap.is_file():
-        raise SystemExit(f"missing {snap}: run benchmarks/bench_loop.py for {key} first")
     project = root / f"{key}.{variant.replace(' ', '-')}"
-    shutil.rmtree(project, ignore_errors=True)
-    db = project_db_path(project)
-    db.parent.mkdir(parents=True)
-    with gzip.open(snap, "rb") as src, open(db, "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    fresh_project(project, RESULTS / f"loop.{key}.db.gz")
     restore_tokens(project, key)
     return project
 
