@@ -64,7 +64,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_readout import Result, _f, adopted, cost_line, primary_line  # noqa: E402
+from bench_readout import Result, _f, cost_line, primary_line  # noqa: E402
 from loop_arms import exploratory, lines  # noqa: E402
 from stored_calls import RESULTS, ROOT, server_starts, snapshot, zero_shot_plan  # noqa: E402
 
@@ -593,9 +593,6 @@ def run_one(p: Planned) -> Result:
 def section(r: Result, off_rule: bool, arms: dict[str, Any] | None = None) -> str:
     d = r.planned.draw
     tag = " (exploratory: the rule differs from the pre-registered commit)" if off_rule else ""
-    its = r.report.get("iterations") or []
-    approved = [int((it.get("candidates") or {}).get("approved", 0) or 0) for it in its]
-    guard = r.report.get("guard") or ["no memory decision recorded"]
     decisions = str(r.report.get("decisions") or "-").removeprefix("decisions: ")
     return "\n".join(
         [
@@ -603,15 +600,59 @@ def section(r: Result, off_rule: bool, arms: dict[str, Any] | None = None) -> st
             "",
             f"primary: {d.key}: {primary_line(r)}{tag}",
             "",
-            *[f"- adopted (last pass): {a}" for a in adopted(r)[:2]],
-            f"- memory: examples approved after each pass {approved} (a pass's prompts carry those of the "
-            f"passes before it); {'; '.join(guard)}",
+            *choice_lines(r.report),
+            memory_line(r.report),
             f"- decision data: {str(r.report.get('decision_data') or '-').removeprefix('decision data: ')}",
             f"- decisions: {decisions}",
             f"- cost: {cost_line(r)}",
             *(lines(arms) if arms else []),
             "",
         ]
+    )
+
+
+def choice_lines(report: dict[str, Any]) -> list[str]:
+    """Each pass's calibration and read-out choice, as report.json says it, and whether that pass is
+    the loop's judge (a pass whose memory the guard refused is not: its choices were not adopted)."""
+    active = report.get("active_iteration")
+    out = []
+    for it in report.get("iterations") or []:
+        n = it.get("iteration")
+        cal, rd = it.get("calibration") or {}, it.get("readout") or {}
+        choice = cal.get("choice") or {}
+        role = "the loop's judge" if n == active else "not the loop's judge"
+        out.append(
+            f"- pass {n} ({role}): calibration `{cal.get('mode', '-')}`: {cal.get('chosen', '-')} "
+            f"({choice.get('line') or cal.get('note') or 'no choice recorded'}); "
+            f"read-out: {rd.get('decision') or 'none recorded'}"
+        )
+    return out
+
+
+def memory_line(report: dict[str, Any]) -> str:
+    """The section's memory line: the approvals after each pass and the guard's decisions."""
+    its = report.get("iterations") or []
+    approved = [int((it.get("candidates") or {}).get("approved", 0) or 0) for it in its]
+    guard = report.get("guard") or ["no memory decision recorded"]
+    return (
+        f"- memory: examples approved after each pass {approved} (a pass's prompts carry those of the "
+        f"passes before it); {'; '.join(guard)}"
+    )
+
+
+SECTION_CHOICES = re.compile(r"(?m)^- (?:adopted(?: \(last pass\))?|pass \d+ \([^)]*\)|memory): .*\n")
+"""A record's section lines of its passes' choices and its memory (an older record wrote the last
+pass's choices only, as "adopted")."""
+
+
+def refreshed_section(section: str, report: dict[str, Any]) -> str:
+    """``section`` with its passes' choice lines and its memory line written again from ``report``."""
+    new = "".join(f"{line}\n" for line in [*choice_lines(report), memory_line(report)])
+    at = SECTION_CHOICES.search(section)
+    if at is None:
+        return section
+    return (
+        SECTION_CHOICES.sub("", section[: at.start()]) + new + SECTION_CHOICES.sub("", section[at.start() :])
     )
 
 
@@ -711,20 +752,26 @@ def _pval(text: str | None) -> str:
 
 
 def adopted_cell(rec: dict[str, Any]) -> str:
-    """What the run adopted, from its record's report facts, with the decision's p where it says one."""
+    """What the loop's final judge is made of, from its record's report facts, with each decision's p:
+    the memory when the active pass is not zero-shot, and the active pass's own calibration and
+    read-out (a refused pass's choices are not the judge's)."""
     f = rec.get("report") or {}
+    zero, active = f.get("zero_shot_iteration"), f.get("active_iteration")
     got = []
-    if f.get("active_iteration") not in (None, f.get("zero_shot_iteration")):
+    if active not in (None, zero):
         got.append(f"memory ({_pval(' '.join(f.get('guard') or []))})")
-    chosen_p = f.get("calibration_p") or []
-    for i, chosen in enumerate(f.get("calibration") or []):
-        if chosen not in (None, "none") and not any(g.startswith(f"calibration {chosen}") for g in got):
-            p = chosen_p[i] if i < len(chosen_p) else None
-            got.append(f"calibration {chosen}" + (f" (Holm p {p:.3g})" if p is not None else ""))
-    for decision, changed in zip(f.get("readout") or [], f.get("readout_changed") or [], strict=False):
-        if decision and "kept" not in decision and (changed or 0) > 0:
-            got.append(f"read-out ({_pval(decision)})")
-            break
+    k = active - zero if isinstance(active, int) and isinstance(zero, int) else 0
+
+    def of(name: str) -> Any:
+        values = f.get(name) or []
+        return values[k] if 0 <= k < len(values) else None
+
+    chosen, chosen_p = of("calibration"), of("calibration_p")
+    if chosen not in (None, "none"):
+        got.append(f"calibration {chosen}" + (f" (Holm p {chosen_p:.3g})" if chosen_p is not None else ""))
+    decision = of("readout")
+    if decision and "kept" not in decision and (of("readout_changed") or 0) > 0:
+        got.append(f"read-out ({_pval(decision)})")
     return ", ".join(got) or "nothing (zero-shot kept)"
 
 
@@ -775,11 +822,7 @@ def _planned(rec: dict[str, Any]) -> str:
 
 def records() -> list[dict[str, Any]]:
     """Every draw's record so far, in the tasks' order."""
-    order = {key: n for n, key in enumerate(all_keys())}
-    return sorted(
-        (json.loads(f.read_text()) for f in RESULTS.glob("loop.*-d*.json")),
-        key=lambda r: order.get(r["key"], 99),
-    )
+    return [rec for key in all_keys() if (rec := load_record(key)) is not None]
 
 
 def all_keys() -> list[str]:
@@ -865,7 +908,10 @@ def main() -> int:
         for rec in records():
             path = args.project / rec["key"] / ".allure" / "runs" / str(rec.get("run_id")) / "report.json"
             if path.is_file():
-                rec["report"] = table_facts(json.loads(path.read_text()))
+                report = json.loads(path.read_text())
+                rec["report"] = table_facts(report)
+                if rec.get("section"):
+                    rec["section"] = refreshed_section(rec["section"], report)
                 record_path(rec["key"]).write_text(json.dumps(rec, indent=1) + "\n")
                 print(f"refreshed {rec['key']} from {path}")
             else:
