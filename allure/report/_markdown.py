@@ -125,6 +125,16 @@ def primary_note(data: ReportData) -> str:
     return PRIMARY_NOTE
 
 
+def _pass_role(data: ReportData, iteration: int) -> str:
+    """What a pass's own choices (calibration, read-out) are to the run: empty for the loop's judge's
+    pass, else a note that they were made within a pass the judge is not (a pass the guard refused,
+    or one a later adopted pass replaced), so that "adopted" there is not read as the run's."""
+    active = data.active_iteration
+    if active is None or iteration == active:
+        return ""
+    return f" (within pass {iteration}, which is not the loop's judge: that is pass {active})"
+
+
 def _readout_lines(data: ReportData) -> list[str]:
     """``## Read-out``: per pass, what the learned read-out fitted (coefficients, CV score, n, date) and decided."""
     fitted = [(it.iteration, it.readout) for it in data.iterations if it.readout]
@@ -136,7 +146,7 @@ def _readout_lines(data: ReportData) -> list[str]:
         when = f", fitted {r['fitted_at']}" if r.get("fitted_at") else ""
         out.append(
             f"- iteration {i}: {markdown_cell(str(r.get('decision', '')))}; {markdown_cell(what)}{when}; "
-            f"{r.get('changed', 0)} labels changed"
+            f"{r.get('changed', 0)} labels changed{_pass_role(data, i)}"
         )
         out += _refit_lines(r)
     out += [
@@ -290,7 +300,11 @@ def _calibration(data: ReportData) -> list[str]:
         ],
     )
     out += [""]
-    out += [f"- iteration {i}: {markdown_cell(c.choice['line'])}" for i, c in calibrated if c.choice]
+    out += [
+        f"- iteration {i}: {markdown_cell(c.choice['line'])}{_pass_role(data, i)}"
+        for i, c in calibrated
+        if c.choice
+    ]
     out += [f"- iteration {i}: {markdown_cell(c.note)}" for i, c in calibrated if c.note]
     return [
         *out,

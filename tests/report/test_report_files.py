@@ -276,3 +276,24 @@ def test_importing_report_and_metrics_stays_light() -> None:
     code = "import sys, allure.report, allure.metrics; print(sorted(m for m in ('matplotlib', 'sklearn', 'textual') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_pass_that_is_not_the_judge_says_so_beside_its_own_choices() -> None:
+    """A refused pass's calibration and read-out were chosen within that pass: report.md says the
+    loop's judge is another pass, so "adopted" there is not read as the run's (cogeval-d2's memory
+    pass chose contextual calibration and was refused as a whole)."""
+    from allure.report._model import CalibrationReport
+
+    data = build_report(n_iter=2)
+    line = "chose contextual on the audit split out of fold: adopted contextual"
+    for it in data.iterations:
+        it.calibration = CalibrationReport(mode="auto", chosen="contextual", choice={"line": line})
+        it.readout = {"decision": "read-out (auto): adopted out of fold", "changed": 2}
+    md = render_markdown(data.model_copy(update={"active_iteration": 0}))
+    note = " (within pass 1, which is not the loop's judge: that is pass 0)"
+    assert f"- iteration 1: {line}{note}" in md  # the calibration line
+    assert f"2 labels changed{note}" in md  # the read-out line
+    assert "within pass 0" not in md  # the judge's own pass carries no note
+    md_active_last = render_markdown(data.model_copy(update={"active_iteration": 1}))
+    assert "(within pass 0, which is not the loop's judge: that is pass 1)" in md_active_last
+    assert "within pass 1" not in md_active_last
