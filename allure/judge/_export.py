@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from allure.judge._bundle import EXAMPLES, JUDGE_TOML, PROMPTS, BundleFiles, toml_text, write_bundle
 from allure.judge._card import build_card, card_markdown
 from allure.judge._fixed import FittedValues, block_name
-from allure.judge._readout import READOUT, bundle_readout
+from allure.judge._readout import READOUT, VOTERS, bundle_readout
 from allure.judge._source import (
     JudgeSource,
     check_reproduces,
@@ -100,7 +100,9 @@ def bundle_content(
     prompt_files = _prompt_files(ps)
     verdicts = store.verdicts(src.run.id, src.iteration)
     fitted = fitted_calibration(store, src)  # the values the pass stored, no refit
-    readout = bundle_readout(src)  # the current one (a refit after an approval), as a re-audit applies it
+    readout = bundle_readout(
+        src, project
+    )  # the current one (a refit after an approval), as a re-audit applies it
     check_reproduces(store, src, fitted, verdicts, readout.own if readout is not None else None)
     examples = pass_examples(store, src, project)
     policy = resolved_policy(store, src)
@@ -115,6 +117,8 @@ def bundle_content(
     files.add(EXAMPLES, "".join(ex.model_dump_json() + "\n" for ex in examples))
     if readout is not None:
         files.add(READOUT, readout.text)
+        if readout.voters is not None:
+            files.add(VOTERS, readout.voters)
     files.add("card.json", json.dumps(card, indent=2, sort_keys=True) + "\n")
     files.add("card.md", card_markdown(card))
     blocks = {block_name(v.icl_ids): list(v.icl_ids) for i, v in verdicts.items() if not i.startswith("#")}

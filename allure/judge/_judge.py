@@ -86,7 +86,7 @@ class JudgeBundle:
     def readout(self) -> LearnedReadout | None:
         """The learned read-out applied last (``readout.json``: the audited pass's current one, its refit
         after an approval if any; ``None``: none)."""
-        from allure.judge._readout import READOUT, fixed_readout
+        from allure.judge._readout import READOUT, VOTERS, fixed_readout
 
         if "readout" not in self.config:
             return None
@@ -97,7 +97,7 @@ class JudgeBundle:
                 where=f"{self.folder}/judge.toml, table 'readout'",
                 fix="export the judge again with `allure judge export`",
             )
-        return fixed_readout(text, self.label_set, str(self.folder))
+        return fixed_readout(text, self.label_set, str(self.folder), self.disk.files.get(VOTERS))
 
     @cached_property
     def user_fields(self) -> set[str]:

@@ -9,12 +9,16 @@ refit's ``readout.json`` says so (``refit``: when, on how many fit items, how ma
 and so do ``judge.toml`` and the card; the export still checks that the pass's own read-out gives
 the pass's stored labels back.
 
-Carried: a ``logistic`` read-out on the judge's label probabilities alone, read from each verdict
+Carried: a ``logistic`` read-out on the judge's label probabilities, read from each verdict
 (:func:`allure.passes.readout.probability_features`: ``z`` for two labels, ``lp[l]`` per label beyond
 two, multinomial; and a pair's swapped order read back, ``z_swap`` or ``lp_swap[l]``, in which case
-the judge's pass runs the swapped order too). Refused at export, with the fix: a read-out with the
-memory ``vote`` feature (it would need the examples' embeddings from the memory's embedding model)
-and ``knn`` (its neighbours are not stored).
+the judge's pass runs the swapped order too), and the memory's ``vote`` (``vote[l]`` beyond two
+labels): then the bundle carries the voters too (``vote.json``: each approved example of the pass's
+memory version, its item, its corrected label and its stored embedding), and an item to label is
+embedded as the memory embeds one (its response, all-MiniLM-L6-v2, shipped offline); an item that is
+itself a voter's never votes for itself, as in the run. Refused at export, with the fix: ``knn``
+(its neighbours are not stored) and the polarity variant's ``z_reversed`` (the reversed question is
+not part of a bundle).
 """
 
 from __future__ import annotations
@@ -27,12 +31,23 @@ from allure.errors import JudgeError
 from allure.labels import Label
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from allure.judge._source import JudgeSource
     from allure.metrics import ReadoutRecord
-    from allure.passes.readout import LearnedReadout
+    from allure.models import Item
+    from allure.passes.readout import LearnedReadout, VoteSource
 
 READOUT = "readout.json"
 """The bundle file holding the fitted read-out (absent: the pass applied none)."""
+
+VOTERS = "vote.json"
+"""The bundle file holding a read-out's voters (absent: the read-out reads no ``vote``)."""
+
+
+def reads_vote(features: tuple[str, ...] | list[str]) -> bool:
+    """Whether a read-out's features include the memory's vote (``vote``, ``vote[l]``)."""
+    return any(f.startswith("vote") for f in features)
 
 
 def applied_readout(src: JudgeSource) -> ReadoutRecord | None:
@@ -40,32 +55,101 @@ def applied_readout(src: JudgeSource) -> ReadoutRecord | None:
     ``None`` when none was applied (``readout = "none"``, nothing fitted, or ``auto`` kept the parsed labels).
 
     Raises:
-        JudgeError: It was applied but cannot be carried (``vote`` or ``z_reversed`` feature, ``knn``).
+        JudgeError: It was applied but cannot be carried (``z_reversed`` feature, ``knn``).
     """
     from allure.store import pass_readout
 
     rec = pass_readout(src.run.info, src.iteration)
     if rec is None or not rec.applied:
         return None  # a fitted read-out's record names its features; a kept or unfitted one does not
-    votes = any(f.startswith("vote") for f in rec.features)
     polar = "z_reversed" in rec.features  # the reversed question is not part of a bundle
-    if rec.mode == "logistic" and not votes and not polar and rec.coef:
+    if rec.mode == "logistic" and not polar and rec.coef:
         return rec
-    what = (
-        "the memory vote feature"
-        if votes
-        else "the polarity variant's feature z_reversed"
-        if polar
-        else f"mode {rec.mode!r}"
-    )
+    what = "the polarity variant's feature z_reversed" if polar else f"mode {rec.mode!r}"
     raise JudgeError(
         f"pass {src.iteration} applied a learned read-out with {what} ({rec.describe}); a bundle "
-        "carries only a logistic read-out on the judge's label probabilities, so it would not give the "
-        "run's labels back",
+        "carries only a logistic read-out on the judge's label probabilities and the memory's vote, so "
+        "it would not give the run's labels back",
         where=f"run {src.run.id}, run info 'readout_{src.iteration}' (spec field 'evaluator.readout')",
-        fix="export a pass without it (`--zero-shot` or `--iteration N`, where its read-out reads neither "
-        'the vote nor z_reversed, or is none), or audit with readout = "none" (or "logistic" before the first approved example)',
+        fix="export a pass without it (`--zero-shot` or `--iteration N`, where its read-out does not read "
+        'z_reversed, or is none), or audit with readout = "none" or "logistic"',
     )
+
+
+def voters_json(src: JudgeSource, project: Path) -> str:
+    """``vote.json``'s text: the voters of the pass's read-out, the approved examples of its memory
+    version (read from the run's memory, as :func:`allure.judge._source.pass_examples` reads them):
+    each one's item, corrected label and stored embedding (float32, as the memory holds it).
+
+    Raises:
+        JudgeError: The memory no longer holds one of them.
+    """
+    from allure.memory import EpisodicMemory
+    from allure.store import open_project_store
+
+    store = open_project_store(project, create=False)
+    try:
+        _, ids = store.memory_versions(src.run.id).get(src.iteration, ("", []))
+    finally:
+        store.close()
+    mem = src.spec.memory
+    memory = EpisodicMemory.open_at(mem.location, project_dir=project, collection=mem.collection, lazy=True)
+    examples, vectors = memory.embeddings()
+    row = {ex.id: j for j, ex in enumerate(examples)}
+    missing = [i for i in ids if i not in row]
+    if missing or not ids:
+        raise JudgeError(
+            f"the memory no longer holds the voters of pass {src.iteration}'s read-out "
+            f"({len(missing)} missing{', e.g. ' + missing[0] if missing else ''})",
+            where=f"memory {memory.location}, run {src.run.id}",
+            fix="export from the project whose memory the run used, before examples are deleted",
+        )
+    voters = [
+        {
+            "example_id": i,
+            "item_id": examples[row[i]].item_id,
+            "label": examples[row[i]].correct_label,
+            "vector": [float(x) for x in vectors[row[i]]],
+        }
+        for i in sorted(ids)
+    ]
+    return json.dumps({"embedding": "all-MiniLM-L6-v2", "voters": voters}, sort_keys=True) + "\n"
+
+
+def vote_source(text: str, labels: list[Label], where: str) -> VoteSource:
+    """The voters ``vote.json`` holds, an item to label embedded as the memory embeds one (its response).
+
+    Raises:
+        JudgeError: ``vote.json`` is not a voters file of this label set.
+    """
+    import numpy as np
+
+    from allure.passes.readout import VoteSource
+
+    try:
+        voters = json.loads(text)["voters"]
+        vectors = np.asarray([v["vector"] for v in voters], dtype=np.float32)
+        got = [v["label"] for v in voters]
+        items = [str(v["item_id"]) for v in voters]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise JudgeError(
+            f"not a voters file ({str(exc).splitlines()[0]})",
+            where=f"{where}/{VOTERS}",
+            fix="export the judge again with `allure judge export`",
+        ) from exc
+    if not voters or vectors.ndim != 2 or any(lab not in labels for lab in got):
+        raise JudgeError(
+            "the voters do not fit this judge (none, ragged vectors, or a label outside its label set)",
+            where=f"{where}/{VOTERS}, field 'voters'",
+            fix="export the judge again with `allure judge export`",
+        )
+
+    def embed_items(items_: list[Item]) -> np.ndarray:
+        from allure.memory import embed
+
+        return embed([it.response for it in items_])
+
+    return VoteSource(vectors, got, items, embed_items)
 
 
 def carried_readout(src: JudgeSource, applied: ReadoutRecord) -> tuple[ReadoutRecord, dict[str, Any] | None]:
@@ -125,39 +209,48 @@ class BundleReadout:
     """What the pass applied: it must give the pass's stored labels back (the export checks it)."""
     text: str
     """``readout.json``: the read-out carried (:func:`carried_readout`)."""
+    voters: str | None
+    """``vote.json`` (:func:`voters_json`; ``None``: the read-out reads no vote)."""
     table: dict[str, Any]
     """``judge.toml``'s ``[readout]``."""
     card: dict[str, Any]
     """The card's ``readout``: ``describe`` and ``refit`` (:func:`refit_facts`, ``None``: not a refit)."""
 
 
-def bundle_readout(src: JudgeSource) -> BundleReadout | None:
-    """The pass's read-out in a bundle (``None``: the pass applied none).
+def bundle_readout(src: JudgeSource, project: Path) -> BundleReadout | None:
+    """The pass's read-out in a bundle (``None``: the pass applied none), with its voters when it
+    reads the memory's vote.
 
     Raises:
-        JudgeError: It cannot be carried (:func:`applied_readout`), or its record is not a read-out.
+        JudgeError: It cannot be carried (:func:`applied_readout`), its record is not a read-out, or
+            the memory no longer holds its voters.
     """
     applied = applied_readout(src)
     if applied is None:
         return None
     labels, positive, where = src.spec.label_set, src.spec.positive_label, f"run {src.run.id}"
-    own = fixed_readout(readout_json(applied, positive), labels, where)
+    voters = voters_json(src, project) if reads_vote(applied.features) else None
+    own = fixed_readout(readout_json(applied, positive), labels, where, voters)
     rec, refit = carried_readout(src, applied)
     facts = refit_facts(applied, refit)
     text = readout_json(rec, positive, facts)
-    fixed_readout(text, labels, where)  # the refit is a read-out of this judge too
+    fixed_readout(text, labels, where, voters)  # the refit is a read-out of this judge too
     describe = rec.describe
     table = {"file": READOUT, "describe": describe}
+    if voters is not None:
+        table["voters"] = VOTERS
     if facts is not None:
         table["refit"] = refit_sentence(facts)
-    return BundleReadout(own, text, table, {"describe": describe, "refit": facts})
+    return BundleReadout(own, text, voters, table, {"describe": describe, "refit": facts})
 
 
-def fixed_readout(text: str, labels: list[Label], where: str) -> LearnedReadout:
-    """The carried read-out, ready to apply (no refit).
+def fixed_readout(text: str, labels: list[Label], where: str, voters: str | None = None) -> LearnedReadout:
+    """The carried read-out, ready to apply (no refit); ``voters``: ``vote.json``'s text, for a
+    read-out that reads the memory's vote.
 
     Raises:
-        JudgeError: ``readout.json`` is not a carried read-out of this label set.
+        JudgeError: ``readout.json`` is not a carried read-out of this label set, or it reads the vote
+            and ``voters`` is missing or not a voters file.
     """
     from pydantic import ValidationError
 
@@ -175,7 +268,9 @@ def fixed_readout(text: str, labels: list[Label], where: str) -> LearnedReadout:
             fix="export the judge again with `allure judge export`",
         ) from exc
     both = any("_swap" in f for f in fitted.features)
-    fits = fitted.features == probability_features(labels, swapped=both)
+    probs = probability_features(labels, swapped=both)
+    votes = ("vote",) if len(labels) == 2 else tuple(f"vote[{lab}]" for lab in labels)
+    fits = fitted.features in (probs, probs + votes)
     if len(labels) == 2:
         fits = fits and positive in labels
     if not fits or set(fitted.labels) != {str(x) for x in labels}:
@@ -185,6 +280,15 @@ def fixed_readout(text: str, labels: list[Label], where: str) -> LearnedReadout:
             where=f"{where}/{READOUT}, field 'fitted'",
             fix="export the judge again with `allure judge export`",
         )
+    vote = None
+    if reads_vote(fitted.features):
+        if voters is None:
+            raise JudgeError(
+                f"the read-out reads the memory's vote but the bundle has no {VOTERS}",
+                where=f"{where}/{READOUT}, field 'fitted.features'",
+                fix="export the judge again with `allure judge export`",
+            )
+        vote = vote_source(voters, labels, where)
     return LearnedReadout(
         name="read-out (carried)",
         mode="logistic",
@@ -192,4 +296,5 @@ def fixed_readout(text: str, labels: list[Label], where: str) -> LearnedReadout:
         positive=positive if len(labels) == 2 else None,
         features=fitted.features,
         fitted=fitted,
+        vote=vote,
     )

@@ -1,7 +1,7 @@
 """A judge whose pass applied a learned read-out (issue 34) exported and used (scripted server):
 a logistic read-out on ``z`` is carried in the bundle (``readout.json``) and applied last, never
-refitted, so labelling gives the run's own labels back; one with the memory vote is refused at
-export with the fix, nothing written."""
+refitted, so labelling gives the run's own labels back; one on ``z`` and the memory's vote carries its
+voters too (``vote.json``) and gives the run's labels back the same way."""
 
 from __future__ import annotations
 
@@ -38,16 +38,56 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, st
     yield tmp, run.id, run.info
 
 
-def test_a_read_out_with_the_memory_vote_is_refused_at_export(
+def _label_like_the_run(root: Path, judge: Path, work: Path) -> dict[str, dict[str, object]]:
+    """``allure judge label`` of the run's items with ``judge`` from another folder (a scripted
+    server leaning as the audit's did): item id -> its output row."""
+    work.mkdir()
+    srv = start_scripted_server(work, "--lean", "0.25")
+    try:
+        args = ("judge", "label", str(root / "items.jsonl"), "--judge", str(judge))
+        res = run_cli(work, *args, "--base-url", srv.base_url, "--out", str(work / "v.jsonl"))
+    finally:
+        srv.stop()
+    assert res.returncode == 0, res.stdout + res.stderr
+    return {r["id"]: r for r in map(json.loads, (work / "v.jsonl").read_text().splitlines())}
+
+
+def _stored_labels(root: Path, run_id: str, iteration: int) -> dict[str, object]:
+    store = RunStore(project_db_path(root / "proj"), create=False)
+    try:
+        return {i: v.label for i, v in store.verdicts(run_id, iteration).items() if not i.startswith("#")}
+    finally:
+        store.close()
+
+
+def test_a_read_out_with_the_memory_vote_is_carried_with_its_voters(
     audited: tuple[Path, str, dict[str, object]], tmp_path: Path
 ) -> None:
-    root, _, info = audited
+    root, run_id, info = audited
     assert info["active_iteration"] == 2
     res = run_cli(root, "judge", "export", "--out", str(tmp_path / "judge"))
-    assert res.returncode == 2, res.stdout + res.stderr
-    assert "read-out" in res.stderr and "memory vote" in res.stderr and "readout_2" in res.stderr
-    assert "fix:" in res.stderr and "--zero-shot" in res.stderr and 'readout = "none"' in res.stderr
-    assert not (tmp_path / "judge").exists()
+    assert res.returncode == 0, res.stdout + res.stderr
+    bundle = tmp_path / "judge"
+    carried = json.loads((bundle / "readout.json").read_text())
+    assert carried["fitted"]["features"] == ["z", "vote"]
+    voters = json.loads((bundle / "vote.json").read_text())["voters"]
+    store = RunStore(project_db_path(root / "proj"), create=False)
+    try:
+        _, ids = store.memory_versions(run_id)[2]
+    finally:
+        store.close()
+    assert sorted(v["example_id"] for v in voters) == sorted(ids) and len(voters[0]["vector"]) == 384
+    assert {"readout.json", "vote.json"} <= set(json.loads((bundle / "manifest.json").read_text())["files"])
+    rows = _label_like_the_run(root, bundle, tmp_path / "elsewhere")
+    stored = _stored_labels(root, run_id, 2)
+    assert set(rows) == set(stored)
+    assert {i: r["label"] for i, r in rows.items()} == stored  # the vote read-out gives the run's labels back
+    assert any(r["label"] != r["parsed_label"] for r in rows.values())  # and it changed labels
+    # an edited voter is refused (the manifest's hash), nothing labelled
+    path = bundle / "vote.json"
+    path.write_text(path.read_text().replace('"vector": [', '"vector": [0.5, ', 1))
+    res = run_cli(tmp_path, "judge", "label", str(root / "items.jsonl"), "--judge", str(bundle))
+    assert res.returncode == 2 and "vote.json" in res.stderr and "changed after export" in res.stderr
 
 
 def test_a_z_only_read_out_is_carried_and_labelling_gives_the_runs_labels_back(

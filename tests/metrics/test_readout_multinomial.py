@@ -4,6 +4,7 @@ control, and a learned position correction that beats either order alone."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections.abc import Sequence
@@ -211,7 +212,7 @@ def test_the_swapped_order_is_read_back_to_the_main_orders_labels_beyond_two_lab
     assert cols["lp[A]"][0] == pytest.approx(math.log(0.5))
 
 
-def test_the_bundle_carries_a_vote_free_logistic_read_out_and_refuses_vote_and_knn() -> None:
+def test_the_bundle_carries_a_logistic_read_out_with_its_voters_and_refuses_knn() -> None:
     """What ``allure judge export`` carries (unit level: a stand-in for the run's record)."""
     from types import SimpleNamespace
 
@@ -233,12 +234,31 @@ def test_the_bundle_carries_a_vote_free_logistic_read_out_and_refuses_vote_and_k
     carried = fixed_readout(readout_json(ReadoutRecord.model_validate(rec), None), ["A", "B"], "bundle")
     assert carried.features == ("z", "z_swap") and carried.positive == "A" and carried.reads_swapped
     assert carried.apply(items, main, swapped) == learned.apply(items, main, swapped)
-    votes = ({**rec, "features": ["z", "z_swap", "vote"]}, {**rec, "features": ["lp[A]", "vote[A]"]})
-    for other in (*votes, {**rec, "mode": "knn"}):
+    for other in ({**rec, "mode": "knn"}, {**rec, "features": ["z", "z_reversed"]}):
         with pytest.raises(JudgeError, match="read-out with"):
             applied_readout(src(other))
     with pytest.raises(JudgeError, match="does not fit this judge"):
         fixed_readout(readout_json(ReadoutRecord.model_validate(rec), None), ["A", "B", "tie"], "bundle")
+    # a read-out on the vote: carried with its voters (vote.json), refused without them
+    voted = {**rec, "features": ["z", "z_swap", "vote"], "coef": [[0.5, -0.5, 2.0]]}
+    assert applied_readout(src(voted)) is not None
+    text = readout_json(ReadoutRecord.model_validate(voted), None)
+    with pytest.raises(JudgeError, match="has no vote.json"):
+        fixed_readout(text, ["A", "B"], "bundle")
+    voters = json.dumps(
+        {
+            "voters": [
+                {"item_id": "p0", "label": "A", "vector": [1.0, 0.0]},
+                {"item_id": "p1", "label": "B", "vector": [0.0, 1.0]},
+            ]
+        }
+    )
+    with_vote = fixed_readout(text, ["A", "B"], "bundle", voters)
+    assert with_vote.vote is not None and with_vote.vote.item_ids == ["p0", "p1"]
+    assert with_vote.vote.labels == ["A", "B"] and with_vote.vote.vectors.dtype == np.float32
+    bad = json.dumps({"voters": [{"item_id": "p0", "label": "tie", "vector": [1.0, 0.0]}]})
+    with pytest.raises(JudgeError, match="voters do not fit"):
+        fixed_readout(text, ["A", "B"], "bundle", bad)
 
 
 def test_auto_adopts_a_multinomial_read_out_only_when_it_is_better_on_dev() -> None:
