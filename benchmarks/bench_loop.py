@@ -43,6 +43,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gzip
 import json
@@ -66,7 +67,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_readout import Result, _f, cost_line, primary_line  # noqa: E402
 from loop_arms import exploratory, lines  # noqa: E402
-from stored_calls import RESULTS, ROOT, server_starts, snapshot, zero_shot_plan  # noqa: E402
+from stored_calls import RESULTS, ROOT, ServerRefused, server_starts, snapshot, zero_shot_plan  # noqa: E402
 
 import allure  # noqa: E402
 from allure.store import project_db_path  # noqa: E402
@@ -577,10 +578,17 @@ def fresh_memory(project: Path) -> None:
     shutil.rmtree(project / ".allure" / "memory", ignore_errors=True)
 
 
-def run_one(p: Planned) -> Result:
+def run_one(p: Planned, *, reread: bool = False) -> Result:
+    """One ``allure.audit`` of the draw. ``reread``: a recorded draw read again at code other than the
+    rule's: it must be answered from the stored calls (the embedded server is refused, so nothing is
+    sent: :class:`stored_calls.ServerRefused` when the calls at this code differ) and the saved store
+    is left as it was."""
     fresh_memory(p.project)
     t0 = time.perf_counter()
-    with saving(p.project, p.draw.key), server_starts() as starts:
+    with contextlib.ExitStack() as stack:
+        if not reread:
+            stack.enter_context(saving(p.project, p.draw.key))
+        starts = stack.enter_context(server_starts(refuse=reread))
         outcome = allure.audit(p.spec, project=p.project)
         wall = time.perf_counter() - t0
         report = allure.open_project(p.project).run(outcome.run_id).report()
@@ -923,7 +931,9 @@ def main() -> int:
     if changed and not args.exploratory:
         print(
             f"note: allure/ differs from the pre-registered rule ({pre['rule_commit']}): a draw recorded under "
-            "the rule is read again from its stored calls and must give its recorded primary figures; a new "
+            "the rule is read again from its stored calls (nothing sent; its record kept) and must give the "
+            "same judges (their objective values and the items they differ on; the interval and p follow "
+            "this code's methods); a new "
             f"draw is refused (run it from a checkout of {pre['rule_commit']}: `git worktree add ../allure-rule "
             f"{pre['rule_commit']}`, then copy its benchmarks/results/loop.* here).\n{changed}",
             flush=True,
@@ -964,12 +974,23 @@ def main() -> int:
             failed += 1
             continue
         print(f"== {p.draw.key}: allure.audit ... (estimate {p.estimate_s / 60:.0f} min)", flush=True)
-        r = run_one(p)
+        reread = bool(changed and not args.exploratory)
+        try:
+            r = run_one(p, reread=reread)
+        except ServerRefused:
+            print(
+                f"== {p.draw.key}: NOT re-read at {head}: this code asks the judge prompts the rule's run did "
+                f"not (a decision differs, so other examples reach the prompts); nothing sent, the record "
+                f"is left as it was (re-read it from a checkout of {pre['rule_commit']})",
+                file=sys.stderr,
+            )
+            failed += 1
+            continue
         arms = None if args.no_arms else arms_of(p, r)
         if changed and not args.exploratory:
             assert made is not None
             got, want = (r.report.get("primary") or {}).get("objective") or {}, made.get("primary") or {}
-            if not same_primary(got, want):
+            if not same_primary(got, want, keys=SAME_LABELS):
                 print(
                     f"== {p.draw.key}: NOT reproduced at {head}: primary {got} differs from the record made at "
                     f"{made.get('commit')}: {want}; the record is left as it was",
@@ -977,7 +998,17 @@ def main() -> int:
                 )
                 failed += 1
                 continue
-            record(r, False, head, arms, made=made)
+            # the same labels from the stored calls; the record keeps the rule's figures (this code's
+            # interval and p may differ where their method changed: said here, not recorded)
+            print(
+                f"== {p.draw.key}: re-read at {head}, 0 calls sent: the same judge ({want.get('value_a'):.3f} -> "
+                f"{want.get('value_b'):.3f}); this code's interval [{got.get('ci_low'):+.3f}, "
+                f"{got.get('ci_high'):+.3f}], p {got.get('p_value'):.3g}; the record's (the rule's) "
+                f"[{want.get('ci_low'):+.3f}, {want.get('ci_high'):+.3f}], p {want.get('p_value'):.3g}; "
+                "the record is left as it was",
+                flush=True,
+            )
+            continue
         else:
             # the checkout's allure/ is the rule's when unchanged (a worktree of a later commit with
             # allure/ checked out at the rule's commit, so that the bench is the latest): say so
@@ -999,9 +1030,25 @@ def arms_of(p: Planned, r: Result) -> dict[str, Any] | None:
         return None
 
 
-def same_primary(got: dict[str, Any], want: dict[str, Any]) -> bool:
-    """Whether two primary comparisons give the same figures (floats to 1e-9)."""
-    keys = ("objective", "n", "value_a", "value_b", "delta", "ci_low", "ci_high", "p_value", "alternative")
+SAME_FIGURES = (
+    "objective",
+    "n",
+    "value_a",
+    "value_b",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "alternative",
+)
+"""Every figure of a primary comparison."""
+SAME_LABELS = ("objective", "n", "value_a", "value_b", "delta", "n_discordant", "alternative")
+"""The figures the judges' labels fix (a re-read at other code must give these; its interval and p
+follow that code's methods)."""
+
+
+def same_primary(got: dict[str, Any], want: dict[str, Any], *, keys: tuple[str, ...] = SAME_FIGURES) -> bool:
+    """Whether two primary comparisons give the same ``keys`` (floats to 1e-9)."""
     for k in keys:
         a, b = got.get(k), want.get(k)
         if isinstance(a, float) and isinstance(b, float):
