@@ -126,7 +126,8 @@ def bundle_content(
     if fmt == "openai-messages":
         from allure.judge._plain import openai_messages
 
-        files.add("openai-messages.json", openai_messages(spec, policy, blocks, examples, fitted))
+        described = readout.card["describe"] if readout is not None else None
+        files.add("openai-messages.json", openai_messages(spec, policy, blocks, examples, fitted, described))
     return files, card
 
 

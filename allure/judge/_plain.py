@@ -79,8 +79,11 @@ def openai_messages(
     blocks: dict[str, list[str]],
     examples: list[IclExample],
     fitted: FittedValues,
+    readout: str | None = None,
 ) -> str:
-    """``openai-messages.json``'s text (see the module)."""
+    """``openai-messages.json``'s text (see the module); ``readout``: what the judge's learned read-out
+    is (its ``describe``), when it applies one: these messages then give a label before it, and the
+    file says so."""
     from allure.config import label_pattern_for
     from allure.prompts import load_prompt_set
 
@@ -131,4 +134,13 @@ def openai_messages(
         },
         "blocks": out_blocks,
     }
+    if readout is not None:
+        doc["readout"] = {
+            "describe": readout,
+            "note": (
+                "this judge's labels come from a learned read-out applied after the calibration (readout.json, "
+                "vote.json when it reads the memory's vote); these messages and formula give the label before "
+                "it, which can differ: label with allure (allure judge label) to get the audited judge's"
+            ),
+        }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

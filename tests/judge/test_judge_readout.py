@@ -83,6 +83,12 @@ def test_a_read_out_with_the_memory_vote_is_carried_with_its_voters(
     assert set(rows) == set(stored)
     assert {i: r["label"] for i, r in rows.items()} == stored  # the vote read-out gives the run's labels back
     assert any(r["label"] != r["parsed_label"] for r in rows.values())  # and it changed labels
+    # the plain messages say that the judge's labels come from the read-out, which they do not apply
+    out = tmp_path / "plain"
+    res = run_cli(root, "judge", "export", "--format", "openai-messages", "--out", str(out))
+    assert res.returncode == 0, res.stdout + res.stderr
+    plain = json.loads((out / "openai-messages.json").read_text())
+    assert "vote" in plain["readout"]["describe"] and "allure judge label" in plain["readout"]["note"]
     # an edited voter is refused (the manifest's hash), nothing labelled
     path = bundle / "vote.json"
     path.write_text(path.read_text().replace('"vector": [', '"vector": [0.5, ', 1))
