@@ -100,9 +100,8 @@ def bundle_content(
     prompt_files = _prompt_files(ps)
     verdicts = store.verdicts(src.run.id, src.iteration)
     fitted = fitted_calibration(store, src)  # the values the pass stored, no refit
-    readout = bundle_readout(
-        src, project
-    )  # the current one (a refit after an approval), as a re-audit applies it
+    # the current read-out (a refit after an approval), as a re-audit applies it
+    readout = bundle_readout(src, store, project)
     check_reproduces(store, src, fitted, verdicts, readout.own if readout is not None else None)
     examples = pass_examples(store, src, project)
     policy = resolved_policy(store, src)

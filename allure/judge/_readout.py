@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from allure.metrics import ReadoutRecord
     from allure.models import Item
     from allure.passes.readout import LearnedReadout, VoteSource
+    from allure.store import RunStore
 
 READOUT = "readout.json"
 """The bundle file holding the fitted read-out (absent: the pass applied none)."""
@@ -76,7 +77,7 @@ def applied_readout(src: JudgeSource) -> ReadoutRecord | None:
     )
 
 
-def voters_json(src: JudgeSource, project: Path) -> str:
+def voters_json(src: JudgeSource, store: RunStore, project: Path) -> str:
     """``vote.json``'s text: the voters of the pass's read-out, the approved examples of its memory
     version (read from the run's memory, as :func:`allure.judge._source.pass_examples` reads them):
     each one's item, corrected label and stored embedding (float32, as the memory holds it).
@@ -85,13 +86,8 @@ def voters_json(src: JudgeSource, project: Path) -> str:
         JudgeError: The memory no longer holds one of them.
     """
     from allure.memory import EpisodicMemory
-    from allure.store import open_project_store
 
-    store = open_project_store(project, create=False)
-    try:
-        _, ids = store.memory_versions(src.run.id).get(src.iteration, ("", []))
-    finally:
-        store.close()
+    _, ids = store.memory_versions(src.run.id).get(src.iteration, ("", []))
     mem = src.spec.memory
     memory = EpisodicMemory.open_at(mem.location, project_dir=project, collection=mem.collection, lazy=True)
     examples, vectors = memory.embeddings()
@@ -217,7 +213,7 @@ class BundleReadout:
     """The card's ``readout``: ``describe`` and ``refit`` (:func:`refit_facts`, ``None``: not a refit)."""
 
 
-def bundle_readout(src: JudgeSource, project: Path) -> BundleReadout | None:
+def bundle_readout(src: JudgeSource, store: RunStore, project: Path) -> BundleReadout | None:
     """The pass's read-out in a bundle (``None``: the pass applied none), with its voters when it
     reads the memory's vote.
 
@@ -229,7 +225,7 @@ def bundle_readout(src: JudgeSource, project: Path) -> BundleReadout | None:
     if applied is None:
         return None
     labels, positive, where = src.spec.label_set, src.spec.positive_label, f"run {src.run.id}"
-    voters = voters_json(src, project) if reads_vote(applied.features) else None
+    voters = voters_json(src, store, project) if reads_vote(applied.features) else None
     own = fixed_readout(readout_json(applied, positive), labels, where, voters)
     rec, refit = carried_readout(src, applied)
     facts = refit_facts(applied, refit)
