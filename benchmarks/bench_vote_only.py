@@ -39,13 +39,12 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_loop import TASKS, Draw, adopted_cell, audit_spec, prereg, restore_tokens, table_facts  # noqa: E402
+from bench_loop import TASKS, Draw, adopted_cell, audit_spec, prereg, records, restore_tokens, table_facts  # noqa: E402
 from stored_calls import ServerRefused, fresh_project, server_starts  # noqa: E402
 
 import allure  # noqa: E402
 from allure.store import open_project_store  # noqa: E402
 
-KEYS = ("halueval-d1", "halueval-d2", "rte-d1", "rte-d2", "cb-d1", "cogeval-d1", "cogeval-d2")
 VARIANTS = ("default", "vote only")
 NOT_STORED = (
     "at this code its memory pass asks prompts the registered run did not (a pass-1 decision differs, "
@@ -140,7 +139,9 @@ def row(r: dict[str, Any]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--keys", default=",".join(KEYS))
+    ap.add_argument(
+        "--keys", default=",".join(r["key"] for r in records()), help="default: every recorded draw"
+    )
     ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "vote-only")
     args = ap.parse_args()
     lines = [
