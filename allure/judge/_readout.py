@@ -14,9 +14,10 @@ Carried: a ``logistic`` read-out on the judge's label probabilities, read from e
 two, multinomial; and a pair's swapped order read back, ``z_swap`` or ``lp_swap[l]``, in which case
 the judge's pass runs the swapped order too), and the memory's ``vote`` (``vote[l]`` beyond two
 labels): then the bundle carries the voters too (``vote.json``: each approved example of the pass's
-memory version, its item, its corrected label and its stored embedding), and an item to label is
-embedded as the memory embeds one (its response, all-MiniLM-L6-v2, shipped offline); an item that is
-itself a voter's never votes for itself, as in the run. Refused at export, with the fix: ``knn``
+memory version, its item and that item's response hash, its corrected label and its stored
+embedding), and an item to label is embedded as the memory embeds one (its response,
+all-MiniLM-L6-v2, shipped offline); an item that is a voter's own (its id and its response) never
+votes for itself, as in the run. Refused at export, with the fix: ``knn``
 (its neighbours are not stored) and the polarity variant's ``z_reversed`` (the reversed question is
 not part of a bundle).
 """
@@ -104,6 +105,7 @@ def voters_json(src: JudgeSource, store: RunStore, project: Path) -> str:
         {
             "example_id": i,
             "item_id": examples[row[i]].item_id,
+            "response_sha256": _sha(examples[row[i]].response),
             "label": examples[row[i]].correct_label,
             "vector": [float(x) for x in vectors[row[i]]],
         }
@@ -112,8 +114,16 @@ def voters_json(src: JudgeSource, store: RunStore, project: Path) -> str:
     return json.dumps({"embedding": "all-MiniLM-L6-v2", "voters": voters}, sort_keys=True) + "\n"
 
 
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def vote_source(text: str, labels: list[Label], where: str) -> VoteSource:
     """The voters ``vote.json`` holds, an item to label embedded as the memory embeds one (its response).
+    An item is a voter's own, and does not count that voter, when both its id and its response are
+    the voter's item's (new data may reuse an audit item's id for another response).
 
     Raises:
         JudgeError: ``vote.json`` is not a voters file of this label set.
@@ -126,7 +136,7 @@ def vote_source(text: str, labels: list[Label], where: str) -> VoteSource:
         voters = json.loads(text)["voters"]
         vectors = np.asarray([v["vector"] for v in voters], dtype=np.float32)
         got = [v["label"] for v in voters]
-        items = [str(v["item_id"]) for v in voters]
+        items = [f"{v['item_id']}\n{v['response_sha256']}" for v in voters]
     except (ValueError, KeyError, TypeError) as exc:
         raise JudgeError(
             f"not a voters file ({str(exc).splitlines()[0]})",
@@ -145,7 +155,10 @@ def vote_source(text: str, labels: list[Label], where: str) -> VoteSource:
 
         return embed([it.response for it in items_])
 
-    return VoteSource(vectors, got, items, embed_items)
+    def own(item: Item) -> str:
+        return f"{item.id}\n{_sha(item.response)}"
+
+    return VoteSource(vectors, got, items, embed_items, own)
 
 
 def carried_readout(src: JudgeSource, applied: ReadoutRecord) -> tuple[ReadoutRecord, dict[str, Any] | None]:

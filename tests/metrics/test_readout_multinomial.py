@@ -245,18 +245,26 @@ def test_the_bundle_carries_a_logistic_read_out_with_its_voters_and_refuses_knn(
     text = readout_json(ReadoutRecord.model_validate(voted), None)
     with pytest.raises(JudgeError, match="has no vote.json"):
         fixed_readout(text, ["A", "B"], "bundle")
+    import hashlib
+
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
     voters = json.dumps(
         {
             "voters": [
-                {"item_id": "p0", "label": "A", "vector": [1.0, 0.0]},
-                {"item_id": "p1", "label": "B", "vector": [0.0, 1.0]},
+                {"item_id": "p0", "response_sha256": sha("first"), "label": "A", "vector": [1.0, 0.0]},
+                {"item_id": "p1", "response_sha256": sha("second"), "label": "B", "vector": [0.0, 1.0]},
             ]
         }
     )
     with_vote = fixed_readout(text, ["A", "B"], "bundle", voters)
-    assert with_vote.vote is not None and with_vote.vote.item_ids == ["p0", "p1"]
-    assert with_vote.vote.labels == ["A", "B"] and with_vote.vote.vectors.dtype == np.float32
-    bad = json.dumps({"voters": [{"item_id": "p0", "label": "tie", "vector": [1.0, 0.0]}]})
+    vote = with_vote.vote
+    assert vote is not None and vote.labels == ["A", "B"] and vote.vectors.dtype == np.float32
+    # an item is a voter's own only with the voter's item's id and response (new data may reuse ids)
+    assert vote.own_key(Item(id="p0", task="t", response="first")) == vote.item_ids[0]
+    assert vote.own_key(Item(id="p0", task="t", response="another")) not in vote.item_ids
+    bad = json.dumps({"voters": [{"item_id": "p0", "response_sha256": "", "label": "tie", "vector": [1.0]}]})
     with pytest.raises(JudgeError, match="voters do not fit"):
         fixed_readout(text, ["A", "B"], "bundle", bad)
 

@@ -178,7 +178,7 @@ class LearnedReadout:
         rows: dict[str, set[int]] = {}
         for j, i in enumerate(vote.item_ids):  # each item's own examples (never its voters)
             rows.setdefault(i, set()).add(j)
-        own = [rows.get(it.id, set()) for it in items]
+        own = [rows.get(vote.own_key(it), set()) for it in items]
         queries = vote.embed(items)
         return {
             f"vote[{lab}]" if self.positive is None else "vote": memory_vote(

@@ -27,6 +27,14 @@ class VoteSource:
     labels: list[Label]
     item_ids: list[str]
     embed: Embed
+    own: Callable[[Item], str] | None = None
+    """The key an item to read is matched to :attr:`item_ids` by, so that it never votes for itself
+    (``None``: its id, as in a run, where ids are unique; an exported judge also matches the response,
+    since new data may reuse an id)."""
+
+    def own_key(self, item: Item) -> str:
+        """The key of ``item`` among :attr:`item_ids`."""
+        return item.id if self.own is None else self.own(item)
 
     def remembering(self, items: list[Item]) -> VoteSource:
         """The same voters, ``items`` embedded once now: a pass's fits and applications (one per fold)
@@ -40,7 +48,7 @@ class VoteSource:
                 return vectors[[row[it.id] for it in asked]].reshape(len(asked), -1)
             return embed(asked)
 
-        return VoteSource(self.vectors, self.labels, self.item_ids, looked_up)
+        return VoteSource(self.vectors, self.labels, self.item_ids, looked_up, self.own)
 
 
 def memory_vote_source(memory: EpisodicMemory) -> VoteSource | None:
