@@ -195,3 +195,49 @@ def test_a_draws_run_starts_from_an_empty_memory(tmp_path: Path) -> None:
     (tmp_path / ".allure" / "allure.db").write_bytes(b"")
     bench_loop.fresh_memory(tmp_path)
     assert not memory.exists() and (tmp_path / ".allure" / "allure.db").is_file()
+
+
+def _two_passes(active: int) -> dict[str, object]:
+    """A report of two passes: pass 1 adopted its read-out; pass 2 chose contextual calibration."""
+    return {
+        "zero_shot_iteration": 1,
+        "active_iteration": active,
+        "guard": [f"iteration 2's memory not adopted: one-sided p = 0.964; keeping iteration {active}"],
+        "iterations": [
+            {
+                "iteration": 1,
+                "calibration": {"mode": "auto", "chosen": "none", "choice": {"line": "kept none"}},
+                "readout": {"decision": "read-out (auto): adopted out of fold (p = 0.0156)", "changed": 11},
+                "candidates": {"approved": 20},
+            },
+            {
+                "iteration": 2,
+                "calibration": {
+                    "mode": "auto",
+                    "chosen": "contextual",
+                    "choice": {"line": "adopted contextual", "p_holm": {"contextual": 0.00419}},
+                },
+                "readout": {"decision": "read-out (auto): the parsed labels kept", "changed": 0},
+                "candidates": {"approved": 0},
+            },
+        ],
+    }
+
+
+def test_what_a_draw_adopted_is_its_judges_pass_not_a_refused_one() -> None:
+    """cogeval-d2: pass 2 chose contextual calibration and the guard refused it; the judge is pass 1
+    with its read-out, and neither the table nor the section says contextual was adopted."""
+    refused = _two_passes(active=1)
+    assert bench_loop.adopted_cell({"report": bench_loop.table_facts(refused)}) == "read-out (0.0156)"
+    lines = bench_loop.choice_lines(refused)
+    assert lines[0].startswith("- pass 1 (the loop's judge)") and "adopted out of fold" in lines[0]
+    assert lines[1].startswith("- pass 2 (not the loop's judge)") and "contextual" in lines[1]
+    old = "### x\n\n- adopted (last pass): calibration contextual\n- adopted (last pass): read-out kept\n- memory: 20\n- cost: c\n"
+    new = bench_loop.refreshed_section(old, refused)
+    assert "adopted (last pass)" not in new and new.count("- pass ") == 2 and new.endswith("- cost: c\n")
+    assert "- memory: examples approved after each pass [20, 0]" in new
+    adopted = _two_passes(active=2)  # had the guard adopted pass 2, its own choices are the judge's
+    assert bench_loop.adopted_cell({"report": bench_loop.table_facts(adopted)}).startswith("memory (")
+    assert "calibration contextual (Holm p 0.00419)" in bench_loop.adopted_cell(
+        {"report": bench_loop.table_facts(adopted)}
+    )
