@@ -67,6 +67,7 @@ class ZeroShotPlan:
     spec: Any
     """The parsed spec (:class:`allure.config.AuditSpec`)."""
     items: int
+    """Calls a pass makes: one an item, two a pair when the pass also asks the swapped order."""
     uncached: int
     """Every item's zero-shot call and the content-free calls the store cannot answer."""
     latency_s: float | None
@@ -81,10 +82,15 @@ def zero_shot_plan(raw: dict[str, Any], project: Path, source: str) -> ZeroShotP
     from allure.evaluator import open_evaluator
     from allure.metrics import CONTENT_FREE
     from allure.passes import content_free_item
+    from allure.passes._swap import swapped_order, swaps_positions
+    from allure.prompts import load_prompt_set
 
     spec = parse_spec(raw, source=source)
     items = load_items(spec.dataset, label_set=spec.label_set, synonyms=spec.label_synonyms)
     cf = [content_free_item(items[0], "plan", k, text) for k, text in enumerate(CONTENT_FREE)]
+    if swaps_positions(spec, load_prompt_set(spec.evaluator.prompt).pairwise, items):
+        # a pairwise pass asks both orders of each pair: the swapped order is a call of its own
+        items = [*items, *swapped_order(items, spec.label_set)]
     store = open_project_store(project, create=True)
     try:
         with open_evaluator(spec, store, items, lazy_start=True) as ev:
