@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from allure.cli._common import ProjectOpt, progress_bar, say
+from allure.cli._common import ProjectOpt, echo, progress_bar, say
 from allure.cli._outcome import print_outcome
 from allure.config import AuditSpec, EvaluatorKind, load_spec, parse_spec
 
@@ -35,6 +35,11 @@ def audit(
     ),
     deterministic: bool = typer.Option(
         False, "--deterministic", help="Local server: no prompt cache, fixed seed, temperature 0."
+    ),
+    plan: bool = typer.Option(
+        False,
+        "--plan",
+        help="Count the calls the audit would send (the run store answers the rest); run nothing.",
     ),
     project: Path = ProjectOpt,
 ) -> None:
@@ -75,6 +80,12 @@ def audit(
     if auto_approve:
         data["auto_approve"] = True
     spec: AuditSpec = parse_spec(data, source=source, base_dir=Path(spec_path).parent if spec_path else None)
+    if plan:
+        from allure.graphs.plan import plan_audit
+
+        for line in plan_audit(spec, project).lines():
+            echo(line)
+        return
     from allure.graphs import (
         start_run,
     )  # after the spec is read: a bad one is refused without the loop's imports
