@@ -45,9 +45,16 @@ class AuditPlan:
     """Mean seconds of the stored calls the first pass would re-use (``None``: none stored)."""
     content_free_per_block: int = 0
     """Content-free calls calibration sends per distinct example block (0: none)."""
+    replay: bool = False
+    """A replay: every pass reads the recorded verdicts, nothing is sent."""
 
     def lines(self) -> list[str]:
         """The plan in words, one line a fact."""
+        if self.replay:
+            return [
+                f"a replay: every pass reads the {self.items} items' recorded verdicts, no call is sent "
+                f"({self.later_passes + 1} passes at most)"
+            ]
         orders = "" if self.orders == 1 else f" ({self.orders} calls an item)"
         out = [
             f"pass 1: {self.first_pass} calls{orders} for {self.items} items, "
@@ -95,6 +102,9 @@ def plan_audit(spec: AuditSpec, project_dir: Path) -> AuditPlan:
 
     items = prepare_audit(spec, project_dir).items
     ev_spec = spec.evaluator
+    later = spec.loop.max_iterations - 1
+    if ev_spec.is_replay:
+        return AuditPlan(len(items), 1, 0, 0, later, 0, None, replay=True)
     pairwise = load_prompt_set(ev_spec.prompt).pairwise
     # the loop's pass: its read-out step (when one is applied) may read both extra orders, and the
     # loop asks the swapped order for its report's position figures (the plan's one rule decides)
@@ -139,7 +149,6 @@ def plan_audit(spec: AuditSpec, project_dir: Path) -> AuditPlan:
     per_pass = len(asked) + (len(items) if polarity is not None else 0)
     calls = main.items + (reversed_.items if reversed_ is not None else 0)
     not_stored = main.uncached + (reversed_.uncached if reversed_ is not None else 0)
-    later = spec.loop.max_iterations - 1
     no_examples = spec.memory.retrieval.max_examples == 0
     return AuditPlan(
         items=len(items),
