@@ -3,7 +3,7 @@
 The first pass is known in full before anything is sent: every item's prompt (and, as the loop asks
 them, a pair's swapped order when the spec swaps positions, and the reversed question when a
 polarity prompt is set and a read-out may read it), and the content-free calls that calibration
-``auto``, ``contextual`` or ``prior`` sends for the zero-shot block. Each is looked up in the run
+sends for the zero-shot block when a mode it tries reads them (``contextual``, ``prior``, ``auto``). Each is looked up in the run
 store, as the pass itself would, so a spec run before plans 0 calls. A later pass puts the approved
 examples in its prompts, which depend on the review: the plan gives its most calls (one an item, as
 many orders as the first) and says so, or 0 when ``max_examples = 0`` keeps examples out of the
@@ -20,9 +20,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from allure.config import AuditSpec
-
-CONTENT_FREE_MODES = ("auto", "contextual", "prior")
-"""Calibration modes that send content-free calls (``offset`` fits on the audit items alone)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +82,15 @@ class AuditPlan:
         return out
 
 
+def _sends_content_free(mode: str) -> bool:
+    """Whether a pass calibrated by ``mode`` sends content-free calls: as the pass decides, when a mode
+    it tries reads ``p_cf`` (``auto`` tries every registered mode)."""
+    from allure.calibrations import AUTO, NONE, calibrator_class, mode_names
+
+    tried = mode_names() if mode == AUTO else [] if mode == NONE else [mode]
+    return any(calibrator_class(m).reads_p_cf for m in tried)
+
+
 def plan_audit(spec: AuditSpec, project_dir: Path) -> AuditPlan:
     """Count ``spec``'s calls against ``project_dir``'s run store (see the module); sends nothing.
 
@@ -131,7 +137,7 @@ def plan_audit(spec: AuditSpec, project_dir: Path) -> AuditPlan:
     )
     asked = [*items, *swapped_order(items, spec.label_set)] if swap else list(items)
     free = []
-    if ev_spec.applied_calibration in CONTENT_FREE_MODES and items:
+    if _sends_content_free(ev_spec.applied_calibration) and items:
         free = [content_free_item(items[0], "plan", k, text) for k, text in enumerate(CONTENT_FREE)]
     with ExitStack() as stack:
         where = project_dir
