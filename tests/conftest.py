@@ -103,9 +103,11 @@ _PROCESS_STARTERS = (
 )
 
 
-_PROBES = {"lscpu"}
-"""Programs a library runs to read the machine (joblib's count of physical cores), not a process a
-test starts: allowed under ``--forbid-processes``."""
+_PROBES = {"lscpu", "fc-list"}
+"""Programs a library runs to read the machine (joblib's count of physical cores; matplotlib's list
+of the system's fonts, once, when it first builds its font cache on a new machine: 16 tests of a fresh
+machine's first `make check` failed on it), not a process a test starts: allowed under
+``--forbid-processes``."""
 
 
 def _probe(argv: object) -> bool:

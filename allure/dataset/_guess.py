@@ -107,9 +107,46 @@ def guess_spec(path: str | Path) -> Guess:
         g.columns["response"] = text[-1]
         g.notes["response"] = f"no usual name found; took '{text[-1]}', the last long-text column: check it"
     drop_foreign_recorded(g, rows)
+    _label_column_by_values(g, rows, taken)
     guess_labels(g, rows)
     _guess_shape(g)
     return g
+
+
+def _label_column_by_values(g: Guess, rows: list[dict[str, Any]], taken: set[str]) -> None:
+    """No column is named like a label or a gold answer: take the one column whose values look like
+    labels (a few short values that recur: "yes"/"no", 0/1), with a note to check it; with several
+    such columns, name them and map none (which is the reference is the user's to say)."""
+    if {"gold_label", "recorded_label", "gold_answers"} & g.columns.keys() or {
+        "gold_label",
+        "recorded_label",
+    } & g.notes.keys():
+        return  # found by name, or a named column was refused with its reason (that note stands)
+    found = [
+        c for c in g.all_columns if c not in taken and c not in g.columns.values() and _recurring(rows, c)
+    ]
+    if len(found) == 1:
+        g.columns["gold_label"] = found[0]
+        taken.add(found[0])
+        g.notes["gold_label"] = (
+            f"no usual name found; took '{found[0]}', the one column whose values look like labels: check it "
+            "holds the reference labels (not the judge's)"
+        )
+    elif found:
+        g.notes["gold_label"] = (
+            f"columns {', '.join(repr(c) for c in found)} hold values that look like labels; map the one "
+            "with the reference labels here"
+        )
+
+
+def _recurring(rows: list[dict[str, Any]], column: str) -> bool:
+    """Label-like values of which there are 2 to 20 distinct, each seen about twice or more (an id or a
+    free number column does not qualify)."""
+    if not_labels(rows, column):
+        return False
+    values = [v for v in column_values(rows, column) if not isinstance(v, list | dict)]
+    distinct = {str(v) for v in values}
+    return 2 <= len(distinct) <= min(MAX_GUESSED_LABELS, max(2, len(values) // 2))
 
 
 def _guess_shape(g: Guess) -> None:
@@ -142,6 +179,9 @@ def _guess_shape(g: Guess) -> None:
     source = c.get("gold_label") or c.get("recorded_label") or (g.gold_score or {}).get("column", "")
     g.notes["shape"] = (
         "a label column and no second response or rubric: reference_free (no answer in the prompt)"
+        if source
+        else "no label column, gold answers, second response or rubric: reference_free; map the reference "
+        "labels (gold_label) or gold answers before auditing"
     )
     if g.gold_score is not None:
         g.rubric = f"1: the response is correct and consistent with the task; 0: it is not (dataset column '{source}')."

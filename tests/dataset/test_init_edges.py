@@ -153,3 +153,42 @@ def test_true_and_false_become_synonyms_that_say_so(tmp_path: Path) -> None:
 def test_a_rubric_names_no_empty_column(tmp_path: Path) -> None:
     _, doc = init(tmp_path, write_jsonl(tmp_path / "d.jsonl", _rows([None] * 4)))
     assert "column ''" not in doc["evaluator"].get("rubric", "")
+
+
+def test_an_unnamed_label_column_is_found_by_its_values(tmp_path: Path) -> None:
+    """No column is named like a label: the one whose values recur as a few short words is taken, said,
+    and the audit loads with it; a numeric id-like column beside it is not taken."""
+    rows = [
+        {
+            "item_id": 1000 + i,
+            "prompt": f"question number {i} asked here",
+            "model_answer": f"a long response number {i} here",
+            "human_says_hallucinated": "yes" if i % 4 == 0 else "no",
+            "seconds": 10 + i,
+        }
+        for i in range(40)
+    ]
+    spec, doc = init(tmp_path, write_jsonl(tmp_path / "own.jsonl", rows))
+    assert doc["dataset"]["columns"]["gold_label"] == "human_says_hallucinated"
+    assert sorted(doc["label_set"]) == ["no", "yes"] and doc["positive_label"] == "yes"
+    text = spec.read_text(encoding="utf-8")
+    assert "the one column whose values look like labels" in text
+    assert "no label column" not in text
+    items = load_items(load_spec(spec).dataset, base_dir=tmp_path, label_set=doc["label_set"])
+    assert sum(it.gold_label == "yes" for it in items) == 10
+
+
+def test_two_label_like_columns_are_named_and_neither_is_guessed(tmp_path: Path) -> None:
+    rows = [
+        {
+            "model_answer": f"a long response number {i} here",
+            "human_flag": "ok" if i % 3 else "bad",
+            "reviewer_flag": "ok" if i % 2 else "bad",
+        }
+        for i in range(30)
+    ]
+    spec, doc = init(tmp_path, write_jsonl(tmp_path / "two.jsonl", rows))
+    assert "gold_label" not in doc["dataset"]["columns"]
+    text = spec.read_text(encoding="utf-8")
+    assert "'human_flag', 'reviewer_flag' hold values that look like labels" in text
+    assert "no label column, gold answers, second response or rubric" in text
