@@ -74,23 +74,23 @@ def own_counts(ctx: AuditContext, run_id: str, it: int, excluded: Mapping[str, l
 
 
 def decision_data(ctx: AuditContext, run_id: str) -> str:
-    """``decision data: 100 audit items, 5 folds, cross-fitted; 12 '1'`` (the rarest label's count),
-    or ``decision data: the dev split, 30 items; 3 '1'`` with ``folds = 0``."""
+    """``decision data: 100 audit items (0: 88, 1: 12), 5 folds, cross-fitted``, or ``decision data:
+    the dev split, 30 items (0: 27, 1: 3)`` with ``folds = 0``: the items with a reference label and
+    how many hold each label (the rarest is what a decision's power rests on)."""
     refs = ctx.references(run_id)
     ids = ctx.decision_ids(run_id)
     known = [r for i in ids if (r := refs.get(i)) is not None]
     folds = ctx.folds(run_id)
+    counts = _label_counts(list(ctx.spec.label_set), known)
     where = (
-        f"{len(known)} audit items, {len(set(folds.values()))} folds, cross-fitted"
+        f"{len(known)} audit items{counts}, {len(set(folds.values()))} folds, cross-fitted"
         if folds
-        else f"the dev split, {len(known)} items"
+        else f"the dev split, {len(known)} items{counts}"
     )
-    return f"decision data: {where}{_rarest(list(ctx.spec.label_set), known)}"
+    return f"decision data: {where}"
 
 
-def _rarest(labels: list[Label], known: list[Label]) -> str:
+def _label_counts(labels: list[Label], known: list[Label]) -> str:
     if not known:
         return ""
-    counts = {lab: sum(1 for r in known if r == lab) for lab in labels}
-    rare = min(counts, key=lambda lab: counts[lab])
-    return f"; {counts[rare]} {str(rare)!r}"
+    return " (" + ", ".join(f"{lab}: {sum(1 for r in known if r == lab)}" for lab in labels) + ")"

@@ -257,8 +257,8 @@ class ReportData(BaseModel):
     (its memory version, calibration and read-out) against the zero-shot pass's *parsed* labels (before
     any calibration or read-out); ``None`` when nothing is held out or no pass was zero-shot."""
     decision_data: str | None = None
-    """What the loop's decisions read (``decision data: 100 audit items, 5 folds, cross-fitted; 12
-    'yes'``, or the dev split's size); ``None``: an older run."""
+    """What the loop's decisions read (``decision data: 100 audit items (no: 88, yes: 12), 5 folds,
+    cross-fitted``, or the dev split's size); ``None``: an older run."""
     decisions: str | None = None
     """The run's declared family of adoption decisions and how many one-sided tests it ran
     (``decisions: 8 candidates declared, family-wise alpha 0.05 (...); 5 tested``, issue 41);

@@ -88,10 +88,10 @@ def test_cross_fitting_refuses_a_noisy_rise_of_a_memory_worse_on_held_out(tmp_pa
     assert "a rise not significant at alpha" in reason and "the memory's share of the run's 0.05" in reason
     assert "n = 40" in reason and run.info["decisions"].startswith("decisions: ")
     n_pos = sum(kind[i] == 0 for i in audit)
-    assert run.info["decision_data"] == f"decision data: 40 audit items, 5 folds, cross-fitted; {n_pos} '1'"
-    assert "decision data: 40 audit items, 5 folds, cross-fitted" in out
+    line = f"decision data: 40 audit items (0: {40 - n_pos}, 1: {n_pos}), 5 folds, cross-fitted"
+    assert run.info["decision_data"] == line and line in out
     md = (Path(run.run_dir) / "report.md").read_text()
-    assert "- Decision data: 40 audit items, 5 folds, cross-fitted" in md and "- Guard: " in md
+    assert "- D" + line[1:] in md and "- Guard: " in md
     assert "no memory version beat it on the audit split out of fold" in md
 
 
@@ -133,7 +133,10 @@ def test_cross_fitting_adopts_a_memory_the_dev_split_cannot_tell_at_the_same_cal
             n_pos = sum(refs[i] == 1 for i in dev)
             assert run.info["active_iteration"] == 1, run.info
             assert len(dev) == 12 and n_pos < 10 and f"dev holds {n_pos} '1' item" in run.info["guard_2"]
-            assert run.info["decision_data"] == f"decision data: the dev split, 12 items; {n_pos} '1'"
+            assert (
+                run.info["decision_data"]
+                == f"decision data: the dev split, 12 items (0: {12 - n_pos}, 1: {n_pos})"
+            )
             # the dev split's memory block, and one block for each mined audit item without its own
             # example (the dev split's items were never mined; no item is shown its own example)
             own = report["iterations"][1]["own_excluded"]
