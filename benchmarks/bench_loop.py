@@ -34,9 +34,18 @@ seconds a call; ``--plan`` stops there.
 Written: ``benchmarks/results/loop.md``, one ``primary:`` line per task and draw (the pre-registered
 comparison, from report.json ``primary``), what the run adopted and why, calls and wall time.
 
+Registrations. ``--registration benchmarks/preregistered_2.toml`` runs registration 2: the rule this
+checkout ships, on new draws of the tasks with items enough (``new_items_after``: no item of an
+earlier registration's draws; :data:`POOLS`), its draws' files named ``loop.r2-<task>-d<n>.*``, its
+results ``loop_r2.md`` and its README table between markers of its own; and its registered
+``secondary`` arms (:data:`SECONDARY`: the loop with the memory as a vote only), each run after the
+draw's default run in the same project and compared with the zero-shot judge and with the loop's
+judge on the held-out items, Holm over a draw's secondary comparisons.
+
 Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_loop.py --plan
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_loop.py --registration benchmarks/preregistered_2.toml --plan
     PYTHONPATH=. .venv/bin/python benchmarks/bench_loop.py --tasks cb,summeval [--max-new-calls 2000]
 """
 
@@ -89,10 +98,12 @@ class Draw:
     number: int
     ids: list[str]
     seed: int
+    prefix: str = ""
+    """The registration's key prefix (``r2-``; registration 1's draws have none)."""
 
     @property
     def key(self) -> str:
-        return f"{self.task}-d{self.number}"
+        return f"{self.prefix}{self.task}-d{self.number}"
 
 
 @dataclass(frozen=True)
@@ -169,18 +180,24 @@ def cogeval_rows() -> dict[str, dict[str, Any]]:
     return rows
 
 
-def cogeval_draws(pre: dict[str, Any]) -> list[list[str]]:
-    """Draw 1: the strategies bench's 600 (responses of at most 200 characters, evenly across problem
-    types); draw 2: 600 other items under the same rule, seeded."""
+def cogeval_pool(pre: dict[str, Any]) -> tuple[list[str], dict[str, str] | None]:
+    """CogEval's items under the registered response length, drawn evenly across problem types."""
     from allure.dataset import DatasetSpec, load_items
 
-    first = _snapshot_ids("cogeval")
     spec = DatasetSpec(
         path=str(_need(COGEVAL)), format="cogeval", max_response_chars=pre["max_response_chars"]
     )
-    items = {it.id: it for it in load_items(spec) if it.id not in set(first)}
-    strata = {i: str(it.problem_type) for i, it in items.items()}
-    return [first, _sample(list(items), pre["draw_size"], pre["draw_seeds"][1], strata)]
+    items = load_items(spec)
+    return [it.id for it in items], {it.id: str(it.problem_type) for it in items}
+
+
+def cogeval_draws(pre: dict[str, Any]) -> list[list[str]]:
+    """Draw 1: the strategies bench's 600 (responses of at most 200 characters, evenly across problem
+    types); draw 2: 600 other items under the same rule, seeded."""
+    first = _snapshot_ids("cogeval")
+    ids, strata = cogeval_pool(pre)
+    rest = [i for i in ids if i not in set(first)]
+    return [first, _sample(rest, pre["draw_size"], pre["draw_seeds"][1], strata)]
 
 
 def write_cogeval(project: Path, ids: list[str]) -> Path:
@@ -195,12 +212,16 @@ def write_cogeval(project: Path, ids: list[str]) -> Path:
     return out
 
 
+def halueval_pool(pre: dict[str, Any]) -> tuple[list[str], dict[str, str] | None]:
+    """HaluEval's lines (items are named by line), drawn without strata."""
+    with open(_need(HALUEVAL), encoding="utf-8") as fh:
+        return [f"line-{n}" for n, line in enumerate(fh, start=1) if line.strip()], None
+
+
 def halueval_draws(pre: dict[str, Any]) -> list[list[str]]:
     """Draw 1: the strategies bench's 600; draw 2: 600 other lines, seeded (items are named by line)."""
     first = _snapshot_ids("halueval")
-    with open(_need(HALUEVAL), encoding="utf-8") as fh:
-        every = [f"line-{n}" for n, line in enumerate(fh, start=1) if line.strip()]
-    rest = sorted(set(every) - set(first))
+    rest = sorted(set(halueval_pool(pre)[0]) - set(first))
     return [first, _sample(rest, pre["draw_size"], pre["draw_seeds"][1])]
 
 
@@ -225,13 +246,42 @@ def _zhao_rows(task: str) -> dict[str, dict[str, Any]]:
     return rows
 
 
+def rte_pool(pre: dict[str, Any]) -> tuple[list[str], dict[str, str] | None]:
+    """RTE's 2,767 labelled pairs (train and validation), drawn stratified by label."""
+    rows = _zhao_rows("rte")
+    return list(rows), {i: r["label"] for i, r in rows.items()}
+
+
 def rte_draws(pre: dict[str, Any]) -> list[list[str]]:
     """Two disjoint draws of 600 of RTE's 2,767 labelled pairs, stratified by label, seeded."""
-    rows = _zhao_rows("rte")
-    labels = {i: r["label"] for i, r in rows.items()}
-    first = _sample(list(rows), pre["draw_size"], pre["draw_seeds"][0], labels)
-    rest = [i for i in rows if i not in set(first)]
-    return [first, _sample(rest, pre["draw_size"], pre["draw_seeds"][1], labels)]
+    return fresh_draws(rte_pool(pre), pre, set())
+
+
+def fresh_draws(
+    pool: tuple[list[str], dict[str, str] | None], pre: dict[str, Any], exclude: set[str]
+) -> list[list[str]]:
+    """One seeded draw of ``draw_size`` per ``draw_seeds`` from the pool's ids not in ``exclude``, each
+    disjoint from the draws before it (stratified as the pool says)."""
+    ids, strata = pool
+    rest, out = [i for i in ids if i not in exclude], []
+    for seed in pre["draw_seeds"]:
+        if len(rest) < pre["draw_size"]:
+            raise SystemExit(
+                f"{len(rest)} items left for a draw of {pre['draw_size']}: fewer draws, or smaller"
+            )
+        draw = _sample(rest, pre["draw_size"], seed, strata)
+        out.append(draw)
+        taken = set(draw)
+        rest = [i for i in rest if i not in taken]
+    return out
+
+
+POOLS: dict[str, Callable[[dict[str, Any]], tuple[list[str], dict[str, str] | None]]] = {
+    "cogeval": cogeval_pool,
+    "halueval": halueval_pool,
+    "rte": rte_pool,
+}
+"""The tasks with items enough for new draws (a later registration's), and how each is drawn."""
 
 
 def _write_zhao(task: str) -> Callable[[Path, list[str]], Path]:
@@ -376,7 +426,30 @@ TASKS = {
 
 
 def prereg() -> dict[str, Any]:
+    """The registration the bench runs (``--registration``; default ``benchmarks/preregistered.toml``)."""
     return tomllib.loads(PREREG.read_text())
+
+
+def key_prefix() -> str:
+    """Its draws' key prefix (``r2-``): a later registration's draws are files of their own."""
+    return str(prereg().get("key_prefix", ""))
+
+
+def draws_of(name: str, pre: dict[str, Any]) -> list[list[str]]:
+    """The ids of each draw of task ``name``: registration 1's own rule per task, or, for a registration
+    naming ``new_items_after``, seeded draws of the items none of those registrations drew."""
+    tpre = pre["task"][name]
+    earlier = pre.get("new_items_after")
+    if not earlier:
+        return TASKS[name].draws(tpre)
+    if name not in POOLS:
+        raise SystemExit(f"{name}: no items beyond the ones drawn before (new draws: {', '.join(POOLS)})")
+    used: set[str] = set()
+    for rel in earlier:
+        old = tomllib.loads((ROOT / rel).read_text())
+        if name in old.get("task", {}):
+            used.update(i for draw in TASKS[name].draws(old["task"][name]) for i in draw)
+    return fresh_draws(POOLS[name](tpre), tpre, used)
 
 
 def rule_changed(commit: str) -> str:
@@ -457,7 +530,7 @@ def open_project(task: Task, draw: Draw, root: Path) -> Path:
         return project
     db.parent.mkdir(parents=True, exist_ok=True)
     seed = saved(draw.key)
-    if not seed.is_file() and draw.number == 1 and task.name in ("cogeval", "halueval"):
+    if not seed.is_file() and not draw.prefix and draw.number == 1 and task.name in ("cogeval", "halueval"):
         seed = snapshot(task.name)
     if seed.is_file():
         with gzip.open(seed, "rb") as src, open(db, "wb") as dst:
@@ -595,10 +668,167 @@ def run_one(p: Planned, *, reread: bool = False) -> Result:
     return Result(p, outcome.run_id, report, wall, len(starts))
 
 
+# ---- a registration's secondary comparisons --------------------------------------------------------
+
+
+def vote_only_spec(raw: dict[str, Any]) -> dict[str, Any]:
+    """The draw's spec with ``[memory.retrieval] max_examples = 0``: pass 2's prompts carry no example
+    (they are pass 1's: the store answers them) and its read-out reads the approved examples' vote."""
+    out = json.loads(json.dumps(raw))
+    memory = out.setdefault("memory", {})
+    memory["retrieval"] = {**memory.get("retrieval", {}), "max_examples": 0}
+    return out
+
+
+SECONDARY: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
+    "vote_only": ("vote only", vote_only_spec),
+}
+"""A registration's ``secondary`` arms: a name, its title and the spec it runs (the same loop, another
+setting). Each is compared with the zero-shot judge and with the loop's judge on the held-out items."""
+
+
+def final_heldout(project: Path, run_id: str) -> dict[str, tuple[Any, Any, str]]:
+    """Held-out item id -> (reference label, the run's final judge's label, its task group), as the
+    run's primary comparison reads them (the active pass's labels, after calibration and read-out)."""
+    from allure.dataset import task_groups
+    from allure.store import open_project_store
+
+    store = open_project_store(project, create=False)
+    try:
+        info = store.get_run(run_id).info
+        final = store.verdicts(run_id, int(info["active_iteration"]))
+        held = store.items(run_id, split="heldout")
+        refs = store.reference_labels(run_id)
+    finally:
+        store.close()
+    groups = task_groups(held)
+    return {
+        it.id: (refs.get(it.id), final[it.id].label if it.id in final else None, groups[it.id]) for it in held
+    }
+
+
+def versus(
+    a: dict[str, tuple[Any, Any, str]], b: dict[str, tuple[Any, Any, str]], *, objective: str, labels: Any
+) -> dict[str, Any]:
+    """B's final judge against A's on their common held-out items with a reference label: the product's
+    paired comparison (two-sided; the responses to one task one unit)."""
+    from allure.metrics import objective_difference
+
+    ids = sorted(i for i in set(a) & set(b) if a[i][0] is not None)
+    cmp = objective_difference(
+        [a[i][0] for i in ids],
+        [a[i][1] for i in ids],
+        [b[i][1] for i in ids],
+        objective=objective,  # type: ignore[arg-type]
+        labels=labels,
+        groups=[a[i][2] for i in ids],
+    )
+    keep = ("objective", "n", "value_a", "value_b", "delta", "ci_low", "ci_high", "p_value", "alternative")
+    return {k: getattr(cmp, k) for k in keep} | {"n_discordant": cmp.n_discordant}
+
+
+def secondary_of(p: Planned, r: Result) -> dict[str, Any] | None:
+    """The registration's secondary arms on the draw (none: ``None``): each one ``allure.audit`` of its
+    spec in the draw's project (from an empty memory; the store answers what the draw's calls asked),
+    compared with the zero-shot judge (its report's primary) and with the loop's judge, Holm over all
+    of a draw's secondary comparisons."""
+    names = prereg().get("secondary") or []
+    if not names:
+        return None
+    from allure.metrics import holm_adjust
+
+    objective = prereg()["task"][p.task.name]["objective"]
+    default = final_heldout(p.project, r.run_id)
+    got: dict[str, Any] = {}
+    for name in names:
+        title, make = SECONDARY[name]
+        fresh_memory(p.project)
+        t0 = time.perf_counter()
+        with saving(p.project, p.draw.key):
+            outcome = allure.audit(make(p.spec), project=p.project)
+        report = allure.open_project(p.project).run(outcome.run_id).report()
+        got[name] = {
+            "title": title,
+            "run_id": outcome.run_id,
+            "vs_zero_shot": dict((report.get("primary") or {}).get("objective") or {}),
+            "vs_loop": versus(
+                default,
+                final_heldout(p.project, outcome.run_id),
+                objective=objective,
+                labels=p.spec.get("label_set"),
+            ),
+            "adopted": adopted_cell({"report": table_facts(report)}),
+            "calls": sum(int(it.get("calls") or 0) for it in report.get("iterations") or []),
+            "wall_s": round(time.perf_counter() - t0, 1),
+        }
+    tests = [(c, k) for c in got.values() for k in ("vs_zero_shot", "vs_loop")]
+    p_values = [c[k].get("p_value") for c, k in tests]
+    adjusted = holm_adjust([1.0 if v is None else float(v) for v in p_values])
+    for (c, k), adj in zip(tests, adjusted, strict=True):
+        c[k]["p_holm"] = adj
+    return got
+
+
+def secondaries_of(p: Planned, r: Result) -> dict[str, Any] | None:
+    """:func:`secondary_of`; a failure is said and leaves them out (the primary record stands)."""
+    try:
+        return secondary_of(p, r)
+    except Exception as exc:  # noqa: BLE001
+        print(f"note: {p.draw.key}: the secondary arms failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
+
+
+def _comparison(o: dict[str, Any]) -> str:
+    return (
+        f"{str(o.get('objective', '-')).replace('_', ' ')} {_f(o.get('value_a'))} -> {_f(o.get('value_b'))}, "
+        f"delta {_f(o.get('delta'), '+.3f')} [95% CI {_f(o.get('ci_low'), '+.3f')}, {_f(o.get('ci_high'), '+.3f')}], "
+        f"p = {_f(o.get('p_value'), '.3g')}, Holm p = {_f(o.get('p_holm'), '.3g')}, n = {o.get('n', '-')}"
+    )
+
+
+def secondary_lines(key: str, secondary: dict[str, Any] | None) -> list[str]:
+    """The section's registered secondary lines (Holm over the draw's secondary comparisons)."""
+    out = []
+    for c in (secondary or {}).values():
+        out += [
+            f"secondary: {key}: {c['title']} against the zero-shot judge: {_comparison(c['vs_zero_shot'])}",
+            f"secondary: {key}: {c['title']} against the loop's judge: {_comparison(c['vs_loop'])}",
+            f"- {c['title']} (run `{c['run_id']}`): adopted {c['adopted']}; calls sent {c['calls']}, "
+            f"{float(c['wall_s']) / 60:.0f} min",
+        ]
+    return out
+
+
+def secondary_table(recs: list[dict[str, Any]]) -> list[str]:
+    """The registered secondary comparisons, one row per draw and arm (none recorded: no table)."""
+    rows = [(rec["key"], c) for rec in recs for c in (rec.get("secondary") or {}).values()]
+    if not rows:
+        return []
+
+    def cell(o: dict[str, Any]) -> str:
+        return (
+            f"{_f(o.get('value_a'))} -> {_f(o.get('value_b'))}, {_f(o.get('delta'), '+.3f')} "
+            f"[{_f(o.get('ci_low'), '+.3f')}, {_f(o.get('ci_high'), '+.3f')}], p {_f(o.get('p_value'), '.3g')} "
+            f"(Holm {_f(o.get('p_holm'), '.3g')})"
+        )
+
+    return [
+        "| task, draw | secondary arm | against the zero-shot judge | against the loop's judge | adopted | calls sent |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {key} | {c['title']} | {cell(c['vs_zero_shot'])} | {cell(c['vs_loop'])} | {c['adopted']} | {c['calls']} |"
+            for key, c in rows
+        ),
+        "",
+    ]
+
+
 # ---- the results file ------------------------------------------------------------------------------
 
 
-def section(r: Result, off_rule: bool, arms: dict[str, Any] | None = None) -> str:
+def section(
+    r: Result, off_rule: bool, arms: dict[str, Any] | None = None, secondary: dict[str, Any] | None = None
+) -> str:
     d = r.planned.draw
     tag = " (exploratory: the rule differs from the pre-registered commit)" if off_rule else ""
     decisions = str(r.report.get("decisions") or "-").removeprefix("decisions: ")
@@ -607,6 +837,7 @@ def section(r: Result, off_rule: bool, arms: dict[str, Any] | None = None) -> st
             f"### {r.planned.task.title}, draw {d.number} ({len(d.ids)} items, split seed {d.seed}; run `{r.run_id}`)",
             "",
             f"primary: {d.key}: {primary_line(r)}{tag}",
+            *secondary_lines(d.key, secondary),
             "",
             *choice_lines(r.report),
             memory_line(r.report),
@@ -709,6 +940,7 @@ def record(
     commit: str,
     arms: dict[str, Any] | None = None,
     made: dict[str, Any] | None = None,
+    secondary: dict[str, Any] | None = None,
 ) -> None:
     """The draw's section and figures, kept beside its calls (``loop.<task>-d<draw>.json``): the
     results file is rebuilt from every draw run so far, whichever sitting ran it. ``made``: the
@@ -731,7 +963,8 @@ def record(
         "server_starts": r.server_starts,
         "arms": arms,
         "arms_commit": commit if arms else None,
-        "section": section(r, off_rule, arms),
+        "secondary": secondary,
+        "section": section(r, off_rule, arms, secondary),
     }
     if made is not None:
         out["reproduced"] = (
@@ -835,8 +1068,30 @@ def records() -> list[dict[str, Any]]:
 
 def all_keys() -> list[str]:
     """The pre-registered draws, in the tasks' order."""
-    pre = prereg()["task"]
-    return [f"{t}-d{d}" for t in TASKS for d in range(1, len(pre[t].get("draw_seeds", [0])) + 1)]
+    pre, prefix = prereg()["task"], key_prefix()
+    return [
+        f"{prefix}{t}-d{d}"
+        for t in TASKS
+        if t in pre
+        for d in range(1, len(pre[t].get("draw_seeds", [0])) + 1)
+    ]
+
+
+def results_file() -> Path:
+    """The registration's results file (``loop.md``; a later registration names its own)."""
+    return RESULTS / str(prereg().get("results", "loop.md"))
+
+
+def table_markers() -> tuple[str, str]:
+    """README's markers around the registration's table (registration 1's are :data:`TABLE_BEGIN`
+    and :data:`TABLE_END`)."""
+    name = key_prefix().rstrip("-")
+    if not name:
+        return TABLE_BEGIN, TABLE_END
+    return (
+        f"<!-- bench_loop's table, registration {name}: written by benchmarks/bench_loop.py from its records -->",
+        f"<!-- end of bench_loop's table, registration {name} -->",
+    )
 
 
 def not_run(recs: list[dict[str, Any]]) -> list[str]:
@@ -847,21 +1102,30 @@ def not_run(recs: list[dict[str, Any]]) -> list[str]:
 def write(rule: str) -> Path:
     """``loop.md`` from every draw's record, in the tasks' order; README's table too."""
     recs = records()
-    out = RESULTS / "loop.md"
+    out = results_file()
     body = [
         "# The loop as a user runs it, per task and item draw (bench_loop.py)",
         "",
-        f"Pre-registered in `benchmarks/preregistered.toml` (decision rule at commit {rule}). "
-        f"{len(recs)} draws run so far: "
-        + ", ".join(f"{r['key']} at {r['commit']} ({r['written']})" for r in recs)
+        f"Pre-registered in `benchmarks/{PREREG.name}` (decision rule at commit {rule}). "
+        f"{len(recs)} draws run so far"
+        + "".join(
+            f"{', ' if n else ': '}{r['key']} at {r['commit']} ({r['written']})" for n, r in enumerate(recs)
+        )
         + f". Not yet run: {', '.join(not_run(recs)) or 'none'}.",
         "",
         "Each `primary:` line is the run's pre-registered comparison read from its report.json: the loop's "
         "final judge against the zero-shot judge's parsed labels on the held-out split, the task's objective, "
-        "alpha 0.05, two-sided. Everything else is exploratory.",
+        "alpha 0.05, two-sided. "
+        + (
+            "Each `secondary:` line is registered too (Holm over a draw's secondary comparisons). "
+            if prereg().get("secondary")
+            else ""
+        )
+        + "Everything else is exploratory.",
         "",
         *table(recs),
         "",
+        *secondary_table(recs),
         *(r["section"] for r in recs),
     ]
     out.write_text("\n".join(body))
@@ -874,25 +1138,35 @@ def write_readme(recs: list[dict[str, Any]]) -> None:
     if not README.is_file():
         return
     text = README.read_text()
-    if TABLE_BEGIN not in text or TABLE_END not in text:
+    begin, end = table_markers()
+    if begin not in text or end not in text:
         return
-    head, rest = text.split(TABLE_BEGIN, 1)
-    tail = rest.split(TABLE_END, 1)[1]
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
     missing = not_run(recs)
     block = [
         "",
         *table(recs),
         "",
+        *secondary_table(recs),
         f"{len(recs)} of {len(all_keys())} pre-registered draws run"
         + (f"; not yet run: {', '.join(missing)}." if missing else "."),
         "",
     ]
-    README.write_text(head + TABLE_BEGIN + "\n".join(block) + TABLE_END + tail)
+    README.write_text(head + begin + "\n".join(block) + end + tail)
 
 
 def main() -> int:
+    global PREREG  # --registration: every function reads the registration it names
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tasks", default=",".join(TASKS), help=f"of {', '.join(TASKS)}")
+    ap.add_argument("--tasks", default=None, help=f"of {', '.join(TASKS)} (default: the registration's)")
+    ap.add_argument(
+        "--registration",
+        type=Path,
+        default=PREREG,
+        help="the pre-registration to run (default benchmarks/preregistered.toml; registration 2: "
+        "benchmarks/preregistered_2.toml)",
+    )
     ap.add_argument("--draws", default="1,2", help="which draws of the two-draw tasks")
     ap.add_argument("--plan", action="store_true", help="print the plan and stop")
     ap.add_argument(
@@ -911,7 +1185,9 @@ def main() -> int:
     ap.add_argument("--no-arms", action="store_true", help="leave out the exploratory arms (item 4)")
     ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "loop")
     args = ap.parse_args()
+    PREREG = args.registration.resolve()
     pre = prereg()
+    tasks = args.tasks.split(",") if args.tasks else [t for t in TASKS if t in pre["task"]]
     if args.refresh:
         for rec in records():
             path = args.project / rec["key"] / ".allure" / "runs" / str(rec.get("run_id")) / "report.json"
@@ -939,12 +1215,12 @@ def main() -> int:
             flush=True,
         )
     plans = []
-    for name in args.tasks.split(","):
+    for name in tasks:
         task, tpre = TASKS[name], pre["task"][name]
-        for number, ids in enumerate(task.draws(tpre), start=1):
+        for number, ids in enumerate(draws_of(name, pre), start=1):
             if len(tpre.get("draw_seeds", [0])) > 1 and str(number) not in args.draws.split(","):
                 continue
-            draw = Draw(name, number, ids, tpre["split_seeds"][number - 1])
+            draw = Draw(name, number, ids, tpre["split_seeds"][number - 1], key_prefix())
             project = open_project(task, draw, args.project)
             data = task.write(project, ids)
             plans.append(plan(task, draw, project, audit_spec(task, data, pre, draw.seed)))
@@ -1012,7 +1288,13 @@ def main() -> int:
         else:
             # the checkout's allure/ is the rule's when unchanged (a worktree of a later commit with
             # allure/ checked out at the rule's commit, so that the bench is the latest): say so
-            record(r, bool(changed), head if changed else f"{head}, allure/ at {pre['rule_commit']}", arms)
+            record(
+                r,
+                bool(changed),
+                head if changed else f"{head}, allure/ at {pre['rule_commit']}",
+                arms,
+                secondary=secondaries_of(p, r),
+            )
         print(load_record(p.draw.key)["section"], flush=True)  # type: ignore[index]
         print(f"wrote {write(pre['rule_commit'])}", flush=True)
     return 1 if failed else 0

@@ -39,11 +39,22 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_loop import TASKS, Draw, adopted_cell, audit_spec, prereg, records, restore_tokens, table_facts  # noqa: E402
+from bench_loop import (  # noqa: E402
+    TASKS,
+    Draw,
+    adopted_cell,
+    audit_spec,
+    final_heldout,
+    prereg,
+    records,
+    restore_tokens,
+    table_facts,
+    versus,
+    vote_only_spec,
+)
 from stored_calls import ServerRefused, fresh_project, server_starts  # noqa: E402
 
 import allure  # noqa: E402
-from allure.store import open_project_store  # noqa: E402
 
 VARIANTS = ("default", "vote only")
 NOT_STORED = (
@@ -68,10 +79,7 @@ def spec_for(key: str, variant: str, project: Path) -> dict[str, Any]:
     ids = task.draws(tpre)[int(number) - 1]
     draw = Draw(name, int(number), ids, tpre["split_seeds"][int(number) - 1])
     raw = audit_spec(task, task.write(project, ids), pre, draw.seed)
-    if variant == "vote only":
-        memory = raw.setdefault("memory", {})
-        memory["retrieval"] = {**memory.get("retrieval", {}), "max_examples": 0}
-    return raw
+    return vote_only_spec(raw) if variant == "vote only" else raw
 
 
 def run(key: str, variant: str, root: Path) -> dict[str, Any]:
@@ -87,14 +95,6 @@ def run(key: str, variant: str, root: Path) -> dict[str, Any]:
     with server_starts(refuse=True):
         outcome = allure.audit(raw, project=project)
     report = allure.open_project(project).run(outcome.run_id).report()
-    store = open_project_store(project, create=False)
-    try:
-        info = store.get_run(outcome.run_id).info
-        final = store.verdicts(outcome.run_id, int(info["active_iteration"]))
-        held = [i for i, sp in store.splits(outcome.run_id).items() if sp == "heldout"]
-        refs = store.reference_labels(outcome.run_id)
-    finally:
-        store.close()
     primary = (report.get("primary") or {}).get("objective") or {}
     return {
         "key": key,
@@ -103,27 +103,24 @@ def run(key: str, variant: str, root: Path) -> dict[str, Any]:
         "adopted": adopted_cell({"report": table_facts(report)}),
         "guard": report.get("guard") or [],
         "wall_s": time.perf_counter() - t0,
-        "heldout": {i: (refs.get(i), final[i].label if i in final else None) for i in sorted(held)},
+        "heldout": final_heldout(project, outcome.run_id),
         "labels": list(raw["label_set"]) if "label_set" in raw else None,
     }
 
 
-def versus(a: dict[str, Any], b: dict[str, Any]) -> str:
-    """The paired comparison of two runs' final judges on the same held-out items (B minus A)."""
-    from allure.metrics import objective_difference
-
-    ids = sorted(set(a["heldout"]) & set(b["heldout"]))
-    cmp = objective_difference(
-        [a["heldout"][i][0] for i in ids],
-        [a["heldout"][i][1] for i in ids],
-        [b["heldout"][i][1] for i in ids],
+def versus_row(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """The paired comparison of two runs' final judges on the same held-out items (B minus A; the
+    responses to one task one unit, as the product tests: :func:`bench_loop.versus`)."""
+    cmp = versus(
+        a["heldout"],
+        b["heldout"],
         objective=a["primary"].get("objective", "balanced_accuracy"),
         labels=a["labels"],
     )
     return (
-        f"| {a['key']} | vote only - default | {cmp.n} | {cmp.value_a:.3f} | {cmp.value_b:.3f} | "
-        f"{cmp.delta:+.3f} [{cmp.ci_low:+.3f}, {cmp.ci_high:+.3f}] | {cmp.p_value:.3g} | "
-        f"{cmp.n_discordant} items differ | |"
+        f"| {a['key']} | vote only - default | {cmp['n']} | {cmp['value_a']:.3f} | {cmp['value_b']:.3f} | "
+        f"{cmp['delta']:+.3f} [{cmp['ci_low']:+.3f}, {cmp['ci_high']:+.3f}] | {cmp['p_value']:.3g} | "
+        f"{cmp['n_discordant']} items differ | |"
     )
 
 
@@ -170,7 +167,7 @@ def main() -> int:
             print(lines[-1], flush=True)
         pair = [r for r in got if r["key"] == key]
         if len(pair) == 2:
-            lines.append(versus(*pair))
+            lines.append(versus_row(*pair))
             print(lines[-1], flush=True)
     out = RESULTS / "vote_only.md"
     out.write_text("\n".join(lines) + "\n")

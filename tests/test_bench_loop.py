@@ -241,3 +241,131 @@ def test_what_a_draw_adopted_is_its_judges_pass_not_a_refused_one() -> None:
     assert "calibration contextual (Holm p 0.00419)" in bench_loop.adopted_cell(
         {"report": bench_loop.table_facts(adopted)}
     )
+
+
+# ---- registration 2: new items, the shipped rule, a registered secondary arm ----------------------
+
+R2 = ROOT / "benchmarks" / "preregistered_2.toml"
+
+
+def _use_r2(monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setattr(bench_loop, "PREREG", R2)
+    return bench_loop.prereg()
+
+
+def test_registration_2_draws_only_new_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each task's two draws are of the registered size, disjoint, seeded, and hold no item of any
+    registration-1 draw of that task."""
+    r1 = bench_loop.prereg()
+    pre = _use_r2(monkeypatch)
+    assert pre["new_items_after"] == ["benchmarks/preregistered.toml"] and pre["secondary"] == ["vote_only"]
+    assert bench_loop.all_keys() == [f"r2-{t}-d{d}" for t in ("cogeval", "halueval", "rte") for d in (1, 2)]
+    for name in ("halueval", "rte"):
+        first, second = bench_loop.draws_of(name, pre)
+        assert len(first) == len(second) == 600 and not set(first) & set(second)
+        old = {i for draw in bench_loop.TASKS[name].draws(r1["task"][name]) for i in draw}
+        assert len(old) == 1200 and not (set(first) | set(second)) & old, name
+        assert bench_loop.draws_of(name, pre) == [first, second]  # the same draws again
+    rows = bench_loop._zhao_rows("rte")
+    for draw in bench_loop.draws_of("rte", pre):
+        shares = Counter(rows[i]["label"] for i in draw)
+        assert abs(shares["entailment"] - shares["not_entailment"]) <= 2, shares
+
+
+def test_a_task_with_no_items_left_is_refused_a_new_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    pre = {**_use_r2(monkeypatch), "task": {"cb": {"objective": "macro_f1", "split_seeds": [0]}}}
+    with pytest.raises(SystemExit, match="cb: no items beyond"):
+        bench_loop.draws_of("cb", pre)
+    small = {"draw_size": 5, "draw_seeds": [1, 2, 3]}
+    with pytest.raises(SystemExit, match="2 items left for a draw of 5"):
+        bench_loop.fresh_draws(([f"i{n}" for n in range(14)], None), small, {"i0", "i1"})
+
+
+def test_the_vote_only_spec_changes_the_retrieval_only() -> None:
+    raw = {"memory": {"retrieval": {"kind": "top_k"}}, "loop": {"max_iterations": 2}}
+    out = bench_loop.vote_only_spec(raw)
+    assert out == {
+        "memory": {"retrieval": {"kind": "top_k", "max_examples": 0}},
+        "loop": {"max_iterations": 2},
+    }
+    assert raw["memory"]["retrieval"] == {"kind": "top_k"}  # the draw's own spec is left alone
+    from allure.config import parse_spec
+
+    spec = parse_spec(
+        {"label_set": [0, 1], "dataset": {"path": "x.jsonl"}, **bench_loop.vote_only_spec({})}, source="t"
+    )
+    assert spec.memory.retrieval.max_examples == 0
+
+
+def test_versus_is_the_paired_grouped_comparison_of_two_judges() -> None:
+    """Items with no reference are left out; two judges that agree everywhere differ by nothing;
+    responses to one task are one unit (a group of moved labels is one swap)."""
+    refs = [1, 0] * 20
+    a = {f"i{n}": (refs[n], refs[n] if n % 5 else 1 - refs[n], f"g{n // 2}") for n in range(40)}
+    a["x"] = (None, 1, "gx")
+    same = bench_loop.versus(a, a, objective="balanced_accuracy", labels=[0, 1])
+    assert same["n"] == 40 and same["delta"] == 0 and same["p_value"] == 1 and same["n_discordant"] == 0
+    right = {i: (r, r, g) for i, (r, _, g) in a.items()}
+    better = bench_loop.versus(a, right, objective="balanced_accuracy", labels=[0, 1])
+    assert better["delta"] == pytest.approx(0.2) and better["n_discordant"] == 8
+    assert better["value_a"] == pytest.approx(0.8) and better["value_b"] == 1.0 and better["p_value"] < 0.05
+
+
+def test_registration_2s_results_file_readme_table_and_secondary_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registration-2 draw writes its own record and results file, its table between its own README
+    markers (registration 1's left alone), and its secondary comparisons with their Holm p."""
+    _use_r2(monkeypatch)
+    monkeypatch.setattr(bench_loop, "RESULTS", tmp_path)
+    begin, end = bench_loop.table_markers()
+    assert begin != bench_loop.TABLE_BEGIN and "registration r2" in begin
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        f"{bench_loop.TABLE_BEGIN}\nr1 table\n{bench_loop.TABLE_END}\n\n{begin}\nold\n{end}\nafter\n"
+    )
+    monkeypatch.setattr(bench_loop, "README", readme)
+    draw = bench_loop.Draw("rte", 1, ["a"], 2, bench_loop.key_prefix())
+    assert draw.key == "r2-rte-d1"
+    planned = bench_loop.Planned(bench_loop.TASKS["rte"], draw, tmp_path, {}, 0, 0, 3.0)
+    primary = {"objective": "balanced_accuracy", "n": 300, "value_a": 0.5, "value_b": 0.74, "delta": 0.24,
+               "ci_low": 0.19, "ci_high": 0.29, "p_value": 0.0001}  # fmt: skip
+    secondary = {
+        "vote_only": {
+            "title": "vote only",
+            "run_id": "run-2",
+            "vs_zero_shot": {**primary, "value_b": 0.75, "delta": 0.25, "p_holm": 0.0002},
+            "vs_loop": {
+                **primary,
+                "value_a": 0.74,
+                "value_b": 0.75,
+                "delta": 0.01,
+                "p_value": 0.5,
+                "p_holm": 0.5,
+            },
+            "adopted": "calibration offset",
+            "calls": 0,
+            "wall_s": 30.0,
+        }
+    }
+    report = {"primary": {"objective": primary}, "iterations": [{"calls": 900, "cache_hits": 0}]}
+    result = bench_loop.Result(planned, "run-1", report, 60.0, 1)
+    bench_loop.record(result, False, "abc", secondary=secondary)
+    assert (tmp_path / "loop.r2-rte-d1.json").is_file()
+    text = bench_loop.write("abc").read_text()
+    assert (
+        bench_loop.results_file() == tmp_path / "loop_r2.md" and "`benchmarks/preregistered_2.toml`" in text
+    )
+    assert (
+        "secondary: r2-rte-d1: vote only against the zero-shot judge: balanced accuracy 0.500 -> 0.750"
+        in text
+    )
+    assert "delta +0.010 [95% CI +0.190, +0.290], p = 0.5, Holm p = 0.5, n = 300" in text
+    assert (
+        "| r2-rte-d1 | vote only | 0.500 -> 0.750, +0.250 [+0.190, +0.290], p 0.0001 (Holm 0.0002) |" in text
+    )
+    shown = readme.read_text()
+    assert shown.startswith(f"{bench_loop.TABLE_BEGIN}\nr1 table\n{bench_loop.TABLE_END}\n")
+    assert "| r2-rte-d1 (balanced accuracy) |" in shown and "old" not in shown.split(begin)[1]
+    assert "1 of 6 pre-registered draws run; not yet run: r2-rte-d2," not in shown  # tasks' order
+    assert "1 of 6 pre-registered draws run; not yet run: r2-cogeval-d1, r2-cogeval-d2," in shown
