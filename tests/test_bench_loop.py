@@ -369,3 +369,45 @@ def test_registration_2s_results_file_readme_table_and_secondary_lines(
     assert "| r2-rte-d1 (balanced accuracy) |" in shown and "old" not in shown.split(begin)[1]
     assert "1 of 6 pre-registered draws run; not yet run: r2-rte-d2," not in shown  # tasks' order
     assert "1 of 6 pre-registered draws run; not yet run: r2-cogeval-d1, r2-cogeval-d2," in shown
+
+
+def test_a_secondary_arm_runs_through_the_product_and_sends_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registration's secondary arm end to end, on recorded labels (a replay: no model): the draw's
+    default run, then the vote-only run in the same project from an empty memory, which the store
+    answers whole; both comparisons read the same held-out items, with their Holm p."""
+    from tests.test_api import SPEC
+    from tests.test_replay_unparsed import _frame
+
+    reg = tmp_path / "reg.toml"
+    reg.write_text(
+        'key_prefix = "rx-"\nsecondary = ["vote_only"]\n[task.halueval]\nobjective = "balanced_accuracy"\n'
+    )
+    monkeypatch.setattr(bench_loop, "PREREG", reg)
+    monkeypatch.setattr(bench_loop, "RESULTS", tmp_path)
+    data, project = tmp_path / "rows.jsonl", tmp_path / "project"
+    _frame(120).to_json(data, orient="records", lines=True)
+    spec = {
+        **SPEC,
+        "dataset": {**SPEC["dataset"], "path": str(data)},
+        "memory": {"location": str(project / ".allure" / "memory")},
+        "loop": {"max_iterations": 2, "heldout_fraction": 0.5, "seed": 0, "objective": "balanced_accuracy"},
+    }
+    draw = bench_loop.Draw("halueval", 1, [f"q{i}" for i in range(120)], 0, bench_loop.key_prefix())
+    planned = bench_loop.Planned(bench_loop.TASKS["halueval"], draw, project, spec, 0, 0, 3.0)
+    result = bench_loop.run_one(planned)
+    assert (tmp_path / "loop.rx-halueval-d1.db.gz").is_file()  # the draw's calls saved under its key
+    got = bench_loop.secondary_of(planned, result)
+    assert got is not None and list(got) == ["vote_only"]
+    vote = got["vote_only"]
+    assert vote["run_id"] != result.run_id and vote["calls"] == 0  # every call answered by the store
+    primary = result.report["primary"]["objective"]
+    held = bench_loop.final_heldout(project, result.run_id)
+    assert len(held) == 60 and sum(ref is not None for ref, _, _ in held.values()) == primary["n"]
+    assert vote["vs_zero_shot"]["n"] == vote["vs_loop"]["n"] == primary["n"]
+    assert (
+        vote["vs_loop"]["delta"] == 0 and vote["vs_loop"]["n_discordant"] == 0
+    )  # recorded labels: one judge
+    assert vote["vs_zero_shot"]["p_holm"] >= vote["vs_zero_shot"]["p_value"]
+    assert vote["vs_loop"]["p_holm"] == 1.0
