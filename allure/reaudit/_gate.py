@@ -344,7 +344,7 @@ def _by_type(
                     passed=True,
                     value=acc,
                     n=len(group),
-                    message=f"accuracy {acc:.3f} on {len(group)} items; no baseline yet",
+                    message=f"accuracy {acc:.3f} on {len(group)} item{'' if len(group) == 1 else 's'}; no baseline yet",
                 )
             )
         return out
