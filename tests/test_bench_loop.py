@@ -411,3 +411,20 @@ def test_a_secondary_arm_runs_through_the_product_and_sends_nothing(
     )  # recorded labels: one judge
     assert vote["vs_zero_shot"]["p_holm"] >= vote["vs_zero_shot"]["p_value"]
     assert vote["vs_loop"]["p_holm"] == 1.0
+
+
+def test_the_minimum_detectable_effect_of_a_small_set() -> None:
+    """80 % power at a two-sided 0.05 with half the labels changed: accuracy on 148 pairs 0.163;
+    balanced accuracy on 50 + 50 items 0.198, larger when one label is rare (CB's 9 neutral items)."""
+    assert bench_loop.mde({"A": 81, "B": 67}, "accuracy") == pytest.approx(0.1628, abs=1e-4)
+    assert bench_loop.mde({"0": 50, "1": 50}, "balanced_accuracy") == pytest.approx(0.1981, abs=1e-4)
+    rare = bench_loop.mde({"e": 75, "c": 69, "n": 9}, "macro_f1")
+    assert rare is not None and rare > bench_loop.mde({"e": 51, "c": 51, "n": 51}, "macro_f1")  # type: ignore[operator]
+    assert bench_loop.mde({}, "accuracy") is None
+    rec = {
+        "key": "summeval-d1",
+        "primary": {"objective": "balanced_accuracy"},
+        "report": {"n_heldout": 100, "heldout_shares": {"0": 0.5, "1": 0.5}},
+    }
+    assert bench_loop._mde_cell(rec) == "; MDE 0.20"
+    assert bench_loop._mde_cell({**rec, "key": "rte-d1"}) == ""  # a task of two draws: not a small set
