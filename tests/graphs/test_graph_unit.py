@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +184,8 @@ def test_stop_when_no_gain_reads_the_audit_split_out_of_fold_when_cross_fitted(t
     assert out["stop_reason"] == (
         f"no gain on the audit split out of fold (balanced accuracy {ba[0]:.3f} -> {ba[1]:.3f})"
     )
-    assert store.get_run(rid).info["decision_data"].startswith("decision data: 8 audit items, 5 folds")
+    line = store.get_run(rid).info["decision_data"]
+    assert re.fullmatch(r"decision data: 8 audit items \(0: \d, 1: \d\), 5 folds, cross-fitted", line), line
 
 
 @pytest.mark.slow
