@@ -730,7 +730,8 @@ def versus(
 
 def secondary_of(p: Planned, r: Result) -> dict[str, Any] | None:
     """The registration's secondary arms on the draw (none: ``None``): each one ``allure.audit`` of its
-    spec in the draw's project (from an empty memory; the store answers what the draw's calls asked),
+    spec in the draw's project (from an empty memory of its own, ``.allure/memory-<arm>``; the store
+    answers what the draw's calls asked),
     compared with the zero-shot judge (its report's primary) and with the loop's judge, Holm over all
     of a draw's secondary comparisons."""
     names = prereg().get("secondary") or []
@@ -743,10 +744,15 @@ def secondary_of(p: Planned, r: Result) -> dict[str, Any] | None:
     got: dict[str, Any] = {}
     for name in names:
         title, make = SECONDARY[name]
-        fresh_memory(p.project)
+        raw = make(p.spec)
+        # a memory of its own, empty: the default run's Chroma client may still hold the project's
+        # memory folder open in this process (deleting it underneath breaks the next open)
+        location = p.project / ".allure" / f"memory-{name}"
+        shutil.rmtree(location, ignore_errors=True)
+        raw["memory"] = {**raw.get("memory", {}), "location": str(location)}
         t0 = time.perf_counter()
         with saving(p.project, p.draw.key):
-            outcome = allure.audit(make(p.spec), project=p.project)
+            outcome = allure.audit(raw, project=p.project)
         report = allure.open_project(p.project).run(outcome.run_id).report()
         got[name] = {
             "title": title,
