@@ -183,11 +183,15 @@ def cogeval_rows() -> dict[str, dict[str, Any]]:
 
 def cogeval_pool(pre: dict[str, Any]) -> tuple[list[str], dict[str, str] | None]:
     """CogEval's items under the registered response length, drawn evenly across problem types."""
+    return _cogeval_pool(pre["max_response_chars"])
+
+
+@functools.cache
+def _cogeval_pool(max_response_chars: int) -> tuple[list[str], dict[str, str] | None]:
+    """Read once a process: a later registration's draws read the earlier one's too."""
     from allure.dataset import DatasetSpec, load_items
 
-    spec = DatasetSpec(
-        path=str(_need(COGEVAL)), format="cogeval", max_response_chars=pre["max_response_chars"]
-    )
+    spec = DatasetSpec(path=str(_need(COGEVAL)), format="cogeval", max_response_chars=max_response_chars)
     items = load_items(spec)
     return [it.id for it in items], {it.id: str(it.problem_type) for it in items}
 
@@ -197,8 +201,7 @@ def cogeval_draws(pre: dict[str, Any]) -> list[list[str]]:
     types); draw 2: 600 other items under the same rule, seeded."""
     first = _snapshot_ids("cogeval")
     ids, strata = cogeval_pool(pre)
-    rest = [i for i in ids if i not in set(first)]
-    return [first, _sample(rest, pre["draw_size"], pre["draw_seeds"][1], strata)]
+    return [first, *fresh_draws((ids, strata), {**pre, "draw_seeds": pre["draw_seeds"][1:]}, set(first))]
 
 
 def write_cogeval(project: Path, ids: list[str]) -> Path:
