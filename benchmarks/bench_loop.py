@@ -1233,7 +1233,12 @@ def main() -> int:
     ap.add_argument("--project", type=Path, default=ROOT / ".allure-bench" / "loop")
     args = ap.parse_args()
     PREREG = args.registration.resolve()
-    pre = prereg()
+    try:
+        pre = prereg()
+    except OSError as e:
+        ap.error(f"--registration {args.registration}: cannot read it ({e.strerror}); name a registration file")
+    except tomllib.TOMLDecodeError as e:
+        ap.error(f"--registration {args.registration}: not TOML ({e}); fix the file or name another")
     tasks = args.tasks.split(",") if args.tasks else [t for t in TASKS if t in pre["task"]]
     if args.refresh:
         for rec in records():

@@ -428,3 +428,19 @@ def test_the_minimum_detectable_effect_of_a_small_set() -> None:
     }
     assert bench_loop._mde_cell(rec) == "; MDE 0.20"
     assert bench_loop._mde_cell({**rec, "key": "rte-d1"}) == ""  # a task of two draws: not a small set
+
+
+@pytest.mark.parametrize(("text", "said"), [(None, "cannot read it"), ("a = [\n", "not TOML")])
+def test_a_registration_that_cannot_be_read_exits_2_naming_it(
+    text: str | None, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "prereg.toml"
+    if text is not None:
+        path.write_text(text)
+    monkeypatch.setattr(bench_loop, "PREREG", bench_loop.PREREG)  # main() rebinds it; restored after
+    monkeypatch.setattr(sys, "argv", ["bench_loop.py", "--registration", str(path), "--plan"])
+    with pytest.raises(SystemExit) as e:
+        bench_loop.main()
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--registration {path}: {said}" in err

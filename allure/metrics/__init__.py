@@ -65,7 +65,12 @@ from allure.metrics._model import (
     SplitMetrics,
 )
 from allure.metrics._objective import objective_value
-from allure.metrics._objective_difference import ObjectiveComparison, PermutationMethod, objective_difference
+from allure.metrics._objective_difference import (
+    LabelChange,
+    ObjectiveComparison,
+    PermutationMethod,
+    objective_difference,
+)
 from allure.metrics._paired import icl_helped, paired_difference
 from allure.metrics._paired_t import PairedTest, paired_t_test
 from allure.metrics._pass_records import CalibrationValues, ReadoutFit, ReadoutRecord
@@ -129,6 +134,7 @@ __all__ = [
     "MajorityBaseline",
     "OBJECTIVES",
     "Objective",
+    "LabelChange",
     "ObjectiveComparison",
     "PermutationMethod",
     "icl_effect",

@@ -63,6 +63,21 @@ _CELLS_PER_CHUNK = 1 << 20
 """Swap flags held at once while testing (patterns x items), to bound memory."""
 
 
+class LabelChange(BaseModel):
+    """How B changed the correctness of the items of one reference label against A."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    """The reference label (as text)."""
+    n: int
+    """Items with this reference."""
+    turned_right: int
+    """Items A got wrong and B right."""
+    turned_wrong: int
+    """Items A got right and B wrong."""
+
+
 class ObjectiveComparison(BaseModel):
     """Two labellings of the same items compared on an objective: paired bootstrap and permutation test."""
 
@@ -102,6 +117,60 @@ class ObjectiveComparison(BaseModel):
     """``yes`` (interval above 0 and ``p < alpha``), ``no`` (below 0 and ``p < alpha``) or ``unclear``."""
     statement: str
     """One plain sentence with the verdict, both values, ``delta``, its interval, ``p`` and ``n``."""
+    by_label: tuple[LabelChange, ...] = ()
+    """Per reference label (label-set order, labels without items left out): the items B turned
+    right and turned wrong. Empty in reports written before it was kept."""
+
+    def disagreement(self) -> str | None:
+        """Why the interval and the test disagree, in words; ``None`` when they agree.
+
+        The interval resamples items within each reference label (every label's count fixed); the
+        test swaps A's and B's labels item by item. Where B's changes run one way within each label
+        (right on most items of one label, wrong on most of another), the interval is narrow while
+        the test's null spreads as wide as all changed items: the interval can lie off 0 with
+        ``p >= alpha``. ``helped`` asks both, so such a comparison is ``unclear``.
+        """
+        if self.delta is None or self.p_value is None or self.ci_low is None or self.ci_high is None:
+            return None
+        off_zero = self.ci_low > 0 or self.ci_high < 0
+        if off_zero == (self.p_value < self.alpha):
+            return None
+        per_label = "; ".join(
+            f"reference {c.label!r}: right on {c.turned_right}, wrong on {c.turned_wrong} of {c.n}"
+            for c in self.by_label
+        )
+        changes = f" (the changes per label: {per_label})" if per_label else ""
+        if off_zero:
+            return (
+                f"the interval excludes 0 but the exact test does not reject (p = {self.p_value:.3g} >= "
+                f"{self.alpha:g}): the interval holds each label's count fixed and reads how B's changes "
+                f"run within each label, the test asks whether the {self.n_discordant} changed items could "
+                f"have gone either way{changes}; unclear, not a gain"
+            )
+        return (
+            f"the exact test rejects (p = {self.p_value:.3g} < {self.alpha:g}) but the interval includes 0"
+            f"{changes}; unclear"
+        )
+
+
+def label_changes(labs: Sequence[Label], t: IntArray, a: IntArray, b: IntArray) -> tuple[LabelChange, ...]:
+    """Per reference label (codes ``t``, labels ``labs``) with items: what B turned right and wrong
+    against A."""
+    right_a, right_b = a == t, b == t
+    out = []
+    for k, lab in enumerate(labs):
+        mine = t == k
+        n = int(mine.sum())
+        if n:
+            out.append(
+                LabelChange(
+                    label=str(lab),
+                    n=n,
+                    turned_right=int((mine & right_b & ~right_a).sum()),
+                    turned_wrong=int((mine & right_a & ~right_b).sum()),
+                )
+            )
+    return tuple(out)
 
 
 def _check_alpha(alpha: float) -> None:
@@ -224,8 +293,12 @@ def _statement(c: ObjectiveComparison, name_a: str, name_b: str) -> str:
     if c.helped != "unclear":
         direction = "better" if c.helped == "yes" else "worse"
         return f"{name_b} is significantly {direction} than {name_a} on {what} ({detail})."
+    why = c.disagreement()
     if c.p_value < c.alpha:
-        return f"{name_b} vs {name_a} on {what}: p < {c.alpha:g} but the interval spans 0 at n = {n}, unclear ({detail})."
+        why = why or f"p < {c.alpha:g} but the interval spans 0"
+        return f"{name_b} vs {name_a} on {what}: {why} at n = {n} ({detail})."
+    if why:
+        return f"{name_b} vs {name_a} on {what}: not significant at n = {n}: {why} ({detail})."
     return f"{name_b} vs {name_a} on {what}: not significant at n = {n} (alpha = {c.alpha:g}; {detail})."
 
 
@@ -367,6 +440,7 @@ def objective_difference(
     out = ObjectiveComparison(
         objective=obj,
         **paired_fields(len(t), va, vb, ci, significant=significant),
+        by_label=label_changes(labs, t, a, b),
         confidence=confidence,
         p_value=p_value,
         n_discordant=m,

@@ -345,3 +345,33 @@ def test_compare_arms_takes_the_label_set_when_no_arm_uses_the_positive_label() 
         n_resamples=50,
     )
     assert cmp.arm == "b" and cmp.accuracy.n == 0
+
+
+def test_changes_one_way_per_label_explain_an_interval_off_zero_beside_a_test_that_does_not_reject() -> None:
+    """B turns 95 of 100 'no' items right and 85 of 100 'yes' items wrong (A right on every 'yes',
+    wrong on every 'no'): the label-stratified interval lies above 0 while the sign-flip test over
+    the 180 changed items does not reject. The comparison is unclear, and says why, per label."""
+    t = ["no"] * 100 + ["yes"] * 100
+    a = ["yes"] * 100 + ["yes"] * 100
+    b = ["no"] * 95 + ["yes"] * 5 + ["no"] * 85 + ["yes"] * 15
+    c = objective_difference(t, a, b, labels=YN, n_resamples=2000)
+    assert c.delta == pytest.approx(0.05)
+    assert c.ci_low is not None and c.ci_low > 0 and c.p_value is not None and c.p_value > 0.05
+    assert c.helped == "unclear" and c.n_discordant == 180
+    assert [(x.label, x.n, x.turned_right, x.turned_wrong) for x in c.by_label] == [
+        ("no", 100, 95, 0),
+        ("yes", 100, 0, 85),
+    ]
+    why = c.disagreement()
+    assert why is not None and "excludes 0" in why and "right on 95, wrong on 0 of 100" in why
+    assert "not significant at n = 200: the interval excludes 0" in c.statement
+    agreeing = objective_difference(t, a, ["no"] * 100 + ["yes"] * 100, labels=YN, n_resamples=200)
+    assert agreeing.helped == "yes" and agreeing.disagreement() is None
+
+
+def test_a_comparison_read_from_an_older_report_has_no_label_changes() -> None:
+    c = objective_difference(["no", "yes"], ["no", "no"], ["no", "yes"], labels=YN, n_resamples=50)
+    old = c.model_dump(mode="json")
+    del old["by_label"]
+    again = type(c).model_validate(old)
+    assert again.by_label == () and again.delta == c.delta

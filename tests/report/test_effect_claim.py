@@ -104,3 +104,20 @@ def test_a_one_pass_run_never_says_the_examples_did_not_help() -> None:
         update={"objective": "balanced_accuracy", "zero_shot_iteration": 0, "active_iteration": 0}
     )
     assert "no memory version beat it" in (helped_sentence(two) or "")  # type: ignore[arg-type]
+
+
+def test_an_interval_off_zero_beside_a_test_that_does_not_reject_is_explained_per_label() -> None:
+    """Seen in the pairwise bench: the examples turn most items of one label right and most of the
+    other wrong; the label-stratified interval lies above 0 while the exact test does not reject. The
+    summary says unclear and why, with the changes per reference label."""
+    ref = ["no"] * 100 + ["yes"] * 100
+    first = ["yes"] * 200
+    last = ["no"] * 95 + ["yes"] * 5 + ["no"] * 85 + ["yes"] * 15
+    effect = icl_effect(ref, first, last, labels=["yes", "no"], pos_label="yes", n_resamples=2000)
+    data = build_report(2).model_copy(
+        update={"objective": "balanced_accuracy", "zero_shot_iteration": 0, "active_iteration": 1, "effect": effect}
+    )
+    sentence = helped_sentence(data) or ""  # type: ignore[arg-type]
+    assert "Unclear whether ICL examples helped on the held-out split (not significant at n = 200)" in sentence
+    assert "the interval excludes 0 but the exact test does not reject" in sentence
+    assert "reference 'yes': right on 0, wrong on 85 of 100; reference 'no': right on 95, wrong on 0 of 100" in sentence
