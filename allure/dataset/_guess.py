@@ -71,6 +71,13 @@ def guess_spec(path: str | Path) -> Guess:
         if fld in ("response", "task", "gold_answers", "recorded_output") and not long_text(rows, col):
             if fld == "response":
                 g.notes["response"] = f"column '{col}' holds short values; check it is the judged response"
+            elif fld == "recorded_output":
+                g.notes["recorded_output"] = (
+                    f"column '{col}' is named like the judge's recorded output but holds short values: to "
+                    "replay that judge, map it here (each value parsed as a verdict) or, when its values "
+                    "are labels of label_set, as recorded_label"
+                )
+                continue
             elif fld != "gold_answers":
                 continue
         if fld in ("gold_label", "recorded_label") and (why := not_labels(rows, col)):

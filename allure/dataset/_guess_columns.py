@@ -111,6 +111,9 @@ COLUMN_NAMES: dict[str, tuple[str, ...]] = {
         "predlabel",
         "autolabel",
         "verdictjudge",
+        "graderlabel",
+        "graderverdict",
+        "graderscore",
     ),
     "recorded_output": (
         "judgeoutput",
@@ -124,9 +127,22 @@ COLUMN_NAMES: dict[str, tuple[str, ...]] = {
         "gpt4output",
         "judgment",
         "judgement",
+        "graderoutput",
+        "graderresponse",
+        "graderraw",
+        "grader",
     ),
     "gold_label": (
         "humanlabel",
+        "humanverdict",
+        "humanannotation",
+        "human",
+        "annotatorlabel",
+        "annotator",
+        "truelabel",
+        "referencelabel",
+        "expectedlabel",
+        "groundtruthlabel",
         "goldlabel",
         "humanpreference",
         "humanwinner",
@@ -228,17 +244,50 @@ def missing_count(rows: list[dict[str, Any]], column: str) -> tuple[int, int]:
     return nulls, nans
 
 
+EXACT_ONLY = frozenset({"human", "annotator", "grader"})
+"""Names a column must carry whole: ``human_written_summary`` is no human label."""
+
+
+def word_bounds(name: str) -> set[int]:
+    """Where the words of ``name`` start and end in :func:`norm_name`'s text: at separators, at a
+    lower-to-upper case change and between letters and digits (``grader_raw``: 0, 6, 9;
+    ``humanLabel``: 0, 5, 10)."""
+    bounds, pos = {0}, 0
+    for word in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", name):
+        pos += len(word)
+        bounds.add(pos)
+    return bounds
+
+
+def _at_word(norm: str, bounds: set[int], start: int, end: int) -> bool:
+    """``norm[start:end]`` begins at a word's start and ends at a word's end, a plural ``s`` or
+    ``es`` after it allowed."""
+    if start not in bounds:
+        return False
+    return end in bounds or any(
+        norm[end : end + len(tail)] == tail and end + len(tail) in bounds for tail in ("s", "es")
+    )
+
+
 def match_column(columns: list[str], names: tuple[str, ...], taken: set[str]) -> str | None:
+    """The column named ``names``' first (most specific) name; else the first column whose leading or
+    trailing words spell one (``human_label_v2`` is a ``humanlabel``, ``grader_raw`` no ``grade``)."""
     by_norm = {norm_name(c): c for c in reversed(columns) if c not in taken}
     for name in names:  # exact names, most specific first
         if name in by_norm:
             return by_norm[name]
-    for name in names:  # then a column whose name ends with or starts with one of them
-        if len(name) < 4:
+    for name in names:  # then a column whose first or last words spell one of them
+        if len(name) < 4 or name in EXACT_ONLY:
             continue
         for norm, col in by_norm.items():
-            if norm.endswith(name) or norm.startswith(name):
+            bounds = word_bounds(col)
+            if norm.startswith(name) and _at_word(norm, bounds, 0, len(name)):
                 return col
+            for tail in ("", "s", "es"):
+                if norm.endswith(name + tail) and _at_word(
+                    norm, bounds, len(norm) - len(name + tail), len(norm) - len(tail)
+                ):
+                    return col
     return None
 
 

@@ -192,3 +192,43 @@ def test_two_label_like_columns_are_named_and_neither_is_guessed(tmp_path: Path)
     text = spec.read_text(encoding="utf-8")
     assert "'human_flag', 'reviewer_flag' hold values that look like labels" in text
     assert "no label column, gold answers, second response or rubric" in text
+
+
+def test_a_human_column_is_the_reference_and_a_graders_raw_output_no_grade(tmp_path: Path) -> None:
+    """Found by using ``init`` as a new user: ``grader_raw`` (the judge's own short verdicts) was taken
+    as the reference labels because its run-together name begins with ``grade``, and the ``human``
+    column of yes/no was left out. Names now match on whole words; ``human`` is a reference label; the
+    judge's column gets a line saying how to replay it."""
+    verdicts = ["Verdict: FAITHFUL", "Verdict: HALLUCINATED", "I cannot tell."]
+    rows = [
+        {
+            "prompt": f"question {i}",
+            "model_answer": f"a long answer to question number {i}",
+            "grader_raw": verdicts[i % 3],
+            "human": "yes" if i % 4 == 0 else "no",
+        }
+        for i in range(40)
+    ]
+    spec, doc = init(tmp_path, write_jsonl(tmp_path / "judged.jsonl", rows))
+    assert doc["dataset"]["columns"]["gold_label"] == "human"
+    assert sorted(doc["label_set"]) == ["no", "yes"]
+    assert "# recorded_output = ...    # CHECK: column 'grader_raw' is named like the judge's recorded output" in (
+        spec.read_text(encoding="utf-8")
+    )
+
+
+@pytest.mark.parametrize(
+    ("columns", "field", "expected"),
+    [
+        (["human_label_v2"], "gold_label", "human_label_v2"),  # leading words spell a name
+        (["grader_raw"], "gold_label", None),  # "grade" is no whole word of it
+        (["human_written_summary"], "gold_label", None),  # "human" only as the whole name
+        (["modelOutputs"], "response", "modelOutputs"),  # a plural and camelCase
+        (["ChatGPT_response"], "response", "ChatGPT_response"),  # trailing word
+        (["answered"], "response", None),  # "answer" is no word of it
+    ],
+)
+def test_column_names_match_on_whole_words(columns: list[str], field: str, expected: str | None) -> None:
+    from allure.dataset._guess_columns import COLUMN_NAMES, match_column
+
+    assert match_column(columns, COLUMN_NAMES[field], set()) == expected
