@@ -1236,7 +1236,9 @@ def main() -> int:
     try:
         pre = prereg()
     except OSError as e:
-        ap.error(f"--registration {args.registration}: cannot read it ({e.strerror}); name a registration file")
+        ap.error(
+            f"--registration {args.registration}: cannot read it ({e.strerror}); name a registration file"
+        )
     except tomllib.TOMLDecodeError as e:
         ap.error(f"--registration {args.registration}: not TOML ({e}); fix the file or name another")
     tasks = args.tasks.split(",") if args.tasks else [t for t in TASKS if t in pre["task"]]

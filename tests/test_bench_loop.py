@@ -432,7 +432,11 @@ def test_the_minimum_detectable_effect_of_a_small_set() -> None:
 
 @pytest.mark.parametrize(("text", "said"), [(None, "cannot read it"), ("a = [\n", "not TOML")])
 def test_a_registration_that_cannot_be_read_exits_2_naming_it(
-    text: str | None, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    text: str | None,
+    said: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     path = tmp_path / "prereg.toml"
     if text is not None:

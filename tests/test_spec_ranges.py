@@ -79,6 +79,8 @@ CASES += [
     _labels(YES_NO + 'yes = ["hallucination"]\nno = ["Hallucination"]', "under one label only"),
     _labels(YES_NO + 'yes = ["No"]', "under one label only"),
     _labels(YES_NO + 'yes = [" "]', "remove it"),
+    _labels(YES_NO + 'yes = "hallucinated"', 'write "yes" = ["hallucinated"]'),  # one string, not a list
+    _labels(YES_NO + 'hallucinated = "yes"', 'write "yes" = ["hallucinated"]'),  # written form -> label
     _evaluator("temperature = -0.5", "0.0 to 2.0"),
     _evaluator("temperature = nan", "a finite number"),
     _evaluator("temperature = 7", "0.0 to 2.0"),

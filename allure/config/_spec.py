@@ -11,7 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from allure.config._evaluator import EvaluatorSpec
 from allure.config._loop import LoopSpec
@@ -209,6 +217,32 @@ class AuditSpec(BaseModel):
                         f"label_set holds the blank label {json.dumps(x)}: no evaluator output or data cell can name it",
                         'give every label a name, e.g. label_set = ["no", "yes"]; an empty cell is "no label", not a label',
                     )
+        return v
+
+    @field_validator("label_synonyms", mode="before")
+    @classmethod
+    def _synonyms_are_lists(cls, v: Any, info: ValidationInfo) -> Any:
+        """A lone string where the list of forms belongs (``yes = "Verdict: HALLUCINATED"``), or the
+        table written the other way round (``"Verdict: HALLUCINATED" = "yes"``): say so, with the
+        entry as it should read."""
+        if not isinstance(v, dict):
+            return v
+        labels = {str(x) for x in info.data.get("label_set") or []}
+        for key, forms in v.items():
+            if not isinstance(forms, str):
+                continue
+            if str(key) not in labels and forms in labels:
+                raise SpecFieldError(
+                    f"label_synonyms.{key}",
+                    f"label_synonyms.{json.dumps(key)} = {json.dumps(forms)} names a form by its label; "
+                    "[label_synonyms] maps each label to the list of its other forms",
+                    f"write {json.dumps(forms)} = [{json.dumps(key)}] (the label first, its forms in a list)",
+                )
+            raise SpecFieldError(
+                f"label_synonyms.{key}",
+                f"label_synonyms.{json.dumps(key)} = {json.dumps(forms)} is one string; a label's forms are a list",
+                f"write {json.dumps(key)} = [{json.dumps(forms)}]",
+            )
         return v
 
     @field_validator("positive_label", mode="before")

@@ -74,8 +74,8 @@ def guess_spec(path: str | Path) -> Guess:
             elif fld == "recorded_output":
                 g.notes["recorded_output"] = (
                     f"column '{col}' is named like the judge's recorded output but holds short values: to "
-                    "replay that judge, map it here (each value parsed as a verdict) or, when its values "
-                    "are labels of label_set, as recorded_label"
+                    "replay that judge, map it here (each value parsed as a verdict; or, when its values "
+                    'are labels of label_set, as recorded_label) and set [evaluator] kind = "replay"'
                 )
                 continue
             elif fld != "gold_answers":

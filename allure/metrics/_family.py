@@ -134,9 +134,11 @@ class DecisionFamily:
             elif p.kind == "readout":
                 parts.append(f"read-out: 1 test at {p.level:.3g}")
             else:
-                parts.append(f"memory: {p.tests} version x configuration tests at {p.level:.3g}")
+                tests = "1 test" if p.tests == 1 else f"{p.tests} version x configuration tests"
+                parts.append(f"memory: {tests} at {p.level:.3g}")
+        plural = "" if self.candidates == 1 else "s"
         return (
-            f"decisions: {self.candidates} candidates declared, family-wise alpha {self.alpha:g} "
+            f"decisions: {self.candidates} candidate{plural} declared, family-wise alpha {self.alpha:g} "
             f"({'; '.join(parts)})"
         )
 

@@ -212,8 +212,9 @@ def test_a_human_column_is_the_reference_and_a_graders_raw_output_no_grade(tmp_p
     spec, doc = init(tmp_path, write_jsonl(tmp_path / "judged.jsonl", rows))
     assert doc["dataset"]["columns"]["gold_label"] == "human"
     assert sorted(doc["label_set"]) == ["no", "yes"]
-    assert "# recorded_output = ...    # CHECK: column 'grader_raw' is named like the judge's recorded output" in (
-        spec.read_text(encoding="utf-8")
+    assert (
+        "# recorded_output = ...    # CHECK: column 'grader_raw' is named like the judge's recorded output"
+        in (spec.read_text(encoding="utf-8"))
     )
 
 

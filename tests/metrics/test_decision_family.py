@@ -46,6 +46,12 @@ def test_the_family_splits_alpha_over_the_kinds_declared_and_the_levels_sum_to_a
     alone = DecisionFamily.declare(0.05, readout=True)
     assert alone.level("readout") == pytest.approx(0.05) and alone.point("memory") is None
     assert alone.level("memory") == pytest.approx(0.05)  # a caller outside a run decides alone
+    assert (
+        alone.describe()
+        == "decisions: 1 candidate declared, family-wise alpha 0.05 (read-out: 1 test at 0.05)"
+    )
+    one = DecisionFamily.declare(0.05, memory_versions=1)
+    assert "1 candidate declared" in one.describe() and "memory: 1 test at 0.05" in one.describe()
     with pytest.raises(MetricsError, match="alpha"):
         DecisionFamily.declare(1.5, readout=True)
 

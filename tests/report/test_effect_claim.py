@@ -115,9 +115,19 @@ def test_an_interval_off_zero_beside_a_test_that_does_not_reject_is_explained_pe
     last = ["no"] * 95 + ["yes"] * 5 + ["no"] * 85 + ["yes"] * 15
     effect = icl_effect(ref, first, last, labels=["yes", "no"], pos_label="yes", n_resamples=2000)
     data = build_report(2).model_copy(
-        update={"objective": "balanced_accuracy", "zero_shot_iteration": 0, "active_iteration": 1, "effect": effect}
+        update={
+            "objective": "balanced_accuracy",
+            "zero_shot_iteration": 0,
+            "active_iteration": 1,
+            "effect": effect,
+        }
     )
     sentence = helped_sentence(data) or ""  # type: ignore[arg-type]
-    assert "Unclear whether ICL examples helped on the held-out split (not significant at n = 200)" in sentence
+    assert (
+        "Unclear whether ICL examples helped on the held-out split (not significant at n = 200)" in sentence
+    )
     assert "the interval excludes 0 but the exact test does not reject" in sentence
-    assert "reference 'yes': right on 0, wrong on 85 of 100; reference 'no': right on 95, wrong on 0 of 100" in sentence
+    assert (
+        "reference 'yes': right on 0, wrong on 85 of 100; reference 'no': right on 95, wrong on 0 of 100"
+        in sentence
+    )
