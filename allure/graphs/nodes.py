@@ -155,9 +155,14 @@ def score(state: LoopState, runtime: Runtime[AuditContext]) -> dict[str, Any]:
     # the held-out split is read once, in the final claim (report.md keeps each pass's figures for the
     # record): while the loop runs, a status line shows the decision data only (issue 41 item 4)
     if h.n == 0:
+        unparsed = (
+            f"; {a.n_unparsed} unparsed, counted wrong in the {name}, accuracy over the {a.n_parsed} parsed"
+            if a.n_unparsed
+            else ""
+        )
         ctx.say(
             f"iteration {it}: {name} {_rounded(a.objective(objective))}, accuracy {_rounded(a.accuracy)} "
-            f"over all {a.n} items (none held out)"
+            f"over all {a.n} items (none held out{unparsed})"
         )
     elif ctx.folds(run_id):
         value, n = _decision_objective(ctx, run_id, it)

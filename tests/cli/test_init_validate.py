@@ -256,3 +256,45 @@ def test_init_says_why_a_label_column_with_too_many_values_is_not_mapped(tmp_pat
     text = (tmp_path / "audit.toml").read_text()
     assert "# gold_label = ...    # CHECK: column 'label' was not mapped" in text
     assert "gold_label" not in tomllib.loads(text)["dataset"]["columns"]
+
+
+def test_a_graders_raw_verdicts_beside_human_labels_from_init_to_a_replay(tmp_path: Path) -> None:
+    """A new user's CSV: the grader's raw verdicts (short, not the labels' words) beside human yes/no.
+    ``init`` maps ``human`` as the reference and says how to replay ``grader_raw``; synonyms written
+    the other way round are refused with the entry turned round; the replay's status line says the
+    unparsed verdicts count wrong in the objective and which items the accuracy is over."""
+    verdicts = ["Verdict: HALLUCINATED", "Verdict: FAITHFUL", "I cannot tell."]
+    rows = [
+        {
+            "prompt": f"question {i}",
+            "model_answer": f"a long answer to question number {i}",
+            "grader_raw": verdicts[i % 3],
+            "human": "yes" if i % 2 == 0 else "no",
+        }
+        for i in range(30)
+    ]
+    write(tmp_path / "judged.csv", rows)
+    res = allure("init", "judged.csv", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    spec = tmp_path / "audit.toml"
+    text = spec.read_text()
+    assert (
+        'gold_label = "human"' in text and "# recorded_output = ...    # CHECK: column 'grader_raw'" in text
+    )
+    text = text.replace("# recorded_output = ...", 'recorded_output = "grader_raw"  #').replace(
+        "\n[evaluator]\n", '\n[evaluator]\nkind = "replay"\n'
+    )
+    spec.write_text(text + '\n[label_synonyms]\n"Verdict: HALLUCINATED" = "yes"\n')
+    res = allure("validate", "audit.toml", cwd=tmp_path)
+    assert res.returncode == 2 and 'write "yes" = ["Verdict: HALLUCINATED"]' in res.stderr, res.stderr
+    spec.write_text(
+        text + '\n[label_synonyms]\nyes = ["Verdict: HALLUCINATED"]\nno = ["Verdict: FAITHFUL"]\n'
+    )
+    res = allure("validate", "audit.toml", cwd=tmp_path)
+    assert res.returncode == 0 and "recorded labels:  yes: 10, no: 10, unparsed: 10" in res.stdout, res.stdout
+    res = allure("audit", "audit.toml", "--auto-approve", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (
+        "over all 30 items (none held out; 10 unparsed, counted wrong in the balanced accuracy, accuracy over the 20 parsed)"
+        in (res.stdout + res.stderr)
+    )
