@@ -145,6 +145,20 @@ def test_a_secret_in_a_bad_base_url_is_not_echoed(tmp_path: Path) -> None:
     assert "[redacted]@h" in info.value.render()
 
 
+def test_a_quoted_key_is_found_on_its_line(tmp_path: Path) -> None:
+    """A synonym table keyed by a quoted form with a colon (``"Verdict: X" = "yes"``): the error names
+    its line, as it does a bare key's."""
+    text = SPEC.replace("label_set = [0, 1]", YES_NO + '"Verdict: X" = "yes"', 1)
+    path = tmp_path / "audit.toml"
+    path.write_text(text)
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    line = _line_of(text, '"Verdict: X" =')
+    assert f"audit.toml:{line}, field 'label_synonyms.Verdict: X'" in (info.value.where or ""), (
+        info.value.render()
+    )
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("bad", ["label_set = [0, 1, 1]", "label_set = [0, 1]\n[evaluator]\nconcurrency = 0"])
 def test_validate_exits_2_without_traceback(tmp_path: Path, bad: str) -> None:

@@ -63,6 +63,26 @@ def _nested_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+_KEY_PART = re.compile(r"""\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*""")
+
+
+def _assigned_keys(line: str) -> tuple[str, ...]:
+    """The dotted key a TOML line assigns (``a."b: c" = 1`` -> ``("a", "b: c")``), quoted parts
+    unquoted (escapes kept as written); ``()`` when the line assigns nothing."""
+    keys, pos = [], 0
+    while True:
+        part = _KEY_PART.match(line, pos)
+        if part is None or part.end() == pos:
+            return ()
+        keys.append(next(g for g in part.groups() if g is not None))
+        pos = part.end()
+        if line.startswith("=", pos):
+            return tuple(keys)
+        if not line.startswith(".", pos):
+            return ()
+        pos += 1
+
+
 def _toml_line(text: str, path: tuple[str, ...]) -> int | None:
     """The line where the TOML ``text`` sets the key ``path`` (a key or a table header), if found."""
     if not path:
@@ -76,9 +96,8 @@ def _toml_line(text: str, path: tuple[str, ...]) -> int | None:
             if table[: len(path)] == tuple(path):
                 return lineno
             continue
-        assign = re.match(r"^([\w\-\"'. ]+?)\s*=", line)
-        if assign:
-            keys = tuple(part.strip().strip("\"'") for part in assign.group(1).split("."))
+        keys = _assigned_keys(line)
+        if keys:
             if table + keys[: len(path) - len(table)] == tuple(path) and len(table) < len(path):
                 return lineno
     return None
