@@ -97,9 +97,8 @@ def _toml_line(text: str, path: tuple[str, ...]) -> int | None:
                 return lineno
             continue
         keys = _assigned_keys(line)
-        if keys:
-            if table + keys[: len(path) - len(table)] == tuple(path) and len(table) < len(path):
-                return lineno
+        if keys and table + keys[: len(path) - len(table)] == tuple(path) and len(table) < len(path):
+            return lineno
     return None
 
 
