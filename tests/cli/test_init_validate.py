@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cli_run import allure
+from tests.dataset.test_init_edges import grader_rows
 
 pytestmark = pytest.mark.integration
 
@@ -263,16 +264,7 @@ def test_a_graders_raw_verdicts_beside_human_labels_from_init_to_a_replay(tmp_pa
     ``init`` maps ``human`` as the reference and says how to replay ``grader_raw``; synonyms written
     the other way round are refused with the entry turned round; the replay's status line says the
     unparsed verdicts count wrong in the objective and which items the accuracy is over."""
-    verdicts = ["Verdict: HALLUCINATED", "Verdict: FAITHFUL", "I cannot tell."]
-    rows = [
-        {
-            "prompt": f"question {i}",
-            "model_answer": f"a long answer to question number {i}",
-            "grader_raw": verdicts[i % 3],
-            "human": "yes" if i % 2 == 0 else "no",
-        }
-        for i in range(30)
-    ]
+    rows = grader_rows(30)
     write(tmp_path / "judged.csv", rows)
     res = allure("init", "judged.csv", cwd=tmp_path)
     assert res.returncode == 0, res.stderr

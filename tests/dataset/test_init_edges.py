@@ -194,21 +194,26 @@ def test_two_label_like_columns_are_named_and_neither_is_guessed(tmp_path: Path)
     assert "no label column, gold answers, second response or rubric" in text
 
 
+def grader_rows(n: int) -> list[dict[str, str]]:
+    """A new user's file: a grader's raw verdicts (one in three no label) beside human yes/no."""
+    verdicts = ["Verdict: HALLUCINATED", "Verdict: FAITHFUL", "I cannot tell."]
+    return [
+        {
+            "prompt": f"question {i}",
+            "model_answer": f"a long answer to question number {i}",
+            "grader_raw": verdicts[i % 3],
+            "human": "yes" if i % 2 == 0 else "no",
+        }
+        for i in range(n)
+    ]
+
+
 def test_a_human_column_is_the_reference_and_a_graders_raw_output_no_grade(tmp_path: Path) -> None:
     """Found by using ``init`` as a new user: ``grader_raw`` (the judge's own short verdicts) was taken
     as the reference labels because its run-together name begins with ``grade``, and the ``human``
     column of yes/no was left out. Names now match on whole words; ``human`` is a reference label; the
     judge's column gets a line saying how to replay it."""
-    verdicts = ["Verdict: FAITHFUL", "Verdict: HALLUCINATED", "I cannot tell."]
-    rows = [
-        {
-            "prompt": f"question {i}",
-            "model_answer": f"a long answer to question number {i}",
-            "grader_raw": verdicts[i % 3],
-            "human": "yes" if i % 4 == 0 else "no",
-        }
-        for i in range(40)
-    ]
+    rows = grader_rows(40)
     spec, doc = init(tmp_path, write_jsonl(tmp_path / "judged.jsonl", rows))
     assert doc["dataset"]["columns"]["gold_label"] == "human"
     assert sorted(doc["label_set"]) == ["no", "yes"]
