@@ -232,6 +232,9 @@ def test_a_human_column_is_the_reference_and_a_graders_raw_output_no_grade(tmp_p
         (["modelOutputs"], "response", "modelOutputs"),  # a plural and camelCase
         (["ChatGPT_response"], "response", "ChatGPT_response"),  # trailing word
         (["answered"], "response", None),  # "answer" is no word of it
+        (["gpt4_verdict", "human_label"], "recorded_label", "gpt4_verdict"),  # the judge's, not the reference
+        (["llm_score"], "recorded_label", "llm_score"),
+        (["modelScore"], "recorded_label", "modelScore"),  # was taken as the generator
     ],
 )
 def test_column_names_match_on_whole_words(columns: list[str], field: str, expected: str | None) -> None:
