@@ -655,15 +655,16 @@ def fresh_memory(project: Path) -> None:
     shutil.rmtree(project / ".allure" / "memory", ignore_errors=True)
 
 
-def run_one(p: Planned, *, reread: bool = False) -> Result:
+def run_one(p: Planned, *, reread: bool = False, save: bool = True) -> Result:
     """One ``allure.audit`` of the draw. ``reread``: a recorded draw read again at code other than the
     rule's: it must be answered from the stored calls (the embedded server is refused, so nothing is
     sent: :class:`stored_calls.ServerRefused` when the calls at this code differ) and the saved store
-    is left as it was."""
+    is left as it was. ``save=False``: the saved store is left as it was (an exploratory run beside a
+    record made under the rule)."""
     fresh_memory(p.project)
     t0 = time.perf_counter()
     with contextlib.ExitStack() as stack:
-        if not reread:
+        if save and not reread:
             stack.enter_context(saving(p.project, p.draw.key))
         starts = stack.enter_context(server_starts(refuse=reread))
         outcome = allure.audit(p.spec, project=p.project)
@@ -1306,7 +1307,7 @@ def main() -> int:
         print(f"== {p.draw.key}: allure.audit ... (estimate {p.estimate_s / 60:.0f} min)", flush=True)
         reread = bool(changed and not args.exploratory)
         try:
-            r = run_one(p, reread=reread)
+            r = run_one(p, reread=reread, save=not (changed and under_rule))
         except ServerRefused:
             print(
                 f"== {p.draw.key}: NOT re-read at {head}: this code asks the judge prompts the rule's run did "
@@ -1338,6 +1339,15 @@ def main() -> int:
                 "the record is left as it was",
                 flush=True,
             )
+            continue
+        elif changed and under_rule:
+            # --exploratory beside a record made under the rule: said, never written over it
+            print(
+                f"== {p.draw.key}: exploratory at {head}; the record "
+                f"made under the rule at {made.get('commit') if made else '?'} is left as it was",
+                flush=True,
+            )
+            print(section(r, True, arms), flush=True)
             continue
         else:
             # the checkout's allure/ is the rule's when unchanged (a worktree of a later commit with
