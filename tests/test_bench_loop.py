@@ -371,12 +371,9 @@ def test_registration_2s_results_file_readme_table_and_secondary_lines(
     assert "1 of 6 pre-registered draws run; not yet run: r2-cogeval-d1, r2-cogeval-d2," in shown
 
 
-def test_a_secondary_arm_runs_through_the_product_and_sends_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A registration's secondary arm end to end, on recorded labels (a replay: no model): the draw's
-    default run, then the vote-only run in the same project from an empty memory, which the store
-    answers whole; both comparisons read the same held-out items, with their Holm p."""
+def _replay_draw(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> bench_loop.Planned:
+    """A registration ``rx-`` with the vote-only arm, and a draw of 120 recorded labels (a replay: no
+    model) planned in ``tmp_path / "project"``, its results under ``tmp_path``."""
     from tests.test_api import SPEC
     from tests.test_replay_unparsed import _frame
 
@@ -395,7 +392,31 @@ def test_a_secondary_arm_runs_through_the_product_and_sends_nothing(
         "loop": {"max_iterations": 2, "heldout_fraction": 0.5, "seed": 0, "objective": "balanced_accuracy"},
     }
     draw = bench_loop.Draw("halueval", 1, [f"q{i}" for i in range(120)], 0, bench_loop.key_prefix())
-    planned = bench_loop.Planned(bench_loop.TASKS["halueval"], draw, project, spec, 0, 0, 3.0)
+    return bench_loop.Planned(bench_loop.TASKS["halueval"], draw, project, spec, 0, 0, 3.0)
+
+
+def test_a_run_beside_a_record_made_under_the_rule_leaves_the_saved_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``save=False`` (an ``--exploratory`` run where the rule's record exists): the draw's saved calls
+    are neither written nor replaced."""
+    planned = _replay_draw(tmp_path, monkeypatch)
+    saved = tmp_path / "loop.rx-halueval-d1.db.gz"
+    bench_loop.run_one(planned, save=False)
+    assert not saved.exists()
+    saved.write_bytes(b"the rule's calls")
+    bench_loop.run_one(planned, save=False)
+    assert saved.read_bytes() == b"the rule's calls"
+
+
+def test_a_secondary_arm_runs_through_the_product_and_sends_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registration's secondary arm end to end, on recorded labels (a replay: no model): the draw's
+    default run, then the vote-only run in the same project from an empty memory, which the store
+    answers whole; both comparisons read the same held-out items, with their Holm p."""
+    planned = _replay_draw(tmp_path, monkeypatch)
+    project = planned.project
     result = bench_loop.run_one(planned)
     assert (tmp_path / "loop.rx-halueval-d1.db.gz").is_file()  # the draw's calls saved under its key
     got = bench_loop.secondary_of(planned, result)

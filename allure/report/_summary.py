@@ -67,10 +67,10 @@ def effect_sentences(data: ReportData) -> list[str]:
                 f"at n = {o.n}: {figures}."
             )
         else:
-            why = o.disagreement()
+            disagree = o.disagreement()
             out.append(
                 f"Unclear whether ICL examples helped on the held-out split (not significant at n = {o.n}): "
-                f"{figures}" + (f"; {why}." if why else ".")
+                f"{figures}" + (f"; {disagree}." if disagree else ".")
             )
         if data.effect.warning:
             out.append(f"Warning: {data.effect.warning}.")
@@ -79,9 +79,9 @@ def effect_sentences(data: ReportData) -> list[str]:
         verdict = f"not significant at alpha 0.05 (n = {o.n})"
         if o.p_value is not None and o.p_value < 0.05 and o.delta:
             verdict = "significantly better" if o.delta > 0 else "significantly worse"
-        why = o.disagreement()
-        if why and o.p_value is not None and o.p_value >= 0.05:
-            verdict += f": {why}"
+        disagree = o.disagreement()
+        if disagree and o.p_value is not None and o.p_value >= 0.05:
+            verdict += f": {disagree}"
         out.append(
             f"Primary comparison (pre-registered): the loop's judge (pass {data.active_iteration}) against the "
             f"zero-shot judge's parsed labels on the held-out split: {_effect_figures(data.primary)}; {verdict}."
