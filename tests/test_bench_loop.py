@@ -371,9 +371,11 @@ def test_registration_2s_results_file_readme_table_and_secondary_lines(
     assert "1 of 6 pre-registered draws run; not yet run: r2-cogeval-d1, r2-cogeval-d2," in shown
 
 
-def _replay_draw(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> bench_loop.Planned:
+def _replay_draw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: str = "project"
+) -> bench_loop.Planned:
     """A registration ``rx-`` with the vote-only arm, and a draw of 120 recorded labels (a replay: no
-    model) planned in ``tmp_path / "project"``, its results under ``tmp_path``."""
+    model) planned in ``tmp_path / project``, its results under ``tmp_path``."""
     from tests.test_api import SPEC
     from tests.test_replay_unparsed import _frame
 
@@ -383,16 +385,16 @@ def _replay_draw(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> bench_loop.
     )
     monkeypatch.setattr(bench_loop, "PREREG", reg)
     monkeypatch.setattr(bench_loop, "RESULTS", tmp_path)
-    data, project = tmp_path / "rows.jsonl", tmp_path / "project"
+    data, folder = tmp_path / "rows.jsonl", tmp_path / project
     _frame(120).to_json(data, orient="records", lines=True)
     spec = {
         **SPEC,
         "dataset": {**SPEC["dataset"], "path": str(data)},
-        "memory": {"location": str(project / ".allure" / "memory")},
+        "memory": {"location": str(folder / ".allure" / "memory")},
         "loop": {"max_iterations": 2, "heldout_fraction": 0.5, "seed": 0, "objective": "balanced_accuracy"},
     }
     draw = bench_loop.Draw("halueval", 1, [f"q{i}" for i in range(120)], 0, bench_loop.key_prefix())
-    return bench_loop.Planned(bench_loop.TASKS["halueval"], draw, project, spec, 0, 0, 3.0)
+    return bench_loop.Planned(bench_loop.TASKS["halueval"], draw, folder, spec, 0, 0, 3.0)
 
 
 def test_a_run_beside_a_record_made_under_the_rule_leaves_the_saved_calls(
@@ -400,12 +402,12 @@ def test_a_run_beside_a_record_made_under_the_rule_leaves_the_saved_calls(
 ) -> None:
     """``save=False`` (an ``--exploratory`` run where the rule's record exists): the draw's saved calls
     are neither written nor replaced."""
-    planned = _replay_draw(tmp_path, monkeypatch)
     saved = tmp_path / "loop.rx-halueval-d1.db.gz"
-    bench_loop.run_one(planned, save=False)
+    bench_loop.run_one(_replay_draw(tmp_path, monkeypatch), save=False)
     assert not saved.exists()
     saved.write_bytes(b"the rule's calls")
-    bench_loop.run_one(planned, save=False)
+    # another project: a second run in the first would delete its memory under the first's Chroma client
+    bench_loop.run_one(_replay_draw(tmp_path, monkeypatch, "again"), save=False)
     assert saved.read_bytes() == b"the rule's calls"
 
 

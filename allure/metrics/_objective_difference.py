@@ -132,7 +132,8 @@ class ObjectiveComparison(BaseModel):
         """
         if self.delta is None or self.p_value is None or self.ci_low is None or self.ci_high is None:
             return None
-        off_zero = self.ci_low > 0 or self.ci_high < 0
+        # a one-sided test ("is B better?") agrees with an interval above 0 only
+        off_zero = self.ci_low > 0 or (self.alternative == "two-sided" and self.ci_high < 0)
         if off_zero == (self.p_value < self.alpha):
             return None
         per_label = "; ".join(

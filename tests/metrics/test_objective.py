@@ -375,3 +375,16 @@ def test_a_comparison_read_from_an_older_report_has_no_label_changes() -> None:
     del old["by_label"]
     again = type(c).model_validate(old)
     assert again.by_label == () and again.delta == c.delta
+
+
+def test_a_one_sided_test_and_an_interval_below_0_do_not_disagree() -> None:
+    """The guard's one-sided question ("is B better?") does not reject when B is worse: an interval
+    below 0 beside it is no disagreement to explain."""
+    t = ["no"] * 50 + ["yes"] * 50
+    worse = ["yes"] * 50 + ["yes"] * 50
+    c = objective_difference(t, t, worse, labels=YN, n_resamples=200, alternative="greater")
+    assert c.ci_high is not None and c.ci_high < 0 and c.p_value is not None and c.p_value > 0.05
+    assert c.disagreement() is None
+    assert (
+        objective_difference(t, t, worse, labels=YN, n_resamples=200).disagreement() is None
+    )  # two-sided: p < 0.05
