@@ -37,6 +37,16 @@ class Serving:
     def output(self) -> str:
         return "".join(self.lines)
 
+    def printed(self, text: str, timeout: float = 10.0) -> bool:
+        """Whether ``text`` is printed within ``timeout`` s (stdout and stderr are read by two threads:
+        a line on one may arrive after a later line on the other)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def group_alive(self) -> bool:
         """Whether any process of the server's session (the server, the apps it started) is alive."""
         try:

@@ -104,7 +104,7 @@ def test_port_0_picks_a_free_port_and_the_page_is_only_for_its_own_address(tmp_p
     with serving(tmp_path, RUN, "--port", "0") as server:
         port = int(re.fullmatch(r"http://127\.0\.0\.1:(\d+)/", server.url)[1])  # type: ignore[index]
         assert port > 0
-        assert "no authentication" in server.output()
+        assert server.printed("no authentication"), server.output()
         page = httpx.get(server.url, timeout=10)
         assert page.status_code == 200
         assert f'data-session-websocket-url="ws://127.0.0.1:{port}/ws"' in page.text
@@ -126,7 +126,7 @@ def test_allow_remote_warns_and_the_page_names_the_address_it_was_opened_at(tmp_
     port = free_port()
     with serving(tmp_path, RUN, "--host", "0.0.0.0", "--port", str(port), "--allow-remote") as server:
         assert server.url == f"http://0.0.0.0:{port}/"
-        assert "no authentication" in server.output() and "plain HTTP" in server.output()
+        assert server.printed("no authentication") and server.printed("plain HTTP"), server.output()
         page = httpx.get(f"http://127.0.0.1:{port}/", headers={"Host": f"review.lan:{port}"}, timeout=10)
         assert page.status_code == 200
         assert f'data-session-websocket-url="ws://review.lan:{port}/ws"' in page.text
