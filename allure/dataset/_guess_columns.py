@@ -287,11 +287,12 @@ def match_column(columns: list[str], names: tuple[str, ...], taken: set[str]) ->
     for name in names:  # exact names, most specific first
         if name in by_norm:
             return by_norm[name]
+    words = {norm: word_bounds(col) for norm, col in by_norm.items()}  # once a column, not once a name
     for name in names:  # then a column whose first or last words spell one of them
         if len(name) < 4 or name in EXACT_ONLY:
             continue
         for norm, col in by_norm.items():
-            bounds = word_bounds(col)
+            bounds = words[norm]
             if norm.startswith(name) and _at_word(norm, bounds, 0, len(name)):
                 return col
             for tail in ("", "s", "es"):
